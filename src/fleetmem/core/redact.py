@@ -1,0 +1,603 @@
+"""The one redactor: every string fleetmem stores, summarizes or sends to a provider passes here.
+
+Two steps, always in this order:
+
+1. :func:`strip_invisible` removes control characters (except ``\\n`` and ``\\t``), lone
+   surrogates and every Unicode format character (category ``Cf``: zero-width spaces and
+   joiners, bidi overrides and isolates, the BOM, tag characters...). This runs first so that
+   a secret split by an invisible character (``gh\\u200bp_...``) is whole again before the
+   rules look at it, and so that nothing stored can visually disguise its own content.
+2. A fixed table of rules finds secret spans; overlapping or touching spans are merged and
+   each merged span becomes ``[REDACTED]``. For assignments, URLs and headers only the
+   value is replaced, so ``password=[REDACTED]`` still says *what* was there.
+
+Design constraints, because hostile text is an expected input (agents paste logs, dumps and
+whole files):
+
+* Pure: standard library only, no I/O, no clock, no randomness.
+* Never raises. Internal failure yields a fully masked result instead of the input, because
+  failing open would store the secret.
+* Linear-ish time. Every rule starts with a literal (or a lookbehind and a literal), each rule
+  runs only if a cheap substring prefilter says it could match, runs of characters that end a
+  pattern are left unbounded (nothing follows them, so nothing can backtrack into them; and a
+  bound would leak the tail of a megabyte-long token), runs that something must follow are
+  either bounded, possessive, or preceded by a boundary so that one run is scanned once.
+* The rules are our own, written from the published formats of each token type, in the spirit
+  of public rule sets such as gitleaks' but not copied from them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+__all__ = ["REDACTED", "find_secrets", "redact", "redact_value", "strip_invisible"]
+
+REDACTED: str = "[REDACTED]"
+
+# Name reported by find_secrets when the redactor itself failed. Callers use find_secrets to
+# refuse writes; an empty list after an internal error would wave a secret through.
+_ERROR_RULE = "redactor_error"
+
+# Beyond this nesting depth (or on a reference cycle) redact_value masks the whole container:
+# failing closed is the only safe answer when we cannot look inside.
+_MAX_DEPTH = 200
+
+# ---------------------------------------------------------------------------------------------
+# Step 1: invisible characters
+# ---------------------------------------------------------------------------------------------
+
+# C0 controls except \t (0x09) and \n (0x0A); DEL; C1 controls. \r goes too: a bare carriage
+# return can overwrite what a terminal shows, and CRLF -> LF loses nothing we need.
+_CONTROL_RANGES: tuple[tuple[int, int], ...] = ((0x00, 0x08), (0x0B, 0x1F), (0x7F, 0x9F))
+
+# Lone surrogates are not characters; they make UTF-8 encoding (SQLite, JSON, HTTP) raise later.
+_SURROGATE_RANGES: tuple[tuple[int, int], ...] = ((0xD800, 0xDFFF),)
+
+# Every code point of general category Cf, written out rather than computed from unicodedata at
+# import time (scanning 1.1M code points costs ~100 ms per process start). This is the Unicode
+# 14 set (Python 3.11) plus the Egyptian hieroglyph format controls that Unicode 15 added at
+# U+13439-U+1343F; a test checks that the running interpreter's Cf set is covered.
+_FORMAT_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD),  # soft hyphen
+    (0x0600, 0x0605),  # Arabic number signs
+    (0x061C, 0x061C),  # Arabic letter mark (bidi)
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x180E, 0x180E),  # Mongolian vowel separator (zero-width)
+    (0x200B, 0x200F),  # ZWSP, ZWNJ, ZWJ, LRM, RLM
+    (0x202A, 0x202E),  # bidi embeddings and overrides
+    (0x2060, 0x2064),  # word joiner, invisible operators
+    (0x2066, 0x206F),  # bidi isolates, deprecated format characters
+    (0xFEFF, 0xFEFF),  # BOM / zero-width no-break space
+    (0xFFF9, 0xFFFB),  # interlinear annotation
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),  # language tag
+    (0xE0020, 0xE007F),  # tag characters (used to smuggle invisible ASCII)
+)
+
+
+def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    # \UXXXXXXXX escapes keep surrogates and invisibles out of this source file.
+    return "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges)
+
+
+_INVISIBLE_RE = re.compile(
+    "[" + _char_class(_CONTROL_RANGES + _SURROGATE_RANGES + _FORMAT_RANGES) + "]+"
+)
+# Pure-ASCII text (the common case) can only hold C0 controls and DEL; a small class is a
+# bitmap test per character and about twice as fast as the full class above.
+_ASCII_INVISIBLE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]+")
+
+
+def strip_invisible(text: str) -> str:
+    """Remove invisible and control characters, keeping ``\\n`` and ``\\t``.
+
+    Removed: C0/C1 controls other than tab and newline (so ``\\r`` too), lone surrogates, the
+    zero-width characters U+200B-U+200D, U+2060, U+FEFF, U+180E, the bidi controls U+200E,
+    U+200F, U+202A-U+202E, U+2066-U+2069, U+061C, and every other Unicode ``Cf`` character.
+    """
+    if not isinstance(text, str):
+        text = str(text)
+    if text.isascii():
+        return _ASCII_INVISIBLE_RE.sub("", text)
+    return _INVISIBLE_RE.sub("", text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Step 2: rules
+# ---------------------------------------------------------------------------------------------
+
+_Span = tuple[int, int]
+_Finder = Callable[[str], Iterator[_Span]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """One kind of secret.
+
+    ``triggers`` are lowercase literals of which at least one must occur in the lowercased text
+    for the rule to run at all (a C-speed substring test that makes most rules free on most
+    text). ``specific`` rules identify a token by its own shape; the others (assignments,
+    headers, URLs) identify it by context, and find_secrets prefers the specific name when
+    both fire on the same span.
+    """
+
+    name: str
+    triggers: tuple[str, ...]
+    find: _Finder
+    specific: bool = True
+
+
+_QUOTE_CHARS = "\"'`"
+# Characters that at least one key/value rule accepts inside a value but a human puts after
+# one: a sentence-ending dot stays outside the redaction.
+_TRAILING = "."
+
+_UPPER_OR_DIGIT = re.compile(r"[A-Z0-9]", re.ASCII)
+_DIGIT = re.compile(r"[0-9]", re.ASCII)
+
+
+def _looks_random(value: str) -> bool:
+    # Real keys mix case or carry digits; "sk-learn-style-kebab-case-words" does neither.
+    return _UPPER_OR_DIGIT.search(value) is not None
+
+
+def _has_digit(value: str) -> bool:
+    return _DIGIT.search(value) is not None
+
+
+# Values that are references to a secret, not the secret: ${VAR}, $(cmd), {{ var }}, {% %},
+# <%= %>, %(name)s, $VAR, <placeholder>.
+_PLACEHOLDER_RE = re.compile(
+    r"\$\{|\$\(|\{\{|\{%|<%|%\(|\$[A-Za-z_][A-Za-z0-9_]*\Z|<[^<>]*>\Z", re.ASCII
+)
+
+
+def _is_placeholder(value: str) -> bool:
+    return _PLACEHOLDER_RE.match(value) is not None
+
+
+def _trim_end(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1] in _TRAILING:
+        end -= 1
+    return end
+
+
+def _regex_finder(
+    pattern: re.Pattern[str],
+    groups: tuple[str, ...] = ("s",),
+    check: Callable[[str], bool] | None = None,
+) -> _Finder:
+    """A finder yielding the span of the first participating group of ``groups`` per match."""
+
+    def find(text: str) -> Iterator[_Span]:
+        for match in pattern.finditer(text):
+            for group in groups:
+                start, end = match.span(group)
+                if start >= 0:
+                    break
+            else:
+                continue
+            end = _trim_end(text, start, end)
+            if end <= start:
+                continue
+            if check is not None and not check(text[start:end]):
+                continue
+            yield start, end
+
+    return find
+
+
+def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    # re.ASCII everywhere: \s, \b and IGNORECASE then mean exactly what the prefilter (ASCII
+    # lowercase literals) assumes; under Unicode folding "ſ" would match "s" and the
+    # prefilter could skip a rule the regex would have fired.
+    return re.compile(pattern, flags | re.ASCII | re.VERBOSE)
+
+
+# --- PEM private key blocks ------------------------------------------------------------------
+
+# Anchored on the literal BEGIN with a fixed-width lookbehind for the dashes: a leading `-{2,}`
+# would rescan a long run of dashes from every position.
+_PEM_BEGIN_RE = _rx(r"(?:(?<=--)|(?<=--\x20))BEGIN[\x20A-Z0-9]{0,40}PRIVATE\x20KEY")
+_PEM_END_RE = _rx(r"END[\x20A-Z0-9]{0,40}PRIVATE\x20KEY(?:\x20BLOCK)?\x20?-{0,16}")
+
+
+def _find_pem(text: str) -> Iterator[_Span]:
+    pos = 0
+    while True:
+        begin = _PEM_BEGIN_RE.search(text, pos)
+        if begin is None:
+            return
+        start = begin.start()
+        floor = max(0, start - 16)
+        while start > floor and text[start - 1] in "- ":
+            start -= 1
+        while text[start] == " ":  # keep the space that separated the block from prose
+            start += 1
+        end = _PEM_END_RE.search(text, begin.end())
+        if end is None:
+            # Unterminated: everything after BEGIN may be key material.
+            yield start, len(text)
+            return
+        yield start, end.end()
+        pos = end.end()
+
+
+# --- tokens recognised by their own shape ----------------------------------------------------
+
+# Boundary used before short prefixes so that "risk-", "task-" or a base64 blob do not start a
+# match in the middle of a word, and so a failing run is entered only once, at its start.
+_B = r"(?<![A-Za-z0-9])"
+
+_GITHUB_FINE_GRAINED_RE = _rx(r"(?P<s>github_pat_[A-Za-z0-9_]{22,})")
+_GITHUB_RE = _rx(r"(?P<s>gh[pousr]_[A-Za-z0-9]{36,})")
+_GITLAB_RE = _rx(_B + r"(?P<s>gl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|oas)-[A-Za-z0-9_-]{20,})")
+_SLACK_RE = _rx(r"(?P<s>(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,})")
+_SLACK_WEBHOOK_RE = _rx(
+    r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/+-]{20,})"
+)
+_STRIPE_RE = _rx(_B + r"(?P<s>(?:(?:sk|rk)_(?:live|test)|whsec)_[A-Za-z0-9]{20,})")
+_ANTHROPIC_RE = _rx(r"(?P<s>sk-ant-[A-Za-z0-9_-]{20,})")
+# sk-proj-..., sk-svcacct-..., sk-admin-... and the legacy sk-<48> all fit the one run.
+_OPENAI_RE = _rx(_B + r"(?P<s>sk-(?!ant-)[A-Za-z0-9_-]{20,})")
+_GOOGLE_RE = _rx(_B + r"(?P<s>AIza[A-Za-z0-9_-]{35,})")
+_NPM_RE = _rx(_B + r"(?P<s>npm_[A-Za-z0-9]{36,})")
+_PYPI_RE = _rx(_B + r"(?P<s>pypi-[A-Za-z0-9_-]{50,})")
+_HUGGINGFACE_RE = _rx(_B + r"(?P<s>hf_[A-Za-z0-9]{30,})")
+_SENDGRID_RE = _rx(_B + r"(?P<s>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])")
+_AGE_RE = _rx(r"(?P<s>AGE-SECRET-KEY-1[0-9A-Z]{58})")
+# Access key ids: AKIA (long-term), ASIA (STS temporary), ABIA (STS bearer), ACCA (context).
+_AWS_KEY_ID_RE = _rx(r"(?<![A-Z0-9])(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Z0-9])")
+_AWS_SECRET_RE = _rx(
+    r"""aws[_.-]?secret[_.-]?(?:access[_.-]?)?key (?:\\?["'`])? [\x20\t]{0,16}
+        (?::=|=>|[:=]) [\x20\t]{0,16} (?:\\?["'`])?
+        (?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
+    re.IGNORECASE,
+)
+# header.payload.signature, or an unsigned header.payload (payload then starts eyJ too).
+# Possessive runs plus the left boundary keep "eyJeyJeyJ..." linear.
+_JWT_RE = _rx(
+    r"""(?<![A-Za-z0-9_-])
+        (?P<s>eyJ[A-Za-z0-9_-]{8,}+\.
+          (?: eyJ[A-Za-z0-9_-]{4,}+ (?:\.[A-Za-z0-9_-]++)?
+            | [A-Za-z0-9_-]{4,}+\.[A-Za-z0-9_-]{8,}+ ))"""
+)
+
+# --- secrets recognised by their context -----------------------------------------------------
+
+# scheme://user:password@host. Starts at the literal "://"; the user part cannot contain ':'
+# and the password cannot contain '/', so each attempt scans only up to the next "://".
+# The password run backtracks to the last '@' of the authority ("p@ss" is common).
+_URL_CREDENTIALS_RE = _rx(r"(?<=[A-Za-z0-9])://[^\s:/@?#]*+:(?P<s>[^\s/?#]+)@(?=[A-Za-z0-9\[])")
+
+_AUTH_SCHEMES = r"bearer|token|bot|basic|apikey|api-key|key|digest|hmac|signature|aws4-hmac-sha256"
+_AUTHORIZATION_RE = _rx(
+    rf"""authorization (?:\\?["'`])? [\x20\t]{{0,16}} [:=] [\x20\t]{{0,16}} (?:\\?["'`])?
+      (?: (?:bearer|token|bot|basic|apikey|api-key|key) [\x20\t]{{1,16}}
+            (?P<tok>[A-Za-z0-9._~+/=-]+)
+        | (?:digest|hmac|signature|aws4-hmac-sha256) [\x20\t]{{1,16}} (?P<params>[^\n]+)
+        | (?!(?:{_AUTH_SCHEMES})\b) (?P<raw>[^\s"'`,;()\[\]]{{8,}}) )""",
+    re.IGNORECASE,
+)
+_BEARER_RE = _rx(
+    r"(?<![A-Za-z0-9_-])bearer[\x20\t]{1,16}(?P<s>[A-Za-z0-9._~+/-]{20,}=*)", re.IGNORECASE
+)
+
+
+def _auth_value_ok(value: str) -> bool:
+    return not _is_placeholder(value) and value.lower() not in _NOT_SECRET
+
+
+def _bearer_ok(value: str) -> bool:
+    # Standalone "Bearer <x>" in prose is common; real tokens practically always hold a digit.
+    return _has_digit(value) and not _is_placeholder(value)
+
+
+# --- key = value assignments -----------------------------------------------------------------
+
+# Key names are matched by how they END, so DB_PASSWORD, client_secret, GITHUB_TOKEN, x-api-key
+# and AccountKey all hit without listing prefixes; "passwordless", "tokens", "secretary" and
+# "password_file" do not, because the separator must follow the keyword directly.
+_KEYWORDS = r"""
+    pass(?:word|wd|phrase)
+  | (?<![a-z0-9])pass
+  | pwd
+  | secret(?:[_.-]?(?:access[_.-]?)?key)?
+  | (?:api|private|signing|encryption|master|account)[_.-]?key
+  | token
+  | credentials?
+"""
+
+# Python/TypeScript annotations between key and value ("password: str = ...") so the value
+# after "=" is the one redacted, not the type name.
+_ANNOTATION = r"""
+    :[\x20\t]{0,8}
+    (?:typing\.)?(?:str|string|bytes|SecretStr|SecretBytes|Any
+                   |Optional\[(?:str|bytes|SecretStr)\]|(?:str|bytes)\x20?\|\x20?None)
+    [\x20\t]{0,8}=(?![=>])
+"""
+
+_ASSIGNMENT_RE = _rx(
+    rf"""(?P<kw>{_KEYWORDS})
+        (?: (?:\\?["'`])? [\x20\t]{{0,16}}
+            (?: {_ANNOTATION} | :=  | =>  | =(?!=) | :(?![:=]) )
+            [\x20\t]{{0,16}}
+          | (?P<cli>[\x20\t]{{1,16}}) )""",
+    re.IGNORECASE,
+)
+
+# Bodies of quoted values, possessive so a missing closing quote costs one scan of the line.
+_QUOTED_BODY = {
+    '"': re.compile(r'(?:[^"\\\n]|\\.)*+', re.ASCII),
+    "'": re.compile(r"[^'\n]*+", re.ASCII),
+    "`": re.compile(r"[^`\n]*+", re.ASCII),
+}
+# Body of a value quoted with escaped quotes, as in JSON embedded in a JSON string: \"...\".
+_ESCAPED_QUOTED_BODY = re.compile(r'(?:[^"\\\n]|\\[^"\n])*+', re.ASCII)
+# An unquoted value ends at whitespace, quotes, closing brackets, list/statement punctuation,
+# '&' (query strings), '<' '>' '|' (shell), '\' (an escaped newline in JSON-encoded text) and
+# at '(' '[' (a call or a subscript: code, not a literal).
+_BARE_VALUE = re.compile(r"[^\s\"'`,;(){}\[\]<>&|\\]++", re.ASCII)
+
+# Unquoted words that are types, nulls or booleans in code and config, not secrets.
+_NOT_SECRET = frozenset(
+    {
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "str",
+        "string",
+        "bytes",
+        "int",
+        "any",
+        "optional",
+        "required",
+        "secretstr",
+    }
+)
+
+
+def _is_cli_option(text: str, keyword_start: int) -> bool:
+    """True when the keyword ends an option word such as --password or -storepass."""
+    if keyword_start == 0 or text[keyword_start - 1] != "-":
+        return False
+    i = keyword_start
+    floor = max(0, keyword_start - 64)
+    while i > floor and (text[i - 1].isalnum() or text[i - 1] in "_-."):
+        i -= 1
+    return text[i] == "-"
+
+
+def _match_end(pattern: re.Pattern[str], text: str, start: int) -> int:
+    match = pattern.match(text, start)
+    return start if match is None else match.end()
+
+
+def _value_span(text: str, p: int) -> tuple[int, int, bool] | None:
+    """Span of the value starting at ``p`` and whether it was quoted; None if there is none."""
+    n = len(text)
+    if p >= n:
+        return None
+    c = text[p]
+    if c in _QUOTE_CHARS:
+        start = p + 1
+        end = _match_end(_QUOTED_BODY[c], text, start)
+        # An unterminated quote runs to the end of the line: redacting too much is safe.
+        return (start, end, True) if end > start else None
+    if c == "\\" and p + 1 < n and text[p + 1] in "\"'":
+        start = p + 2
+        end = _match_end(_ESCAPED_QUOTED_BODY, text, start)
+        return (start, end, True) if end > start else None
+    match = _BARE_VALUE.match(text, p)
+    if match is None:
+        return None
+    end = _trim_end(text, p, match.end())
+    return (p, end, False) if end > p else None
+
+
+def _find_assignments(text: str) -> Iterator[_Span]:
+    pos = 0
+    n = len(text)
+    search = _ASSIGNMENT_RE.search
+    while True:
+        match = search(text, pos)
+        if match is None:
+            return
+        pos = match.end()
+        cli = match.group("cli") is not None
+        if cli and not _is_cli_option(text, match.start()):
+            continue
+        found = _value_span(text, match.end())
+        if found is None:
+            continue
+        start, end, quoted = found
+        # Resume after the value whether or not it is kept: rescanning a long value from every
+        # keyword inside it would be quadratic.
+        pos = max(pos, end)
+        value = text[start:end]
+        if value.startswith(REDACTED) or _is_placeholder(value):
+            continue
+        if value.lower() in _NOT_SECRET or not value.strip("*"):
+            continue
+        if cli and value.startswith("-"):
+            continue  # "--password --other-flag": the option has no value here
+        if match.group("kw").lower() == "pwd" and value[0] in "/~":
+            continue  # PWD=/home/me is the working directory, not an ODBC password
+        if not quoted and end < n and text[end] in "([":
+            continue  # get_password() or environ["X"]: code, not a literal
+        yield start, end
+
+
+# --- the table -------------------------------------------------------------------------------
+
+# Order matters only for naming: within one merged span, specific rules are reported before
+# context rules, and earlier rules before later ones.
+_RULES: tuple[_Rule, ...] = (
+    _Rule("private_key_block", ("begin",), _find_pem),
+    _Rule("github_fine_grained_token", ("github_pat_",), _regex_finder(_GITHUB_FINE_GRAINED_RE)),
+    _Rule("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), _regex_finder(_GITHUB_RE)),
+    _Rule("gitlab_token", ("gl",), _regex_finder(_GITLAB_RE)),
+    _Rule("slack_token", ("xox", "xapp-"), _regex_finder(_SLACK_RE)),
+    _Rule("slack_webhook_url", ("hooks.slack.com",), _regex_finder(_SLACK_WEBHOOK_RE)),
+    _Rule("stripe_key", ("_live_", "_test_", "whsec_"), _regex_finder(_STRIPE_RE)),
+    _Rule("anthropic_api_key", ("sk-ant-",), _regex_finder(_ANTHROPIC_RE)),
+    _Rule("openai_api_key", ("sk-",), _regex_finder(_OPENAI_RE, check=_looks_random)),
+    _Rule("google_api_key", ("aiza",), _regex_finder(_GOOGLE_RE)),
+    _Rule("npm_token", ("npm_",), _regex_finder(_NPM_RE)),
+    _Rule("pypi_token", ("pypi-",), _regex_finder(_PYPI_RE, check=_looks_random)),
+    _Rule("huggingface_token", ("hf_",), _regex_finder(_HUGGINGFACE_RE, check=_looks_random)),
+    _Rule("sendgrid_api_key", ("sg.",), _regex_finder(_SENDGRID_RE)),
+    _Rule("age_secret_key", ("age-secret-key-1",), _regex_finder(_AGE_RE)),
+    _Rule("aws_access_key_id", ("akia", "asia", "abia", "acca"), _regex_finder(_AWS_KEY_ID_RE)),
+    _Rule("aws_secret_access_key", ("aws",), _regex_finder(_AWS_SECRET_RE)),
+    _Rule("jwt", ("eyj",), _regex_finder(_JWT_RE)),
+    _Rule("url_credentials", ("://",), _regex_finder(_URL_CREDENTIALS_RE), specific=False),
+    _Rule(
+        "authorization_header",
+        ("authorization",),
+        _regex_finder(_AUTHORIZATION_RE, ("tok", "params", "raw"), _auth_value_ok),
+        specific=False,
+    ),
+    _Rule("bearer_token", ("bearer",), _regex_finder(_BEARER_RE, check=_bearer_ok), False),
+    _Rule(
+        "secret_assignment",
+        ("pass", "pwd", "secret", "token", "key", "credential"),
+        _find_assignments,
+        specific=False,
+    ),
+)
+
+_RULE_NAMES: tuple[str, ...] = tuple(rule.name for rule in _RULES)
+
+
+def _scan(text: str) -> tuple[str, list[str]]:
+    """Redact ``text`` (already stripped of invisibles); return it and the rule names that fired."""
+    lowered = text.lower()
+    spans: list[tuple[int, int, int]] = []
+    for index, rule in enumerate(_RULES):
+        if not any(trigger in lowered for trigger in rule.triggers):
+            continue
+        spans.extend((start, end, index) for start, end in rule.find(text))
+    if not spans:
+        return text, []
+    spans.sort()
+
+    pieces: list[str] = []
+    names: list[str] = []
+    cursor = 0
+    i = 0
+    count = len(spans)
+    while i < count:
+        start, end, index = spans[i]
+        fired = {index}
+        i += 1
+        # Merge overlapping and touching spans: one secret matched by two rules, or a value
+        # glued to a token, becomes a single [REDACTED].
+        while i < count and spans[i][0] <= end:
+            end = max(end, spans[i][1])
+            fired.add(spans[i][2])
+            i += 1
+        pieces.append(text[cursor:start])
+        pieces.append(REDACTED)
+        cursor = end
+        ordered = sorted(fired)
+        chosen = [k for k in ordered if _RULES[k].specific] or ordered[:1]
+        for k in chosen:
+            name = _RULES[k].name
+            if name not in names:
+                names.append(name)
+    pieces.append(text[cursor:])
+    return "".join(pieces), names
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------------------------
+
+
+def redact(text: str) -> str:
+    """Strip control chars (keep \\n and \\t), zero-width and bidi format characters, then
+    replace every secret with [REDACTED].
+
+    Never raises: a non-str is converted with ``str(value)`` first, and any internal error
+    returns ``[REDACTED]`` (the whole input masked) rather than the input.
+    """
+    try:
+        if not isinstance(text, str):
+            text = str(text)
+        return _scan(strip_invisible(text))[0]
+    except Exception:
+        return REDACTED
+
+
+def find_secrets(text: str) -> list[str]:
+    """Names of the rules that match (e.g. ``["github_token", "aws_access_key_id"]``).
+
+    De-duplicated, in order of first match in the text. Never contains the secret value, so
+    the result can be logged or put in an error message. When one span is matched both by a
+    token rule and by a context rule (``api_key=sk-...``), only the token rule is named.
+    Never raises: on an internal error the result is ``["redactor_error"]``, never ``[]``.
+    """
+    try:
+        if not isinstance(text, str):
+            text = str(text)
+        return _scan(strip_invisible(text))[1]
+    except Exception:
+        return [_ERROR_RULE]
+
+
+def redact_value(value: object) -> object:
+    """Recursively redact every str inside dicts/lists/tuples (keys of dicts too), leaving
+    other scalars alone.
+
+    Sets and frozensets are walked as well; named tuples keep their type, other containers
+    come back as the plain built-in type. A reference cycle or nesting deeper than 200 levels
+    is replaced by ``[REDACTED]`` (fail closed). Two dict keys that redact to the same string
+    collapse into one entry (the later value wins).
+    """
+    return _redact_value(value, 0, set())
+
+
+def _redact_value(value: object, depth: int, active: set[int]) -> object:
+    if isinstance(value, str):
+        return redact(value)
+    if not isinstance(value, dict | list | tuple | set | frozenset):
+        return value
+    if depth >= _MAX_DEPTH or id(value) in active:
+        return REDACTED
+    active.add(id(value))
+    try:
+        deeper = depth + 1
+        if isinstance(value, dict):
+            return {
+                _redact_value(k, deeper, active): _redact_value(v, deeper, active)
+                for k, v in value.items()
+            }
+        items = [_redact_value(item, deeper, active) for item in value]
+        if isinstance(value, list):
+            return items
+        if isinstance(value, tuple):
+            if hasattr(value, "_fields"):  # a named tuple: keep the type and field names
+                factory: Callable[..., object] = type(value)
+                try:
+                    return factory(*items)
+                except Exception:
+                    return tuple(items)
+            return tuple(items)
+        if isinstance(value, frozenset):
+            return frozenset(items)
+        return set(items)
+    finally:
+        active.discard(id(value))

@@ -1,0 +1,69 @@
+"""Background work of the daemon: record and forget retries, retention, vector backfill."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from fleetmem.service.memory import MemoryService
+
+log = logging.getLogger("fleetmem.jobs")
+
+
+class BackgroundJobs:
+    """A daemon thread that ticks every ``interval_s`` and prunes every ``retention_every_s``.
+
+    Each tick is wrapped so one failure is logged and the next tick still runs.
+    """
+
+    def __init__(
+        self,
+        memory: MemoryService,
+        *,
+        interval_s: float = 15.0,
+        retention_every_s: float = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._memory = memory
+        self._interval = interval_s
+        self._retention_every = retention_every_s
+        self._clock = clock
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_retention: float | None = None
+        self.ticks = 0
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="fleetmem-jobs", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def tick(self) -> None:
+        """One round of work; public so tests and ``fleetmem jobs run`` can drive it."""
+        done = self._memory.process_jobs()
+        if done:
+            log.info("jobs.processed %s", " ".join(f"{k}={v}" for k, v in sorted(done.items())))
+        now = self._clock()
+        if self._last_retention is None or now - self._last_retention >= self._retention_every:
+            self._last_retention = now
+            pruned = self._memory.apply_retention()
+            if pruned:
+                log.info("jobs.retention forgotten=%d", pruned)
+        fixed = self._memory.backfill_vectors()
+        if fixed:
+            log.info("jobs.backfill vectors=%d", fixed)
+        self.ticks += 1
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.tick()
+            except Exception:
+                log.exception("jobs.tick_failed")
+            self._stop.wait(self._interval)

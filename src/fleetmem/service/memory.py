@@ -1,0 +1,715 @@
+"""MemoryService: the one place episodic-memory behaviour lives.
+
+Every surface (CLI, HTTP API, and later MCP and the web UI) calls these methods; none has a
+private path to the store. Expected outcomes (a skipped run, a degraded recall, a dropped
+item) are return values with reasons and are counted; only caller mistakes raise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fleetmem import metrics
+from fleetmem.config import Settings, apply_project
+from fleetmem.core.episode import (
+    Episode,
+    SessionRepo,
+    assemble,
+    content_hash,
+    primary_session,
+    render_text,
+    skip_reason,
+)
+from fleetmem.core.redact import redact, redact_value
+from fleetmem.core.runrecord import RunRecord
+from fleetmem.core.scope import project_scope, validate_repo_key
+from fleetmem.errors import (
+    FleetmemError,
+    InvalidInput,
+    InvalidRunRecord,
+    NotAttributed,
+    UnknownEpisode,
+)
+from fleetmem.providers.base import (
+    MAX_ITEM_ID,
+    MAX_ITEM_TEXT,
+    MAX_LIMIT,
+    MAX_PATHS,
+    MAX_QUERY_CHARS,
+    MAX_RECORD_IDS,
+    EpisodeProvider,
+)
+from fleetmem.service.gitrepo import RepositoryResolver
+from fleetmem.service.runrecords import parse_run_record
+from fleetmem.service.summaries import Summarizer
+from fleetmem.store.base import EpisodeFilter, EpisodeRow, EventRow, Job, RunRow, SessionRow, Store
+
+log = logging.getLogger("fleetmem.memory")
+
+#: Failed records and forgets are retried for this long, then marked failed.
+RETRY_WINDOW_S = 24 * 3600.0
+DEFAULT_RECALL_LIMIT = 8
+
+
+def backoff(attempts: int) -> float:
+    """Seconds before retry number ``attempts + 1``: 30 s doubling, capped at one hour."""
+    return float(min(3600, 30 * 2 ** min(attempts, 7)))
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    run_id: str
+    episode_id: str | None
+    status: str  # "recorded", "pending", "duplicate" or "skipped:<reason>"
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeHit:
+    """One recalled episode item: text and score from the provider, the rest from our rows."""
+
+    episode_id: str
+    provider: str
+    provider_id: str
+    text: str
+    score: float | None
+    run_id: str
+    agent: str
+    adapter: str
+    model: str | None
+    repo: str
+    branch: str | None
+    outcome: str
+    started_at: float
+    trust_class: str
+    untrusted: bool = True  # excerpts and summaries are agent-written text
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    items: tuple[EpisodeHit, ...]
+    provider: str
+    degraded: str | None
+    dropped: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetResult:
+    episode_id: str
+    already_forgotten: bool
+    pending: int
+    forgotten: int
+
+
+class MemoryService:
+    """Episodes: ingest run records, record to the provider, recall, forget, retain."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        settings: Callable[[], Settings],
+        provider: EpisodeProvider,
+        summarizer: Summarizer | None = None,
+        resolver: RepositoryResolver | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self._settings = settings
+        self.provider = provider
+        self._summarizer = summarizer
+        self._resolver = resolver or RepositoryResolver(ttl_seconds=60.0)
+        self._clock = clock
+        # Provider calls run here so a hung provider cannot hold a caller past its timeout.
+        self._calls = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fleetmem-provider")
+
+    def close(self) -> None:
+        self._calls.shutdown(wait=False, cancel_futures=True)
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings()
+
+    def now(self) -> float:
+        """The service's clock (UNIX seconds); surfaces use it to resolve relative times."""
+        return self._clock()
+
+    # ---- ingest -----------------------------------------------------------------------
+    def ingest_run(
+        self, raw: bytes | str | Mapping[str, Any], *, process_now: bool = True
+    ) -> IngestResult:
+        """Validate, store and close a run; assemble and record its episode if eligible.
+
+        A bad record raises InvalidRunRecord naming the field and stores nothing.
+        """
+        record, data = parse_run_record(raw)
+        stored = redact_value(data)
+        record_json = json.dumps(stored, sort_keys=True, ensure_ascii=False)
+        record_hash = hashlib.sha256(record_json.encode("utf-8")).hexdigest()
+        previous = self.store.run_hash(record.run_id)
+        if previous is not None:
+            if previous != record_hash:
+                raise InvalidRunRecord(
+                    "run_id", record.run_id, "was already ingested with different content"
+                )
+            run = self.store.get_run(record.run_id)
+            status = run.episode_status if run else "duplicate"
+            known = status if status.startswith("ep_") else None
+            return IngestResult(record.run_id, known, "duplicate")
+
+        repos = self._resolve_sessions(record)
+        settings = self.settings
+        primary = primary_session(record)
+        home = repos.get(primary.id) if primary else None
+        if home is not None and home.root is not None:
+            # The repository's own .fleetmem.toml may narrow (never widen) the agent's keys.
+            settings = apply_project(settings, Path(home.root))
+        agent = settings.agent(record.agent)
+        skip = skip_reason(
+            record, repos, memory_record=agent.memory_record, record_trace=agent.record_trace
+        )
+        now = self._clock()
+        episode: Episode | None = None
+        if skip is None:
+            episode = assemble(
+                record,
+                repos,
+                excerpt_chars=settings.memory.episodes.excerpt_chars,
+                untrusted_inline=agent.untrusted_inline,
+            )
+        run_row = RunRow(
+            run_id=record.run_id,
+            agent=record.agent,
+            adapter=record.adapter,
+            trace_id=record.trace_id,
+            model=record.model,
+            trigger=record.trigger,
+            started_at=record.started_at.timestamp(),
+            ended_at=record.ended_at.timestamp(),
+            outcome=record.outcome,
+            reason=record.reason,
+            cost_usd=record.cost_usd,
+            cost_source=record.cost_source,
+            spawned=record.spawned,
+            pull_request=redact(record.pull_request) if record.pull_request else None,
+            repo=home.key if home else None,
+            branch=home.branch if home else None,
+            episode_status=episode.episode_id if episode else f"skipped:{skip}",
+        )
+        sessions, events = _session_rows(record, repos)
+        with self.store.transaction():
+            self.store.insert_run(run_row, sessions, events, record_json, record_hash, now)
+            if episode is not None:
+                self.store.insert_episode(
+                    _episode_row(episode, record, now), record_job_provider=self.provider.name
+                )
+        if episode is None:
+            metrics.RUNS_SKIPPED.labels(reason=str(skip)).inc()
+            metrics.EPISODES_RECORDED.labels(provider=self.provider.name, outcome="skipped").inc()
+            log.info(
+                "run.ingested run=%s agent=%s episode=skipped reason=%s",
+                record.run_id,
+                record.agent,
+                skip,
+            )
+            return IngestResult(record.run_id, None, f"skipped:{skip}")
+        log.info(
+            "run.ingested run=%s agent=%s episode=%s",
+            record.run_id,
+            record.agent,
+            episode.episode_id,
+        )
+        if not process_now:
+            return IngestResult(record.run_id, episode.episode_id, "pending")
+        self.process_jobs(episode_id=episode.episode_id)
+        indexed = self.store.index_rows_for_episode(episode.episode_id)
+        status = "recorded" if indexed else "pending"
+        return IngestResult(record.run_id, episode.episode_id, status)
+
+    def _resolve_sessions(self, record: RunRecord) -> dict[str, SessionRepo]:
+        repos: dict[str, SessionRepo] = {}
+        for session in record.sessions:
+            if session.repo is not None:
+                try:
+                    key = validate_repo_key(session.repo)
+                except InvalidInput as exc:
+                    raise InvalidRunRecord(
+                        f"sessions[{session.id}].repo", session.repo, exc.reason
+                    ) from exc
+                repos[session.id] = SessionRepo(key=key, root=None, branch=session.branch)
+                continue
+            found = self._resolver.resolve(session.cwd)
+            if found is not None:
+                repos[session.id] = SessionRepo(
+                    key=found.key,
+                    root=found.root,
+                    branch=session.branch or found.branch,
+                    real_cwd=os.path.realpath(session.cwd),
+                )
+        return repos
+
+    # ---- recording and forgetting jobs ------------------------------------------------
+    def process_jobs(self, *, limit: int = 100, episode_id: str | None = None) -> dict[str, int]:
+        """Run due record and forget jobs (or only those of one episode); returns counts."""
+        now = self._clock()
+        done: Counter[str] = Counter()
+        for job in self.store.due_jobs(now, limit if episode_id is None else 10_000):
+            if episode_id is not None and job.episode_id != episode_id:
+                continue
+            outcome = self._record(job) if job.kind == "record" else self._forget_one(job)
+            done[f"{job.kind}:{outcome}"] += 1
+        self._update_pending_gauges()
+        return dict(done)
+
+    def _summarize(self, row: EpisodeRow) -> None:
+        """Attach a summary once, before the first send; never blocks past its deadline."""
+        if row.summary_outcome is not None or row.episode is None:
+            return
+        episode = Episode.from_dict(row.episode)
+        outcome = "fallback"
+        if self._summarizer is not None and self.settings.memory.episodes.summary:
+            result = self._summarizer.summarize(row.text or render_text(episode))
+            if result.summary:
+                episode = episode.with_summary(result.summary)
+                outcome = "ok" if episode.summary else "fallback"
+        metrics.EPISODE_SUMMARIES.labels(outcome=outcome).inc()
+        text = render_text(episode)
+        self.store.update_episode_body(
+            row.id,
+            summary=episode.summary,
+            summary_outcome=outcome,
+            episode=episode.to_dict(),
+            text=text,
+            content_hash=content_hash(text),
+        )
+
+    def _record(self, job: Job) -> str:
+        row = self.store.get_episode(job.episode_id)
+        if row is None or row.forgotten_at is not None or row.episode is None:
+            self.store.finish_job(job.id)
+            return "cancelled"
+        if job.provider != self.provider.name:
+            return self._retry(job, "provider is not the configured one", "record")
+        self._summarize(row)
+        row = self.store.get_episode(job.episode_id) or row
+        assert row.episode is not None and row.text is not None
+        started = time.perf_counter()
+        try:
+            ids = self._call(
+                lambda: self.provider.record(
+                    row.id, row.scope, row.trust_class, row.episode or {}, row.text or ""
+                ),
+                timeout=max(10.0, self.settings.memory.episodes.provider_timeout_s),
+            )
+            ids = _valid_record_ids(ids)
+        except Exception as exc:  # any provider failure becomes a retry, never a lost episode
+            metrics.PROVIDER_DURATION.labels(provider=job.provider, op="record").observe(
+                time.perf_counter() - started
+            )
+            log.warning(
+                "episode.record_failed provider=%s episode=%s error=%s",
+                job.provider,
+                job.episode_id,
+                _short(exc),
+            )
+            return self._retry(job, _short(exc), "record")
+        metrics.PROVIDER_DURATION.labels(provider=job.provider, op="record").observe(
+            time.perf_counter() - started
+        )
+        with self.store.transaction():
+            self.store.add_index_rows(job.provider, ids, row.id, row.scope, self._clock())
+            self.store.finish_job(job.id)
+        metrics.EPISODES_RECORDED.labels(provider=job.provider, outcome="ok").inc()
+        log.info(
+            "episode.recorded provider=%s episode=%s ids=%d bytes=%d",
+            job.provider,
+            row.id,
+            len(ids),
+            len(row.text.encode("utf-8")),
+        )
+        return "ok"
+
+    def _forget_one(self, job: Job) -> str:
+        assert job.provider_id is not None
+        if job.provider != self.provider.name:
+            return self._retry(job, "provider is not the configured one", "forget")
+        pid = job.provider_id
+        started = time.perf_counter()
+        try:
+            self._call(
+                lambda: self.provider.forget(pid),
+                timeout=max(5.0, self.settings.memory.episodes.provider_timeout_s),
+            )
+        except Exception as exc:
+            log.warning(
+                "episode.forget_failed provider=%s episode=%s error=%s",
+                job.provider,
+                job.episode_id,
+                _short(exc),
+            )
+            return self._retry(job, _short(exc), "forget")
+        finally:
+            metrics.PROVIDER_DURATION.labels(provider=job.provider, op="forget").observe(
+                time.perf_counter() - started
+            )
+        with self.store.transaction():
+            # forgotten: false (unknown id) still means the provider no longer holds it.
+            self.store.set_index_state(job.provider, pid, "forgotten")
+            self.store.finish_job(job.id)
+        return "ok"
+
+    def _retry(self, job: Job, error: str, kind: str) -> str:
+        now = self._clock()
+        if now - job.created_at >= RETRY_WINDOW_S:
+            self.store.fail_job(job.id, error)
+            if kind == "record":
+                metrics.EPISODES_RECORDED.labels(provider=job.provider, outcome="error").inc()
+            elif job.provider_id is not None:
+                self.store.set_index_state(job.provider, job.provider_id, "forget_failed")
+            return "failed"
+        self.store.retry_job(job.id, now + backoff(job.attempts), error)
+        return "retry"
+
+    def _call(self, fn: Callable[[], Any], *, timeout: float) -> Any:
+        future = self._calls.submit(fn)
+        try:
+            return future.result(timeout=timeout)
+        except FutureTimeout as exc:
+            if future.done():
+                raise  # the provider itself raised TimeoutError
+            future.cancel()
+            raise TimeoutError(f"provider call exceeded {timeout:g}s") from exc
+
+    def _update_pending_gauges(self) -> None:
+        counts = self.store.job_counts()
+        for kind in ("record", "forget"):
+            metrics.PENDING.labels(provider=self.provider.name, kind=kind).set(
+                counts.get((kind, "pending"), 0)
+            )
+
+    # ---- reading ----------------------------------------------------------------------
+    def list_episodes(
+        self,
+        *,
+        agent: str | None = None,
+        repo: str | None = None,
+        since: float | None = None,
+        limit: int = 100,
+    ) -> list[EpisodeRow]:
+        if not 1 <= limit <= 1000:
+            raise InvalidInput("limit", limit, "must be between 1 and 1000")
+        if repo is not None:
+            repo = validate_repo_key(repo)
+        return self.store.list_episodes(
+            EpisodeFilter(agent=agent, repo=repo, since=since, limit=limit)
+        )
+
+    def get_episode(self, episode_id: str) -> EpisodeRow:
+        row = self.store.get_episode(episode_id)
+        if row is None:
+            raise UnknownEpisode(episode_id)
+        return row
+
+    def scopes_for(self, *, repo: str | None = None, agent: str | None = None) -> list[str]:
+        """The scopes a caller may see: a repository named by the operator, or an agent's."""
+        if repo is not None:
+            return [project_scope(validate_repo_key(repo))]
+        if agent is not None:
+            last = self.store.latest_run(agent)
+            if last is None or last.repo is None:
+                raise NotAttributed(
+                    "the agent has no run in a repository to take a scope from", agent=agent
+                )
+            return [project_scope(last.repo)]
+        raise NotAttributed("recall needs a repository or an agent to scope it")
+
+    def recall(
+        self,
+        query: str,
+        *,
+        scopes: Sequence[str],
+        limit: int = DEFAULT_RECALL_LIMIT,
+        paths: Sequence[str] = (),
+    ) -> RecallResult:
+        """Episodes matching ``query`` in ``scopes``, filtered through fleetmem's own index."""
+        query = _check_query(query)
+        limit = _check_limit(limit)
+        paths = _check_paths(paths)
+        provider = self.provider.name
+        if not scopes:
+            metrics.RECALLS.labels(provider=provider, outcome="ok").inc()
+            return RecallResult(items=(), provider=provider, degraded=None)
+        started = time.perf_counter()
+        try:
+            answer = self._call(
+                lambda: self.provider.recall(query, list(scopes), limit, list(paths)),
+                timeout=self.settings.memory.episodes.provider_timeout_s,
+            )
+        except Exception as exc:
+            log.warning("recall.provider_unavailable provider=%s error=%s", provider, _short(exc))
+            metrics.RECALLS.labels(provider=provider, outcome="degraded").inc()
+            return RecallResult(items=(), provider=provider, degraded="provider_unavailable")
+        finally:
+            metrics.PROVIDER_DURATION.labels(provider=provider, op="recall").observe(
+                time.perf_counter() - started
+            )
+        items, dropped = self._filter(answer.items, set(scopes), limit)
+        for reason, n in dropped.items():
+            metrics.RESULTS_DROPPED.labels(provider=provider, reason=reason).inc(n)
+        outcome = "degraded" if answer.degraded else "ok"
+        metrics.RECALLS.labels(provider=provider, outcome=outcome).inc()
+        return RecallResult(
+            items=tuple(items), provider=provider, degraded=answer.degraded, dropped=dropped
+        )
+
+    def _filter(
+        self, raw: Sequence[Any], allowed: set[str], limit: int
+    ) -> tuple[list[EpisodeHit], dict[str, int]]:
+        provider = self.provider.name
+        dropped: Counter[str] = Counter()
+        valid = []
+        for item in raw:
+            text, pid, score = getattr(item, "text", None), getattr(item, "id", None), item.score
+            if (
+                not isinstance(pid, str)
+                or not isinstance(text, str)
+                or not 0 < len(pid) <= MAX_ITEM_ID
+                or len(text) > MAX_ITEM_TEXT
+                or (score is not None and not math.isfinite(score))
+            ):
+                dropped["invalid"] += 1
+                continue
+            valid.append(item)
+        index = self.store.index_rows(provider, [i.id for i in valid])
+        episodes = self.store.get_episodes([r.episode_id for r in index.values()])
+        kept: list[EpisodeHit] = []
+        for item in valid:
+            row = index.get(item.id)
+            if row is None:
+                dropped["unknown_id"] += 1
+                continue
+            ep = episodes.get(row.episode_id)
+            if row.forgotten_at is not None or ep is None or ep.forgotten_at is not None:
+                dropped["forgotten"] += 1
+                continue
+            # The indexed scope is the only one trusted; the provider's opinion is ignored.
+            if row.scope not in allowed:
+                dropped["scope"] += 1
+                continue
+            if len(kept) >= limit:
+                break
+            kept.append(
+                EpisodeHit(
+                    episode_id=ep.id,
+                    provider=provider,
+                    provider_id=item.id,
+                    text=item.text,
+                    score=item.score,
+                    run_id=ep.run_id,
+                    agent=ep.agent,
+                    adapter=ep.adapter,
+                    model=ep.model,
+                    repo=ep.repo,
+                    branch=ep.branch,
+                    outcome=ep.outcome,
+                    started_at=ep.started_at,
+                    trust_class=ep.trust_class,
+                )
+            )
+        return kept, dict(dropped)
+
+    # ---- forgetting -------------------------------------------------------------------
+    def forget(self, episode_id: str) -> ForgetResult:
+        """Tombstone first (recall drops it at once), then ask the provider to forget."""
+        row = self.get_episode(episode_id)
+        already = row.forgotten_at is not None
+        pending = self.store.tombstone_episode(episode_id, self._clock())
+        log.info("episode.forgotten episode=%s provider_ids=%d", episode_id, len(pending))
+        if pending:
+            self.process_jobs(episode_id=episode_id)
+        states = Counter(r.state for r in self.store.index_rows_for_episode(episode_id))
+        return ForgetResult(
+            episode_id=episode_id,
+            already_forgotten=already,
+            pending=states.get("forget_pending", 0),
+            forgotten=states.get("forgotten", 0),
+        )
+
+    def apply_retention(self) -> int:
+        """Forget every episode older than ``[memory.episodes] retention``; returns how many."""
+        cutoff = self._clock() - self.settings.memory.episodes.retention_s
+        total = 0
+        while True:
+            batch = self.store.episodes_started_before(cutoff, 500)
+            if not batch:
+                return total
+            for episode_id in batch:
+                self.forget(episode_id)
+            total += len(batch)
+
+    def backfill_vectors(self, limit: int = 50) -> int:
+        """Re-embed built-in episodes that were indexed while the embedder was down."""
+        embed_document = getattr(self.provider, "embed_document", None)
+        embedder = getattr(self.provider, "embedder", None)
+        if embed_document is None or embedder is None:
+            return 0
+        fixed = 0
+        for row in self.store.builtin_missing_vectors(embedder.model_id, limit):
+            if row.episode is None or row.text is None:
+                continue
+            vector, _, _ = embed_document(row.episode)
+            if vector is None:
+                break  # still down; try again on the next tick
+            self.provider.record(row.id, row.scope, row.trust_class, row.episode, row.text)
+            fixed += 1
+        return fixed
+
+    # ---- status -----------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """A JSON-ready description of the memory subsystem (documented in docs/cli.md)."""
+        jobs = self.store.job_counts()
+        embedder = getattr(self.provider, "embedder", None)
+        missing = (
+            len(self.store.builtin_missing_vectors(embedder.model_id, 10_000)) if embedder else 0
+        )
+        now = self._clock()
+        oldest_record = self.store.oldest_pending("record")
+        oldest_forget = self.store.oldest_pending("forget")
+        settings = self.settings
+        return {
+            "provider": {"name": self.provider.name, "state": "up", "contract": 1},
+            "embedding_model": embedder.model_id if embedder else None,
+            "summaries": bool(
+                self._summarizer
+                and self._summarizer.configured
+                and settings.memory.episodes.summary
+            ),
+            "episodes": self.store.episode_counts(),
+            "runs": self.store.run_status_counts(),
+            "pending": {
+                "record": jobs.get(("record", "pending"), 0),
+                "forget": jobs.get(("forget", "pending"), 0),
+                "oldest_record_age_s": None if oldest_record is None else now - oldest_record,
+                "oldest_forget_age_s": None if oldest_forget is None else now - oldest_forget,
+            },
+            "failed": {
+                "record": jobs.get(("record", "failed"), 0),
+                "forget": jobs.get(("forget", "failed"), 0),
+            },
+            "vectors_missing": missing,
+            "retention_s": settings.memory.episodes.retention_s,
+        }
+
+
+# ---- helpers ----------------------------------------------------------------------------
+def _short(exc: BaseException) -> str:
+    """An error for logs and job rows: class and message, redacted, bounded."""
+    text = f"{type(exc).__name__}: {exc}" if not isinstance(exc, FleetmemError) else str(exc)
+    return str(redact(text))[:300]
+
+
+def _valid_record_ids(ids: object) -> list[str]:
+    if not isinstance(ids, list) or not 1 <= len(ids) <= MAX_RECORD_IDS:
+        raise ValueError("memory_record_episode must return 1 to 32 ids")
+    if not all(isinstance(i, str) and 0 < len(i) <= MAX_ITEM_ID for i in ids):
+        raise ValueError("memory_record_episode returned an id that is not a string of 1-128")
+    return list(dict.fromkeys(ids))
+
+
+def _check_query(query: object) -> str:
+    if not isinstance(query, str):
+        raise InvalidInput("query", query, "must be a string")
+    cleaned = query.strip()
+    if not cleaned:
+        raise InvalidInput("query", query, "must not be empty")
+    if len(cleaned) > MAX_QUERY_CHARS:
+        raise InvalidInput("query", f"{len(cleaned)} characters", "must be at most 512 characters")
+    return cleaned
+
+
+def _check_limit(limit: object) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput("limit", limit, "must be an integer between 1 and 20")
+    return limit
+
+
+def _check_paths(paths: Sequence[str]) -> list[str]:
+    items = list(paths)
+    if len(items) > MAX_PATHS:
+        raise InvalidInput("paths", f"{len(items)} paths", "at most 20 paths are allowed")
+    out = []
+    for p in items:
+        if (
+            not isinstance(p, str)
+            or not p
+            or len(p) > 1024
+            or p.startswith("/")
+            or ".." in p.split("/")
+            or any(ord(c) < 32 for c in p)
+        ):
+            raise InvalidInput("paths", p, "must be repository-relative paths")
+        out.append(p)
+    return out
+
+
+def _episode_row(ep: Episode, record: RunRecord, now: float) -> EpisodeRow:
+    text = render_text(ep)
+    return EpisodeRow(
+        id=ep.episode_id,
+        run_id=record.run_id,
+        agent=ep.agent,
+        adapter=ep.adapter,
+        model=ep.model,
+        repo=ep.repo,
+        branch=ep.branch,
+        outcome=ep.outcome,
+        scope=ep.scope,
+        trust_class=ep.trust_class,
+        started_at=record.started_at.timestamp(),
+        recorded_at=now,
+        forgotten_at=None,
+        summary=None,
+        summary_outcome=None,
+        episode=ep.to_dict(),
+        text=text,
+        content_hash=content_hash(text),
+    )
+
+
+def _session_rows(
+    record: RunRecord, repos: Mapping[str, SessionRepo]
+) -> tuple[list[SessionRow], list[EventRow]]:
+    sessions: list[SessionRow] = []
+    events: list[EventRow] = []
+    for ord_, s in enumerate(record.sessions):
+        where = repos.get(s.id)
+        sessions.append(
+            SessionRow(
+                session_id=s.id,
+                ord=ord_,
+                parent_id=s.parent_id,
+                subagent=s.is_subagent,
+                cwd=redact(s.cwd),
+                repo=where.key if where else None,
+                branch=where.branch if where else None,
+            )
+        )
+        seq = 0
+        for e in s.edits:
+            events.append(EventRow(s.id, seq, "edit", redact(e.path), None, None))
+            seq += 1
+        for v in s.verifies:
+            events.append(EventRow(s.id, seq, "verify", None, v.passed, v.error_class))
+            seq += 1
+    return sessions, events

@@ -1,0 +1,204 @@
+"""The Store protocol: everything the services need from persistence, and nothing more.
+
+Rows are frozen dataclasses so no caller can mutate stored state by accident. Times are
+UNIX seconds (float). The SQLite implementation is the embedded default; a PostgreSQL one
+implements the same protocol and passes the same contract tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+JobKind = Literal["record", "forget"]
+JobState = Literal["pending", "done", "failed"]
+IndexState = Literal["recorded", "forget_pending", "forgotten", "forget_failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    run_id: str
+    agent: str
+    adapter: str
+    trace_id: str | None
+    model: str | None
+    trigger: str
+    started_at: float
+    ended_at: float
+    outcome: str
+    reason: str
+    cost_usd: float | None
+    cost_source: str
+    spawned: bool
+    pull_request: str | None
+    repo: str | None
+    branch: str | None
+    episode_status: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    session_id: str
+    ord: int
+    parent_id: str | None
+    subagent: bool
+    cwd: str
+    repo: str | None
+    branch: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    session_id: str
+    seq: int
+    type: str
+    path: str | None
+    passed: bool | None
+    error_class: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeRow:
+    id: str
+    run_id: str
+    agent: str
+    adapter: str
+    model: str | None
+    repo: str
+    branch: str | None
+    outcome: str
+    scope: str
+    trust_class: str
+    started_at: float
+    recorded_at: float
+    forgotten_at: float | None
+    summary: str | None
+    summary_outcome: str | None
+    episode: Mapping[str, Any] | None
+    text: str | None
+    content_hash: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRow:
+    provider: str
+    provider_id: str
+    episode_id: str
+    scope: str
+    recorded_at: float
+    forgotten_at: float | None
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: int
+    kind: str
+    provider: str
+    episode_id: str
+    provider_id: str | None
+    state: str
+    attempts: int
+    created_at: float
+    next_attempt_at: float
+    last_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeFilter:
+    agent: str | None = None
+    repo: str | None = None
+    since: float | None = None
+    include_forgotten: bool = False
+    limit: int = 100
+
+
+Vector = npt.NDArray[np.float32]
+
+
+class Store(Protocol):
+    """Persistence for runs, episodes, the provider index, the job queue and the built-in index."""
+
+    def transaction(self) -> AbstractContextManager[object]:
+        """Group several writes into one atomic transaction (nested calls join it)."""
+        ...
+
+    # runs
+    def run_hash(self, run_id: str) -> str | None: ...
+    def insert_run(
+        self,
+        run: RunRow,
+        sessions: Sequence[SessionRow],
+        events: Sequence[EventRow],
+        record_json: str,
+        record_hash: str,
+        now: float,
+    ) -> None: ...
+    def get_run(self, run_id: str) -> RunRow | None: ...
+    def latest_run(self, agent: str) -> RunRow | None: ...
+    def run_status_counts(self) -> dict[str, int]: ...
+
+    # episodes
+    def insert_episode(self, row: EpisodeRow, *, record_job_provider: str | None) -> None: ...
+    def update_episode_body(
+        self,
+        episode_id: str,
+        *,
+        summary: str | None,
+        summary_outcome: str,
+        episode: Mapping[str, Any],
+        text: str,
+        content_hash: str,
+    ) -> None: ...
+    def get_episode(self, episode_id: str) -> EpisodeRow | None: ...
+    def get_episodes(self, episode_ids: Sequence[str]) -> dict[str, EpisodeRow]: ...
+    def list_episodes(self, flt: EpisodeFilter) -> list[EpisodeRow]: ...
+    def tombstone_episode(self, episode_id: str, now: float) -> list[IndexRow]: ...
+    def episodes_started_before(self, cutoff: float, limit: int) -> list[str]: ...
+    def episode_counts(self) -> dict[str, int]: ...
+
+    # provider index
+    def add_index_rows(
+        self, provider: str, provider_ids: Sequence[str], episode_id: str, scope: str, now: float
+    ) -> None: ...
+    def index_rows(self, provider: str, provider_ids: Sequence[str]) -> dict[str, IndexRow]: ...
+    def index_rows_for_episode(self, episode_id: str) -> list[IndexRow]: ...
+    def set_index_state(self, provider: str, provider_id: str, state: IndexState) -> None: ...
+
+    # jobs
+    def enqueue(
+        self, kind: JobKind, provider: str, episode_id: str, provider_id: str | None, now: float
+    ) -> None: ...
+    def due_jobs(self, now: float, limit: int) -> list[Job]: ...
+    def finish_job(self, job_id: int) -> None: ...
+    def retry_job(self, job_id: int, next_attempt_at: float, error: str) -> None: ...
+    def fail_job(self, job_id: int, error: str) -> None: ...
+    def job_counts(self) -> dict[tuple[str, str], int]: ...
+    def oldest_pending(self, kind: JobKind) -> float | None: ...
+
+    # built-in provider index
+    def builtin_put(
+        self,
+        episode_id: str,
+        text: str,
+        summary: str | None,
+        vector: Vector | None,
+        vector_hash: str,
+        model_id: str,
+    ) -> None: ...
+    def builtin_delete(self, episode_id: str) -> bool: ...
+    def builtin_has(self, episode_id: str) -> bool: ...
+    def search_text(self, match: str, scopes: Sequence[str], limit: int) -> list[str]: ...
+    def search_vector(
+        self, query: Vector, model_id: str, scopes: Sequence[str], limit: int
+    ) -> list[tuple[str, float]]: ...
+    def cached_embedding(self, content_hash: str, model_id: str) -> Vector | None: ...
+    def cache_embedding(self, content_hash: str, model_id: str, vector: Vector) -> None: ...
+    def builtin_missing_vectors(self, model_id: str, limit: int) -> list[EpisodeRow]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,136 @@
+"""SQLite connection handling: WAL, one writer, numbered migrations.
+
+Every thread gets its own connection (sqlite3 connections are not shareable across
+threads). Writes are serialised twice: a process-wide lock keeps this process's threads
+from queueing inside SQLite, and ``BEGIN IMMEDIATE`` with a busy timeout takes the
+database's write lock up front so two processes (the daemon and a CLI) never deadlock
+upgrading a read transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from fleetmem.errors import StoreError
+from fleetmem.store.sqlite.migrations import MIGRATIONS
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+class Database:
+    """A SQLite file opened in WAL mode with migrations applied."""
+
+    def __init__(self, path: Path | str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+        self.path = str(path)
+        self._busy_timeout_ms = busy_timeout_ms
+        self._local = threading.local()
+        self._write_lock = threading.RLock()
+        self._all: list[sqlite3.Connection] = []
+        self._all_lock = threading.Lock()
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.migrate()
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=self._busy_timeout_ms / 1000,
+                isolation_level=None,  # transactions are explicit, see write()
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the store: {exc}", path=self.path) from exc
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        with self._all_lock:
+            self._all.append(conn)
+        return conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection, for reads (autocommit: each statement sees fresh data)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; rolled back when the block raises."""
+        with self._write_lock:
+            conn = self.conn
+            if conn.in_transaction:
+                # Nested use joins the outer transaction instead of failing.
+                yield conn
+                return
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"the store is busy: {exc}", path=self.path) from exc
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
+
+    def migrate(self) -> None:
+        """Apply every migration not yet recorded, each in its own transaction."""
+        with self.write() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+            )
+        for version, name, sql in MIGRATIONS:
+            with self.write() as conn:
+                # Checked inside the write lock so two processes starting together apply
+                # each migration exactly once.
+                done = conn.execute(
+                    "SELECT 1 FROM schema_migrations WHERE version = ?", (version,)
+                ).fetchone()
+                if done:
+                    continue
+                for statement in _statements(sql):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (version, name, time.time()),
+                )
+
+    def schema_version(self) -> int:
+        row = self.conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0)
+
+    def close(self) -> None:
+        with self._all_lock:
+            conns, self._all = self._all, []
+        for conn in conns:
+            with suppress(sqlite3.Error):
+                conn.close()
+        self._local = threading.local()
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration script on blank-line-separated statements ending with ';'."""
+    parts: list[str] = []
+    buf: list[str] = []
+    for line in sql.splitlines():
+        buf.append(line)
+        if line.rstrip().endswith(";") and sqlite3.complete_statement("\n".join(buf)):
+            parts.append("\n".join(buf).strip())
+            buf = []
+    rest = "\n".join(buf).strip()
+    if rest:
+        parts.append(rest)
+    return [p for p in parts if p]

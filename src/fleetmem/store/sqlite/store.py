@@ -1,0 +1,24 @@
+"""The embedded SQLite implementation of :class:`fleetmem.store.base.Store`."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from fleetmem.store.sqlite.builtin_index import BuiltinIndexMixin
+from fleetmem.store.sqlite.db import Database
+from fleetmem.store.sqlite.records import RecordsMixin
+
+
+class SqliteStore(RecordsMixin, BuiltinIndexMixin):
+    """All persistence in one SQLite file (WAL), safe to share between processes."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.db = Database(path)
+        self._init_builtin_index()
+
+    def transaction(self) -> AbstractContextManager[object]:
+        return self.db.write()
+
+    def close(self) -> None:
+        self.db.close()

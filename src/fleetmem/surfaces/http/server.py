@@ -1,0 +1,60 @@
+"""``fleetmem serve``: the daemon process (HTTP API, background jobs, SIGHUP reload)."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import signal
+from types import FrameType
+
+import uvicorn
+
+from fleetmem.errors import InvalidInput
+from fleetmem.service.bootstrap import App
+from fleetmem.service.jobs import BackgroundJobs
+from fleetmem.surfaces.http.app import create_app
+
+log = logging.getLogger("fleetmem.serve")
+
+
+def check_bind(host: str) -> None:
+    """Only loopback until API tokens exist: the API has no authentication yet."""
+    if host == "localhost":
+        return
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError as exc:
+        raise InvalidInput("host", host, "must be an IP address or localhost") from exc
+    if not loopback:
+        raise InvalidInput(
+            "host",
+            host,
+            "binding beyond loopback requires API tokens, which this version does not have",
+        )
+
+
+def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> None:
+    check_bind(host)
+    if not 0 <= port <= 65535:
+        raise InvalidInput("port", port, "must be between 0 and 65535")
+    jobs = BackgroundJobs(app.memory, interval_s=jobs_interval_s)
+
+    def reload(_signum: int, _frame: FrameType | None) -> None:
+        error = app.config.reload()
+        if error is None:
+            log.info("config.reloaded sources=%d", len(app.config.current.sources))
+        else:
+            log.error("config.reload_failed kept=last_good error=%s", error)
+
+    signal.signal(signal.SIGHUP, reload)
+    jobs.start()
+    config = uvicorn.Config(
+        create_app(app), host=host, port=port, log_level="warning", access_log=False
+    )
+    server = uvicorn.Server(config)
+    log.info("serve.listening url=http://%s:%d home=%s", host, server.config.port, app.home)
+    print(f"fleetmem serving on http://{host}:{port} (home {app.home})", flush=True)
+    try:
+        server.run()
+    finally:
+        jobs.stop()

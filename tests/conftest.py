@@ -1,0 +1,103 @@
+"""Shared fixtures: a fleetmem home, real git repositories, run records and wired apps."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fleetmem.service.bootstrap import App, build
+
+pytest_plugins = ["tests.fakes.openai_server"]
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "run-record.json"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "fleetmem-home"
+    path.mkdir()
+    return path
+
+
+def write_config(home: Path, text: str) -> None:
+    (home / "fleetmem.toml").write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def make_app(home: Path) -> Iterator[Callable[..., App]]:
+    """Build an App over ``home``; vectors off unless ``config`` says otherwise."""
+    apps: list[App] = []
+
+    def factory(config: str = '[model_api]\nembedding_model = ""\n', **env: str) -> App:
+        write_config(home, config)
+        app = build(home, {"HOME": str(home.parent), **env})
+        apps.append(app)
+        return app
+
+    yield factory
+    for app in apps:
+        app.close()
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(cwd), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd), "PATH": "/usr/bin:/bin"},
+    ).stdout.strip()
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Callable[..., Path]:
+    """Create a real repository with an origin remote and a checked-out branch."""
+
+    def factory(name: str = "api", remote: str | None = None, branch: str = "main") -> Path:
+        root = tmp_path / "repos" / name
+        root.mkdir(parents=True)
+        git(root, "init", "-q", "-b", branch)
+        if remote is not None:
+            git(root, "remote", "add", "origin", remote)
+        return root.resolve()
+
+    return factory
+
+
+def example_record() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    return data
+
+
+def make_record(**overrides: Any) -> dict[str, Any]:
+    """The example record with fields replaced; ``sessions`` may be given whole."""
+    data = copy.deepcopy(example_record())
+    data.update(overrides)
+    return data
+
+
+def session(
+    sid: str = "s1",
+    *,
+    cwd: str = "/home/dev/src/api",
+    repo: str | None = "github.com/acme/api",
+    branch: str | None = "main",
+    edits: tuple[str, ...] = (),
+    failures: tuple[str, ...] = (),
+    **extra: Any,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": sid, "cwd": cwd, **extra}
+    if repo is not None:
+        out["repo"] = repo
+    if branch is not None:
+        out["branch"] = branch
+    events: list[dict[str, Any]] = [{"type": "edit", "path": p} for p in edits]
+    events += [{"type": "verify", "passed": False, "error_class": c} for c in failures]
+    out["events"] = events
+    return out
