@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from fleetmem.embed.base import Embedder
@@ -12,12 +10,6 @@ from fleetmem.embed.local import LocalMiniLM
 from fleetmem.embed.openai_http import OpenAICompatibleEmbedder
 from fleetmem.errors import ConfigError
 from tests.fakes.openai_server import FakeOpenAI
-
-
-@pytest.fixture
-def fake_openai() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
 
 
 def test_empty_model_turns_vectors_off() -> None:

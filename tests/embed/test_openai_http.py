@@ -21,12 +21,6 @@ SECRET_KEY = "sk-test-0123456789abcdef-DO-NOT-LEAK"
 
 
 @pytest.fixture
-def fake_openai() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
 def embedder(fake_openai: FakeOpenAI) -> Iterator[OpenAICompatibleEmbedder]:
     with OpenAICompatibleEmbedder(
         fake_openai.base_url, "embed-small", SECRET_KEY, timeout_s=1.0

@@ -31,12 +31,6 @@ GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # 36 characters 
 
 
 @pytest.fixture
-def fake_openai() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
 def summarizer(fake_openai: FakeOpenAI) -> Iterator[Summarizer]:
     with Summarizer(fake_openai.base_url, "utility-mini", "sk-util", deadline_s=DEADLINE_S) as s:
         yield s

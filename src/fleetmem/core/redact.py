@@ -155,14 +155,17 @@ def _has_digit(value: str) -> bool:
 
 
 # Values that are references to a secret, not the secret: ${VAR}, $(cmd), {{ var }}, {% %},
-# <%= %>, %(name)s, $VAR, <placeholder>.
-_PLACEHOLDER_RE = re.compile(
-    r"\$\{|\$\(|\{\{|\{%|<%|%\(|\$[A-Za-z_][A-Za-z0-9_]*\Z|<[^<>]*>\Z", re.ASCII
-)
+# <%= %>, %(name)s, $VAR, <placeholder>. Matched against the text at the value's start, since
+# an unquoted value stops at the "{" or "(" that opens the reference.
+_PLACEHOLDER_OPEN_RE = re.compile(r"\$\{|\$\(|\{\{|\{%|<%|%\(", re.ASCII)
+_PLACEHOLDER_WHOLE_RE = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*\Z|<[^<>\n]*>\Z", re.ASCII)
 
 
 def _is_placeholder(value: str) -> bool:
-    return _PLACEHOLDER_RE.match(value) is not None
+    return (
+        _PLACEHOLDER_OPEN_RE.match(value) is not None
+        or _PLACEHOLDER_WHOLE_RE.match(value) is not None
+    )
 
 
 def _trim_end(text: str, start: int, end: int) -> int:
@@ -175,11 +178,28 @@ def _regex_finder(
     pattern: re.Pattern[str],
     groups: tuple[str, ...] = ("s",),
     check: Callable[[str], bool] | None = None,
+    overlapping: bool = False,
 ) -> _Finder:
-    """A finder yielding the span of the first participating group of ``groups`` per match."""
+    """A finder yielding the span of the first participating group of ``groups`` per match.
+
+    ``overlapping`` resumes the search one character after each match start instead of after
+    its end. It is for rules whose run swallows the start of a glued neighbour's prefix but
+    stops at the prefix's separator ("ghp_<36>ghp_<36>": the first run ends at the second
+    "_", which would leave the second token's body visible). Only safe when the run cannot
+    contain the whole prefix, otherwise every position of a long run would rescan it.
+    """
+
+    def matches(text: str) -> Iterator[re.Match[str]]:
+        if not overlapping:
+            yield from pattern.finditer(text)
+            return
+        pos = 0
+        while (match := pattern.search(text, pos)) is not None:
+            yield match
+            pos = match.start() + 1
 
     def find(text: str) -> Iterator[_Span]:
-        for match in pattern.finditer(text):
+        for match in matches(text):
             for group in groups:
                 start, end = match.span(group)
                 if start >= 0:
@@ -236,7 +256,10 @@ def _find_pem(text: str) -> Iterator[_Span]:
 
 # Boundary used before short prefixes so that "risk-", "task-" or a base64 blob do not start a
 # match in the middle of a word, and so a failing run is entered only once, at its start.
-_B = r"(?<![A-Za-z0-9])"
+# Every boundary also treats "]" (left) and "[" (right) as word characters: once a neighbour
+# has become [REDACTED], a second pass must see the same boundary the first pass saw, or
+# redact(redact(x)) would differ from redact(x).
+_B = r"(?<![A-Za-z0-9\]])"
 
 _GITHUB_FINE_GRAINED_RE = _rx(r"(?P<s>github_pat_[A-Za-z0-9_]{22,})")
 _GITHUB_RE = _rx(r"(?P<s>gh[pousr]_[A-Za-z0-9]{36,})")
@@ -253,20 +276,20 @@ _GOOGLE_RE = _rx(_B + r"(?P<s>AIza[A-Za-z0-9_-]{35,})")
 _NPM_RE = _rx(_B + r"(?P<s>npm_[A-Za-z0-9]{36,})")
 _PYPI_RE = _rx(_B + r"(?P<s>pypi-[A-Za-z0-9_-]{50,})")
 _HUGGINGFACE_RE = _rx(_B + r"(?P<s>hf_[A-Za-z0-9]{30,})")
-_SENDGRID_RE = _rx(_B + r"(?P<s>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])")
+_SENDGRID_RE = _rx(_B + r"(?P<s>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?![A-Za-z0-9_\[-])")
 _AGE_RE = _rx(r"(?P<s>AGE-SECRET-KEY-1[0-9A-Z]{58})")
 # Access key ids: AKIA (long-term), ASIA (STS temporary), ABIA (STS bearer), ACCA (context).
-_AWS_KEY_ID_RE = _rx(r"(?<![A-Z0-9])(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Z0-9])")
+_AWS_KEY_ID_RE = _rx(r"(?<![A-Z0-9\]])(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Z0-9\[])")
 _AWS_SECRET_RE = _rx(
     r"""aws[_.-]?secret[_.-]?(?:access[_.-]?)?key (?:\\?["'`])? [\x20\t]{0,16}
         (?::=|=>|[:=]) [\x20\t]{0,16} (?:\\?["'`])?
-        (?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
+        (?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=\[])""",
     re.IGNORECASE,
 )
 # header.payload.signature, or an unsigned header.payload (payload then starts eyJ too).
 # Possessive runs plus the left boundary keep "eyJeyJeyJ..." linear.
 _JWT_RE = _rx(
-    r"""(?<![A-Za-z0-9_-])
+    r"""(?<![A-Za-z0-9_\]-])
         (?P<s>eyJ[A-Za-z0-9_-]{8,}+\.
           (?: eyJ[A-Za-z0-9_-]{4,}+ (?:\.[A-Za-z0-9_-]++)?
             | [A-Za-z0-9_-]{4,}+\.[A-Za-z0-9_-]{8,}+ ))"""
@@ -277,7 +300,9 @@ _JWT_RE = _rx(
 # scheme://user:password@host. Starts at the literal "://"; the user part cannot contain ':'
 # and the password cannot contain '/', so each attempt scans only up to the next "://".
 # The password run backtracks to the last '@' of the authority ("p@ss" is common).
-_URL_CREDENTIALS_RE = _rx(r"(?<=[A-Za-z0-9])://[^\s:/@?#]*+:(?P<s>[^\s/?#]+)@(?=[A-Za-z0-9\[])")
+_URL_CREDENTIALS_RE = _rx(
+    r"(?<=[A-Za-z0-9])://[^\s:/@?#]*+:(?P<s>[^\s/?#]+)@(?=[A-Za-z0-9]|\[[0-9A-Fa-f]*:)"
+)
 
 _AUTH_SCHEMES = r"bearer|token|bot|basic|apikey|api-key|key|digest|hmac|signature|aws4-hmac-sha256"
 _AUTHORIZATION_RE = _rx(
@@ -289,7 +314,7 @@ _AUTHORIZATION_RE = _rx(
     re.IGNORECASE,
 )
 _BEARER_RE = _rx(
-    r"(?<![A-Za-z0-9_-])bearer[\x20\t]{1,16}(?P<s>[A-Za-z0-9._~+/-]{20,}=*)", re.IGNORECASE
+    r"(?<![A-Za-z0-9_\]-])bearer[\x20\t]{1,16}(?P<s>[A-Za-z0-9._~+/-]{20,}=*)", re.IGNORECASE
 )
 
 
@@ -309,7 +334,8 @@ def _bearer_ok(value: str) -> bool:
 # "password_file" do not, because the separator must follow the keyword directly.
 _KEYWORDS = r"""
     pass(?:word|wd|phrase)
-  | (?<![a-z0-9])pass
+  | (?<![a-z0-9\]])pass
+  | (?:store|key)pass
   | pwd
   | secret(?:[_.-]?(?:access[_.-]?)?key)?
   | (?:api|private|signing|encryption|master|account)[_.-]?key
@@ -369,15 +395,20 @@ _NOT_SECRET = frozenset(
 )
 
 
+def _key_start(text: str, keyword_start: int) -> int:
+    """Start of the key word that ends with the keyword (DB_PASSWORD, --api-key, x-token)."""
+    i = keyword_start
+    floor = max(0, keyword_start - 64)  # bounded: keys are short, hostile runs are not
+    while i > floor and (text[i - 1].isalnum() or text[i - 1] in "_-."):
+        i -= 1
+    return i
+
+
 def _is_cli_option(text: str, keyword_start: int) -> bool:
     """True when the keyword ends an option word such as --password or -storepass."""
     if keyword_start == 0 or text[keyword_start - 1] != "-":
         return False
-    i = keyword_start
-    floor = max(0, keyword_start - 64)
-    while i > floor and (text[i - 1].isalnum() or text[i - 1] in "_-."):
-        i -= 1
-    return text[i] == "-"
+    return text[_key_start(text, keyword_start)] == "-"
 
 
 def _match_end(pattern: re.Pattern[str], text: str, start: int) -> int:
@@ -419,6 +450,8 @@ def _find_assignments(text: str) -> Iterator[_Span]:
         cli = match.group("cli") is not None
         if cli and not _is_cli_option(text, match.start()):
             continue
+        if text.endswith("://", 0, _key_start(text, match.start())):
+            continue  # https://x-access-token:...@host is URL userinfo: url_credentials owns it
         found = _value_span(text, match.end())
         if found is None:
             continue
@@ -428,6 +461,8 @@ def _find_assignments(text: str) -> Iterator[_Span]:
         pos = max(pos, end)
         value = text[start:end]
         if value.startswith(REDACTED) or _is_placeholder(value):
+            continue
+        if _PLACEHOLDER_OPEN_RE.match(text, start) is not None:
             continue
         if value.lower() in _NOT_SECRET or not value.strip("*"):
             continue
@@ -447,17 +482,29 @@ def _find_assignments(text: str) -> Iterator[_Span]:
 _RULES: tuple[_Rule, ...] = (
     _Rule("private_key_block", ("begin",), _find_pem),
     _Rule("github_fine_grained_token", ("github_pat_",), _regex_finder(_GITHUB_FINE_GRAINED_RE)),
-    _Rule("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), _regex_finder(_GITHUB_RE)),
+    _Rule(
+        "github_token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        _regex_finder(_GITHUB_RE, overlapping=True),
+    ),
     _Rule("gitlab_token", ("gl",), _regex_finder(_GITLAB_RE)),
     _Rule("slack_token", ("xox", "xapp-"), _regex_finder(_SLACK_RE)),
     _Rule("slack_webhook_url", ("hooks.slack.com",), _regex_finder(_SLACK_WEBHOOK_RE)),
-    _Rule("stripe_key", ("_live_", "_test_", "whsec_"), _regex_finder(_STRIPE_RE)),
+    _Rule(
+        "stripe_key",
+        ("_live_", "_test_", "whsec_"),
+        _regex_finder(_STRIPE_RE, overlapping=True),
+    ),
     _Rule("anthropic_api_key", ("sk-ant-",), _regex_finder(_ANTHROPIC_RE)),
     _Rule("openai_api_key", ("sk-",), _regex_finder(_OPENAI_RE, check=_looks_random)),
     _Rule("google_api_key", ("aiza",), _regex_finder(_GOOGLE_RE)),
-    _Rule("npm_token", ("npm_",), _regex_finder(_NPM_RE)),
+    _Rule("npm_token", ("npm_",), _regex_finder(_NPM_RE, overlapping=True)),
     _Rule("pypi_token", ("pypi-",), _regex_finder(_PYPI_RE, check=_looks_random)),
-    _Rule("huggingface_token", ("hf_",), _regex_finder(_HUGGINGFACE_RE, check=_looks_random)),
+    _Rule(
+        "huggingface_token",
+        ("hf_",),
+        _regex_finder(_HUGGINGFACE_RE, check=_looks_random, overlapping=True),
+    ),
     _Rule("sendgrid_api_key", ("sg.",), _regex_finder(_SENDGRID_RE)),
     _Rule("age_secret_key", ("age-secret-key-1",), _regex_finder(_AGE_RE)),
     _Rule("aws_access_key_id", ("akia", "asia", "abia", "acca"), _regex_finder(_AWS_KEY_ID_RE)),

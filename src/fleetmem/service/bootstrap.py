@@ -40,6 +40,9 @@ class App:
         self.memory.close()
         if self.summarizer is not None:
             self.summarizer.close()
+        close = getattr(self.embedder, "close", None)
+        if close is not None:
+            close()
         self.store.close()
 
 
