@@ -16,7 +16,7 @@ from collections import namedtuple
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fleetmem.core.redact import (
@@ -207,7 +207,7 @@ def test_public_key_and_certificate_are_kept() -> None:
         (
             "git clone https://x:tok123@github.com/o/r.git",
             f"git clone https://x:{REDACTED}@github.com/o/r.git",
-        ),  # noqa: E501
+        ),
     ],
 )
 def test_url_credentials_keep_scheme_user_and_host(text: str, expected: str) -> None:
@@ -256,7 +256,7 @@ def test_url_with_token_as_password_names_the_token() -> None:
         (
             'Authorization: Digest username="u", response="ab12"',
             f"Authorization: Digest {REDACTED}",
-        ),  # noqa: E501
+        ),
     ],
 )
 def test_authorization_header(text: str, expected: str) -> None:
@@ -630,6 +630,9 @@ def test_embedded_token_never_survives(prefix: str, token: str, suffix: str) -> 
 def test_embedded_token_never_survives_among_fragments(
     prefix: str, token: str, suffix: str
 ) -> None:
+    # Fragments include tokens; a copy glued into the surrounding text may legitimately stay
+    # (AKIA + 16 + "0" is not an access key id), so only the inserted copy is judged.
+    assume(token not in prefix + suffix)
     assert token not in redact(f"{prefix} {token} {suffix}")
 
 

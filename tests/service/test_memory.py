@@ -176,7 +176,7 @@ def test_recall_by_exact_words_with_vectors_off(make_app: Callable[..., App]) ->
     )
     result = app.memory.recall("settlement fixture timezone", scopes=[f"project:{API}"])
     assert result.degraded is None
-    assert [h.episode_id for h in result.items][0] == ep
+    assert result.items[0].episode_id == ep
     hit = result.items[0]
     assert (hit.agent, hit.repo, hit.run_id, hit.provider) == (
         "api-fixer",
@@ -509,3 +509,36 @@ def test_status_reports_counts(make_app: Callable[..., App]) -> None:
     assert status["episodes"]["live"] == 1
     assert status["embedding_model"] is None
     json.dumps(status)
+
+
+def test_retention_applies_to_an_external_provider(make_app: Callable[..., App]) -> None:
+    app = make_app('[memory.episodes]\nretention = "30d"\n[model_api]\nembedding_model = ""\n')
+    clock = Clock(now=1_795_857_243.0)
+    provider = ScriptedProvider()
+    svc = service_with(app, provider, clock)
+    ep = svc.ingest_run(make_record()).episode_id
+    clock.now += 31 * 86_400.0
+    assert svc.apply_retention() == 1
+    assert sorted(provider.forgotten) == [f"m-{ep}-1", f"m-{ep}-2"]
+    svc.close()
+
+
+def test_concurrent_ingest_from_threads_loses_nothing(make_app: Callable[..., App]) -> None:
+    app = make_app()
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        try:
+            for i in range(10):
+                app.memory.ingest_run(make_record(run_id=f"t{n}-{i}"))
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert app.store.episode_counts()["live"] == 40
+    assert app.memory.status()["pending"]["record"] == 0

@@ -1,0 +1,80 @@
+"""The SQLite store: WAL, migrations, the vector cache across connections, many writers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from fleetmem.service.bootstrap import App
+from fleetmem.store.sqlite.store import SqliteStore
+from tests.conftest import make_record, write_config
+from tests.surfaces.cli_helpers import FLEETMEM, env_for
+
+
+def test_migrations_are_recorded_once_and_wal_is_on(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    a = SqliteStore(path)
+    b = SqliteStore(path)  # reopening applies nothing twice
+    rows = a.db.conn.execute("SELECT version, name FROM schema_migrations").fetchall()
+    assert [tuple(r) for r in rows] == [(1, "runs_episodes_index_queue")]
+    assert a.db.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert b.db.schema_version() == 1
+    a.close()
+    b.close()
+
+
+def test_embedding_cache_round_trips(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db")
+    vec = np.arange(4, dtype=np.float32) / 7
+    store.cache_embedding("h", "m", vec)
+    store.cache_embedding("h", "m", vec * 2)  # first write wins: the key is the content
+    got = store.cached_embedding("h", "m")
+    assert got is not None and np.array_equal(got, vec)
+    assert store.cached_embedding("h", "other-model") is None
+    store.close()
+
+
+def test_vector_cache_sees_other_connections_adds_and_deletes(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    ep1 = app.memory.ingest_run(make_record(run_id="1")).episode_id
+    ep2 = app.memory.ingest_run(make_record(run_id="2")).episode_id
+    store = app.store
+    other = SqliteStore(store.db.path)  # a second process's view of the same file
+    scope = ["project:github.com/acme/api"]
+    v1 = np.array([1, 0, 0], dtype=np.float32)
+    v2 = np.array([0, 1, 0], dtype=np.float32)
+    store.builtin_put(ep1, "t1", None, v1, "h1", "m")
+    assert [i for i, _ in other.search_vector(v1, "m", scope, 5)] == [ep1]
+    store.builtin_put(ep2, "t2", None, v2, "h2", "m")
+    assert [i for i, _ in other.search_vector(v2, "m", scope, 5)] == [ep2, ep1]
+    assert other.search_vector(v2, "m", ["project:elsewhere"], 5) == []
+    store.builtin_delete(ep2 or "")
+    assert [i for i, _ in other.search_vector(v2, "m", scope, 5)] == [ep1]
+    other.close()
+
+
+def test_two_processes_ingesting_at_once_lose_nothing(home: Path, tmp_path: Path) -> None:
+    write_config(home, '[model_api]\nembedding_model = ""\n')
+    procs = []
+    for p in range(3):
+        script = "\n".join(json.dumps(make_record(run_id=f"p{p}-{i}")) for i in range(8))
+        files = []
+        for i, line in enumerate(script.splitlines()):
+            f = tmp_path / f"r-{p}-{i}.json"
+            f.write_text(line)
+            files.append(str(f))
+        cmd = " && ".join(f"{FLEETMEM} runs ingest {f}" for f in files)
+        procs.append(subprocess.Popen(["sh", "-c", cmd], env=env_for(home), stderr=subprocess.PIPE))
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    store = SqliteStore(home / "fleetmem.db")
+    assert store.episode_counts()["live"] == 24
+    assert store.job_counts() == {}
+    store.close()
