@@ -116,7 +116,11 @@ def strip_invisible(text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 _Span = tuple[int, int]
-_Finder = Callable[[str], Iterator[_Span]]
+# A finder gets the text and, when lowercasing kept every character at its index (true unless
+# the text holds one of the few characters whose lowercase is longer, like U+0130), the
+# lowercased text; case-insensitive rules search the latter with a case-sensitive pattern,
+# which is several times faster in `re` than IGNORECASE.
+_Finder = Callable[[str, str | None], Iterator[_Span]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,12 +179,16 @@ def _trim_end(text: str, start: int, end: int) -> int:
 
 
 def _regex_finder(
-    pattern: re.Pattern[str],
+    pattern: re.Pattern[str] | tuple[re.Pattern[str], re.Pattern[str]],
     groups: tuple[str, ...] = ("s",),
     check: Callable[[str], bool] | None = None,
     overlapping: bool = False,
 ) -> _Finder:
     """A finder yielding the span of the first participating group of ``groups`` per match.
+
+    ``pattern`` is one case-sensitive pattern run on the text, or a pair from :func:`_rx_folded`
+    run on the lowercased text (falling back to the IGNORECASE twin on the original text).
+    Spans always index the original text, and ``check`` sees the original characters.
 
     ``overlapping`` resumes the search one character after each match start instead of after
     its end. It is for rules whose run swallows the start of a glued neighbour's prefix but
@@ -189,17 +197,22 @@ def _regex_finder(
     contain the whole prefix, otherwise every position of a long run would rescan it.
     """
 
-    def matches(text: str) -> Iterator[re.Match[str]]:
+    def matches(subject: str, compiled: re.Pattern[str]) -> Iterator[re.Match[str]]:
         if not overlapping:
-            yield from pattern.finditer(text)
+            yield from compiled.finditer(subject)
             return
         pos = 0
-        while (match := pattern.search(text, pos)) is not None:
+        while (match := compiled.search(subject, pos)) is not None:
             yield match
             pos = match.start() + 1
 
-    def find(text: str) -> Iterator[_Span]:
-        for match in matches(text):
+    def find(text: str, lowered: str | None) -> Iterator[_Span]:
+        if isinstance(pattern, tuple):
+            folded, ignorecase = pattern
+            subject, compiled = (text, ignorecase) if lowered is None else (lowered, folded)
+        else:
+            subject, compiled = text, pattern
+        for match in matches(subject, compiled):
             for group in groups:
                 start, end = match.span(group)
                 if start >= 0:
@@ -223,6 +236,11 @@ def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags | re.ASCII | re.VERBOSE)
 
 
+def _rx_folded(pattern: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A case-insensitive rule written in lowercase: (for lowered text, IGNORECASE twin)."""
+    return _rx(pattern), _rx(pattern, re.IGNORECASE)
+
+
 # --- PEM private key blocks ------------------------------------------------------------------
 
 # Anchored on the literal BEGIN with a fixed-width lookbehind for the dashes: a leading `-{2,}`
@@ -231,7 +249,7 @@ _PEM_BEGIN_RE = _rx(r"(?:(?<=--)|(?<=--\x20))BEGIN[\x20A-Z0-9]{0,40}PRIVATE\x20K
 _PEM_END_RE = _rx(r"END[\x20A-Z0-9]{0,40}PRIVATE\x20KEY(?:\x20BLOCK)?\x20?-{0,16}")
 
 
-def _find_pem(text: str) -> Iterator[_Span]:
+def _find_pem(text: str, lowered: str | None) -> Iterator[_Span]:
     pos = 0
     while True:
         begin = _PEM_BEGIN_RE.search(text, pos)
@@ -280,11 +298,10 @@ _SENDGRID_RE = _rx(_B + r"(?P<s>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?![A-Z
 _AGE_RE = _rx(r"(?P<s>AGE-SECRET-KEY-1[0-9A-Z]{58})")
 # Access key ids: AKIA (long-term), ASIA (STS temporary), ABIA (STS bearer), ACCA (context).
 _AWS_KEY_ID_RE = _rx(r"(?<![A-Z0-9\]])(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Z0-9\[])")
-_AWS_SECRET_RE = _rx(
+_AWS_SECRET_RE = _rx_folded(
     r"""aws[_.-]?secret[_.-]?(?:access[_.-]?)?key (?:\\?["'`])? [\x20\t]{0,16}
         (?::=|=>|[:=]) [\x20\t]{0,16} (?:\\?["'`])?
-        (?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=\[])""",
-    re.IGNORECASE,
+        (?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=\[])"""
 )
 # header.payload.signature, or an unsigned header.payload (payload then starts eyJ too).
 # Possessive runs plus the left boundary keep "eyJeyJeyJ..." linear.
@@ -305,17 +322,14 @@ _URL_CREDENTIALS_RE = _rx(
 )
 
 _AUTH_SCHEMES = r"bearer|token|bot|basic|apikey|api-key|key|digest|hmac|signature|aws4-hmac-sha256"
-_AUTHORIZATION_RE = _rx(
+_AUTHORIZATION_RE = _rx_folded(
     rf"""authorization (?:\\?["'`])? [\x20\t]{{0,16}} [:=] [\x20\t]{{0,16}} (?:\\?["'`])?
       (?: (?:bearer|token|bot|basic|apikey|api-key|key) [\x20\t]{{1,16}}
             (?P<tok>[A-Za-z0-9._~+/=-]+)
         | (?:digest|hmac|signature|aws4-hmac-sha256) [\x20\t]{{1,16}} (?P<params>[^\n]+)
-        | (?!(?:{_AUTH_SCHEMES})\b) (?P<raw>[^\s"'`,;()\[\]]{{8,}}) )""",
-    re.IGNORECASE,
+        | (?!(?:{_AUTH_SCHEMES})\b) (?P<raw>[^\s"'`,;()\[\]]{{8,}}) )"""
 )
-_BEARER_RE = _rx(
-    r"(?<![A-Za-z0-9_\]-])bearer[\x20\t]{1,16}(?P<s>[A-Za-z0-9._~+/-]{20,}=*)", re.IGNORECASE
-)
+_BEARER_RE = _rx_folded(r"(?<![A-Za-z0-9_\]-])bearer[\x20\t]{1,16}(?P<s>[A-Za-z0-9._~+/-]{20,}=*)")
 
 
 def _auth_value_ok(value: str) -> bool:
@@ -332,33 +346,39 @@ def _bearer_ok(value: str) -> bool:
 # Key names are matched by how they END, so DB_PASSWORD, client_secret, GITHUB_TOKEN, x-api-key
 # and AccountKey all hit without listing prefixes; "passwordless", "tokens", "secretary" and
 # "password_file" do not, because the separator must follow the keyword directly.
-_KEYWORDS = r"""
-    pass(?:word|wd|phrase)
-  | (?<![a-z0-9\]])pass
-  | (?:store|key)pass
+# Every alternative starts with a literal (words before "key" and "pass" are checked by
+# fixed-width lookbehinds after the literal), so `re` can skip positions by their first
+# character; a leading (api|private|...) group made this rule ten times slower on prose.
+_SEPARATORS = ("", "_", "-", ".")
+_KEY_HEADS = [
+    word + sep
+    for word in ("api", "private", "signing", "encryption", "master", "account", "secret")
+    for sep in _SEPARATORS
+] + ["secret" + a + "access" + b for a in _SEPARATORS for b in _SEPARATORS]
+_KEYWORDS = rf"""
+    pass(?: word | wd | phrase | (?<=storepass) | (?<=keypass) | (?<![a-z0-9\]]pass) )
   | pwd
-  | secret(?:[_.-]?(?:access[_.-]?)?key)?
-  | (?:api|private|signing|encryption|master|account)[_.-]?key
+  | secret
   | token
   | credentials?
+  | key(?: {"|".join(f"(?<={re.escape(head)}key)" for head in _KEY_HEADS)} )
 """
 
 # Python/TypeScript annotations between key and value ("password: str = ...") so the value
 # after "=" is the one redacted, not the type name.
 _ANNOTATION = r"""
     :[\x20\t]{0,8}
-    (?:typing\.)?(?:str|string|bytes|SecretStr|SecretBytes|Any
-                   |Optional\[(?:str|bytes|SecretStr)\]|(?:str|bytes)\x20?\|\x20?None)
+    (?:typing\.)?(?:str|string|bytes|secretstr|secretbytes|any
+                   |optional\[(?:str|bytes|secretstr)\]|(?:str|bytes)\x20?\|\x20?none)
     [\x20\t]{0,8}=(?![=>])
 """
 
-_ASSIGNMENT_RE = _rx(
+_ASSIGNMENT_RE, _ASSIGNMENT_RE_ICASE = _rx_folded(
     rf"""(?P<kw>{_KEYWORDS})
         (?: (?:\\?["'`])? [\x20\t]{{0,16}}
             (?: {_ANNOTATION} | :=  | =>  | =(?!=) | :(?![:=]) )
             [\x20\t]{{0,16}}
-          | (?P<cli>[\x20\t]{{1,16}}) )""",
-    re.IGNORECASE,
+          | (?P<cli>[\x20\t]{{1,16}}) )"""
 )
 
 # Bodies of quoted values, possessive so a missing closing quote costs one scan of the line.
@@ -406,8 +426,6 @@ def _key_start(text: str, keyword_start: int) -> int:
 
 def _is_cli_option(text: str, keyword_start: int) -> bool:
     """True when the keyword ends an option word such as --password or -storepass."""
-    if keyword_start == 0 or text[keyword_start - 1] != "-":
-        return False
     return text[_key_start(text, keyword_start)] == "-"
 
 
@@ -438,12 +456,15 @@ def _value_span(text: str, p: int) -> tuple[int, int, bool] | None:
     return (p, end, False) if end > p else None
 
 
-def _find_assignments(text: str) -> Iterator[_Span]:
+def _find_assignments(text: str, lowered: str | None) -> Iterator[_Span]:
     pos = 0
     n = len(text)
-    search = _ASSIGNMENT_RE.search
+    if lowered is None:
+        subject, search = text, _ASSIGNMENT_RE_ICASE.search
+    else:
+        subject, search = lowered, _ASSIGNMENT_RE.search
     while True:
-        match = search(text, pos)
+        match = search(subject, pos)
         if match is None:
             return
         pos = match.end()
@@ -532,11 +553,12 @@ _RULE_NAMES: tuple[str, ...] = tuple(rule.name for rule in _RULES)
 def _scan(text: str) -> tuple[str, list[str]]:
     """Redact ``text`` (already stripped of invisibles); return it and the rule names that fired."""
     lowered = text.lower()
+    aligned = lowered if len(lowered) == len(text) else None
     spans: list[tuple[int, int, int]] = []
     for index, rule in enumerate(_RULES):
         if not any(trigger in lowered for trigger in rule.triggers):
             continue
-        spans.extend((start, end, index) for start, end in rule.find(text))
+        spans.extend((start, end, index) for start, end in rule.find(text, aligned))
     if not spans:
         return text, []
     spans.sort()

@@ -2,6 +2,8 @@
 
 Each command parses its arguments, calls one service method through the composition root,
 and prints either text for people or ``--json`` (documented in docs/cli.md) for scripts.
+Commands live in modules listed in :data:`COMMAND_MODULES`; each exposes
+``register(subparsers) -> {command: handler}``.
 
 Exit codes: 0 success, 1 unexpected failure, 2 bad input or configuration, 3 not found,
 4 not attributed, 5 store unavailable.
@@ -10,13 +12,13 @@ Exit codes: 0 success, 1 unexpected failure, 2 bad input or configuration, 3 not
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from fleetmem import __version__
 from fleetmem.errors import (
@@ -27,11 +29,20 @@ from fleetmem.errors import (
     NotFound,
     StoreError,
 )
+from fleetmem.surfaces.cli.common import (
+    EXIT_FAIL,
+    EXIT_INPUT,
+    EXIT_NOT_ATTRIBUTED,
+    EXIT_NOT_FOUND,
+    EXIT_STORE,
+    Handler,
+)
 
-EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_NOT_ATTRIBUTED, EXIT_STORE = 0, 1, 2, 3, 4, 5
+#: Modules that contribute commands, in help order.
+COMMAND_MODULES: tuple[str, ...] = ("fleetmem.surfaces.cli.memory_cmds",)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     p = argparse.ArgumentParser(
         prog="fleetmem", description="Governed, local-first memory for fleets of AI coding agents."
     )
@@ -41,217 +52,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO to stderr")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    s = sub.add_parser("serve", help="run the daemon (HTTP API and background jobs)")
-    s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8737)
-
-    runs = sub.add_parser("runs", help="run records")
-    runs_sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
-    ingest = runs_sub.add_parser("ingest", help="validate, store and close a run record")
-    ingest.add_argument("file", help="path to a run record JSON file, or - for stdin")
-    ingest.add_argument("--json", action="store_true")
-
-    eps = sub.add_parser("episodes", help="list episodes, or `episodes show ID`")
-    eps.add_argument("action", nargs="*", metavar="show ID", help="show one episode")
-    eps.add_argument("--agent")
-    eps.add_argument("--repo")
-    eps.add_argument("--since", help="a duration back from now (7d) or a date")
-    eps.add_argument("--limit", type=int, default=50)
-    eps.add_argument("--json", action="store_true")
-
-    rc = sub.add_parser("recall", help="recall episodes by meaning and by words")
-    rc.add_argument("query")
-    who = rc.add_mutually_exclusive_group(required=True)
-    who.add_argument("--repo", help="recall in project:REPO")
-    who.add_argument("--as", dest="as_agent", metavar="AGENT", help="recall as AGENT would")
-    rc.add_argument("--paths", nargs="+", default=[], metavar="PATH")
-    rc.add_argument("--limit", type=int, default=8)
-    rc.add_argument("--json", action="store_true")
-
-    fg = sub.add_parser("forget", help="forget an episode everywhere it was recorded")
-    fg.add_argument("episode_id")
-    fg.add_argument("--json", action="store_true")
-
-    st = sub.add_parser("status", help="provider, counts, pending and failed work")
-    st.add_argument("--json", action="store_true")
-
-    jb = sub.add_parser("jobs", help="run due background work once (retries, retention)")
-    jb.add_argument("--json", action="store_true")
-    return p
-
-
-def _emit(args: argparse.Namespace, data: Any, text: Callable[[Any], str]) -> None:
-    if getattr(args, "json", False):
-        print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
-    else:
-        print(text(data))
-
-
-def _read_record(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise InvalidInput("file", path, exc.strerror or "cannot be read") from exc
-
-
-def _cmd_ingest(app: Any, args: argparse.Namespace) -> int:
-    from fleetmem.surfaces import views
-
-    result = app.memory.ingest_run(_read_record(args.file))
-    _emit(
-        args,
-        views.ingest_view(result),
-        lambda d: (
-            f"run {d['run_id']}: {d['status']}"
-            + (f" (episode {d['episode_id']})" if d["episode_id"] else "")
-        ),
-    )
-    return EXIT_OK
-
-
-def _episode_line(d: dict[str, Any]) -> str:
-    flag = " [forgotten]" if d["forgotten_at"] else ""
-    branch = f"@{d['branch']}" if d["branch"] else ""
-    return (
-        f"{d['episode_id']}  {d['started_at']}  {d['agent']:<16} {d['outcome']:<10}"
-        f" {d['repo']}{branch}{flag}"
-    )
-
-
-def _cmd_episodes(app: Any, args: argparse.Namespace) -> int:
-    from fleetmem.surfaces import views
-    from fleetmem.surfaces.cli.parsing import parse_since
-
-    if args.action:
-        if len(args.action) != 2 or args.action[0] != "show":
-            raise InvalidInput("episodes", " ".join(args.action), "use `episodes show ID`")
-        episode_id = args.action[1]
-        row = app.memory.get_episode(episode_id)
-        detail = views.episode_detail(row, app.store.index_rows_for_episode(episode_id))
-        _emit(args, detail, _show_text)
-        return EXIT_OK
-    since = parse_since(args.since, app.memory.now()) if args.since else None
-    rows = app.memory.list_episodes(agent=args.agent, repo=args.repo, since=since, limit=args.limit)
-    data = [views.episode_brief(r) for r in rows]
-    _emit(args, data, lambda ds: "\n".join(map(_episode_line, ds)) or "no episodes")
-    return EXIT_OK
-
-
-def _show_text(d: dict[str, Any]) -> str:
-    lines = [_episode_line(d), ""]
-    lines.append(d["text"].rstrip("\n") if d["text"] else "(body deleted: episode forgotten)")
-    lines.append("")
-    for r in d["index"]:
-        lines.append(f"index: {r['provider']} {r['provider_id']} {r['state']}")
-    return "\n".join(lines)
-
-
-def _cmd_recall(app: Any, args: argparse.Namespace) -> int:
-    from fleetmem.surfaces import views
-
-    scopes = app.memory.scopes_for(repo=args.repo, agent=args.as_agent)
-    result = app.memory.recall(args.query, scopes=scopes, limit=args.limit, paths=args.paths)
-    _emit(args, views.recall_view(result), _recall_text)
-    return EXIT_OK
-
-
-def _recall_text(d: dict[str, Any]) -> str:
-    head = f"provider {d['provider']}"
-    if d["degraded"]:
-        head += f" (degraded: {d['degraded']})"
-    if d["dropped"]:
-        head += " dropped " + ", ".join(f"{k}={v}" for k, v in sorted(d["dropped"].items()))
-    lines = [head]
-    if not d["items"]:
-        lines.append("no episodes")
-    for item in d["items"]:
-        lines.append("")
-        lines.append(
-            f"{item['episode_id']}  {item['agent']}  {item['outcome']}  {item['started_at']}"
-            f"  score {item['score']:.4f}"
-            if item["score"] is not None
-            else f"{item['episode_id']}  {item['agent']}  {item['outcome']}"
-        )
-        lines.extend("  " + line for line in item["text"].splitlines())
-    return "\n".join(lines)
-
-
-def _cmd_forget(app: Any, args: argparse.Namespace) -> int:
-    from fleetmem.surfaces import views
-
-    data = views.forget_view(app.memory.forget(args.episode_id))
-    _emit(
-        args,
-        data,
-        lambda d: (
-            f"forgot {d['episode_id']}"
-            + (" (already forgotten)" if d["already_forgotten"] else "")
-            + f": {d['provider_ids_forgotten']} provider ids forgotten,"
-            f" {d['provider_ids_pending']} pending"
-        ),
-    )
-    return EXIT_OK
-
-
-def _status_text(d: dict[str, Any]) -> str:
-    e, p, f = d["episodes"], d["pending"], d["failed"]
-    return "\n".join(
-        [
-            f"provider        {d['provider']['name']} ({d['provider']['state']},"
-            f" contract {d['provider']['contract']})",
-            f"embedding model {d['embedding_model'] or 'off (text search only)'}",
-            f"summaries       {'on' if d['summaries'] else 'off'}",
-            f"episodes        {e['live']} live, {e['forgotten']} forgotten",
-            "runs            "
-            + (", ".join(f"{k}: {v}" for k, v in sorted(_run_groups(d["runs"]).items())) or "none"),
-            f"pending         {p['record']} records, {p['forget']} forgets",
-            f"failed          {f['record']} records, {f['forget']} forgets",
-            f"vectors missing {d['vectors_missing']}",
-        ]
-    )
-
-
-def _run_groups(runs: dict[str, int]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for status, n in runs.items():
-        key = "with episode" if status.startswith("ep_") else status
-        out[key] = out.get(key, 0) + n
-    return out
-
-
-def _cmd_status(app: Any, args: argparse.Namespace) -> int:
-    _emit(args, app.memory.status(), _status_text)
-    return EXIT_OK
-
-
-def _cmd_jobs(app: Any, args: argparse.Namespace) -> int:
-    done = app.memory.process_jobs()
-    pruned = app.memory.apply_retention()
-    fixed = app.memory.backfill_vectors()
-    data = {"processed": done, "retention_forgotten": pruned, "vectors_backfilled": fixed}
-    _emit(args, data, lambda d: json.dumps(d))
-    return EXIT_OK
-
-
-def _cmd_serve(app: Any, args: argparse.Namespace) -> int:
-    from fleetmem.surfaces.http.server import serve
-
-    serve(app, args.host, args.port)
-    return EXIT_OK
-
-
-_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], int]] = {
-    "serve": _cmd_serve,
-    "runs": _cmd_ingest,
-    "episodes": _cmd_episodes,
-    "recall": _cmd_recall,
-    "forget": _cmd_forget,
-    "status": _cmd_status,
-    "jobs": _cmd_jobs,
-}
+    handlers: dict[str, Handler] = {}
+    for name in COMMAND_MODULES:
+        handlers.update(importlib.import_module(name).register(sub))
+    return p, handlers
 
 
 def _exit_code(exc: FleetmemError) -> int:
@@ -267,7 +71,8 @@ def _exit_code(exc: FleetmemError) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser, handlers = _parser()
+    args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if (args.verbose or args.command == "serve") else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
@@ -279,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         home = Path(args.home) if args.home else None
         app = build(home, os.environ)
-        return _COMMANDS[args.command](app, args)
+        return handlers[args.command](app, args)
     except FleetmemError as exc:
         if getattr(args, "json", False):
             print(json.dumps({"error": {"code": exc.code, "message": str(exc)}}), file=sys.stderr)

@@ -1,8 +1,8 @@
-"""Numbered migrations of the SQLite store. Append only: never edit a released one."""
+"""Migration 1: runs, sessions, events, episodes, the provider index, jobs, the built-in index."""
 
 from __future__ import annotations
 
-_V1 = """
+SQL = """
 CREATE TABLE runs (
     run_id TEXT PRIMARY KEY,
     agent TEXT NOT NULL,
@@ -130,5 +130,5 @@ CREATE TABLE meta (
 INSERT INTO meta (key, value) VALUES ('vector_generation', '0');
 """
 
-#: (version, name, SQL). Each is applied in one transaction and recorded in schema_migrations.
-MIGRATIONS: tuple[tuple[int, str, str], ...] = ((1, "runs_episodes_index_queue", _V1),)
+VERSION = 1
+NAME = "runs_episodes_index_queue"

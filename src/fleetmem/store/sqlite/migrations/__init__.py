@@ -1,0 +1,29 @@
+"""Numbered migrations of the SQLite store, one module each: ``mNNNN_<name>.py``.
+
+Each module defines ``VERSION`` (its number), ``NAME`` and ``SQL``. Append only: never edit
+a released migration; add a new module instead. Each is applied in one transaction and
+recorded in ``schema_migrations``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+
+def _load() -> tuple[tuple[int, str, str], ...]:
+    found: list[tuple[int, str, str]] = []
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("m"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        found.append((int(module.VERSION), str(module.NAME), str(module.SQL)))
+    found.sort()
+    versions = [v for v, _, _ in found]
+    if len(set(versions)) != len(versions):
+        raise RuntimeError(f"duplicate migration numbers: {versions}")
+    return tuple(found)
+
+
+#: (version, name, SQL) in order.
+MIGRATIONS = _load()
