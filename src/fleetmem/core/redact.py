@@ -425,8 +425,14 @@ def _key_start(text: str, keyword_start: int) -> int:
 
 
 def _is_cli_option(text: str, keyword_start: int) -> bool:
-    """True when the keyword ends an option word such as --password or -storepass."""
-    return text[_key_start(text, keyword_start)] == "-"
+    """True when the keyword ends an option word such as --password or -storepass.
+
+    The option must start a word: after whitespace, a quote, "(" or "=", or at the start.
+    Anything else before the dash ("x]-token", a run longer than a key) means this is not a
+    command line, and keeps the answer the same once a neighbour has become [REDACTED].
+    """
+    start = _key_start(text, keyword_start)
+    return text[start] == "-" and (start == 0 or text[start - 1] in " \t\n\"'`(=")
 
 
 def _match_end(pattern: re.Pattern[str], text: str, start: int) -> int:
@@ -459,6 +465,7 @@ def _value_span(text: str, p: int) -> tuple[int, int, bool] | None:
 def _find_assignments(text: str, lowered: str | None) -> Iterator[_Span]:
     pos = 0
     n = len(text)
+    has_url = "://" in text  # spares the backwards key scan below on most texts
     if lowered is None:
         subject, search = text, _ASSIGNMENT_RE_ICASE.search
     else:
@@ -471,7 +478,7 @@ def _find_assignments(text: str, lowered: str | None) -> Iterator[_Span]:
         cli = match.group("cli") is not None
         if cli and not _is_cli_option(text, match.start()):
             continue
-        if text.endswith("://", 0, _key_start(text, match.start())):
+        if has_url and text.endswith("://", 0, _key_start(text, match.start())):
             continue  # https://x-access-token:...@host is URL userinfo: url_credentials owns it
         found = _value_span(text, match.end())
         if found is None:
