@@ -43,3 +43,33 @@ def test_fts_match_quotes_every_term() -> None:
     assert fts_match("the") == '"the"'
     assert fts_match("!!! ???") is None
     assert terms("Flaky flaky LEDGER test") == ["flaky", "ledger", "test"]
+
+
+def test_small_k_and_channel_weight_keep_top_ranks_decisive() -> None:
+    # The built-in provider's fusion: k=10, the cosine channel at half weight.
+    fused = reciprocal_rank_fusion(
+        [["t1", "both"], ["v1", "both"]], recency={}, k=10, weights=[1.0, 0.5]
+    )
+    ids = [r.id for r in fused]
+    assert ids.index("both") < ids.index("v1")
+    assert ids.index("t1") < ids.index("v1")  # the text channel's top beats the vector's
+    scores = {r.id: r.score for r in fused}
+    assert abs(scores["both"] - (1 / 12 + 0.5 / 12)) < 1e-12
+
+
+def test_path_boost_is_one_top_rank_of_the_lightest_channel() -> None:
+    # A deep text-only match on a requested path must not beat the top of both channels,
+    # even when the text channel weighs twice the vector channel.
+    weak = [f"n{i}" for i in range(8)] + ["b"]
+    fused = reciprocal_rank_fusion(
+        [["a", *weak], ["a"]], recency={}, boosted=frozenset({"b"}), k=10, weights=[1.0, 0.5]
+    )
+    ids = [r.id for r in fused]
+    assert ids[0] == "a"
+    scores = {r.id: r.score for r in fused}
+    assert abs(scores["b"] - (1 / 20 + 0.5 / 11)) < 1e-12
+    # ... but it still lifts a candidate over an equal one.
+    even = reciprocal_rank_fusion(
+        [["a", "b"], ["b", "a"]], recency={}, boosted=frozenset({"b"}), k=10, weights=[1.0, 0.5]
+    )
+    assert even[0].id == "b"

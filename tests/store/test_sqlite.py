@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from fleetmem.service.bootstrap import App
+from fleetmem.store.sqlite.migrations import MIGRATIONS
 from fleetmem.store.sqlite.store import SqliteStore
 from tests.conftest import make_record, write_config
 from tests.surfaces.cli_helpers import FLEETMEM, env_for
@@ -20,9 +21,10 @@ def test_migrations_are_recorded_once_and_wal_is_on(tmp_path: Path) -> None:
     a = SqliteStore(path)
     b = SqliteStore(path)  # reopening applies nothing twice
     rows = a.db.conn.execute("SELECT version, name FROM schema_migrations").fetchall()
-    assert [tuple(r) for r in rows] == [(1, "runs_episodes_index_queue")]
+    assert [tuple(r) for r in rows] == [(v, n) for v, n, _ in MIGRATIONS]
+    assert rows[0][1] == "runs_episodes_index_queue"
     assert a.db.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert b.db.schema_version() == 1
+    assert b.db.schema_version() == MIGRATIONS[-1][0]
     a.close()
     b.close()
 

@@ -31,8 +31,9 @@ def reciprocal_rank_fusion(
     """Fuse ranked id lists: score(id) = sum over lists of weight / (k + rank).
 
     ``boosted`` ids (episodes whose files_touched contain a requested path) get one extra
-    top-rank contribution, enough to lift them over an equal candidate without letting a
-    path match alone outrank a strong match in both channels. Ties break by recency
+    top-rank contribution of the lightest channel, enough to lift them over an equal
+    candidate without letting a path match alone outrank a strong match in both channels
+    (with unequal weights a full top-rank of the heaviest channel would). Ties break by recency
     (larger ``recency`` value first), then by id, so the order is total and reproducible.
     """
     if weights is None:
@@ -43,9 +44,10 @@ def reciprocal_rank_fusion(
     for ranking, weight in zip(rankings, weights, strict=True):
         for rank, item in enumerate(ranking, start=1):
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    boost = min(weights, default=1.0) / (k + 1)
     for item in boosted:
         if item in scores:
-            scores[item] += 1.0 / (k + 1)
+            scores[item] += boost
     ordered = sorted(scores.items(), key=lambda kv: (-kv[1], -recency.get(kv[0], 0.0), kv[0]))
     if limit is not None:
         ordered = ordered[:limit]

@@ -19,6 +19,9 @@ from fleetmem.store.base import EpisodeRow, Vector
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.records import _EPISODE_COLUMNS, _placeholders, episode_from_row
 
+#: BM25 weight of the context column relative to the episode's own text and summary.
+CONTEXT_WEIGHT = 0.3
+
 
 @dataclass
 class _Matrix:
@@ -65,7 +68,9 @@ class BuiltinIndexMixin:
         vector: Vector | None,
         vector_hash: str,
         model_id: str,
+        context: str = "",
     ) -> None:
+        """Index ``text`` (and ``context``, ranked below it) and, if given, the vector."""
         with self.db.write() as conn:
             row = conn.execute(
                 "SELECT rowid, content_hash FROM episodes WHERE id = ?", (episode_id,)
@@ -76,8 +81,8 @@ class BuiltinIndexMixin:
             # Re-recording the same episode replaces its index entry instead of duplicating it.
             conn.execute("DELETE FROM builtin_fts WHERE rowid = ?", (rowid,))
             conn.execute(
-                "INSERT INTO builtin_fts (rowid, text, summary) VALUES (?, ?, ?)",
-                (rowid, text, summary or ""),
+                "INSERT INTO builtin_fts (rowid, text, summary, context) VALUES (?, ?, ?, ?)",
+                (rowid, text, summary or "", context),
             )
             if vector is not None:
                 self.cache_embedding(content_hash, model_id, vector)
@@ -160,13 +165,18 @@ class BuiltinIndexMixin:
 
     # ---- search -----------------------------------------------------------------------
     def search_text(self, match: str, scopes: Sequence[str], limit: int) -> list[str]:
-        """Episode ids in ``scopes`` ranked by BM25 (best first). ``match`` must be quoted."""
+        """Episode ids in ``scopes`` ranked by BM25 (best first). ``match`` must be quoted.
+
+        Words found only in an episode's context (its neighbours' excerpts) count for less
+        than its own, so a neighbour never ties with the episode that holds the words.
+        """
         if not scopes:
             return []
         rows = self.db.conn.execute(
             "SELECT e.id FROM builtin_fts JOIN episodes e ON e.rowid = builtin_fts.rowid"
             f" WHERE builtin_fts MATCH ? AND e.scope IN ({_placeholders(len(scopes))})"
-            " AND e.forgotten_at IS NULL ORDER BY bm25(builtin_fts), e.started_at DESC, e.id"
+            " AND e.forgotten_at IS NULL"
+            f" ORDER BY bm25(builtin_fts, 1.0, 1.0, {CONTEXT_WEIGHT}), e.started_at DESC, e.id"
             " LIMIT ?",
             [match, *scopes, limit],
         ).fetchall()

@@ -1,0 +1,405 @@
+"""Retrieval quality on LoCoMo through fleetmem's real write and read paths.
+
+Protocol (docs: DESIGN.md "Data for benchmarks"): for each of the 10 conversations a fresh
+store; every turn is one run record ingested with ``MemoryService.ingest_run`` (so it becomes an
+episode recorded through the built-in provider); every question is asked with
+``MemoryService.recall(question, scopes=[that conversation's project scope], limit=20)``.
+
+Scores: turn-level evidence recall@5/10/20 (the share of a question's evidence turns in the top
+k, averaged) and MRR (first evidence turn) on categories 1-4, per category, and category 5
+apart; session-level all-hit@3/5 (every evidence session is among the first k distinct
+sessions of the ranking). Latency is the wall time of each ``recall`` call.
+
+Rows ("path" says how each was measured):
+- ``bm25``: BM25 alone, no context (provider built with no embedder, as with
+  ``embedding_model = ""``; context window 0).
+- ``bm25+context``: BM25 alone over the neighbour-context index (the product's default
+  indexing, vectors off).
+- ``vector``: cosine alone. The product has no switch for it, so this row is a direct call to
+  the store's ``search_vector`` on the same store (labelled ``direct store call``).
+- ``hybrid-rrf60``: the previous default, plain RRF (k=60, equal weights), no context.
+- ``hybrid-wrrf``: weighted RRF (k=10, cosine at 0.5), no context.
+- ``hybrid-rrf60+context``: plain RRF over the context index.
+- ``fleetmem-default``: the product's defaults (``RankingOptions()``): weighted RRF over the
+  context index.
+
+The data file is read in place and never copied (CC BY-NC 4.0, evaluation only).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fleetmem.embed.base import Embedder, Vectors
+from fleetmem.embed.local import LocalMiniLM
+from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
+from fleetmem.service.bootstrap import App, build
+from fleetmem.service.memory import MemoryService
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"
+RESULTS = Path(__file__).resolve().parent / "results"
+LIMIT = 20
+KS = (5, 10, 20)
+SESSION_KS = (3, 5)
+#: Seconds between two turns of one session: conversation pace, well inside the context window.
+TURN_GAP_S = 30
+_EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+_DATE = "%I:%M %p on %d %B, %Y"
+
+
+# ---- data --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Turn:
+    dia_id: str
+    session: int
+    speaker: str
+    text: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    evidence: tuple[str, ...]
+    category: int
+
+
+@dataclass(frozen=True)
+class Conversation:
+    key: str
+    turns: tuple[Turn, ...]
+    questions: tuple[Question, ...]
+
+
+def normalise_evidence(raw: Sequence[str]) -> tuple[str, ...]:
+    """Evidence ids as ``D<session>:<turn>``: splits "D8:6; D9:17", fixes "D:11:26", "D30:05"."""
+    out: dict[str, None] = {}
+    for item in raw:
+        for session, turn in _EVIDENCE.findall(str(item)):
+            out[f"D{int(session)}:{int(turn)}"] = None
+    return tuple(out)
+
+
+def load(path: Path = DATA) -> list[Conversation]:
+    samples = json.loads(path.read_text(encoding="utf-8"))
+    convs = []
+    for i, sample in enumerate(samples):
+        conv = sample["conversation"]
+        numbers = sorted(int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k))
+        turns = []
+        for n in numbers:
+            start = datetime.strptime(conv[f"session_{n}_date_time"], _DATE).replace(tzinfo=UTC)
+            for j, t in enumerate(conv[f"session_{n}"]):
+                text = f"{t['speaker']}: {t['text']}"
+                if t.get("blip_caption"):
+                    text += f" [shares {t['blip_caption']}]"
+                at = start + timedelta(seconds=TURN_GAP_S * j)
+                turns.append(Turn(t["dia_id"], n, t["speaker"], text, at))
+        questions = tuple(
+            Question(q["question"], normalise_evidence(q.get("evidence") or []), int(q["category"]))
+            for q in sample["qa"]
+        )
+        convs.append(Conversation(f"conv-{i}", tuple(turns), questions))
+    return convs
+
+
+def run_record(conv: Conversation, turn: Turn) -> dict[str, Any]:
+    """One turn as a run record (docs/run-record.md)."""
+    stamp = turn.at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "version": 1,
+        "run_id": turn.dia_id,
+        "agent": "locomo",
+        "adapter": "bench",
+        "trigger": "manual",
+        "started_at": stamp,
+        "ended_at": stamp,
+        "outcome": "succeeded",
+        "reason": "completed",
+        "spawned": True,
+        "result_text": turn.text,
+        "sessions": [
+            {
+                "id": "s1",
+                "cwd": "/bench/locomo",
+                "repo": f"bench.invalid/locomo/{conv.key}",
+                "events": [],
+            }
+        ],
+    }
+
+
+# ---- an embedder that remembers documents ---------------------------------------------------
+class DocumentCache:
+    """Wraps the real embedder; while ``remember`` is on, repeated texts are embedded once.
+
+    Both stores of a conversation embed the same turn texts (the embedded text carries no
+    context), so the second ingest reuses vectors. Queries are never cached: recall latency
+    includes embedding the question.
+    """
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.remember = False
+        self._memo: dict[str, np.ndarray[Any, Any]] = {}
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not self.remember:
+            return self.inner.embed(texts)
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if missing:
+            for text, vec in zip(missing, self.inner.embed(missing), strict=True):
+                self._memo[text] = vec
+        return np.stack([self._memo[t] for t in texts]).astype(np.float32)
+
+
+# ---- variants ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    store: str  # "plain" (no context) or "context"
+    path: str
+    options: RankingOptions = field(default_factory=RankingOptions)
+    vectors: bool = True
+    direct_vector: bool = False
+
+
+PLAIN = RankingOptions(context_window_s=0)
+VARIANTS: tuple[Variant, ...] = (
+    Variant("bm25", "plain", "recall, no embedder", PLAIN, vectors=False),
+    Variant("vector", "plain", "direct store call: search_vector", PLAIN, direct_vector=True),
+    Variant(
+        "hybrid-rrf60",
+        "plain",
+        "recall",
+        RankingOptions(rrf_k=60, vector_weight=1.0, context_window_s=0),
+    ),
+    Variant("hybrid-wrrf", "plain", "recall", PLAIN),
+    Variant("bm25+context", "context", "recall, no embedder", vectors=False),
+    Variant(
+        "hybrid-rrf60+context", "context", "recall", RankingOptions(rrf_k=60, vector_weight=1.0)
+    ),
+    Variant("fleetmem-default", "context", "recall (RankingOptions() defaults)"),
+)
+
+
+# ---- scoring -----------------------------------------------------------------------------
+def session_of(dia_id: str) -> str:
+    return dia_id.split(":")[0]
+
+
+@dataclass
+class Scores:
+    recall: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in KS})
+    rr: list[float] = field(default_factory=list)
+    session_hit: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in SESSION_KS})
+
+    def add(self, ranked: Sequence[str], evidence: Sequence[str]) -> None:
+        wanted = set(evidence)
+        for k in KS:
+            self.recall[k].append(len(wanted & set(ranked[:k])) / len(wanted))
+        self.rr.append(next((1 / r for r, d in enumerate(ranked, 1) if d in wanted), 0.0))
+        sessions = list(dict.fromkeys(session_of(d) for d in ranked))
+        need = {session_of(d) for d in wanted}
+        for k in SESSION_KS:
+            self.session_hit[k].append(float(need <= set(sessions[:k])))
+
+    def summary(self) -> dict[str, Any]:
+        n = len(self.rr)
+        out: dict[str, Any] = {"n": n}
+        for k in KS:
+            out[f"recall@{k}"] = round(statistics.fmean(self.recall[k]), 4) if n else None
+        out["mrr"] = round(statistics.fmean(self.rr), 4) if n else None
+        for k in SESSION_KS:
+            hits = self.session_hit[k]
+            out[f"session_all_hit@{k}"] = round(statistics.fmean(hits), 4) if n else None
+        return out
+
+
+@dataclass
+class Tally:
+    main: Scores = field(default_factory=Scores)
+    by_category: dict[int, Scores] = field(default_factory=dict)
+    latencies_ms: list[float] = field(default_factory=list)
+
+    def add(self, q: Question, ranked: Sequence[str], ms: float) -> None:
+        self.latencies_ms.append(ms)
+        if not q.evidence:
+            return
+        self.by_category.setdefault(q.category, Scores()).add(ranked, q.evidence)
+        if q.category != 5:
+            self.main.add(ranked, q.evidence)
+
+    def summary(self) -> dict[str, Any]:
+        lat = sorted(self.latencies_ms)
+        return {
+            **self.main.summary(),
+            "per_category": {str(c): s.summary() for c, s in sorted(self.by_category.items())},
+            "latency_ms": {
+                "p50": round(float(np.percentile(lat, 50)), 2),
+                "p95": round(float(np.percentile(lat, 95)), 2),
+                "n": len(lat),
+            },
+        }
+
+
+# ---- running -----------------------------------------------------------------------------
+def _app(home: Path) -> App:
+    home.mkdir(parents=True)
+    (home / "fleetmem.toml").write_text(
+        "[memory.episodes]\nexcerpt_chars = 2000\nsummary = false\n", encoding="utf-8"
+    )
+    return build(home, {"HOME": str(home)})
+
+
+def _ingest(
+    app: App, conv: Conversation, options: RankingOptions, cache: DocumentCache
+) -> tuple[dict[str, str], float]:
+    provider = BuiltinProvider(app.store, cache, options)
+    memory = MemoryService(store=app.store, settings=lambda: app.config.current, provider=provider)
+    to_dia: dict[str, str] = {}
+    cache.remember = True
+    started = time.perf_counter()
+    for turn in conv.turns:
+        result = memory.ingest_run(run_record(conv, turn))
+        if result.status != "recorded" or result.episode_id is None:
+            raise RuntimeError(f"{turn.dia_id}: {result.status}")
+        to_dia[result.episode_id] = turn.dia_id
+    cache.remember = False
+    memory.close()
+    return to_dia, time.perf_counter() - started
+
+
+def run(quick: bool = False, variants: Sequence[Variant] = VARIANTS) -> dict[str, Any]:
+    """Every variant over the same stores; quick = the first 2 conversations."""
+    convs = load()[: 2 if quick else None]
+    tallies = {v.name: Tally() for v in variants}
+    ingest_s: dict[str, float] = {"plain": 0.0, "context": 0.0}
+    turns = 0
+    scratch = Path(tempfile.mkdtemp(prefix="fleetmem-locomo-"))
+    cache = DocumentCache(LocalMiniLM())
+    try:
+        for conv in convs:
+            turns += len(conv.turns)
+            scope = f"project:bench.invalid/locomo/{conv.key}"
+            for store_kind in ("plain", "context"):
+                app = _app(scratch / conv.key / store_kind)
+                opts = PLAIN if store_kind == "plain" else RankingOptions()
+                to_dia, took = _ingest(app, conv, opts, cache)
+                ingest_s[store_kind] += took
+                for v in variants:
+                    if v.store != store_kind:
+                        continue
+                    _ask(app, v, cache, scope, conv, to_dia, tallies[v.name])
+                app.close()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {
+        "benchmark": "locomo-retrieval",
+        "data": str(DATA),
+        "conversations": len(convs),
+        "turns": turns,
+        "quick": quick,
+        "embedding_model": "local:all-MiniLM-L6-v2-onnx-int8",
+        "ingest_ms_per_turn": {k: round(1000 * s / max(turns, 1), 2) for k, s in ingest_s.items()},
+        "rows": {
+            name: {"path": _path(variants, name), **t.summary()} for name, t in tallies.items()
+        },
+    }
+
+
+def _path(variants: Sequence[Variant], name: str) -> str:
+    return next(v.path for v in variants if v.name == name)
+
+
+def _ask(
+    app: App,
+    v: Variant,
+    cache: DocumentCache,
+    scope: str,
+    conv: Conversation,
+    to_dia: dict[str, str],
+    tally: Tally,
+) -> None:
+    provider = BuiltinProvider(app.store, cache if v.vectors else None, v.options)
+    memory = MemoryService(store=app.store, settings=lambda: app.config.current, provider=provider)
+    try:
+        for q in conv.questions:
+            started = time.perf_counter()
+            ranked = _rank(memory, app, cache, v, scope, q.text)
+            ms = 1000 * (time.perf_counter() - started)
+            tally.add(q, [to_dia[e] for e in ranked], ms)
+    finally:
+        memory.close()
+
+
+def _rank(
+    memory: MemoryService, app: App, cache: DocumentCache, v: Variant, scope: str, query: str
+) -> list[str]:
+    if v.direct_vector:
+        qvec = cache.embed([query])[0]
+        return [i for i, _ in app.store.search_vector(qvec, cache.model_id, [scope], LIMIT)]
+    result = memory.recall(query, scopes=[scope], limit=LIMIT)
+    if result.degraded:
+        raise RuntimeError(f"recall degraded: {result.degraded}")
+    return [hit.episode_id for hit in result.items]
+
+
+def table(report: dict[str, Any]) -> str:
+    head = (
+        f"{'row':22} {'r@5':>6} {'r@10':>6} {'r@20':>6} {'MRR':>6} "
+        f"{'c1@10':>6} {'c2@10':>6} {'c3@10':>6} {'c4@10':>6} {'c5@10':>6} "
+        f"{'S@3':>6} {'S@5':>6} {'p50ms':>6} {'p95ms':>6}  path"
+    )
+    lines = [head, "-" * len(head)]
+    for name, row in report["rows"].items():
+        cats = row["per_category"]
+
+        def cat(c: str, row_cats: dict[str, Any] = cats) -> str:
+            return f"{row_cats[c]['recall@10']:6.3f}" if c in row_cats else f"{'-':>6}"
+
+        lines.append(
+            f"{name:22} {row['recall@5']:6.3f} {row['recall@10']:6.3f} {row['recall@20']:6.3f}"
+            f" {row['mrr']:6.3f} {cat('1')} {cat('2')} {cat('3')} {cat('4')} {cat('5')}"
+            f" {row['session_all_hit@3']:6.3f} {row['session_all_hit@5']:6.3f}"
+            f" {row['latency_ms']['p50']:6.2f} {row['latency_ms']['p95']:6.2f}  {row['path']}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] = ()) -> int:
+    quick = "--quick" in argv
+    report = run(quick=quick)
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / ("locomo-quick.json" if quick else "locomo.json")
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    n = next(iter(report["rows"].values()))["n"]
+    print(f"LoCoMo retrieval, {report['conversations']} conversations, n={n} (categories 1-4)")
+    print(table(report))
+    print(f"ingest ms/turn: {report['ingest_ms_per_turn']}  -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
