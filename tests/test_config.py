@@ -415,7 +415,7 @@ def test_valid_agent_names(home: Path, name: str) -> None:
         ('[agent.scratch]\nadapter = "codex"', "agent.scratch.adapter", "codex", "unknown key"),
         ('[model_api]\napi_key = "k"', "model_api.api_key", "k", "unknown key"),
         ("verbose = true", "verbose", True, "unknown key"),
-        ('[mcp.mem0]\ncommand = "mem0"', "mcp", "<table>", "unknown table"),
+        ('[mcp.mem0]\ncommand = "mem0"\nport = 1', "mcp.mem0.port", 1, "unknown key"),
         ("[facts]\n", "facts", "<table>", "unknown table"),
         ("[memory.extra]\n", "memory.extra", "<table>", "unknown table"),
         ("[memory]\nepisodes = 3", "memory.episodes", 3, "expected a table [memory.episodes]"),

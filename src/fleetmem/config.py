@@ -55,11 +55,37 @@ class EpisodeSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class FactThresholds:
+    """``[memory.facts.thresholds.NAME]``: cosine thresholds for one embedding model.
+
+    ``NAME`` is the ``[model_api] embedding_model`` value the thresholds apply to; a key left
+    out keeps fleetmem's calibrated default for that model (see docs/facts.md).
+    """
+
+    search: float | None = None
+    recall: float | None = None
+    near_duplicate: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FactSettings:
+    """``[memory.facts]``: promotion, suspicion and per-embedder thresholds of facts."""
+
+    promotion: str = "human"
+    corroboration_runs: int = 3
+    corroboration_agents: int = 2
+    suspect_contradictions: int = 3
+    recall_timeout_s: float = 2.0
+    thresholds: Mapping[str, FactThresholds] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True)
 class MemorySettings:
     """``[memory]``: which episode provider is used."""
 
     provider: str = BUILTIN_PROVIDER
     episodes: EpisodeSettings = field(default_factory=EpisodeSettings)
+    facts: FactSettings = field(default_factory=FactSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +96,17 @@ class AgentSettings:
     memory_record: bool = True
     record_trace: bool = True
     untrusted_inline: bool = False
+    memory_recall: bool = True
+    edit_agent_files: bool = False
+    briefing_max_chars: int = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class RunsSettings:
+    """``[runs]``: live runs (global only)."""
+
+    #: A live run not heard from for this long is expired: no longer present or colliding.
+    expire_after_s: float = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +117,30 @@ class ModelApiSettings:
     api_key_env: str | None = None
     utility_model: str | None = None
     embedding_model: str = LOCAL_EMBEDDING_MODEL
+
+
+@dataclass(frozen=True, slots=True)
+class McpSettings:
+    """``[mcp.NAME]``: an upstream MCP server, used by fleetmem only as an episode provider.
+
+    Either ``command`` (with ``args`` and ``env``: a stdio subprocess) or ``url`` (with
+    ``headers``, each naming the environment variable that holds its value: streamable HTTP).
+    """
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    shared: bool = True
+    connect_timeout_s: float = 10.0
+    call_timeout_s: float = 30.0
+
+    @property
+    def transport(self) -> str:
+        """``stdio`` or ``http``."""
+        return "stdio" if self.command is not None else "http"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +169,8 @@ class Settings:
     memory: MemorySettings = field(default_factory=MemorySettings)
     agents: Mapping[str, AgentSettings] = field(default_factory=_empty)
     model_api: ModelApiSettings = field(default_factory=ModelApiSettings)
+    mcp: Mapping[str, McpSettings] = field(default_factory=_empty)
+    runs: RunsSettings = field(default_factory=RunsSettings)
     sources: tuple[str, ...] = ()
     # The winning entry per dotted key; needed to apply a project file on top later.
     _entries: Mapping[str, _Entry] = field(default_factory=_empty, repr=False, compare=False)
@@ -268,6 +331,59 @@ def _env_name(value: object) -> object:
 
 
 _AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+# An embedding model as [model_api] embedding_model names it: printable ASCII, no spaces.
+_MODEL_NAME = re.compile(r"[!-~]{1,256}")
+
+
+def _number(low: float, high: float) -> Parser:
+    def parse(value: object) -> object:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _Invalid(f"expected a number, got {_toml_type(value)}")
+        if not low <= value <= high:
+            raise _Invalid(f"must be a number between {low:g} and {high:g}")
+        return float(value)
+
+    return parse
+
+
+def _choice(*allowed: str) -> Parser:
+    def parse(value: object) -> object:
+        text = _expect(value, str, "a string")
+        if text not in allowed:
+            raise _Invalid("must be one of " + ", ".join(f'"{a}"' for a in allowed))
+        return text
+
+    return parse
+# No "__": a later gateway names upstream tools NAME__tool, so the separator must be unambiguous.
+_UPSTREAM_NAME = re.compile(r"(?=[a-z0-9_-]{1,64}$)[a-z0-9]+(?:[-_][a-z0-9]+)*")
+_HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")
+
+
+def _string_list(*, max_items: int, max_len: int) -> Parser:
+    def parse(value: object) -> object:
+        items = _expect(value, list, "an array of strings")
+        if len(items) > max_items:
+            raise _Invalid(f"at most {max_items} items")
+        return tuple(_printable(item, max_len=max_len, allow_empty=True) for item in items)
+
+    return parse
+
+
+def _string_table(key: re.Pattern[str], key_rule: str, value: Parser) -> Parser:
+    def parse(raw: object) -> object:
+        table = _expect(raw, dict, "a table")
+        out: dict[str, str] = {}
+        for name, item in table.items():
+            if not key.fullmatch(name):
+                raise _Invalid(f"key {name!r}: {key_rule}")
+            try:
+                out[name] = str(value(item))
+            except _Invalid as exc:
+                raise _Invalid(f"key {name!r}: {exc.reason}", exc.shown) from None
+        return MappingProxyType(out)
+
+    return parse
+
 
 SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
     {
@@ -275,6 +391,27 @@ SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
         "memory": TableSpec(
             global_only=True,
             keys={"provider": KeySpec("provider", _text(max_len=64))},
+        ),
+        "memory.facts": TableSpec(
+            global_only=True,
+            keys={
+                "promotion": KeySpec("promotion", _choice("human", "corroboration")),
+                "corroboration_runs": KeySpec("corroboration_runs", _integer(1, 100)),
+                "corroboration_agents": KeySpec("corroboration_agents", _integer(1, 50)),
+                "suspect_contradictions": KeySpec("suspect_contradictions", _integer(1, 100)),
+                "recall_timeout": KeySpec("recall_timeout_s", _duration("100ms", "10s")),
+            },
+        ),
+        "memory.facts.thresholds": TableSpec(global_only=True),
+        "memory.facts.thresholds.*": TableSpec(
+            global_only=True,
+            name_pattern=_MODEL_NAME,
+            name_rule="must be an embedding_model value (printable ASCII, no spaces)",
+            keys={
+                "search": KeySpec("search", _number(0.0, 1.0)),
+                "recall": KeySpec("recall", _number(0.0, 1.0)),
+                "near_duplicate": KeySpec("near_duplicate", _number(0.0, 1.0)),
+            },
         ),
         "memory.episodes": TableSpec(
             global_only=True,
@@ -293,7 +430,38 @@ SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
                 "memory_record": KeySpec("memory_record", _boolean, Project.NARROW_TO_FALSE),
                 "record_trace": KeySpec("record_trace", _boolean, Project.NARROW_TO_FALSE),
                 "untrusted_inline": KeySpec("untrusted_inline", _boolean),
+                "memory_recall": KeySpec("memory_recall", _boolean, Project.NARROW_TO_FALSE),
+                "edit_agent_files": KeySpec("edit_agent_files", _boolean),
+                "briefing_max_chars": KeySpec("briefing_max_chars", _integer(500, 4000)),
             },
+        ),
+        "mcp": TableSpec(global_only=True),
+        "mcp.*": TableSpec(
+            global_only=True,
+            name_pattern=_UPSTREAM_NAME,
+            name_rule="must be lower-case letters and digits, words joined by single - or _",
+            keys={
+                "command": KeySpec("command", _text(max_len=4096)),
+                "args": KeySpec("args", _string_list(max_items=64, max_len=4096)),
+                "env": KeySpec(
+                    "env",
+                    _string_table(
+                        _ENV_NAME, "must be an environment variable name", _text(max_len=4096)
+                    ),
+                ),
+                "url": KeySpec("url", _http_url),
+                "headers": KeySpec(
+                    "headers",
+                    _string_table(_HEADER_NAME, "must be an HTTP header name", _env_name),
+                ),
+                "shared": KeySpec("shared", _boolean),
+                "connect_timeout": KeySpec("connect_timeout_s", _duration("1s", "120s")),
+                "call_timeout": KeySpec("call_timeout_s", _duration("100ms", "300s")),
+            },
+        ),
+        "runs": TableSpec(
+            global_only=True,
+            keys={"expire_after": KeySpec("expire_after_s", _duration("30s", "24h"))},
         ),
         "model_api": TableSpec(
             global_only=True,
@@ -430,16 +598,26 @@ def _build(
 ) -> Settings:
     winners = list(entries.values())
     episodes = dataclasses.replace(EpisodeSettings(), **_attrs(winners, ("memory", "episodes")))
-    memory = dataclasses.replace(MemorySettings(episodes=episodes), **_attrs(winners, ("memory",)))
+    facts = _fact_settings(winners)
+    memory = dataclasses.replace(
+        MemorySettings(episodes=episodes, facts=facts), **_attrs(winners, ("memory",))
+    )
     agent_names = sorted({table[1] for table in tables if len(table) == 2 and table[0] == "agent"})
     agents = {
         name: dataclasses.replace(AgentSettings(name=name), **_attrs(winners, ("agent", name)))
         for name in agent_names
     }
+    upstream_names = sorted({table[1] for table in tables if len(table) == 2 and table[0] == "mcp"})
+    upstreams = {
+        name: dataclasses.replace(McpSettings(name=name), **_attrs(winners, ("mcp", name)))
+        for name in upstream_names
+    }
     settings = Settings(
         memory=memory,
         agents=MappingProxyType(agents),
         model_api=dataclasses.replace(ModelApiSettings(), **_attrs(winners, ("model_api",))),
+        mcp=MappingProxyType(upstreams),
+        runs=dataclasses.replace(RunsSettings(), **_attrs(winners, ("runs",))),
         sources=sources,
         _entries=MappingProxyType(dict(entries)),
     )
@@ -448,14 +626,31 @@ def _build(
     return settings
 
 
+def _fact_settings(winners: list[_Entry]) -> FactSettings:
+    prefix = ("memory", "facts", "thresholds")
+    # From the entries, not the tables: a project layer is built without the global tables.
+    names = sorted({e.table[3] for e in winners if len(e.table) == 4 and e.table[:3] == prefix})
+    thresholds = {
+        name: dataclasses.replace(FactThresholds(), **_attrs(winners, (*prefix, name)))
+        for name in names
+    }
+    return dataclasses.replace(
+        FactSettings(thresholds=MappingProxyType(thresholds)),
+        **_attrs(winners, ("memory", "facts")),
+    )
+
+
 def _fail_at(settings: Settings, key: str, value: object, reason: str) -> ConfigError:
     return ConfigError(key, value, reason, source=settings.origins.get(key))
 
 
 def _declared_upstreams(settings: Settings) -> frozenset[str]:
-    """Names of ``[mcp.NAME]`` upstreams from the global file and drop-ins (none accepted yet)."""
-    del settings
-    return frozenset()
+    """Names of ``[mcp.NAME]`` upstreams from the global file and drop-ins.
+
+    ``[mcp]`` is global-only (a project file declaring one fails to load), so every
+    upstream in the settings comes from one of those files.
+    """
+    return frozenset(settings.mcp)
 
 
 def _check_provider(settings: Settings) -> None:
@@ -463,6 +658,37 @@ def _check_provider(settings: Settings) -> None:
     if provider != BUILTIN_PROVIDER and provider not in _declared_upstreams(settings):
         reason = "no [mcp.NAME] upstream is declared in the global file or a drop-in"
         raise _fail_at(settings, "memory.provider", provider, reason)
+    upstream = settings.mcp.get(provider)
+    if upstream is not None and not upstream.shared:
+        reason = (
+            f"mcp.{provider}.shared is false, but the provider stores episodes from every "
+            "agent, so it must be a shared upstream"
+        )
+        raise _fail_at(settings, "memory.provider", provider, reason)
+
+
+def _check_upstreams(settings: Settings) -> None:
+    for name, up in settings.mcp.items():
+
+        def fail(key: str, value: object, reason: str, name: str = name) -> ConfigError:
+            prefix = f"mcp.{name}."
+            source = next((v for k, v in settings.origins.items() if k.startswith(prefix)), None)
+            return ConfigError(
+                f"mcp.{name}.{key}" if key else "mcp.NAME", value, reason, source=source
+            )
+
+        if name == BUILTIN_PROVIDER:
+            raise fail("", name, "is the built-in provider's name; choose another")
+        if up.command is None and up.url is None:
+            raise fail("command", None, "set command (a stdio server) or url (an HTTP server)")
+        if up.command is not None and up.url is not None:
+            raise fail("url", up.url, f"mcp.{name} sets both command and url; set exactly one")
+        if up.url is not None:
+            for key, present in (("args", bool(up.args)), ("env", bool(up.env))):
+                if present:
+                    raise fail(key, "<set>", "applies only to a stdio upstream (with command)")
+        if up.command is not None and up.headers:
+            raise fail("headers", "<set>", "applies only to an HTTP upstream (with url)")
 
 
 def _check_model_api(settings: Settings) -> None:
@@ -492,6 +718,7 @@ def _check_recording(settings: Settings) -> None:
 
 
 _CHECKS: Final[tuple[Callable[[Settings], None], ...]] = (
+    _check_upstreams,
     _check_provider,
     _check_model_api,
     _check_recording,
@@ -540,6 +767,7 @@ def apply_project(settings: Settings, project_root: Path) -> Settings:
     if layer is None:
         return settings
     tables = {("agent", name) for name in settings.agents} | layer.tables
+    tables |= {("mcp", name) for name in settings.mcp}
     entries = {**settings._entries, **layer.entries}
     return _build(entries, tables, (*settings.sources, layer.source))
 

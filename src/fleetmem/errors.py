@@ -7,8 +7,16 @@
     ├── InvalidInput                   a caller's input breaks a bound; names the field and value
     │   └── InvalidRunRecord           a run record fails its schema; nothing was stored
     ├── NotFound                       an object does not exist (or belongs to another workspace)
-    │   └── UnknownEpisode             no episode with that id
+    │   ├── UnknownEpisode             no episode with that id
+    │   └── UnknownFact                no fact with that id in this workspace
+    ├── Conflict                       a write conflicts with what is stored; names the object
+    │   ├── DuplicateFact              the same fact (normalized text, same scope) already exists
+    │   ├── InvalidTransition          a fact's status does not allow that action
+    │   ├── CapReached                 a workspace limit is full (facts, pins, review backlog)
+    │   └── StaleRevision              a save was based on an older revision of a context file
+    ├── RateLimited                    too many writes from one user; carries retry_after seconds
     ├── NotAttributed                  a caller that is not tied to a run asked for run-scoped data
+    ├── NotPermitted                   an attributed caller may not do this (an agent writing files)
     ├── NoRepository                   a path is outside any git repository
     ├── ProviderError                  an episode provider failed; carries the provider name
     │   ├── ProviderUnavailable        timed out, errored, or its breaker is open
@@ -95,6 +103,85 @@ class UnknownEpisode(NotFound):
         NotFound.__init__(self, "unknown episode", episode=episode_id)
 
 
+class UnknownFact(NotFound):
+    code = "unknown_fact"
+
+    def __init__(self, fact_id: str) -> None:
+        self.fact_id = fact_id
+        NotFound.__init__(self, "unknown fact", fact=fact_id)
+
+
+class Conflict(FleetmemError):
+    """The write conflicts with stored state; ``existing`` names the object in the way."""
+
+    code = "conflict"
+
+    def __init__(self, message: str, *, existing: str | None = None, **context: object) -> None:
+        self.existing = existing
+        FleetmemError.__init__(self, message, existing=existing, **context)
+
+
+class DuplicateFact(Conflict):
+    code = "duplicate_fact"
+
+
+class InvalidTransition(Conflict):
+    code = "invalid_transition"
+
+
+class CapReached(Conflict):
+    code = "cap_reached"
+
+
+class RateLimited(FleetmemError):
+    """Too many requests from one user; try again after ``retry_after`` seconds."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: float, **context: object) -> None:
+        self.retry_after = retry_after
+        FleetmemError.__init__(self, message, retry_after=f"{retry_after:.0f}s", **context)
+
+
+class StaleRevision(Conflict):
+    """A context-file save named an older revision than the current one; nothing was written.
+
+    ``current_revision``, ``changed_by`` and ``changed_at`` describe the revision in the way, so
+    a surface can show it next to the caller's text, which it keeps.
+    """
+
+    code = "stale_revision"
+
+    def __init__(
+        self,
+        file: str,
+        *,
+        base_revision: int,
+        current_revision: int,
+        changed_by: str,
+        changed_at: float,
+    ) -> None:
+        self.file = file
+        self.base_revision = base_revision
+        self.current_revision = current_revision
+        self.changed_by = changed_by
+        self.changed_at = changed_at
+        Conflict.__init__(
+            self,
+            "This file changed while you were editing. Reload to see the current version"
+            " — your text is kept.",
+            existing=f"{file}@{current_revision}",
+            base_revision=base_revision,
+            changed_by=changed_by,
+        )
+
+
+class NotPermitted(FleetmemError):
+    """An attributed caller asked for something its grants do not allow."""
+
+    code = "not_permitted"
+
+
 class NotAttributed(FleetmemError):
     code = "not_attributed"
 
@@ -120,7 +207,9 @@ class ProviderIncompatible(ProviderError):
 
 
 class ProviderReserved(ProviderError):
-    code = "provider_reserved"
+    """An agent named a provider tool; refused as ``not_permitted`` (seed 000 REQ-2)."""
+
+    code = "not_permitted"
 
 
 class EmbeddingUnavailable(FleetmemError):

@@ -39,6 +39,13 @@ PROVIDER_DURATION = Histogram(
     ["provider", "op"],
     registry=REGISTRY,
 )
+PROVIDER_UP = Gauge(
+    "fleetmem_memory_provider_up",
+    "1 when the provider's last contract check passed, 0 when it failed or the session is"
+    " down; absent before the first check.",
+    ["provider"],
+    registry=REGISTRY,
+)
 PENDING = Gauge(
     "fleetmem_memory_pending",
     "Records and forgets waiting for a retry.",
@@ -49,6 +56,83 @@ RUNS_SKIPPED = Counter(
     "fleetmem_memory_runs_skipped_total",
     "Closed runs that produced no episode, by reason.",
     ["reason"],
+    registry=REGISTRY,
+)
+
+BRIEFINGS = Counter(
+    "fleetmem_memory_briefings_total",
+    "Briefings served to runs, by delivery (prompt, tool, resource) and outcome (ok, empty,"
+    " skipped). Operator previews are not counted.",
+    ["agent", "delivery", "outcome"],
+    registry=REGISTRY,
+)
+BRIEFING_BYTES = Gauge(
+    "fleetmem_memory_briefing_bytes",
+    "Size in bytes of the last briefing served to a run of each agent.",
+    ["agent"],
+    registry=REGISTRY,
+)
+LIVE_RUNS = Gauge(
+    "fleetmem_runs_live",
+    "Open runs heard from within [runs] expire_after, as of the last read.",
+    registry=REGISTRY,
+)
+RUNS_OPENED = Counter(
+    "fleetmem_runs_opened_total",
+    "Runs opened, by source (supervisor, hook, api, cli).",
+    ["source"],
+    registry=REGISTRY,
+)
+RUNS_CLOSED = Counter(
+    "fleetmem_runs_closed_total",
+    "Live runs closed, by how (record: its run record arrived; expired: silent too long).",
+    ["how"],
+    registry=REGISTRY,
+)
+
+FACT_WRITES = Counter(
+    "fleetmem_facts_writes_total",
+    "Fact writes by action (add, propose, edit, forget, restore, pin, unpin, review, merge,"
+    " forget_all) and outcome (ok, duplicate, refused, rate_limited).",
+    ["action", "outcome"],
+    registry=REGISTRY,
+)
+FACT_PROPOSALS = Counter(
+    "fleetmem_facts_proposals_total",
+    "Agent fact proposals by outcome (proposed, duplicate, dropped: review backlog full,"
+    " refused: memory full).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+FACTS_SERVED = Counter(
+    "fleetmem_facts_served_total",
+    "Facts served to runs (an exposure row each), by surface and grade (instruction, data).",
+    ["surface", "served_as"],
+    registry=REGISTRY,
+)
+FACTS_WITHHELD = Counter(
+    "fleetmem_facts_withheld_total",
+    "Facts withheld from a run because their exposure could not be written, by surface.",
+    ["surface"],
+    registry=REGISTRY,
+)
+FACT_BLOCKS = Counter(
+    "fleetmem_facts_blocks_total",
+    "Facts blocks computed for runs, by outcome (ok, empty, off, timed_out, failed, withheld).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+FACT_VOTES = Counter(
+    "fleetmem_facts_votes_total",
+    "Votes on facts by stance and whether they count (independent, exposed, author_run,"
+    " repeat).",
+    ["stance", "reason"],
+    registry=REGISTRY,
+)
+FACT_SEARCHES = Counter(
+    "fleetmem_facts_searches_total",
+    "Fact searches by mode (meaning: embeddings used; words: degraded to exact words).",
+    ["mode"],
     registry=REGISTRY,
 )
 

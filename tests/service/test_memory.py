@@ -505,7 +505,9 @@ def test_status_reports_counts(make_app: Callable[..., App]) -> None:
     app = make_app()
     ingest(app)
     status = app.memory.status()
-    assert status["provider"] == {"name": "builtin", "state": "up", "contract": 1}
+    provider = status["provider"]
+    assert (provider["name"], provider["state"], provider["contract"]) == ("builtin", "ok", 1)
+    assert provider["transport"] == "in-process"
     assert status["episodes"]["live"] == 1
     assert status["embedding_model"] is None
     json.dumps(status)

@@ -32,6 +32,9 @@ class ProviderRecall:
     items: tuple[ProviderItem, ...]
     #: "embeddings_unavailable" when a hybrid provider fell back to text ranking.
     degraded: str | None = None
+    #: Items the provider returned that broke the contract's bounds and were left out here
+    #: (counted by the memory service as dropped ``invalid``).
+    invalid: int = 0
 
 
 class EpisodeProvider(Protocol):

@@ -16,7 +16,12 @@ from fleetmem.config import ConfigHolder, Settings, default_home
 from fleetmem.embed.base import Embedder
 from fleetmem.embed.factory import make_embedder
 from fleetmem.providers.builtin import BuiltinProvider
+from fleetmem.providers.hub import ProviderHub
+from fleetmem.service.briefings import BriefingService
+from fleetmem.service.facts import FactService
+from fleetmem.service.files import ContextFileService
 from fleetmem.service.memory import MemoryService
+from fleetmem.service.runs import RunsService
 from fleetmem.service.summaries import Summarizer, make_summarizer
 from fleetmem.store.sqlite.store import SqliteStore
 
@@ -31,6 +36,11 @@ class App:
     embedder: Embedder | None
     summarizer: Summarizer | None
     memory: MemoryService
+    providers: ProviderHub
+    runs: RunsService
+    briefings: BriefingService
+    files: ContextFileService
+    facts: FactService
 
     @property
     def settings(self) -> Settings:
@@ -38,6 +48,8 @@ class App:
 
     def close(self) -> None:
         self.memory.close()
+        self.facts.close()
+        self.providers.close()
         if self.summarizer is not None:
             self.summarizer.close()
         close = getattr(self.embedder, "close", None)
@@ -63,13 +75,29 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         settings.memory.episodes.summary, api.base_url, api.utility_model, api.api_key_env, env
     )
     store = SqliteStore(home / STORE_FILE)
-    provider = BuiltinProvider(store, embedder)
+    # Every provider, the built-in one included, is reached over MCP through the hub.
+    providers = ProviderHub(
+        settings=lambda: config.current,
+        builtin=BuiltinProvider(store, embedder),
+        call_log=store,
+        log_dir=home / "logs",
+        environ=env,
+    )
     memory = MemoryService(
         store=store,
         settings=lambda: config.current,
-        provider=provider,
+        provider=providers.configured(),
         summarizer=summarizer,
+        provider_for=providers.provider_or_none,
     )
+    runs = RunsService(store=store, settings=lambda: config.current)
+    # A stored run record closes its live run and indexes the paths it edited.
+    memory.add_run_listener(runs.on_run_stored)
+    briefings = BriefingService(memory=memory, runs=runs, settings=lambda: config.current)
+    # Context files; the facts block and the run feeds plug in as segment providers.
+    files = ContextFileService(store=store, settings=lambda: config.current)
+    # Facts of the default workspace; FactService.in_workspace(name) serves another tenant.
+    facts = FactService(store=store, settings=lambda: config.current, embedder=embedder)
     logging.getLogger("fleetmem").debug("bootstrap home=%s", home)
     return App(
         home=home,
@@ -78,4 +106,9 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         embedder=embedder,
         summarizer=summarizer,
         memory=memory,
+        providers=providers,
+        runs=runs,
+        briefings=briefings,
+        files=files,
+        facts=facts,
     )

@@ -61,6 +61,8 @@ log = logging.getLogger("fleetmem.memory")
 #: Failed records and forgets are retried for this long, then marked failed.
 RETRY_WINDOW_S = 24 * 3600.0
 DEFAULT_RECALL_LIMIT = 8
+#: How long status waits for a provider session that has not been checked yet in this process.
+PROVIDER_PROBE_S = 5.0
 
 
 def backoff(attempts: int) -> float:
@@ -112,6 +114,16 @@ class ForgetResult:
     forgotten: int
 
 
+@dataclass(frozen=True, slots=True)
+class RunStored:
+    """Told to run listeners once a new run record is stored: the run, the record, and the
+    repository each session ran in (sessions missing from ``repos`` ran outside any)."""
+
+    run: RunRow
+    record: RunRecord
+    repos: Mapping[str, SessionRepo]
+
+
 class MemoryService:
     """Episodes: ingest run records, record to the provider, recall, forget, retain."""
 
@@ -124,6 +136,7 @@ class MemoryService:
         summarizer: Summarizer | None = None,
         resolver: RepositoryResolver | None = None,
         clock: Callable[[], float] = time.time,
+        provider_for: Callable[[str], EpisodeProvider | None] | None = None,
     ) -> None:
         self.store = store
         self._settings = settings
@@ -131,8 +144,23 @@ class MemoryService:
         self._summarizer = summarizer
         self._resolver = resolver or RepositoryResolver(ttl_seconds=60.0)
         self._clock = clock
+        # Forget jobs of a provider that is no longer the configured one still reach it.
+        self._provider_for = provider_for
         # Provider calls run here so a hung provider cannot hold a caller past its timeout.
         self._calls = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fleetmem-provider")
+        self._run_listeners: list[Callable[[RunStored], None]] = []
+
+    def add_run_listener(self, listener: Callable[[RunStored], None]) -> None:
+        """Call ``listener`` after each new run record is stored (the runs service closes the
+        live run this way). A failing listener is logged and never fails the ingest."""
+        self._run_listeners.append(listener)
+
+    def _notify_run_stored(self, event: RunStored) -> None:
+        for listener in self._run_listeners:
+            try:
+                listener(event)
+            except Exception as exc:
+                log.warning("run.listener_failed run=%s error=%s", event.run.run_id, _short(exc))
 
     def close(self) -> None:
         self._calls.shutdown(wait=False, cancel_futures=True)
@@ -214,6 +242,7 @@ class MemoryService:
                 self.store.insert_episode(
                     _episode_row(episode, record, now), record_job_provider=self.provider.name
                 )
+        self._notify_run_stored(RunStored(run=run_row, record=record, repos=repos))
         if episode is None:
             metrics.RUNS_SKIPPED.labels(reason=str(skip)).inc()
             metrics.EPISODES_RECORDED.labels(provider=self.provider.name, outcome="skipped").inc()
@@ -342,13 +371,17 @@ class MemoryService:
 
     def _forget_one(self, job: Job) -> str:
         assert job.provider_id is not None
+        provider: EpisodeProvider | None = self.provider
         if job.provider != self.provider.name:
+            provider = self._provider_for(job.provider) if self._provider_for else None
+        if provider is None:
             return self._retry(job, "provider is not the configured one", "forget")
         pid = job.provider_id
+        forget = provider.forget
         started = time.perf_counter()
         try:
             self._call(
-                lambda: self.provider.forget(pid),
+                lambda: forget(pid),
                 timeout=max(5.0, self.settings.memory.episodes.provider_timeout_s),
             )
         except Exception as exc:
@@ -382,6 +415,9 @@ class MemoryService:
         return "retry"
 
     def _call(self, fn: Callable[[], Any], *, timeout: float) -> Any:
+        if getattr(self.provider, "enforces_deadlines", False):
+            # An MCP-backed provider cuts its own calls off at their deadline.
+            return fn()
         future = self._calls.submit(fn)
         try:
             return future.result(timeout=timeout)
@@ -465,6 +501,9 @@ class MemoryService:
                 time.perf_counter() - started
             )
         items, dropped = self._filter(answer.items, set(scopes), limit)
+        invalid = getattr(answer, "invalid", 0)
+        if invalid:
+            dropped["invalid"] = dropped.get("invalid", 0) + invalid
         for reason, n in dropped.items():
             metrics.RESULTS_DROPPED.labels(provider=provider, reason=reason).inc(n)
         outcome = "degraded" if answer.degraded else "ok"
@@ -587,8 +626,14 @@ class MemoryService:
         oldest_record = self.store.oldest_pending("record")
         oldest_forget = self.store.oldest_pending("forget")
         settings = self.settings
+        describe = getattr(self.provider, "describe", None)
+        provider = (
+            describe(probe_s=PROVIDER_PROBE_S)
+            if describe is not None
+            else {"name": self.provider.name, "state": "ok", "contract": None}
+        )
         return {
-            "provider": {"name": self.provider.name, "state": "up", "contract": 1},
+            "provider": provider,
             "embedding_model": embedder.model_id if embedder else None,
             "summaries": bool(
                 self._summarizer

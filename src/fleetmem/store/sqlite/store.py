@@ -6,11 +6,17 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from fleetmem.store.sqlite.builtin_index import BuiltinIndexMixin
+from fleetmem.store.sqlite.call_log import CallLogMixin
 from fleetmem.store.sqlite.db import Database
+from fleetmem.store.sqlite.facts import FactsMixin
+from fleetmem.store.sqlite.files import FilesMixin
 from fleetmem.store.sqlite.records import RecordsMixin
+from fleetmem.store.sqlite.runs_live import LiveRunsMixin
 
 
-class SqliteStore(RecordsMixin, BuiltinIndexMixin):
+class SqliteStore(
+    RecordsMixin, BuiltinIndexMixin, CallLogMixin, LiveRunsMixin, FilesMixin, FactsMixin
+):
     """All persistence in one SQLite file (WAL), safe to share between processes."""
 
     def __init__(self, path: Path | str) -> None:

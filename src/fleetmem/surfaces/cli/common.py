@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_NOT_ATTRIBUTED, EXIT_STORE = 0, 1, 2, 3, 4, 5
+EXIT_CONFLICT = 6
 
 #: A command handler: (the wired App, parsed arguments) -> exit code.
 Handler = Callable[[Any, argparse.Namespace], int]

@@ -6,7 +6,7 @@ Commands live in modules listed in :data:`COMMAND_MODULES`; each exposes
 ``register(subparsers) -> {command: handler}``.
 
 Exit codes: 0 success, 1 unexpected failure, 2 bad input or configuration, 3 not found,
-4 not attributed, 5 store unavailable.
+4 not attributed, 5 store unavailable, 6 conflict (a stale save, a full limit).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 from fleetmem import __version__
 from fleetmem.errors import (
     ConfigError,
+    Conflict,
     FleetmemError,
     InvalidInput,
     NotAttributed,
@@ -30,6 +31,7 @@ from fleetmem.errors import (
     StoreError,
 )
 from fleetmem.surfaces.cli.common import (
+    EXIT_CONFLICT,
     EXIT_FAIL,
     EXIT_INPUT,
     EXIT_NOT_ATTRIBUTED,
@@ -39,7 +41,13 @@ from fleetmem.surfaces.cli.common import (
 )
 
 #: Modules that contribute commands, in help order.
-COMMAND_MODULES: tuple[str, ...] = ("fleetmem.surfaces.cli.memory_cmds",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "fleetmem.surfaces.cli.memory_cmds",
+    "fleetmem.surfaces.cli.provider_cmds",
+    "fleetmem.surfaces.cli.files_cmds",
+    "fleetmem.surfaces.cli.runs_cmds",
+    "fleetmem.surfaces.cli.facts_cmds",
+)
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
@@ -67,6 +75,8 @@ def _exit_code(exc: FleetmemError) -> int:
         return EXIT_NOT_ATTRIBUTED
     if isinstance(exc, StoreError):
         return EXIT_STORE
+    if isinstance(exc, Conflict):
+        return EXIT_CONFLICT
     return EXIT_FAIL
 
 

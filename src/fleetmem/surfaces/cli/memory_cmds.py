@@ -18,11 +18,8 @@ def register(sub: Any) -> dict[str, Handler]:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8737)
 
-    runs = sub.add_parser("runs", help="run records")
-    runs_sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
-    ingest = runs_sub.add_parser("ingest", help="validate, store and close a run record")
-    ingest.add_argument("file", help="path to a run record JSON file, or - for stdin")
-    ingest.add_argument("--json", action="store_true")
+    # `runs` (ingest, open, heartbeat, list, ...) is registered by runs_cmds, which calls
+    # _cmd_ingest below for `runs ingest`.
 
     eps = sub.add_parser("episodes", help="list episodes, or `episodes show ID`")
     eps.add_argument("action", nargs="*", metavar="show ID", help="show one episode")
@@ -52,7 +49,6 @@ def register(sub: Any) -> dict[str, Handler]:
     jb.add_argument("--json", action="store_true")
     return {
         "serve": _cmd_serve,
-        "runs": _cmd_ingest,
         "episodes": _cmd_episodes,
         "recall": _cmd_recall,
         "forget": _cmd_forget,

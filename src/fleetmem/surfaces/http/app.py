@@ -16,15 +16,26 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from fleetmem import __version__, metrics
 from fleetmem.errors import (
+    Conflict,
     FleetmemError,
     InvalidInput,
     NotAttributed,
     NotFound,
+    NotPermitted,
+    RateLimited,
     StoreError,
 )
 from fleetmem.service.bootstrap import App
 
-_STATUS = {InvalidInput: 400, NotAttributed: 403, NotFound: 404, StoreError: 503}
+_STATUS: dict[type[FleetmemError], int] = {
+    InvalidInput: 400,
+    NotAttributed: 403,
+    NotPermitted: 403,
+    NotFound: 404,
+    Conflict: 409,
+    RateLimited: 429,
+    StoreError: 503,
+}
 
 
 def _status_for(exc: FleetmemError) -> int:
@@ -39,11 +50,21 @@ def error_body(exc: FleetmemError) -> dict[str, Any]:
     field = getattr(exc, "field", None)
     if field is not None:
         body["field"] = field
+    existing = getattr(exc, "existing", None)
+    if isinstance(existing, str):
+        body["existing"] = existing  # the fact a duplicate or conflict points at
+    if isinstance(exc, RateLimited):
+        body["retry_after"] = round(exc.retry_after, 1)
     return {"error": body}
 
 
 #: Modules that contribute API routes; each exposes ``routes(app: App) -> APIRouter``.
-ROUTE_MODULES: tuple[str, ...] = ("fleetmem.surfaces.http.memory_routes",)
+ROUTE_MODULES: tuple[str, ...] = (
+    "fleetmem.surfaces.http.memory_routes",
+    "fleetmem.surfaces.http.runs_routes",
+    "fleetmem.surfaces.http.files_routes",
+    "fleetmem.surfaces.http.facts_routes",
+)
 
 
 def create_app(app: App) -> FastAPI:
@@ -51,7 +72,10 @@ def create_app(app: App) -> FastAPI:
 
     @api.exception_handler(FleetmemError)
     def _fleetmem_error(_request: Request, exc: FleetmemError) -> JSONResponse:
-        return JSONResponse(error_body(exc), status_code=_status_for(exc))
+        headers = None
+        if isinstance(exc, RateLimited):
+            headers = {"Retry-After": str(max(1, round(exc.retry_after)))}
+        return JSONResponse(error_body(exc), status_code=_status_for(exc), headers=headers)
 
     @api.get("/healthz")
     def healthz() -> dict[str, Any]:

@@ -47,6 +47,8 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
             log.error("config.reload_failed kept=last_good error=%s", error)
 
     signal.signal(signal.SIGHUP, reload)
+    # Open the provider's session now, so no recall at spawn waits for it to start.
+    app.providers.start()
     jobs.start()
     config = uvicorn.Config(
         create_app(app), host=host, port=port, log_level="warning", access_log=False

@@ -1,0 +1,454 @@
+"""Briefings and recall answers: capped, sectioned wrapper documents (pure).
+
+Both take plain item lists, already ordered by their section's own ranking, and a nonce;
+neither reads a store or a clock, so the same inputs always give the same bytes.
+
+Briefing (seed 000 REQ-14): sections collisions, recent_runs, facts, episodes, in that order,
+each with an item cap and a share of ``max_chars``. Sections fill in order; an item that does
+not fit its section's share, the character cap or the 4,096-byte cap is dropped whole, never
+cut, and the section ends with how many it left out and a pointer to recall. A briefing
+outside a repository, or with nothing in any section, is the empty string.
+
+Recall (REQ-12): sections facts, episodes, recent_runs, never interleaved or re-scored; at
+most 16 KiB, dropping from the end of episodes, then recent runs, then facts, with the count
+in the document's ``truncated`` attribute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Final
+
+from fleetmem.core.durations import format_duration
+from fleetmem.core.wrapper import (
+    Attrs,
+    Document,
+    Item,
+    Section,
+    attrs,
+    document_close,
+    document_open,
+    sanitize_item,
+    sanitized_item_block,
+    section_close,
+    section_open,
+)
+
+MIN_MAX_CHARS: Final = 500
+MAX_MAX_CHARS: Final = 4000
+DEFAULT_MAX_CHARS: Final = 2000
+MAX_BRIEFING_BYTES: Final = 4096
+RECALL_MAX_BYTES: Final = 16 * 1024
+# Items beyond this per section are never looked at; it bounds the omitted count's width.
+_MAX_CONSIDERED: Final = 999
+
+
+@dataclass(frozen=True, slots=True)
+class SectionRule:
+    """A briefing section: its name, item cap and share of ``max_chars`` in percent."""
+
+    name: str
+    max_items: int
+    share_percent: int
+
+
+BRIEFING_RULES: Final = (
+    SectionRule("collisions", 10, 25),
+    SectionRule("recent_runs", 5, 25),
+    SectionRule("facts", 8, 35),
+    SectionRule("episodes", 3, 25),
+)
+RECALL_ORDER: Final = ("facts", "episodes", "recent_runs")
+
+
+# --------------------------------------------------------------------------- items
+
+
+def iso(ts: float) -> str:
+    """UNIX seconds as an RFC 3339 UTC time to the second, e.g. ``2026-11-28T09:31:47Z``."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def fact_item(
+    *,
+    fact_id: str,
+    text: str,
+    scope: str,
+    status: str | None = None,
+    confidence: float | None = None,
+    agent: str | None = None,
+    run_id: str | None = None,
+    created_at: float | None = None,
+    untrusted: bool = True,
+) -> Item:
+    """A fact; ``status`` is e.g. ``live`` or ``suspect`` (suspect ones are marked so)."""
+    return Item(
+        kind="fact",
+        text=text,
+        provenance=attrs(
+            id=fact_id,
+            scope=scope,
+            status=status,
+            confidence=confidence,
+            agent=agent,
+            run=run_id,
+            created=None if created_at is None else iso(created_at),
+        ),
+        untrusted=untrusted,
+    )
+
+
+def episode_item(
+    *,
+    episode_id: str,
+    provider: str,
+    text: str,
+    run_id: str,
+    agent: str,
+    adapter: str,
+    model: str | None,
+    repo: str,
+    branch: str | None,
+    outcome: str,
+    started_at: float,
+) -> Item:
+    """A recalled episode: text from the provider, every label from fleetmem's episode row."""
+    return Item(
+        kind="episode",
+        text=text,
+        provenance=attrs(
+            id=episode_id,
+            run=run_id,
+            agent=agent,
+            adapter=adapter,
+            model=model,
+            repo=repo,
+            branch=branch,
+            outcome=outcome,
+            started=iso(started_at),
+            provider=provider,
+        ),
+        untrusted=True,
+    )
+
+
+def recent_run_item(
+    *,
+    run_id: str,
+    agent: str,
+    adapter: str,
+    outcome: str,
+    reason: str,
+    ended_at: float,
+    duration_ms: int,
+    branch: str | None = None,
+    pull_request: str | None = None,
+) -> Item:
+    """A closed run; its pull request URL (harness-supplied text) is the fenced text."""
+    return Item(
+        kind="run",
+        text=f"pull request {pull_request}" if pull_request else "",
+        provenance=attrs(
+            run=run_id,
+            agent=agent,
+            adapter=adapter,
+            branch=branch,
+            outcome=outcome,
+            reason=reason,
+            ended=iso(ended_at),
+            duration=format_duration(max(0, duration_ms) / 1000),
+        ),
+    )
+
+
+def collision_item(
+    *,
+    run_id: str,
+    agent: str,
+    branch: str | None,
+    strength: str,
+    last_seen: float,
+    files: Sequence[str],
+    overlap: Sequence[str],
+    max_files: int = 10,
+) -> Item:
+    """Another live run on the repository; ``strength`` is ``files``, ``branch`` or ``repository``.
+
+    The paths it reported are agent-supplied, so they are the fenced text.
+    """
+    shared = sorted(set(overlap))
+    others = sorted(set(files) - set(shared))
+    parts = []
+    if shared:
+        parts.append("editing your files: " + _listing(shared, max_files))
+    if others:
+        parts.append(("also edited: " if shared else "edited: ") + _listing(others, max_files))
+    return Item(
+        kind="run",
+        text="; ".join(parts) if parts else "no edits reported yet",
+        provenance=attrs(
+            run=run_id,
+            agent=agent,
+            branch=branch,
+            collision=strength,
+            seen=iso(last_seen),
+        ),
+    )
+
+
+def _listing(paths: Sequence[str], limit: int) -> str:
+    shown = ", ".join(paths[:limit])
+    return shown if len(paths) <= limit else f"{shown} (+{len(paths) - limit} more)"
+
+
+# --------------------------------------------------------------------------- briefing
+
+
+@dataclass(frozen=True, slots=True)
+class BriefingInputs:
+    """Everything a briefing is made of, each list in its section's ranking order."""
+
+    repo: str | None
+    branch: str | None = None
+    collisions: Sequence[Item] = ()
+    recent_runs: Sequence[Item] = ()
+    facts: Sequence[Item] = ()
+    episodes: Sequence[Item] = ()
+    episodes_provider: str | None = None
+    episodes_degraded: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Composed:
+    """A composed briefing or recall answer; ``text`` is empty for an empty briefing."""
+
+    text: str
+    document: Document | None
+    nonce: str | None
+    shown: Mapping[str, int] = field(default_factory=dict)
+    omitted: Mapping[str, int] = field(default_factory=dict)
+    truncated: int = 0
+    degraded: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not self.text
+
+    @property
+    def chars(self) -> int:
+        return len(self.text)
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.text.encode("utf-8"))
+
+    def ids(self, section: str, key: str = "id") -> tuple[str, ...]:
+        """The ``key`` provenance values of the items shown in ``section`` (e.g. fact ids)."""
+        found = self.document.section(section) if self.document else None
+        if found is None:
+            return ()
+        return tuple(str(v) for item in found.items if (v := item.get(key)) is not None)
+
+
+def check_max_chars(max_chars: int) -> int:
+    """``max_chars`` if it is an integer from 500 to 4,000, else ValueError."""
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int):
+        raise ValueError("briefing_max_chars must be an integer")
+    if not MIN_MAX_CHARS <= max_chars <= MAX_MAX_CHARS:
+        raise ValueError(f"briefing_max_chars must be between {MIN_MAX_CHARS} and {MAX_MAX_CHARS}")
+    return max_chars
+
+
+def _size(text: str) -> tuple[int, int]:
+    return len(text), len(text.encode("utf-8"))
+
+
+def _shell_variants(inputs: BriefingInputs) -> list[tuple[Attrs, Attrs]]:
+    """Document and episodes-section attributes, fullest first, for when space is very short."""
+    doc_full = attrs(repo=inputs.repo, branch=inputs.branch)
+    doc_repo = attrs(repo=inputs.repo)
+    ep_full = attrs(provider=inputs.episodes_provider, degraded=inputs.episodes_degraded)
+    ep_degraded = attrs(degraded=inputs.episodes_degraded)
+    return [
+        (doc_full, ep_full),
+        (doc_repo, ep_full),
+        ((), ep_full),
+        ((), ep_degraded),
+        ((), ()),
+    ]
+
+
+def compose_briefing(inputs: BriefingInputs, *, max_chars: int, nonce: str) -> Composed:
+    """The briefing document for ``inputs`` (see the module docstring for the rules).
+
+    Raises :class:`fence.NonceCollision` when the nonce occurs in any item; draw another.
+    """
+    check_max_chars(max_chars)
+    given: dict[str, list[Item]] = {
+        "collisions": [sanitize_item(i) for i in inputs.collisions[:_MAX_CONSIDERED]],
+        "recent_runs": [sanitize_item(i) for i in inputs.recent_runs[:_MAX_CONSIDERED]],
+        "facts": [sanitize_item(i) for i in inputs.facts[:_MAX_CONSIDERED]],
+        "episodes": [sanitize_item(i) for i in inputs.episodes[:_MAX_CONSIDERED]],
+    }
+    if inputs.repo is None or not any(given.values()):
+        return Composed(text="", document=None, nonce=None, degraded=inputs.episodes_degraded)
+
+    limit_chars, limit_bytes = max_chars, MAX_BRIEFING_BYTES
+    close = document_close(nonce)
+    for doc_attrs, episode_attrs in _shell_variants(inputs):
+        shell = Document(kind="briefing", sections=(), attrs=doc_attrs)
+        used_c, used_b = _size(document_open(shell, nonce) + close)
+        for rule in BRIEFING_RULES:
+            section_attrs = episode_attrs if rule.name == "episodes" else ()
+            worst = _worst_shell(rule.name, section_attrs, len(given[rule.name]), nonce)
+            used_c, used_b = used_c + worst[0], used_b + worst[1]
+        if used_c <= limit_chars and used_b <= limit_bytes:
+            break
+    else:  # unreachable for max_chars >= 500; kept so the caps hold whatever the inputs
+        raise ValueError("a briefing shell does not fit briefing_max_chars")
+
+    sections: list[Section] = []
+    parts = [document_open(shell, nonce)]
+    shown: dict[str, int] = {}
+    omitted: dict[str, int] = {}
+    for rule in BRIEFING_RULES:
+        share = max_chars * rule.share_percent // 100
+        section_used = 0
+        kept: list[Item] = []
+        blocks: list[str] = []
+        candidates = given[rule.name]
+        for item in candidates[: rule.max_items]:
+            block = sanitized_item_block(item, nonce)
+            size_c, size_b = _size(block)
+            if (
+                section_used + size_c > share
+                or used_c + size_c > limit_chars
+                or used_b + size_b > limit_bytes
+            ):
+                continue  # dropped whole; counted below
+            kept.append(item)
+            blocks.append(block)
+            section_used += size_c
+            used_c, used_b = used_c + size_c, used_b + size_b
+        section = Section(
+            name=rule.name,
+            items=tuple(kept),
+            attrs=episode_attrs if rule.name == "episodes" else (),
+            omitted=len(candidates) - len(kept),
+        )
+        sections.append(section)
+        shown[rule.name] = len(kept)
+        omitted[rule.name] = section.omitted
+        parts.append(section_open(section, nonce))
+        parts.extend(blocks)
+        parts.append(section_close(section))
+    parts.append(close)
+    document = replace(shell, sections=tuple(sections))
+    return Composed(
+        text="".join(parts),
+        document=document,
+        nonce=nonce,
+        shown=shown,
+        omitted=omitted,
+        degraded=inputs.episodes_degraded,
+    )
+
+
+def _worst_shell(name: str, section_attrs: Attrs, given: int, nonce: str) -> tuple[int, int]:
+    """The most a section's own lines can take: open, omitted line for all given, close."""
+    if given == 0:
+        return _size(section_open(Section(name=name, attrs=section_attrs), nonce))
+    section = Section(name=name, attrs=section_attrs, omitted=given)
+    return _size(section_open(section, nonce) + section_close(section))
+
+
+# --------------------------------------------------------------------------- recall
+
+
+def assemble_recall(
+    *,
+    facts: Sequence[Item],
+    episodes: Sequence[Item],
+    recent_runs: Sequence[Item],
+    nonce: str,
+    repo: str | None = None,
+    provider: str | None = None,
+    degraded: str | None = None,
+    max_bytes: int = RECALL_MAX_BYTES,
+) -> Composed:
+    """A recall answer: facts, episodes and recent runs, at most ``max_bytes`` (16 KiB).
+
+    Over the cap, items go from the end of episodes, then of recent runs, then of facts;
+    ``truncated`` says how many. Raises :class:`fence.NonceCollision` like the renderer.
+    """
+    lists: dict[str, list[Item]] = {
+        "facts": [sanitize_item(i) for i in facts],
+        "episodes": [sanitize_item(i) for i in episodes],
+        "recent_runs": [sanitize_item(i) for i in recent_runs],
+    }
+    blocks = {
+        name: [sanitized_item_block(i, nonce) for i in items] for name, items in lists.items()
+    }
+    block_bytes = {name: [len(b.encode("utf-8")) for b in bs] for name, bs in blocks.items()}
+    section_attrs: dict[str, Attrs] = {"episodes": attrs(provider=provider)}
+    close = document_close(nonce)
+
+    def nbytes(text: str) -> int:
+        return len(text.encode("utf-8"))
+
+    def doc_attrs(truncated: int) -> Attrs:
+        return attrs(repo=repo, degraded=degraded, truncated=truncated)
+
+    def open_size(truncated: int) -> int:
+        return nbytes(
+            document_open(Document(kind="recall", sections=(), attrs=doc_attrs(truncated)), nonce)
+        )
+
+    # A section's own lines: self-closing when empty, else its opening and closing lines.
+    shells: dict[str, tuple[int, int]] = {}
+    for name in RECALL_ORDER:
+        empty = Section(name=name, attrs=section_attrs.get(name, ()))
+        full = Section(name=name, items=(Item(kind="run", text=""),), attrs=empty.attrs)
+        shells[name] = (
+            nbytes(section_open(empty, nonce)),
+            nbytes(section_open(full, nonce) + section_close(full)),
+        )
+
+    def size(truncated: int) -> int:
+        total = open_size(truncated) + nbytes(close)
+        for name in RECALL_ORDER:
+            total += shells[name][1 if lists[name] else 0] + sum(block_bytes[name])
+        return total
+
+    truncated = 0
+    drop_order = ("episodes", "recent_runs", "facts")
+    while size(truncated) > max_bytes:
+        victim = next((n for n in drop_order if lists[n]), None)
+        if victim is None:
+            break
+        lists[victim].pop()
+        blocks[victim].pop()
+        block_bytes[victim].pop()
+        truncated += 1
+
+    sections = tuple(
+        Section(name=name, items=tuple(lists[name]), attrs=section_attrs.get(name, ()))
+        for name in RECALL_ORDER
+    )
+    doc = Document(kind="recall", sections=sections, attrs=doc_attrs(truncated))
+    parts = [document_open(doc, nonce)]
+    for section in doc.sections:
+        parts.append(section_open(section, nonce))
+        parts.extend(blocks[section.name])
+        parts.append(section_close(section))
+    parts.append(close)
+    return Composed(
+        text="".join(parts),
+        document=doc,
+        nonce=nonce,
+        shown={name: len(lists[name]) for name in RECALL_ORDER},
+        truncated=truncated,
+        degraded=degraded,
+    )

@@ -1,0 +1,317 @@
+"""The context a run receives, and the whole-agent report (FR-46 to FR-50).
+
+:meth:`ContextMixin.assemble` gathers the project notebook, the every-run workspace files, the
+agent's files and the provided segments (the facts block, scope, recent activity and recent
+runs come from other services as :data:`SegmentProvider` callables), and fits them in the fixed
+order and budgets of :mod:`fleetmem.core.context`. With a ``run_id`` it is a real run: the
+revision of every file it loaded is recorded (so a run in flight keeps the text it started with
+and its receipt can say which revision it used), and each truncation is logged with segment,
+budget, original and truncated size (FR-49). Without one it is a preview: ``fleetmem context``
+and the whole-agent report, computed the same way, so they agree with a run to the token.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from prometheus_client import Counter
+
+from fleetmem import metrics
+from fleetmem.core.budget import TokenCodec
+from fleetmem.core.context import PROVIDED, Assembly, PartInput, SegmentInput, assemble
+from fleetmem.core.contextfiles import AGENT_FILES, NOTEBOOK, FileRef, resolve
+from fleetmem.core.redact import strip_invisible
+from fleetmem.core.scope import validate_agent_name, validate_repo_key
+from fleetmem.errors import InvalidInput
+from fleetmem.store.files import FileRow, FileStore, LoadRow
+
+log = logging.getLogger("fleetmem.context")
+
+CONTEXT_TRUNCATIONS = Counter(
+    "fleetmem_context_truncations_total",
+    "Segments of real runs' contexts that did not fit their budget, by segment.",
+    ["segment"],
+    registry=metrics.REGISTRY,
+)
+PROVIDER_FAILURES = Counter(
+    "fleetmem_context_provider_failures_total",
+    "Provided context segments (facts, scope, feeds) that failed and were left out.",
+    ["segment"],
+    registry=metrics.REGISTRY,
+)
+
+EMPTY_AGENT = "Nothing written yet — this agent runs on defaults."
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRequest:
+    """What a segment provider is asked for."""
+
+    workspace: str
+    agent: str
+    repo: str | None
+    run_id: str | None
+    now: float
+
+
+#: Returns the segment's entries (one per line, best or newest first), or None when the
+#: segment is switched off for this agent (e.g. memory recall off: no facts block at all).
+SegmentProvider = Callable[[ContextRequest], Sequence[str] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Truncation:
+    """One segment (or file) that did not fit: what a run's log records (FR-49)."""
+
+    segment: str
+    ref: str | None
+    budget: int
+    original: int
+    truncated: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    agent: str
+    repo: str | None
+    run_id: str | None
+    assembly: Assembly
+    truncations: tuple[Truncation, ...]
+
+    @property
+    def text(self) -> str:
+        return self.assembly.text
+
+
+@dataclass(frozen=True, slots=True)
+class AgentReport:
+    """The whole-agent context report (FR-46): every segment, computed without a run."""
+
+    context: RunContext
+    empty: bool
+    message: str | None
+    last_run_id: str | None
+    last_run_agreed: bool | None
+
+
+class ContextMixin:
+    """Context assembly for :class:`fleetmem.service.files.ContextFileService`."""
+
+    store: FileStore
+    workspace: str
+    providers: dict[str, SegmentProvider]
+    _clock: Callable[[], float]
+    _nonce: Callable[[], str]
+
+    @property
+    def codec(self) -> TokenCodec:
+        raise NotImplementedError
+
+    def _row(self, ref: FileRef) -> FileRow:
+        raise NotImplementedError
+
+    def every_run_rows(self) -> list[FileRow]:
+        raise NotImplementedError
+
+    def assemble(
+        self,
+        agent: str,
+        *,
+        repo: str | None = None,
+        run_id: str | None = None,
+        providers: Mapping[str, SegmentProvider | None] | None = None,
+    ) -> RunContext:
+        """The exact context a run of ``agent`` in ``repo`` receives now.
+
+        ``providers`` override the service's own for this call (None switches one off). With
+        ``run_id`` the loads are recorded once per run (the first assembly wins) and
+        truncations are logged; without it nothing is written.
+        """
+        agent = validate_agent_name(agent)
+        repo = None if repo is None else validate_repo_key(repo)
+        if run_id is not None and (not isinstance(run_id, str) or not 0 < len(run_id) <= 128):
+            raise InvalidInput("run_id", run_id, "must be a string of 1 to 128 characters")
+        request = ContextRequest(self.workspace, agent, repo, run_id, self._clock())
+        segments = self._inputs(request, {**self.providers, **(providers or {})})
+        assembly = assemble(segments, self.codec, self._nonce)
+        truncations = tuple(_truncations(assembly))
+        context = RunContext(agent, repo, run_id, assembly, truncations)
+        if run_id is not None:
+            self._record_run(request, context)
+        return context
+
+    def report(
+        self,
+        agent: str,
+        *,
+        repo: str | None = None,
+        providers: Mapping[str, SegmentProvider | None] | None = None,
+    ) -> AgentReport:
+        """Budget, usage and state of every segment the agent receives now (FR-46)."""
+        context = self.assemble(agent, repo=repo, providers=providers)
+        empty = all(context.assembly.segment(spec.slug).tokens == 0 for spec in AGENT_FILES)
+        last = self.store.last_loads(self.workspace, context.agent)
+        return AgentReport(
+            context=context,
+            empty=empty,
+            message=EMPTY_AGENT if empty else None,
+            last_run_id=last[0].run_id if last else None,
+            last_run_agreed=_agreement(context.assembly, last),
+        )
+
+    def run_loads(self, run_id: str) -> list[LoadRow]:
+        """Which revision of each file a run loaded, with budgets and sizes (its receipt)."""
+        return self.store.loads_for_run(self.workspace, run_id)
+
+    # ---- internals ----------------------------------------------------------------------
+    def _inputs(
+        self, request: ContextRequest, providers: Mapping[str, SegmentProvider | None]
+    ) -> list[SegmentInput]:
+        inputs: list[SegmentInput] = []
+        if request.repo is not None:
+            ref = FileRef(NOTEBOOK, request.repo)
+            row = self._row(ref)
+            part = PartInput(text=row.body, ref=str(ref), revision=row.revision)
+            inputs.append(SegmentInput("notebook", (part,), title=ref.display))
+        parts = []
+        for row in self.every_run_rows():
+            spec = resolve("workspace", row.key.name)
+            ref = FileRef(spec)
+            parts.append(
+                PartInput(text=row.body, label=spec.title, ref=str(ref), revision=row.revision)
+            )
+        inputs.append(SegmentInput("workspace_context", tuple(parts)))
+        for spec in AGENT_FILES:
+            ref = FileRef(spec, request.agent)
+            row = self._row(ref)
+            part = PartInput(text=row.body, ref=str(ref), revision=row.revision)
+            inputs.append(SegmentInput(spec.slug, (part,)))
+        for key in PROVIDED:
+            inputs.append(_provided(key, providers.get(key), request))
+        return inputs
+
+    def _record_read(
+        self, run_id: str, agent: str, ref: FileRef, revision: int, tokens: int
+    ) -> None:
+        self.store.record_loads(
+            [
+                LoadRow(
+                    self.workspace,
+                    run_id,
+                    agent,
+                    None,
+                    "on_demand",
+                    str(ref),
+                    revision,
+                    0,
+                    tokens,
+                    tokens,
+                    self._clock(),
+                )
+            ]
+        )
+
+    def _record_run(self, request: ContextRequest, context: RunContext) -> None:
+        assert request.run_id is not None
+        rows: list[LoadRow] = []
+        for segment in context.assembly.segments:
+            if segment.status != "ok":
+                continue
+            for part in segment.parts:
+                report = part.report
+                rows.append(
+                    LoadRow(
+                        self.workspace,
+                        request.run_id,
+                        request.agent,
+                        request.repo,
+                        segment.key,
+                        part.ref or "",
+                        part.revision,
+                        report.budget,
+                        report.tokens,
+                        0 if segment.dropped_by_backstop else report.used,
+                        request.now,
+                    )
+                )
+        self.store.record_loads(rows)
+        for cut in context.truncations:
+            CONTEXT_TRUNCATIONS.labels(segment=cut.segment).inc()
+            log.info(
+                "context.truncated run=%s agent=%s segment=%s file=%s budget=%d original=%d"
+                " truncated=%d",
+                request.run_id,
+                request.agent,
+                cut.segment,
+                cut.ref or "-",
+                cut.budget,
+                cut.original,
+                cut.truncated,
+            )
+        log.info(
+            "context.assembled run=%s agent=%s repo=%s tokens=%d truncations=%d",
+            request.run_id,
+            request.agent,
+            request.repo or "-",
+            context.assembly.total,
+            len(context.truncations),
+        )
+
+
+def _provided(key: str, provider: SegmentProvider | None, request: ContextRequest) -> SegmentInput:
+    if provider is None:
+        return SegmentInput(key, status="off")
+    try:
+        entries = provider(request)
+    except Exception as exc:  # a provider failure degrades the context, never fails a run
+        PROVIDER_FAILURES.labels(segment=key).inc()
+        log.warning(
+            "context.provider_failed segment=%s agent=%s error=%s",
+            key,
+            request.agent,
+            type(exc).__name__,
+        )
+        return SegmentInput(key, status="error")
+    if entries is None:
+        return SegmentInput(key, status="off")
+    # Provided text did not come from this module: drop controls and invisible characters.
+    cleaned = tuple(strip_invisible(str(entry)) for entry in entries)
+    return SegmentInput(key, (PartInput(entries=cleaned),))
+
+
+def _truncations(assembly: Assembly) -> list[Truncation]:
+    found: list[Truncation] = []
+    for segment in assembly.segments:
+        if segment.dropped_by_backstop:
+            found.append(Truncation(segment.key, None, segment.budget, segment.tokens, 0))
+            continue
+        for part in segment.parts:
+            report = part.report
+            if report.truncated:
+                found.append(
+                    Truncation(segment.key, part.ref, report.budget, report.tokens, report.used)
+                )
+    return found
+
+
+def _agreement(assembly: Assembly, loads: Sequence[LoadRow]) -> bool | None:
+    """Whether the last run loaded what the meter shows now for the same revisions (FR-50)."""
+    current = {
+        part.ref: (part.revision, part.report.budget, part.report.used)
+        for segment in assembly.segments
+        if not segment.dropped_by_backstop
+        for part in segment.parts
+        if part.ref
+    }
+    compared = [
+        (load.used, current[load.ref][2])
+        for load in loads
+        if load.ref in current
+        and load.segment != "on_demand"
+        and current[load.ref][:2] == (load.revision, load.budget)
+    ]
+    if not compared:
+        return None
+    return all(then == now for then, now in compared)

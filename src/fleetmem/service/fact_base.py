@@ -1,0 +1,368 @@
+"""What every part of the fact service shares: wiring, thresholds, embedding, ranking, the
+journal and rate limits. :class:`fleetmem.service.facts.FactService` is the public class."""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import logging
+import secrets
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fleetmem import metrics
+from fleetmem.config import FactThresholds, Settings
+from fleetmem.core.episode import content_hash
+from fleetmem.core.facts import (
+    ACTIVE,
+    DEFAULT_WORKSPACE,
+    KEPT,
+    LIVE,
+    MAX_KEPT,
+    MAX_PINNED,
+    MAX_PROPOSED,
+    NEAR_DUPLICATE_WORDS,
+    PROPOSED,
+    SUSPECT,
+    Actor,
+    Tally,
+    check_workspace,
+    confidence,
+    literal_match,
+    search_score,
+    word_overlap,
+)
+from fleetmem.embed.base import Embedder
+from fleetmem.errors import EmbeddingUnavailable, RateLimited, UnknownFact
+from fleetmem.service.fact_results import NearDuplicate, SearchHit
+from fleetmem.store.base import Vector
+from fleetmem.store.facts import FactRow, FactStore, JournalRow
+
+log = logging.getLogger("fleetmem.facts")
+
+#: Calibrated on tests/data/facts_paraphrase.json by bench/bench_facts.py (docs/facts.md):
+#: search keeps top-3 accuracy within 2 points of no threshold at all; recall admits no fact
+#: for any unrelated query; near-duplicate sits between the closest two different facts and
+#: the farthest rewording of one fact.
+CALIBRATED: Mapping[str, FactThresholds] = {
+    "local:all-MiniLM-L6-v2-onnx-int8": FactThresholds(
+        search=0.25, recall=0.42, near_duplicate=0.72
+    ),
+}
+#: For a model nobody calibrated: the seeds' figures (written for a larger embedding model).
+UNCALIBRATED = FactThresholds(search=0.55, recall=0.72, near_duplicate=0.92)
+
+#: Facts written while no embedder answered are embedded this many at a time.
+BACKFILL_BATCH = 128
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """A workspace's caps (seed 003 FR-3, FR-4, FR-14); smaller ones only in tests."""
+
+    kept: int = MAX_KEPT
+    proposed: int = MAX_PROPOSED
+    pinned: int = MAX_PINNED
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    search: float
+    recall: float
+    near_duplicate: float
+
+
+def local_user() -> Actor:
+    """The person at this machine (the CLI's and the loopback API's user until tokens exist)."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = "local"
+    return Actor("human", name or "local")
+
+
+def new_fact_id() -> str:
+    return "f_" + secrets.token_hex(8)
+
+
+def snapshot(row: FactRow | None) -> dict[str, Any] | None:
+    """A fact's state for the journal: everything but its body (bodies live in revisions, so
+    purging a fact removes its words while the journal keeps what happened)."""
+    if row is None:
+        return None
+    return {
+        "status": row.status,
+        "pinned": row.pinned,
+        "kind": row.kind,
+        "scope": row.scope,
+        "revision": row.revision,
+        "source": row.source,
+        "merged_into": row.merged_into,
+    }
+
+
+class FactServiceBase:
+    """Shared state and helpers; bound to one workspace (see ``in_workspace``)."""
+
+    def __init__(
+        self,
+        *,
+        store: FactStore,
+        settings: Callable[[], Settings],
+        embedder: Embedder | None,
+        clock: Callable[[], float] = time.time,
+        new_id: Callable[[], str] = new_fact_id,
+        workspace: str = DEFAULT_WORKSPACE,
+        limits: Limits | None = None,
+    ) -> None:
+        self.store = store
+        self._settings = settings
+        self.embedder = embedder
+        self._clock = clock
+        self._new_id = new_id
+        self.workspace = check_workspace(workspace)
+        self.limits = limits or Limits()
+
+    def in_workspace(self, workspace: str) -> Any:
+        """The same service bound to another workspace (the tenant every call is scoped to)."""
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        other.workspace = check_workspace(workspace)
+        return other
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings()
+
+    def now(self) -> float:
+        return self._clock()
+
+    # ---- lookups ----------------------------------------------------------------------
+    def _require(self, fact_id: object) -> FactRow:
+        if not isinstance(fact_id, str) or not fact_id or len(fact_id) > 64:
+            raise UnknownFact(str(fact_id)[:64])
+        row = self.store.fact_get(self.workspace, fact_id)
+        if row is None:
+            # Another workspace's fact is exactly as absent as one that never existed.
+            raise UnknownFact(fact_id)
+        return row
+
+    def _confidence(self, row: FactRow, tally: tuple[Tally, Tally] | None = None) -> float:
+        support, contradict = tally or (
+            self.store.fact_tally(self.workspace, row.id, row.revision, "support", 0.0),
+            self.store.fact_tally(self.workspace, row.id, row.revision, "contradict", 0.0),
+        )
+        human = row.origin == "human" or row.confirmed_at is not None
+        return confidence(support, contradict, human=human)
+
+    # ---- thresholds and vectors -------------------------------------------------------
+    def thresholds(self) -> Thresholds:
+        """The cosine thresholds in force for the configured embedder."""
+        base = UNCALIBRATED
+        if self.embedder is not None:
+            base = CALIBRATED.get(self.embedder.model_id, UNCALIBRATED)
+        name = self.settings.model_api.embedding_model
+        override = self.settings.memory.facts.thresholds.get(name, FactThresholds())
+        merged = dataclasses.replace(
+            base, **{k: v for k, v in dataclasses.asdict(override).items() if v is not None}
+        )
+        assert merged.search is not None and merged.recall is not None
+        assert merged.near_duplicate is not None
+        return Thresholds(merged.search, merged.recall, merged.near_duplicate)
+
+    def _embed_one(self, text: str) -> Vector | None:
+        """The vector of ``text`` (cached by content hash and model), or None when no embedder
+        answers; a failure is logged, never raised."""
+        if self.embedder is None:
+            return None
+        model = self.embedder.model_id
+        digest = content_hash(text)
+        cached = self.store.cached_embedding(digest, model)
+        if cached is not None:
+            return cached
+        try:
+            vector: Vector = self.embedder.embed([text])[0]
+        except EmbeddingUnavailable as exc:
+            log.warning("facts.embed_failed error=%s", exc)
+            return None
+        self.store.cache_embedding(digest, model, vector)
+        return vector
+
+    def _link_vector(self, row: FactRow, vector: Vector | None) -> None:
+        if vector is not None and self.embedder is not None:
+            self.store.fact_link_vector(row.id, self.embedder.model_id, row.content_hash)
+
+    def backfill(self, limit: int = BACKFILL_BATCH) -> int:
+        """Embed facts (any workspace) saved while the embedder was down; returns how many."""
+        if self.embedder is None:
+            return 0
+        model = self.embedder.model_id
+        rows = self.store.fact_missing_vectors(model, sorted(LIVE), limit)
+        if not rows:
+            return 0
+        todo = [r for r in rows if self.store.cached_embedding(r.content_hash, model) is None]
+        if todo:
+            try:
+                vectors = self.embedder.embed([r.body for r in todo])
+            except EmbeddingUnavailable as exc:
+                log.warning("facts.backfill_failed error=%s", exc)
+                return 0
+            for row, vector in zip(todo, vectors, strict=True):
+                self.store.cache_embedding(row.content_hash, model, vector)
+        with self.store.transaction():
+            for row in rows:
+                self.store.fact_link_vector(row.id, model, row.content_hash)
+        log.info("facts.backfilled vectors=%d", len(rows))
+        return len(rows)
+
+    # ---- ranking ----------------------------------------------------------------------
+    def _similarities(
+        self, query: str, rows: Sequence[FactRow]
+    ) -> tuple[dict[str, float], str | None]:
+        """Cosine of ``query`` to each row that has a vector; and the degraded reason."""
+        if self.embedder is None:
+            return {}, "embeddings_unavailable"
+        try:
+            qvec = self.embedder.embed([query])[0]
+        except EmbeddingUnavailable as exc:
+            log.warning("facts.query_embed_failed error=%s", exc)
+            return {}, "embeddings_unavailable"
+        vectors = self.store.fact_vectors(
+            self.workspace, self.embedder.model_id, [r.id for r in rows]
+        )
+        if not vectors:
+            return {}, None
+        ids = list(vectors)
+        matrix = np.stack([vectors[i] for i in ids])
+        sims = matrix @ np.asarray(qvec, dtype=np.float32)
+        return {i: float(s) for i, s in zip(ids, sims, strict=True)}, None
+
+    def _rank(
+        self, query: str, rows: Sequence[FactRow], *, limit: int
+    ) -> tuple[list[SearchHit], str | None]:
+        """Meaning above the search threshold fused with literal matches (always kept).
+
+        At most ``limit`` hits that matched by meaning alone; every literal hit is included.
+        """
+        sims, degraded = self._similarities(query, rows)
+        t = self.thresholds()
+        hits: list[SearchHit] = []
+        for row in rows:
+            literal = literal_match(query, row.body)
+            cosine = sims.get(row.id)
+            score = search_score(cosine, literal, threshold=t.search, strong=t.near_duplicate)
+            if score is None:
+                continue
+            matched = []
+            if cosine is not None and cosine >= t.search:
+                matched.append("meaning")
+            if literal is not None:
+                matched.append(literal)
+            hits.append(SearchHit(row, round(score, 4), cosine, tuple(matched)))
+        hits.sort(key=lambda h: (-h.score, -(h.similarity or 0.0), -h.fact.created_at, h.fact.id))
+        kept: list[SearchHit] = []
+        semantic_only = 0
+        for hit in hits:
+            if hit.matched == ("meaning",):
+                if semantic_only >= limit:
+                    continue
+                semantic_only += 1
+            kept.append(hit)
+        return kept, degraded
+
+    def _near_duplicates(
+        self, body: str, scope: str, vector: Vector | None, exclude: str | None = None
+    ) -> tuple[NearDuplicate, ...]:
+        """Live facts of the same scope that say nearly the same (at most three)."""
+        rows = [
+            r
+            for r in self.store.fact_candidates(self.workspace, sorted(LIVE), [scope])
+            if r.id != exclude
+        ]
+        found: list[NearDuplicate] = []
+        if vector is not None and self.embedder is not None:
+            limit = self.thresholds().near_duplicate
+            vectors = self.store.fact_vectors(
+                self.workspace, self.embedder.model_id, [r.id for r in rows]
+            )
+            for r in rows:
+                if r.id in vectors:
+                    sim = float(vectors[r.id] @ vector)
+                    if sim >= limit:
+                        found.append(NearDuplicate(r.id, round(sim, 4), r.body))
+        else:
+            for r in rows:
+                overlap = word_overlap(body, r.body)
+                if overlap >= NEAR_DUPLICATE_WORDS:
+                    found.append(NearDuplicate(r.id, round(overlap, 4), r.body))
+        found.sort(key=lambda n: (-n.similarity, n.fact_id))
+        return tuple(found[:3])
+
+    # ---- journal and limits -----------------------------------------------------------
+    def _journal(
+        self, action: str, actor: Actor, before: FactRow | None, after: FactRow | None
+    ) -> None:
+        subject = after or before
+        assert subject is not None
+        self.store.fact_journal_add(
+            JournalRow(
+                workspace=self.workspace,
+                fact_id=subject.id,
+                action=action,
+                actor_kind=actor.kind,
+                actor=actor.name,
+                run_id=actor.run_id,
+                at=self.now(),
+                before=snapshot(before),
+                after=snapshot(after),
+            )
+        )
+
+    def _rate(self, actor: Actor, bucket: str, limit: int, window_s: float) -> None:
+        """Count one request of ``actor`` in ``bucket``; raise RateLimited past ``limit``.
+
+        Kept in the store, so the CLI and the daemon share one window per user.
+        """
+        now = self.now()
+        who = f"{actor.kind}:{actor.name}"
+        hits = self.store.fact_rate_hits(self.workspace, who, bucket, now - window_s)
+        if len(hits) >= limit:
+            retry = max(1.0, hits[0] + window_s - now)
+            metrics.FACT_WRITES.labels(action=bucket, outcome="rate_limited").inc()
+            raise RateLimited(
+                f"at most {limit} {bucket} per {_window(window_s)} per user",
+                retry_after=retry,
+                user=actor.name,
+            )
+        self.store.fact_rate_add(self.workspace, who, bucket, now)
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        with self.store.transaction():
+            yield
+
+    def _room_for_kept(self) -> bool:
+        counts = self.store.fact_status_counts(self.workspace)
+        return sum(counts.get(status, 0) for status in KEPT) < self.limits.kept
+
+    def _room_for_proposal(self) -> bool:
+        counts = self.store.fact_status_counts(self.workspace)
+        return counts.get(PROPOSED, 0) < self.limits.proposed
+
+    def _room_for_pin(self) -> bool:
+        pinned = self.store.fact_pinned_count(self.workspace, [ACTIVE, SUSPECT])
+        return pinned < self.limits.pinned
+
+    def _save(self, before: FactRow, **changes: Any) -> FactRow:
+        after = dataclasses.replace(before, **changes)
+        self.store.fact_update(after)
+        return after
+
+
+def _window(seconds: float) -> str:
+    return "minute" if seconds == 60 else "hour" if seconds == 3600 else f"{seconds:g} s"

@@ -1,0 +1,174 @@
+"""API routes for facts: the same FactService methods as ``fleetmem facts``.
+
+Writes are made as the daemon's user (the loopback API has no per-user identity until API
+tokens exist). Errors follow the API's shape: 400 bad input (naming the field), 404 unknown
+fact (another workspace's fact included), 409 duplicate / not allowed in its status / a full
+limit (with ``existing`` naming the other fact), 429 rate limited (with ``Retry-After``).
+Documented in docs/facts.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from fleetmem.core.facts import FORGET_ALL_PHRASE, FORGET_ALL_UNTOUCHED
+from fleetmem.errors import InvalidInput
+from fleetmem.service.bootstrap import App
+from fleetmem.service.fact_base import local_user
+from fleetmem.surfaces import fact_views as fv
+
+_MAX_BODY = 64 * 1024
+
+
+def routes(app: App) -> APIRouter:
+    api = APIRouter()
+    facts = app.facts
+
+    @api.get("/api/v1/facts")
+    def list_facts(
+        status: str | None = None,
+        scope: str | None = None,
+        pinned: bool | None = None,
+        limit: int = Query(50),
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        page = facts.list(status=status, scope=scope, pinned=pinned, limit=limit, cursor=cursor)
+        return fv.page_view(page)
+
+    @api.get("/api/v1/facts/counts")
+    def counts() -> dict[str, int]:
+        return facts.counts()
+
+    @api.get("/api/v1/facts/search")
+    def search(
+        q: str = Query(...),
+        status: str | None = None,
+        scope: str | None = None,
+        limit: int = Query(50),
+    ) -> dict[str, Any]:
+        return fv.search_view(facts.search(q, status=status, scope=scope, limit=limit))
+
+    @api.get("/api/v1/facts/forget-all")
+    def forget_all_preview() -> dict[str, Any]:
+        """What Forget all would do, before it is confirmed."""
+        return {
+            "live": facts.counts()["live"],
+            "untouched": FORGET_ALL_UNTOUCHED,
+            "confirm": FORGET_ALL_PHRASE,
+        }
+
+    @api.post("/api/v1/facts/forget-all")
+    async def forget_all(request: Request) -> dict[str, Any]:
+        body = await _json_object(request, {"confirm"})
+        result = await run_in_threadpool(
+            facts.forget_all, _text(body, "confirm", required=True), actor=local_user()
+        )
+        return fv.forget_all_view(result)
+
+    @api.get("/api/v1/facts/offered")
+    def offered(run_id: str = Query(...)) -> dict[str, Any]:
+        return {
+            "run_id": run_id,
+            "offered": [fv.exposure_view(e) for e in facts.offered_to_run(run_id)],
+        }
+
+    @api.post("/api/v1/facts", status_code=201)
+    async def add(request: Request) -> JSONResponse:
+        body = await _json_object(
+            request, {"body", "kind", "scope", "pin", "source", "idempotency_key"}
+        )
+        key = body.get("idempotency_key") or request.headers.get("idempotency-key")
+        pin = body.get("pin", False)
+        if not isinstance(pin, bool):
+            raise InvalidInput("pin", pin, "must be true or false")
+        result = await run_in_threadpool(
+            lambda: facts.add(
+                _text(body, "body", required=True),
+                kind=_text(body, "kind") or "note",
+                scope=_text(body, "scope") or "workspace",
+                pin=pin,
+                source=_text(body, "source"),
+                actor=local_user(),
+                idempotency_key=key,
+            )
+        )
+        return JSONResponse(fv.write_view(result), status_code=201 if result.created else 200)
+
+    @api.get("/api/v1/facts/{fact_id}")
+    def show(fact_id: str) -> dict[str, Any]:
+        return fv.detail_view(facts.get(fact_id))
+
+    @api.patch("/api/v1/facts/{fact_id}")
+    async def edit(fact_id: str, request: Request) -> dict[str, Any]:
+        body = await _json_object(request, {"body"})
+        text = _text(body, "body", required=True)
+        result = await run_in_threadpool(lambda: facts.edit(fact_id, text, actor=local_user()))
+        return fv.edit_view(result)
+
+    @api.delete("/api/v1/facts/{fact_id}")
+    def forget(fact_id: str) -> dict[str, Any]:
+        return fv.forget_view(facts.forget(fact_id, actor=local_user()))
+
+    @api.post("/api/v1/facts/{fact_id}/restore")
+    def restore(fact_id: str) -> dict[str, Any]:
+        return fv.fact_view(facts.restore(fact_id, actor=local_user()))
+
+    @api.post("/api/v1/facts/{fact_id}/pin")
+    def pin(fact_id: str) -> dict[str, Any]:
+        return fv.fact_view(facts.pin(fact_id, actor=local_user()))
+
+    @api.delete("/api/v1/facts/{fact_id}/pin")
+    def unpin(fact_id: str) -> dict[str, Any]:
+        return fv.fact_view(facts.unpin(fact_id, actor=local_user()))
+
+    @api.post("/api/v1/facts/{fact_id}/review")
+    async def review(fact_id: str, request: Request) -> dict[str, Any]:
+        body = await _json_object(request, {"action", "into"})
+        action = _text(body, "action", required=True)
+        into = _text(body, "into")
+        row = await run_in_threadpool(
+            lambda: facts.review(fact_id, action, into=into, actor=local_user())
+        )
+        return fv.fact_view(row)
+
+    @api.get("/api/v1/facts/{fact_id}/history")
+    def history(fact_id: str) -> dict[str, Any]:
+        return fv.history_view(facts.history(fact_id))
+
+    @api.get("/api/v1/facts/{fact_id}/votes")
+    def votes(fact_id: str) -> dict[str, Any]:
+        return fv.votes_view(facts.votes(fact_id))
+
+    return api
+
+
+async def _json_object(request: Request, known: set[str]) -> dict[str, Any]:
+    raw = await request.body()
+    if len(raw) > _MAX_BODY:
+        raise InvalidInput("<body>", f"{len(raw)} bytes", f"must be at most {_MAX_BODY} bytes")
+    try:
+        data = json.loads(raw or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput("<body>", raw[:40].decode("utf-8", "replace"), "is not JSON") from exc
+    if not isinstance(data, dict):
+        raise InvalidInput("<body>", type(data).__name__, "must be a JSON object")
+    for key in data:
+        if key not in known:
+            raise InvalidInput(key, "<value>", "is not a known field")
+    return data
+
+
+def _text(body: dict[str, Any], key: str, *, required: bool = False) -> Any:
+    value = body.get(key)
+    if value is None:
+        if required:
+            raise InvalidInput(key, None, "is required")
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(key, type(value).__name__, "must be a string")
+    return value

@@ -1,0 +1,166 @@
+"""API routes for context files, load meters, the whole-agent report and run contexts.
+
+A file is named as in the CLI: ``/api/v1/files/{name}`` with ``?agent=A`` for an agent's file
+or ``?repo=R`` for a repository's notebook (repository keys hold slashes, so they travel in the
+query). A stale save answers 409 with the current revision and text, the caller's text and a
+diff, so nothing typed is lost. Documented in docs/context-files.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from fleetmem.core.contextfiles import FileRef, unified_diff
+from fleetmem.errors import InvalidInput, StaleRevision
+from fleetmem.service.bootstrap import App
+from fleetmem.service.files import Actor
+from fleetmem.surfaces import files_views as fv
+from fleetmem.surfaces.http.app import error_body
+
+_MAX_BODY = 256 * 1024  # a 64 KB file is at most 256 KB of JSON-escaped text
+
+
+def routes(app: App) -> APIRouter:
+    api = APIRouter()
+    files = app.files
+
+    def ref(name: str, agent: str | None, repo: str | None) -> FileRef:
+        return files.ref(name, agent=agent, repo=repo)
+
+    @api.get("/api/v1/files")
+    def list_files(agent: str | None = None, repo: str | None = None) -> dict[str, Any]:
+        if agent is not None or repo is not None:
+            views = files.list_files(agent=agent, repo=repo)
+            return {"files": [fv.file_view(v, body=False) for v in views]}
+        listing = files.listing()
+        return {
+            "workspace": [fv.file_view(v, body=False) for v in listing.workspace],
+            "agents": list(listing.agents),
+            "notebooks": list(listing.notebooks),
+        }
+
+    @api.get("/api/v1/files/{name}")
+    def get_file(
+        name: str, agent: str | None = None, repo: str | None = None, preview: bool = False
+    ) -> dict[str, Any]:
+        target = ref(name, agent, repo)
+        out = fv.file_view(files.get(target))
+        if preview:
+            out["preview"] = files.preview(target)
+        return out
+
+    @api.put("/api/v1/files/{name}")
+    async def save_file(
+        name: str, request: Request, agent: str | None = None, repo: str | None = None
+    ) -> JSONResponse:
+        body = await _json_object(request, {"text", "base_revision", "user"})
+        target = ref(name, agent, repo)
+        text, base = body.get("text"), body.get("base_revision")
+        if isinstance(base, bool) or not isinstance(base, int):
+            raise InvalidInput("base_revision", base, "name the revision your text is based on")
+        try:
+            view = files.save(target, text, base_revision=base, actor=_user(body))
+        except StaleRevision as exc:
+            return _conflict(app, target, exc, text if isinstance(text, str) else "")
+        return JSONResponse(fv.file_view(view, body=False))
+
+    @api.put("/api/v1/files/{name}/mode")
+    async def set_mode(name: str, request: Request) -> dict[str, Any]:
+        body = await _json_object(request, {"mode", "user"})
+        mode = body.get("mode")
+        if not isinstance(mode, str):
+            raise InvalidInput("mode", mode, "must be every_run or on_demand")
+        return fv.file_view(files.set_mode(name, mode, actor=_user(body)), body=False)
+
+    @api.get("/api/v1/files/{name}/revisions")
+    def history(name: str, agent: str | None = None, repo: str | None = None) -> dict[str, Any]:
+        rows = files.history(ref(name, agent, repo))
+        return {"revisions": [fv.revision_view(r) for r in rows]}
+
+    @api.get("/api/v1/files/{name}/revisions/{revision}")
+    def revision(
+        name: str, revision: int, agent: str | None = None, repo: str | None = None
+    ) -> dict[str, Any]:
+        return fv.revision_view(files.revision(ref(name, agent, repo), revision), body=True)
+
+    @api.post("/api/v1/files/{name}/revisions/{revision}/restore")
+    async def restore(
+        name: str,
+        revision: int,
+        request: Request,
+        agent: str | None = None,
+        repo: str | None = None,
+    ) -> dict[str, Any]:
+        body = await _json_object(request, {"user"})
+        view = files.restore(ref(name, agent, repo), revision, actor=_user(body))
+        return fv.file_view(view, body=False)
+
+    @api.get("/api/v1/files/{name}/ask")
+    def ask(
+        name: str, agent: str | None = None, repo: str | None = None, to: str | None = None
+    ) -> dict[str, Any]:
+        return fv.ask_view(files.ask(ref(name, agent, repo), to_agent=to))
+
+    @api.get("/api/v1/context-files/activity")
+    def activity(limit: int = 50) -> dict[str, Any]:
+        return {"activity": [fv.activity_view(r) for r in files.activity(limit=limit)]}
+
+    @api.get("/api/v1/runs/{run_id}/context-loads")
+    def loads(run_id: str) -> dict[str, Any]:
+        return {"loads": [fv.load_view(r) for r in files.run_loads(run_id)]}
+
+    @api.get("/api/v1/agents/{agent}/context-report")
+    def report(agent: str, repo: str | None = None) -> dict[str, Any]:
+        return fv.report_view(files.report(agent, repo=repo))
+
+    @api.get("/api/v1/agents/{agent}/context")
+    def context(agent: str, repo: str | None = None) -> dict[str, Any]:
+        return fv.context_view(files.assemble(agent, repo=repo))
+
+    return api
+
+
+def _user(body: dict[str, Any]) -> Actor:
+    # There are no API tokens yet (the daemon binds to loopback only): a caller names itself.
+    user = body.get("user", "api")
+    if not isinstance(user, str) or not 0 < len(user) <= 64 or not user.isprintable():
+        raise InvalidInput("user", user, "must be a printable name of 1 to 64 characters")
+    return Actor("user", user)
+
+
+def _conflict(app: App, target: FileRef, exc: StaleRevision, yours: str) -> JSONResponse:
+    current = app.files.get(target)
+    body = error_body(exc)
+    body["error"].update(
+        {
+            "current_revision": exc.current_revision,
+            "base_revision": exc.base_revision,
+            "changed_by": exc.changed_by,
+        }
+    )
+    body["current"] = fv.file_view(current)
+    body["yours"] = yours
+    body["diff"] = unified_diff(
+        current.body, yours, f"{target.name}@{current.revision}", f"{target.name} (yours)"
+    )
+    return JSONResponse(body, status_code=409)
+
+
+async def _json_object(request: Request, known: set[str]) -> dict[str, Any]:
+    raw = await request.body()
+    if len(raw) > _MAX_BODY:
+        raise InvalidInput("<body>", f"<{len(raw):,} bytes>", f"at most {_MAX_BODY:,} bytes")
+    try:
+        data = json.loads(raw or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput("<body>", "<not shown>", "is not JSON") from exc
+    if not isinstance(data, dict):
+        raise InvalidInput("<body>", type(data).__name__, "must be a JSON object")
+    for key in data:
+        if key not in known:
+            raise InvalidInput(key, "<not shown>", "is not a known field")
+    return data

@@ -1,0 +1,114 @@
+"""The contract's schemas and response checks (seed 000 REQ-3)."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from jsonschema.validators import validator_for
+
+from fleetmem.core.episode import render_text
+from fleetmem.providers import contract
+from fleetmem.providers.conformance import canonical_requests, synthetic_episode
+from tests.surfaces.cli_helpers import run_cli
+
+
+def test_every_schema_is_a_valid_json_schema() -> None:
+    for tool, directions in contract.all_schemas().items():
+        assert tool in contract.TOOLS
+        for body in directions.values():
+            validator_for(body).check_schema(body)
+
+
+def test_canonical_requests_satisfy_our_own_input_schemas() -> None:
+    episode = synthetic_episode("fmc0123456789abcdef", datetime(2026, 11, 28, tzinfo=UTC))
+    for tool, requests in canonical_requests("fmc0123456789abcdef", episode).items():
+        for request in requests:
+            assert contract.schema_problems(tool, "input", request) == [], (tool, request)
+    assert render_text(episode).count("fmc0123456789abcdef") >= 1
+
+
+def test_requests_outside_the_bounds_fail_the_input_schemas() -> None:
+    ok = {"query": "q", "scope": ["project:github.com/acme/api"], "limit": 8}
+    assert contract.schema_problems("memory_recall", "input", ok) == []
+    for bad, where in [
+        ({**ok, "query": "x" * 513}, "query: maxLength"),
+        ({**ok, "scope": []}, "scope: minItems"),
+        ({**ok, "scope": ["project:a", "project:b", "project:c"]}, "scope: maxItems"),
+        ({**ok, "limit": 21}, "limit: maximum"),
+        ({**ok, "limit": 0}, "limit: minimum"),
+        ({**ok, "paths": ["p"] * 21}, "paths: maxItems"),
+    ]:
+        assert where in contract.schema_problems("memory_recall", "input", bad)
+
+
+def test_an_out_of_bounds_item_is_invalid_not_a_failed_response() -> None:
+    items = [
+        {"id": "a", "text": "fine", "score": 0.5},
+        {"id": "b", "text": "x" * 5000, "score": 0.4},
+        {"id": "c" * 129, "text": "long id"},
+        {"id": "d", "text": "nan", "score": math.nan},
+        {"id": "e", "text": "inf", "score": math.inf},
+        {"id": 7, "text": "wrong type"},
+        "not an object",
+        {"id": "f", "text": "no score"},
+    ]
+    checked = contract.check_response("memory_recall", {"items": items})
+    assert checked.invalid_items == {1, 2, 3, 4, 5, 6}
+    assert "items/1/text: maxLength" in checked.problems
+
+
+@pytest.mark.parametrize(
+    ("tool", "data", "where"),
+    [
+        ("memory_recall", {"items": "nope"}, "items: type"),
+        ("memory_recall", {}, "<root>: required"),
+        ("memory_recall", {"items": [], "degraded": 3}, "degraded: type"),
+        ("memory_record_episode", {"ids": []}, "ids: minItems"),
+        ("memory_record_episode", {"ids": ["x"] * 33}, "ids: maxItems"),
+        ("memory_record_episode", {"ids": ["i" * 129]}, "ids/0: maxLength"),
+        ("memory_forget", {"forgotten": "yes"}, "forgotten: type"),
+        ("memory_contract", {"contract": "1", "provider": {"name": "p", "version": ""}}, "type"),
+    ],
+)
+def test_a_response_failing_its_schema_is_a_provider_error(
+    tool: str, data: object, where: str
+) -> None:
+    with pytest.raises(contract.ContractViolation) as info:
+        contract.check_response(tool, data)
+    assert where in info.value.reason
+    # Reasons name places and keywords, never values (a value may be provider text).
+    assert "nope" not in info.value.reason and "yes" not in info.value.reason
+
+
+def test_payload_prefers_json_text_and_falls_back_to_structured() -> None:
+    text = json.dumps({"items": [{"id": "a", "text": "t", "score": math.nan}]})
+    structured = {"items": [{"id": "a", "text": "t", "score": None}]}
+    got = contract.payload_of("memory_recall", is_error=False, structured=structured, texts=[text])
+    assert math.isnan(got["items"][0]["score"])  # the serializer's null would hide it
+    got = contract.payload_of(
+        "memory_recall", is_error=False, structured=structured, texts=["a summary, not JSON"]
+    )
+    assert got == structured
+    with pytest.raises(contract.ContractViolation):
+        contract.payload_of("memory_recall", is_error=False, structured=None, texts=["[1, 2]"])
+    with pytest.raises(contract.ContractViolation):
+        contract.payload_of("memory_recall", is_error=True, structured=structured, texts=[text])
+
+
+def test_provider_schema_prints_the_shipped_schemas(home: Path) -> None:
+    every = json.loads(run_cli(home, "provider", "schema").stdout)
+    assert every["contract"] == 1
+    assert list(every["tools"]) == list(contract.TOOLS)
+    assert every["tools"]["memory_recall"]["output"] == dict(
+        contract.schema("memory_recall", "output")
+    )
+    one = json.loads(
+        run_cli(home, "provider", "schema", "memory_forget", "--direction", "input").stdout
+    )
+    assert one["required"] == ["id"]
+    bad = run_cli(home, "provider", "schema", "memory_delete", check=False)
+    assert bad.returncode == 2 and "memory_delete" in bad.stderr
