@@ -2,21 +2,25 @@
 
 Every size gets a fresh store (a temporary ``FLEETMEM_HOME`` with ``embedding_model =
 "local:minilm"`` and summaries off) holding a prefix of one deterministic stream of synthetic
-run records (:class:`bench.common.FleetData`).
+run records (:class:`bench.common.FleetData`). ``--quick`` stops at 10k.
 
 * 1k: every record goes through ``MemoryService.ingest_run`` one by one, embedding included:
   the real synchronous write path. Its latency and throughput are reported, and beside them
   the time of ``app.embedder.embed([text])`` alone on the same episode text.
-* 10k and above: records are stored with ``ingest_run(record, process_now=False)`` (1,000 per
-  transaction), their embedding texts are embedded in batches of 64 by the same embedder and
-  written into fleetmem's own embedding cache, then ``MemoryService.process_jobs`` records
-  them through the built-in provider exactly as the daemon's background job does (finding
-  each vector in the cache). Embedding 100k texts of ~160 tokens on a small machine takes
-  longer than the rest of the benchmark together, so only the first ``real_vectors``
-  episodes are embedded; episode ``i`` beyond that reuses the vector of episode
-  ``i mod real_vectors``. Brute-force cosine costs the same whatever the vector values, and
-  the text channel always indexes each episode's own text. The result file says how many
-  vectors were embedded and how many reused.
+* 10k and above, in chunks of 10k: records are stored with ``ingest_run(record,
+  process_now=False)`` (1,000 per transaction), their embedding texts are embedded in
+  batches of 64 by the same embedder and written into fleetmem's own embedding cache, then
+  ``MemoryService.process_jobs`` records them through the built-in provider exactly as the
+  daemon's background job does (finding each vector in the cache).
+* Embedding 100k texts of ~160 tokens on a small machine takes longer than the rest of the
+  benchmark together, so only the first 10k episodes (1k with ``--quick``) are embedded;
+  episode ``i`` beyond that reuses the vector of episode ``i mod 10k``. Brute-force cosine
+  costs the same whatever the vector values, and the text channel always indexes each
+  episode's own text. The result file says how many vectors were embedded and reused.
+* The largest store stops at 50k when populating 50k took more than half of a 10-minute
+  budget (see ``notes`` in the result); ``FLEETMEM_BENCH_LARGE=100000`` forces the size.
+* At every size, 200 more runs are recorded one at a time (vector already cached) to show
+  how the write path itself scales with the store.
 
 Recall is measured in a separate process per size (the daemon-like process: the store
 opened through ``bootstrap.build`` and the HTTP app created), so its resident memory is
@@ -70,6 +74,9 @@ QUICK_SIZES = (1_000, 10_000)
 FALLBACK_LARGE = 50_000
 #: Populating the largest store may take this long; beyond it the fallback size is used.
 LARGE_BUDGET_S = 600.0
+#: Set to a number of episodes to build the largest store at that size whatever it takes.
+LARGE_ENV = "FLEETMEM_BENCH_LARGE"
+CHUNK = 10_000
 EMBED_BATCH = 64
 TX_RECORDS = 1_000
 WARMUP_QUERIES = 20
@@ -133,85 +140,132 @@ def populate_by_ingest(home: Path, data: FleetData, n: int) -> tuple[dict[str, A
 
 
 def populate_bulk(
-    home: Path, data: FleetData, n: int, real: list[Any], real_vectors: int
+    home: Path,
+    data: FleetData,
+    n: int,
+    real: list[Any],
+    real_vectors: int,
+    *,
+    stop_at: int | None = None,
 ) -> dict[str, Any]:
-    """Fill a fresh store with ``n`` records through the deferred write path (see module doc).
+    """Fill a fresh store with up to ``n`` records through the deferred write path.
 
-    ``real`` holds the embedded vectors of records 0..len(real)-1 and is extended in place
-    up to ``real_vectors``.
+    Records go in chunks of :data:`CHUNK` (stored, vectors cached, jobs processed), so the
+    rate of each step is reported as the store grows. ``real`` holds the embedded vectors of
+    records 0..len(real)-1 and is extended in place up to ``real_vectors``. When ``stop_at``
+    is reached and the time spent so far, doubled, exceeds :data:`LARGE_BUDGET_S` (populating
+    gets slower as the store grows, so twice the records take at least twice as long), the
+    store stops there; ``records`` in the result says how many it holds.
     """
-    from fleetmem.core.episode import content_hash
-
     app = _open(home)
     try:
-        started = time.perf_counter()
-        episode_ids: list[str] = []
-        for start in range(0, n, TX_RECORDS):
-            with app.store.transaction():
-                for record in data.records(min(TX_RECORDS, n - start), start):
-                    result = app.memory.ingest_run(record, process_now=False)
-                    if result.status != "pending":
-                        raise RuntimeError(f"ingest gave {result.status} for {result.run_id}")
-                    episode_ids.append(result.episode_id)
-        ingest_s = time.perf_counter() - started
-
-        texts: list[str] = []
-        for start in range(0, n, 500):
-            rows = app.store.get_episodes(episode_ids[start : start + 500])
-            texts.extend(_semantic_of(rows[e].episode) for e in episode_ids[start : start + 500])
-        want = min(n, real_vectors)
-        embed_started = time.perf_counter()
+        totals = {"ingest_deferred": 0.0, "embed_batches": 0.0, "cache_vectors": 0.0}
+        totals["process_jobs"] = 0.0
+        chunks: list[dict[str, Any]] = []
         embedded = 0
-        for start in range(len(real), want, EMBED_BATCH):
-            batch = texts[start : min(start + EMBED_BATCH, want)]
-            real.extend(app.embedder.embed(batch))
-            embedded += len(batch)
-        embed_s = time.perf_counter() - embed_started
-
-        cache_started = time.perf_counter()
-        model_id = app.embedder.model_id
-        with app.store.transaction():
-            for i, text in enumerate(texts):
-                vec = real[i] if i < len(real) else real[i % real_vectors]
-                app.store.cache_embedding(content_hash(text), model_id, vec)
-        cache_s = time.perf_counter() - cache_started
-
-        process_started = time.perf_counter()
-        recorded = 0
-        while True:
-            done = app.memory.process_jobs(limit=1_000)
-            if not done:
+        done = 0
+        started = time.perf_counter()
+        while done < n:
+            size = min(CHUNK, n - done)
+            secs, embedded_now = _add_chunk(app, data, done, size, real, real_vectors)
+            for key, value in secs.items():
+                totals[key] += value
+            embedded += embedded_now
+            done += size
+            chunks.append(
+                {
+                    "upto": done,
+                    "ingest_deferred_per_s": round(size / secs["ingest_deferred"], 1),
+                    "process_jobs_per_s": round(size / secs["process_jobs"], 1),
+                }
+            )
+            spent = time.perf_counter() - started - totals["embed_batches"]
+            if stop_at is not None and done >= stop_at and done < n and 2 * spent > LARGE_BUDGET_S:
                 break
-            if set(done) != {"record:ok"}:
-                raise RuntimeError(f"process_jobs gave {done}")
-            recorded += done["record:ok"]
-        process_s = time.perf_counter() - process_started
-        if recorded != n or app.store.builtin_missing_vectors(model_id, 1):
-            raise RuntimeError(f"recorded {recorded} of {n} episodes, or vectors are missing")
-        total_s = time.perf_counter() - started
+        model_id = app.embedder.model_id
+        if app.store.builtin_missing_vectors(model_id, 1):
+            raise RuntimeError("vectors are missing after population")
         return {
-            "records": n,
+            "records": done,
             "path": (
-                "ingest_run(process_now=False), 1000 per transaction; embed in batches of "
-                f"{EMBED_BATCH} into the embedding cache; process_jobs(limit=1000)"
+                f"per chunk of {CHUNK}: ingest_run(process_now=False), {TX_RECORDS} per"
+                f" transaction; embed in batches of {EMBED_BATCH} into the embedding cache;"
+                " process_jobs(limit=1000) until none are due"
             ),
-            "vectors_embedded": min(n, real_vectors),
-            "vectors_reused": max(0, n - real_vectors),
+            "vectors_embedded": min(done, real_vectors),
+            "vectors_reused": max(0, done - real_vectors),
             "embedded_now": embedded,
-            "seconds": {
-                "ingest_deferred": round(ingest_s, 1),
-                "embed_batches": round(embed_s, 1),
-                "cache_vectors": round(cache_s, 1),
-                "process_jobs": round(process_s, 1),
-                "total": round(total_s, 1),
-            },
-            "ingest_deferred_per_s": round(n / ingest_s, 1),
-            "process_jobs_per_s": round(n / process_s, 1),
-            "embed_batch_texts_per_s": round(embedded / embed_s, 1) if embedded else None,
+            "seconds": {k: round(v, 1) for k, v in totals.items()}
+            | {"total": round(time.perf_counter() - started, 1)},
+            "ingest_deferred_per_s": round(done / totals["ingest_deferred"], 1),
+            "process_jobs_per_s": round(done / totals["process_jobs"], 1),
+            "embed_batch_texts_per_s": (
+                round(embedded / totals["embed_batches"], 1) if embedded else None
+            ),
+            "chunks": chunks,
             "loadavg": list(os.getloadavg()),
         }
     finally:
         app.close()
+
+
+def _add_chunk(
+    app: Any, data: FleetData, start: int, size: int, real: list[Any], real_vectors: int
+) -> tuple[dict[str, float], int]:
+    """Store records ``start .. start+size-1``, cache their vectors, record them."""
+    from fleetmem.core.episode import content_hash
+
+    t0 = time.perf_counter()
+    episode_ids: list[str] = []
+    for offset in range(0, size, TX_RECORDS):
+        with app.store.transaction():
+            for record in data.records(min(TX_RECORDS, size - offset), start + offset):
+                result = app.memory.ingest_run(record, process_now=False)
+                if result.status != "pending":
+                    raise RuntimeError(f"ingest gave {result.status} for {result.run_id}")
+                episode_ids.append(result.episode_id)
+    t1 = time.perf_counter()
+
+    texts: list[str] = []
+    for offset in range(0, size, 500):
+        ids = episode_ids[offset : offset + 500]
+        rows = app.store.get_episodes(ids)
+        texts.extend(_semantic_of(rows[e].episode) for e in ids)
+    want = min(start + size, real_vectors)
+    embedded = 0
+    while len(real) < want:
+        first = len(real)
+        batch = texts[first - start : min(first + EMBED_BATCH, want) - start]
+        real.extend(app.embedder.embed(batch))
+        embedded += len(batch)
+    t2 = time.perf_counter()
+
+    model_id = app.embedder.model_id
+    with app.store.transaction():
+        for offset, text in enumerate(texts):
+            i = start + offset
+            vec = real[i] if i < len(real) else real[i % real_vectors]
+            app.store.cache_embedding(content_hash(text), model_id, vec)
+    t3 = time.perf_counter()
+
+    recorded = 0
+    while True:
+        done = app.memory.process_jobs(limit=1_000)
+        if not done:
+            break
+        if set(done) != {"record:ok"}:
+            raise RuntimeError(f"process_jobs gave {done}")
+        recorded += done["record:ok"]
+    if recorded != size:
+        raise RuntimeError(f"recorded {recorded} of {size} episodes")
+    t4 = time.perf_counter()
+    secs = {
+        "ingest_deferred": t1 - t0,
+        "embed_batches": t2 - t1,
+        "cache_vectors": t3 - t2,
+        "process_jobs": t4 - t3,
+    }
+    return secs, embedded
 
 
 def _semantic_of(episode: Any) -> str:
@@ -383,6 +437,9 @@ def run(quick: bool = False) -> dict[str, Any]:
     """Populate stores of each size, measure them; see the module docstring."""
     data = FleetData()
     sizes = list(QUICK_SIZES if quick else SIZES)
+    forced = bool(os.environ.get(LARGE_ENV))
+    if forced and not quick:
+        sizes[-1] = int(os.environ[LARGE_ENV])
     real_vectors = 1_000 if quick else 10_000
     n_queries = 200 if quick else 300
     notes: list[str] = []
@@ -393,23 +450,25 @@ def run(quick: bool = False) -> dict[str, Any]:
         stats, real = populate_by_ingest(first, data, sizes[0])
         out["ingest"] = stats
         populations: dict[str, Any] = {}
-        for size in sizes:
+        for planned in sizes:
+            size = planned
             if size == sizes[0]:
                 home = first
             else:
-                if size == SIZES[-1] and "10000" in populations:
-                    secs = populations["10000"]["seconds"]
-                    per = (secs["total"] - secs["embed_batches"]) / 10_000
-                    estimate = per * size
-                    if estimate > LARGE_BUDGET_S:
-                        notes.append(
-                            f"populating {size} episodes would take ~{estimate / 60:.0f} min"
-                            f" here (estimated from the 10k store); measured {FALLBACK_LARGE}"
-                            " instead"
-                        )
-                        size = FALLBACK_LARGE
                 home = work / str(size)
-                populations[str(size)] = populate_bulk(home, data, size, real, real_vectors)
+                large = size == max(sizes) and not quick and size > FALLBACK_LARGE
+                stop_at = None if forced or not large else FALLBACK_LARGE
+                stats = populate_bulk(home, data, size, real, real_vectors, stop_at=stop_at)
+                size = stats["records"]
+                populations[str(size)] = stats
+                if size != planned:
+                    spent = stats["seconds"]["total"] - stats["seconds"]["embed_batches"]
+                    notes.append(
+                        f"the largest store holds {size:,} episodes, not {planned:,}: populating"
+                        f" {size:,} took {spent / 60:.1f} min here, so {planned:,} would take"
+                        f" more than the {LARGE_BUDGET_S / 60:.0f} min budget"
+                        f" (set {LARGE_ENV}={planned} to force it)"
+                    )
             print(f"  recall_scale: measuring {size} episodes", file=sys.stderr, flush=True)
             result = _measure_in_child(home, size, n_queries)
             single = _measure_in_child(home, size, n_queries, BLAS_OPS, blas_threads=1)

@@ -33,7 +33,8 @@ from fleetmem.core.facts import (
     Tally,
     check_workspace,
     confidence,
-    literal_match,
+    literal_terms,
+    normalize,
     search_score,
     word_overlap,
 )
@@ -41,7 +42,7 @@ from fleetmem.embed.base import Embedder
 from fleetmem.errors import EmbeddingUnavailable, RateLimited, UnknownFact
 from fleetmem.service.fact_results import NearDuplicate, SearchHit
 from fleetmem.store.base import Vector
-from fleetmem.store.facts import FactRow, FactStore, JournalRow
+from fleetmem.store.facts import FactRow, FactStore, JournalRow, SearchRow
 
 log = logging.getLogger("fleetmem.facts")
 
@@ -221,87 +222,98 @@ class FactServiceBase:
         return len(rows)
 
     # ---- ranking ----------------------------------------------------------------------
-    def _similarities(
-        self, query: str, rows: Sequence[FactRow]
-    ) -> tuple[dict[str, float], str | None]:
-        """Cosine of ``query`` to each row that has a vector; and the degraded reason."""
+    def _query_vector(self, query: str) -> tuple[Vector | None, str | None]:
+        """The query's vector, or None and why (``embeddings_unavailable``)."""
         if self.embedder is None:
-            return {}, "embeddings_unavailable"
+            return None, "embeddings_unavailable"
         try:
-            qvec = self.embedder.embed([query])[0]
+            vector: Vector = self.embedder.embed([query])[0]
         except EmbeddingUnavailable as exc:
             log.warning("facts.query_embed_failed error=%s", exc)
-            return {}, "embeddings_unavailable"
-        vectors = self.store.fact_vectors(
-            self.workspace, self.embedder.model_id, [r.id for r in rows]
-        )
-        if not vectors:
-            return {}, None
-        ids = list(vectors)
-        matrix = np.stack([vectors[i] for i in ids])
-        sims = matrix @ np.asarray(qvec, dtype=np.float32)
-        return {i: float(s) for i, s in zip(ids, sims, strict=True)}, None
+            return None, "embeddings_unavailable"
+        return vector, None
+
+    def _above(self, vector: Vector, floor: float) -> dict[str, tuple[float, str]]:
+        """Facts of the workspace whose vector scores at least ``floor``: id -> (cosine, hash
+        of the body that was embedded). One matrix product over every vector."""
+        assert self.embedder is not None
+        found = self.store.fact_matrix(self.workspace, self.embedder.model_id)
+        if not found.ids or found.matrix.shape[1] != vector.shape[0]:
+            return {}
+        scores = found.matrix @ np.asarray(vector, dtype=np.float32)
+        return {
+            found.ids[i]: (float(scores[i]), found.hashes[i])
+            for i in np.flatnonzero(scores >= floor).tolist()
+        }
+
+    @staticmethod
+    def _current(above: Mapping[str, tuple[float, str]], fact_id: str, digest: str) -> float | None:
+        """The cosine of a fact if its vector was made from its current body."""
+        hit = above.get(fact_id)
+        return hit[0] if hit is not None and hit[1] == digest else None
 
     def _rank(
-        self, query: str, rows: Sequence[FactRow], *, limit: int
+        self, query: str, statuses: Sequence[str], scopes: Sequence[str] | None, *, limit: int
     ) -> tuple[list[SearchHit], str | None]:
         """Meaning above the search threshold fused with literal matches (always kept).
 
         At most ``limit`` hits that matched by meaning alone; every literal hit is included.
         """
-        sims, degraded = self._similarities(query, rows)
+        vector, degraded = self._query_vector(query)
         t = self.thresholds()
-        hits: list[SearchHit] = []
+        above = self._above(vector, t.search) if vector is not None else {}
+        phrase, words = literal_terms(query)
+        rows = self.store.fact_search_rows(
+            self.workspace, statuses, scopes, ids=list(above), phrase=phrase, words=words
+        )
+        scored: list[tuple[float, float, SearchRow, tuple[str, ...]]] = []
         for row in rows:
-            literal = literal_match(query, row.body)
-            cosine = sims.get(row.id)
-            score = search_score(cosine, literal, threshold=t.search, strong=t.near_duplicate)
+            cosine = self._current(above, row.id, row.content_hash)
+            score = search_score(cosine, row.literal, threshold=t.search, strong=t.near_duplicate)
             if score is None:
                 continue
-            matched = []
-            if cosine is not None and cosine >= t.search:
-                matched.append("meaning")
-            if literal is not None:
-                matched.append(literal)
-            hits.append(SearchHit(row, round(score, 4), cosine, tuple(matched)))
-        hits.sort(key=lambda h: (-h.score, -(h.similarity or 0.0), -h.fact.created_at, h.fact.id))
-        kept: list[SearchHit] = []
+            matched: tuple[str, ...] = () if cosine is None else ("meaning",)
+            if row.literal is not None:
+                matched += (row.literal,)
+            scored.append((round(score, 4), cosine or 0.0, row, matched))
+        scored.sort(key=lambda s: (-s[0], -s[1], -s[2].created_at, s[2].id))
+        kept: list[tuple[float, float, SearchRow, tuple[str, ...]]] = []
         semantic_only = 0
-        for hit in hits:
-            if hit.matched == ("meaning",):
+        for item in scored:
+            if item[3] == ("meaning",):
                 if semantic_only >= limit:
                     continue
                 semantic_only += 1
-            kept.append(hit)
-        return kept, degraded
+            kept.append(item)
+        full = self.store.fact_get_many(self.workspace, [item[2].id for item in kept])
+        hits = [
+            SearchHit(full[row.id], score, None if "meaning" not in matched else cosine, matched)
+            for score, cosine, row, matched in kept
+            if row.id in full
+        ]
+        return hits, degraded
 
     def _near_duplicates(
         self, body: str, scope: str, vector: Vector | None, exclude: str | None = None
     ) -> tuple[NearDuplicate, ...]:
         """Live facts of the same scope that say nearly the same (at most three)."""
-        rows = [
-            r
-            for r in self.store.fact_candidates(self.workspace, sorted(LIVE), [scope])
-            if r.id != exclude
-        ]
-        found: list[NearDuplicate] = []
+        scored: list[tuple[float, FactRow]] = []
         if vector is not None and self.embedder is not None:
-            limit = self.thresholds().near_duplicate
-            vectors = self.store.fact_vectors(
-                self.workspace, self.embedder.model_id, [r.id for r in rows]
-            )
-            for r in rows:
-                if r.id in vectors:
-                    sim = float(vectors[r.id] @ vector)
-                    if sim >= limit:
-                        found.append(NearDuplicate(r.id, round(sim, 4), r.body))
+            above = self._above(vector, self.thresholds().near_duplicate)
+            rows = self.store.fact_get_many(self.workspace, list(above))
+            for row in rows.values():
+                sim = self._current(above, row.id, row.content_hash)
+                if sim is not None and row.scope == scope and row.status in LIVE:
+                    scored.append((sim, row))
         else:
-            for r in rows:
-                overlap = word_overlap(body, r.body)
+            mine = normalize(body)
+            for row in self.store.fact_candidates(self.workspace, sorted(LIVE), [scope]):
+                overlap = word_overlap(mine, row.norm)
                 if overlap >= NEAR_DUPLICATE_WORDS:
-                    found.append(NearDuplicate(r.id, round(overlap, 4), r.body))
-        found.sort(key=lambda n: (-n.similarity, n.fact_id))
-        return tuple(found[:3])
+                    scored.append((overlap, row))
+        scored = [(sim, row) for sim, row in scored if row.id != exclude]
+        scored.sort(key=lambda pair: (-pair[0], pair[1].id))
+        return tuple(NearDuplicate(r.id, round(sim, 4), r.body) for sim, r in scored[:3])
 
     # ---- journal and limits -----------------------------------------------------------
     def _journal(

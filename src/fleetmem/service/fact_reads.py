@@ -99,18 +99,20 @@ class FactReadsMixin(FactServiceBase):
             raise InvalidInput("query", query, "must be 1 to 512 characters")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:
             raise InvalidInput("limit", limit, "must be an integer between 1 and 50")
-        self.backfill(BACKFILL_BATCH)
-        rows = self.store.fact_candidates(
-            self.workspace,
-            _statuses(status) or sorted(LIVE),
-            None if scope is None else [check_scope(scope)],
-        )
-        hits, degraded = self._rank(query.strip(), rows, limit=limit)
-        pending = 0
-        if self.embedder is not None and degraded is None:
-            pending = len(self.store.fact_missing_vectors(self.embedder.model_id, sorted(LIVE), 1))
+        statuses = _statuses(status) or sorted(LIVE)
+        scopes = None if scope is None else [check_scope(scope)]
+        if self._pending() and self.backfill(BACKFILL_BATCH):
+            log.info("facts.search_backfilled")
+        hits, degraded = self._rank(query.strip(), statuses, scopes, limit=limit)
+        pending = self._pending() if degraded is None else 0
         metrics.FACT_SEARCHES.labels(mode="words" if degraded else "meaning").inc()
         return SearchResult(query.strip(), tuple(hits), degraded, pending)
+
+    def _pending(self) -> int:
+        """Live facts whose words have no vector yet (0 without an embedder)."""
+        if self.embedder is None:
+            return 0
+        return self.store.fact_pending_vectors(self.workspace, self.embedder.model_id, sorted(LIVE))
 
     def history(self, fact_id: str) -> History:
         """The activity journal of one fact, oldest first, with the words of each revision

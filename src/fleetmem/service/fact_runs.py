@@ -160,11 +160,11 @@ class RunFactsMixin(FactServiceBase):
         degraded = None
         scored: list[tuple[float, FactRow]] = []
         if query is not None and query.strip():
-            sims, degraded = self._similarities(query.strip()[:2000], others)
-            limit = self.thresholds().recall
+            vector, degraded = self._query_vector(query.strip()[:2000])
+            above = {} if vector is None else self._above(vector, self.thresholds().recall)
             for r in others:
-                sim = sims.get(r.id)
-                if sim is not None and sim >= limit:
+                sim = self._current(above, r.id, r.content_hash)
+                if sim is not None:
                     scored.append((block_score(sim, now - r.updated_at, conf[r.id]), r))
             scored.sort(key=lambda pair: (-pair[0], pair[1].id))
         else:
@@ -199,10 +199,8 @@ class RunFactsMixin(FactServiceBase):
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidInput("limit", limit, "must be an integer between 1 and 20")
         limit = min(limit, MAX_RECALL_LIMIT)
-        rows = self.store.fact_candidates(
-            self.workspace, sorted(SERVABLE), visible_scopes(agent, repo)
-        )
-        hits, degraded = self._rank(query.strip(), rows, limit=limit)
+        scopes = visible_scopes(agent, repo)
+        hits, degraded = self._rank(query.strip(), sorted(SERVABLE), scopes, limit=limit)
         tallies = self.store.fact_tallies(self.workspace)
         items = [
             RecalledFact(

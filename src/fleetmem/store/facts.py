@@ -112,6 +112,28 @@ class VoteRow:
 
 
 @dataclass(frozen=True, slots=True)
+class SearchRow:
+    """A candidate of a search: the few columns ranking needs (full rows are read only for
+    the hits), and ``literal``: ``phrase``, ``words`` or None, as
+    :func:`fleetmem.core.facts.literal_matcher` defines them."""
+
+    id: str
+    content_hash: str
+    created_at: float
+    literal: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class VectorMatrix:
+    """Every vector of one workspace under one model: row ``i`` belongs to ``ids[i]`` and was
+    embedded from the body whose hash is ``hashes[i]``."""
+
+    ids: tuple[str, ...]
+    hashes: tuple[str, ...]
+    matrix: Vector
+
+
+@dataclass(frozen=True, slots=True)
 class FactFilter:
     """``before`` is the (created_at, id) of the last row of the previous page."""
 
@@ -144,14 +166,25 @@ class FactStore(Protocol):
     def fact_candidates(
         self, workspace: str, statuses: Sequence[str], scopes: Sequence[str] | None
     ) -> list[FactRow]: ...
+    def fact_search_rows(
+        self,
+        workspace: str,
+        statuses: Sequence[str],
+        scopes: Sequence[str] | None,
+        *,
+        ids: Sequence[str],
+        phrase: str,
+        words: Sequence[str],
+    ) -> list[SearchRow]: ...
+    def fact_pending_vectors(
+        self, workspace: str, model_id: str, statuses: Sequence[str]
+    ) -> int: ...
     def fact_expired(self, cutoff: float, statuses: Sequence[str], limit: int) -> list[FactRow]: ...
     def fact_purge(self, workspace: str, fact_id: str) -> None: ...
 
     # vectors (cached by content hash and model in the shared embeddings table)
     def fact_link_vector(self, fact_id: str, model_id: str, content_hash: str) -> None: ...
-    def fact_vectors(
-        self, workspace: str, model_id: str, fact_ids: Sequence[str]
-    ) -> dict[str, Vector]: ...
+    def fact_matrix(self, workspace: str, model_id: str) -> VectorMatrix: ...
     def fact_missing_vectors(
         self, model_id: str, statuses: Sequence[str], limit: int
     ) -> list[FactRow]: ...

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from fleetmem.core.facts import Tally
-from fleetmem.store.base import Vector
 from fleetmem.store.facts import (
     ExposureRow,
     FactFilter,
@@ -24,6 +23,8 @@ from fleetmem.store.facts import (
     JournalRow,
     ProvenanceRow,
     RevisionRow,
+    SearchRow,
+    VectorMatrix,
     VoteRow,
 )
 from fleetmem.store.sqlite.db import Database
@@ -35,8 +36,6 @@ _FACT_COLUMNS = (
 )
 _N_FACT_COLUMNS = 23
 _CHUNK = 500
-#: Decoded vectors kept per process; far above one workspace's 2,000 facts.
-_VECTOR_CACHE_MAX = 50_000
 
 
 def _marks(n: int) -> str:
@@ -106,13 +105,24 @@ def _json(value: object) -> str | None:
 class FactsMixin:
     db: Database
 
-    def _fact_vector_cache(self) -> tuple[dict[tuple[str, str], Vector], threading.Lock]:
-        cache: dict[tuple[str, str], Vector] | None = getattr(self, "_fact_vec_cache", None)
+    def _fact_matrix_cache(
+        self,
+    ) -> tuple[dict[tuple[str, str], tuple[str, VectorMatrix]], threading.Lock]:
+        cache: dict[tuple[str, str], tuple[str, VectorMatrix]] | None = getattr(
+            self, "_fact_matrices", None
+        )
         if cache is None:
             cache = {}
-            self._fact_vec_cache = cache
-            self._fact_vec_lock = threading.Lock()
-        return cache, self._fact_vec_lock
+            self._fact_matrices = cache
+            self._fact_matrix_lock = threading.Lock()
+        return cache, self._fact_matrix_lock
+
+    @staticmethod
+    def _bump_fact_vectors(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
+            " WHERE key = 'fact_vector_generation'"
+        )
 
     # ---- facts --------------------------------------------------------------------------
     def fact_insert(self, row: FactRow) -> None:
@@ -220,6 +230,50 @@ class FactsMixin:
         ).fetchall()
         return [_fact(r) for r in rows]
 
+    def fact_search_rows(
+        self,
+        workspace: str,
+        statuses: Sequence[str],
+        scopes: Sequence[str] | None,
+        *,
+        ids: Sequence[str],
+        phrase: str,
+        words: Sequence[str],
+    ) -> list[SearchRow]:
+        """Facts among ``ids`` or matching ``phrase`` / all ``words`` literally (substrings
+        of the normalized body, tested by SQLite so bodies never leave the database)."""
+        word_test = " AND ".join(["instr(norm, ?) > 0"] * len(words)) or "0"
+        literal = (
+            f"CASE WHEN ? != '' AND instr(norm, ?) > 0 THEN 'phrase'"
+            f" WHEN {word_test} THEN 'words' END"
+        )
+        where = f"workspace = ? AND status IN ({_marks(len(statuses))})"
+        args: list[Any] = [phrase, phrase, *words, workspace, *statuses]
+        if scopes is not None:
+            where += f" AND scope IN ({_marks(len(scopes))})"
+            args.extend(scopes)
+        rows: dict[str, SearchRow] = {}
+        for start in range(0, max(1, len(ids)), _CHUNK):
+            chunk = list(ids[start : start + _CHUNK])
+            for r in self.db.conn.execute(
+                f"SELECT id, content_hash, created_at, {literal} AS literal FROM facts"
+                f" WHERE {where} AND (literal IS NOT NULL OR id IN ({_marks(len(chunk))}))",
+                [*args, *chunk],
+            ):
+                rows[r[0]] = SearchRow(r[0], r[1], r[2], r[3])
+        return list(rows.values())
+
+    def fact_pending_vectors(self, workspace: str, model_id: str, statuses: Sequence[str]) -> int:
+        """Facts whose current body has no vector under ``model_id`` yet."""
+        row = self.db.conn.execute(
+            f"SELECT count(*) FROM facts f WHERE workspace = ?"
+            f" AND status IN ({_marks(len(statuses))}) AND NOT EXISTS (SELECT 1 FROM"
+            " fact_vectors v WHERE v.fact_id = f.id AND v.model_id = ?"
+            " AND v.content_hash = f.content_hash)",
+            [workspace, *statuses, model_id],
+        ).fetchone()
+        return int(row[0])
+
     def fact_expired(self, cutoff: float, statuses: Sequence[str], limit: int) -> list[FactRow]:
         rows = self.db.conn.execute(
             f"SELECT {_FACT_COLUMNS} FROM facts WHERE status IN ({_marks(len(statuses))})"
@@ -242,7 +296,8 @@ class FactsMixin:
                     "SELECT DISTINCT content_hash FROM fact_vectors WHERE fact_id = ?", (fact_id,)
                 )
             ]
-            conn.execute("DELETE FROM fact_vectors WHERE fact_id = ?", (fact_id,))
+            if conn.execute("DELETE FROM fact_vectors WHERE fact_id = ?", (fact_id,)).rowcount:
+                self._bump_fact_vectors(conn)
             conn.execute("DELETE FROM fact_revisions WHERE fact_id = ?", (fact_id,))
             conn.execute("DELETE FROM fact_provenance WHERE fact_id = ?", (fact_id,))
             conn.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
@@ -258,44 +313,56 @@ class FactsMixin:
     # ---- vectors ------------------------------------------------------------------------
     def fact_link_vector(self, fact_id: str, model_id: str, content_hash: str) -> None:
         with self.db.write() as conn:
+            current = conn.execute(
+                "SELECT content_hash FROM fact_vectors WHERE fact_id = ? AND model_id = ?",
+                (fact_id, model_id),
+            ).fetchone()
+            if current is not None and current[0] == content_hash:
+                return
             conn.execute(
                 "INSERT INTO fact_vectors (fact_id, model_id, content_hash) VALUES (?, ?, ?)"
                 " ON CONFLICT (fact_id, model_id)"
                 " DO UPDATE SET content_hash = excluded.content_hash",
                 (fact_id, model_id, content_hash),
             )
+            self._bump_fact_vectors(conn)
 
-    def fact_vectors(
-        self, workspace: str, model_id: str, fact_ids: Sequence[str]
-    ) -> dict[str, Vector]:
-        """Vectors of ``fact_ids`` under ``model_id`` (facts without one are absent)."""
-        wanted = set(fact_ids)
-        links = [
-            (str(r[0]), str(r[1]))
-            for r in self.db.conn.execute(
-                "SELECT v.fact_id, v.content_hash FROM fact_vectors v JOIN facts f"
-                " ON f.id = v.fact_id WHERE f.workspace = ? AND v.model_id = ?",
-                (workspace, model_id),
-            )
-            if r[0] in wanted
-        ]
-        cache, lock = self._fact_vector_cache()
+    def fact_matrix(self, workspace: str, model_id: str) -> VectorMatrix:
+        """All of a workspace's fact vectors under ``model_id``, rebuilt only when a vector
+        link changed since the last call (in any process: the generation lives in the store)."""
+        generation = str(
+            self.db.conn.execute(
+                "SELECT value FROM meta WHERE key = 'fact_vector_generation'"
+            ).fetchone()[0]
+        )
+        cache, lock = self._fact_matrix_cache()
+        key = (workspace, model_id)
         with lock:
-            missing = sorted({h for _, h in links if (h, model_id) not in cache})
-        loaded: dict[tuple[str, str], Vector] = {}
-        for start in range(0, len(missing), _CHUNK):
-            chunk = missing[start : start + _CHUNK]
-            for r in self.db.conn.execute(
-                f"SELECT content_hash, vector FROM embeddings WHERE model_id = ?"
-                f" AND content_hash IN ({_marks(len(chunk))})",
-                [model_id, *chunk],
-            ):
-                loaded[(str(r[0]), model_id)] = np.frombuffer(r[1], dtype=np.float32).copy()
+            hit = cache.get(key)
+            if hit is not None and hit[0] == generation:
+                return hit[1]
+        rows = self.db.conn.execute(
+            "SELECT v.fact_id, v.content_hash, e.dim, e.vector FROM fact_vectors v"
+            " JOIN facts f ON f.id = v.fact_id JOIN embeddings e ON e.content_hash ="
+            " v.content_hash AND e.model_id = v.model_id WHERE f.workspace = ? AND"
+            " v.model_id = ? ORDER BY v.fact_id",
+            (workspace, model_id),
+        ).fetchall()
+        dim = int(rows[0][2]) if rows else 0
+        good = [r for r in rows if int(r[2]) == dim]
+        matrix = (
+            np.frombuffer(b"".join(r[3] for r in good), dtype=np.float32).reshape(-1, dim)
+            if good
+            else np.zeros((0, 0), dtype=np.float32)
+        )
+        built = VectorMatrix(
+            ids=tuple(str(r[0]) for r in good),
+            hashes=tuple(str(r[1]) for r in good),
+            matrix=matrix,
+        )
         with lock:
-            if len(cache) + len(loaded) > _VECTOR_CACHE_MAX:
-                cache.clear()
-            cache.update(loaded)
-            return {fact_id: cache[(h, model_id)] for fact_id, h in links if (h, model_id) in cache}
+            cache[key] = (generation, built)
+        return built
 
     def fact_missing_vectors(
         self, model_id: str, statuses: Sequence[str], limit: int

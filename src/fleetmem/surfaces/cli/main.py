@@ -47,6 +47,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "fleetmem.surfaces.cli.files_cmds",
     "fleetmem.surfaces.cli.runs_cmds",
     "fleetmem.surfaces.cli.facts_cmds",
+    "fleetmem.surfaces.cli.doctor_cmds",
 )
 
 

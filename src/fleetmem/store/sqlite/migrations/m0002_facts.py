@@ -130,6 +130,8 @@ CREATE TABLE fact_rate (
     at REAL NOT NULL
 );
 CREATE INDEX fact_rate_window ON fact_rate (workspace, actor, bucket, at);
+
+INSERT INTO meta (key, value) VALUES ('fact_vector_generation', '0');
 """
 
 VERSION = 2

@@ -1,0 +1,149 @@
+"""``fleetmem doctor``: one row per thing that can be wrong, each ok, info, warn or fail.
+
+The doctor only reads: it never repairs, records or forgets. A ``fail`` row means fleetmem
+cannot do its job (the store cannot be opened, the provider is unusable); ``warn`` means work
+is piling up or quality is reduced; ``note`` rows state facts an operator must know, such as
+episodes leaving the machine.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from fleetmem.errors import EmbeddingUnavailable, FleetmemError
+from fleetmem.store.sqlite.migrations import MIGRATIONS
+
+Status = Literal["ok", "info", "note", "warn", "fail"]
+
+#: Pending work older than this is worth a warning.
+PENDING_WARN_S = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "detail": self.detail}
+
+
+def run_checks(app: Any, *, clock: Callable[[], float] = time.monotonic) -> list[Check]:
+    """Every check against a wired App, in a stable order."""
+    rows = [_config(app), _store(app), _embedder(app, clock)]
+    status = app.memory.status()
+    rows.extend(_provider(app, status))
+    rows.extend(_work(status))
+    rows.append(_vectors(status))
+    rows.append(_summaries(status))
+    return rows
+
+
+def exit_code(rows: list[Check]) -> int:
+    return 1 if any(r.status == "fail" for r in rows) else 0
+
+
+def _config(app: Any) -> Check:
+    sources = app.config.current.sources
+    shown = ", ".join(sources) if sources else "no files: built-in defaults"
+    return Check("configuration", "ok", f"loaded from {shown}")
+
+
+def _store(app: Any) -> Check:
+    db = app.store.db
+    try:
+        version = db.schema_version()
+        mode = db.conn.execute("PRAGMA journal_mode").fetchone()[0]
+        quick = db.conn.execute("PRAGMA quick_check").fetchone()[0]
+    except Exception as exc:  # the doctor reports, it does not crash
+        return Check("store", "fail", f"{db.path}: {exc}")
+    latest = MIGRATIONS[-1][0]
+    if quick != "ok":
+        return Check("store", "fail", f"{db.path}: integrity check says {quick}")
+    if version != latest:
+        return Check("store", "fail", f"{db.path}: schema {version}, this version needs {latest}")
+    return Check("store", "ok", f"{db.path} (SQLite, {mode}, schema {version})")
+
+
+def _embedder(app: Any, clock: Callable[[], float]) -> Check:
+    embedder = app.embedder
+    if embedder is None:
+        return Check("embeddings", "info", "off: recall ranks by text (BM25) alone")
+    started = clock()
+    try:
+        embedder.embed(["doctor check"])
+    except EmbeddingUnavailable as exc:
+        return Check("embeddings", "fail", f"{embedder.model_id}: {exc}")
+    took = (clock() - started) * 1000
+    return Check("embeddings", "ok", f"{embedder.model_id} answered in {took:.0f} ms")
+
+
+def _provider(app: Any, status: dict[str, Any]) -> list[Check]:
+    provider = status["provider"]
+    name, state = provider.get("name"), provider.get("state")
+    contract = provider.get("contract")
+    detail = f"{name}: {state}" + (f", contract {contract}" if contract is not None else "")
+    rows = [Check("provider", "ok" if state in ("ok", "up") else "fail", detail)]
+    upstream = _upstream_settings(app, str(name))
+    if upstream is not None:
+        url = getattr(upstream, "url", None)
+        if url:
+            host = urlsplit(str(url)).hostname or str(url)
+            rows.append(Check("provider privacy", "note", f"episodes leave this host for {host}"))
+        else:
+            rows.append(
+                Check(
+                    "provider privacy",
+                    "note",
+                    f"{name} is a local process; fleetmem cannot see whether it calls a network"
+                    " service",
+                )
+            )
+    return rows
+
+
+def _upstream_settings(app: Any, name: str) -> object | None:
+    upstreams = getattr(app.config.current, "mcp", None)
+    if not upstreams or name == "builtin":
+        return None
+    try:
+        return upstreams.get(name)  # type: ignore[no-any-return]
+    except (AttributeError, FleetmemError):
+        return None
+
+
+def _work(status: dict[str, Any]) -> list[Check]:
+    rows = []
+    pending, failed = status["pending"], status["failed"]
+    for kind in ("record", "forget"):
+        age = pending.get(f"oldest_{kind}_age_s")
+        count = pending.get(kind, 0)
+        if failed.get(kind):
+            rows.append(Check(f"{kind}s", "warn", f"{failed[kind]} failed after 24 h of retries"))
+        elif count and age is not None and age > PENDING_WARN_S:
+            rows.append(
+                Check(f"{kind}s", "warn", f"{count} pending, oldest {age / 3600:.1f} h old")
+            )
+        else:
+            rows.append(Check(f"{kind}s", "ok", f"{count} pending, none failed"))
+    return rows
+
+
+def _vectors(status: dict[str, Any]) -> Check:
+    missing = status.get("vectors_missing", 0)
+    if status.get("embedding_model") and missing:
+        return Check(
+            "vectors", "warn", f"{missing} episodes have no vector yet; the daemon backfills them"
+        )
+    return Check("vectors", "ok", "every indexed episode has a vector")
+
+
+def _summaries(status: dict[str, Any]) -> Check:
+    if status.get("summaries"):
+        return Check("summaries", "info", "on, through [model_api] utility_model")
+    return Check("summaries", "info", "off: episodes are recorded without summaries")

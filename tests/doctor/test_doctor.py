@@ -1,0 +1,49 @@
+"""fleetmem doctor against real homes: healthy, degraded and broken."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from fleetmem.service.bootstrap import App
+from fleetmem.service.doctor import exit_code, run_checks
+from tests.conftest import EXAMPLE, write_config
+from tests.fakes.openai_server import FakeOpenAI
+from tests.surfaces.cli_helpers import run_cli
+
+
+def by_name(app: App) -> dict[str, tuple[str, str]]:
+    return {c.name: (c.status, c.detail) for c in run_checks(app)}
+
+
+def test_healthy_home_with_vectors_off(make_app: Callable[..., App]) -> None:
+    app = make_app()
+    rows = by_name(app)
+    assert rows["store"][0] == "ok" and "schema" in rows["store"][1]
+    assert rows["embeddings"][0] == "info"
+    assert rows["provider"][0] == "ok"
+    assert rows["records"] == ("ok", "0 pending, none failed")
+    assert exit_code(run_checks(app)) == 0
+
+
+def test_embedder_down_fails_and_missing_vectors_warn(
+    make_app: Callable[..., App], fake_openai: FakeOpenAI
+) -> None:
+    app = make_app(
+        f'[model_api]\nbase_url = "{fake_openai.base_url}"\nembedding_model = "bow-64"\n'
+    )
+    fake_openai.mode = "error_503"
+    app.memory.ingest_run(EXAMPLE.read_bytes())
+    rows = by_name(app)
+    assert rows["embeddings"][0] == "fail"
+    assert rows["vectors"][0] == "warn" and rows["vectors"][1].startswith("1 episodes")
+    assert exit_code(run_checks(app)) == 1
+
+
+def test_cli_doctor_text_and_json(home: Path) -> None:
+    write_config(home, '[model_api]\nembedding_model = ""\n')
+    proc = run_cli(home, "doctor")
+    assert "store" in proc.stdout and "FAIL" not in proc.stdout
+    data = json.loads(run_cli(home, "doctor", "--json").stdout)
+    assert {c["name"] for c in data["checks"]} >= {"configuration", "store", "provider"}

@@ -1,0 +1,127 @@
+"""The SQLite fact store: its literal matching agrees with the pure rule, the vector matrix
+follows changes made by another process, and purging removes words but keeps the journal."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fleetmem.core.episode import content_hash
+from fleetmem.core.facts import literal_match, literal_terms, normalize
+from fleetmem.store.facts import FactRow, JournalRow
+from fleetmem.store.sqlite.store import SqliteStore
+
+_ids = itertools.count()
+
+
+def row(body: str, *, workspace: str = "default", status: str = "active") -> FactRow:
+    return FactRow(
+        id=f"f_{next(_ids):06d}",
+        workspace=workspace,
+        body=body,
+        norm=normalize(body),
+        kind="note",
+        scope="workspace",
+        status=status,
+        pinned=False,
+        pinned_at=None,
+        origin="human",
+        author="t",
+        run_id=None,
+        conversation=None,
+        source=None,
+        revision=1,
+        content_hash=content_hash(body),
+        created_at=1.0,
+        updated_at=1.0,
+        confirmed_at=1.0,
+        forgotten_at=None,
+        forgotten_from=None,
+        merged_into=None,
+        idempotency_key=None,
+    )
+
+
+def test_the_migration_is_recorded(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db")
+    try:
+        versions = {r[0] for r in store.db.conn.execute("SELECT version FROM schema_migrations")}
+        assert 2 in versions
+        tables = {
+            r[0] for r in store.db.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        assert {"facts", "fact_journal", "fact_exposures", "fact_votes", "fact_rate"} <= tables
+    finally:
+        store.close()
+
+
+words = st.sampled_from(["Deploy", "deploy", "Café", "CAFE", "main", "Ünïcode", "a", "ß", "ss"])
+texts = st.lists(words, min_size=1, max_size=6).map(" ".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(bodies=st.lists(texts, min_size=1, max_size=5, unique_by=normalize), query=texts)
+def test_sql_literal_matching_is_the_pure_rule(
+    tmp_path_factory: object, bodies: list[str], query: str
+) -> None:
+    path = Path(str(tmp_path_factory.mktemp("lit"))) / "s.db"  # type: ignore[attr-defined]
+    store = SqliteStore(path)
+    try:
+        rows = [row(b) for b in bodies]
+        for r in rows:
+            store.fact_insert(r)
+        phrase, terms = literal_terms(query)
+        got = {
+            r.id: r.literal
+            for r in store.fact_search_rows(
+                "default", ["active"], None, ids=[], phrase=phrase, words=terms
+            )
+        }
+        expected = {r.id: literal_match(query, r.body) for r in rows}
+        assert got == {k: v for k, v in expected.items() if v is not None}
+    finally:
+        store.close()
+
+
+def test_the_matrix_follows_another_processs_changes(tmp_path: Path) -> None:
+    a, b = SqliteStore(tmp_path / "s.db"), SqliteStore(tmp_path / "s.db")
+    try:
+        fact = row("Vectors change.")
+        a.fact_insert(fact)
+        assert b.fact_matrix("default", "m").ids == ()
+        vec = np.ones(4, dtype=np.float32) / 2
+        a.cache_embedding(fact.content_hash, "m", vec)
+        a.fact_link_vector(fact.id, "m", fact.content_hash)
+        seen = b.fact_matrix("default", "m")
+        assert seen.ids == (fact.id,) and np.allclose(seen.matrix[0], vec)
+        assert b.fact_matrix("default", "m") is seen  # cached while nothing changed
+        assert b.fact_matrix("other", "m").ids == ()  # another workspace sees nothing
+        a.fact_purge("default", fact.id)
+        assert b.fact_matrix("default", "m").ids == ()
+        assert a.cached_embedding(fact.content_hash, "m") is None  # its cached vector went too
+    finally:
+        a.close()
+        b.close()
+
+
+def test_purge_keeps_the_journal_and_drops_the_words(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db")
+    try:
+        fact = row("Words to purge.", status="forgotten")
+        store.fact_insert(fact)
+        store.fact_journal_add(
+            JournalRow("default", fact.id, "create", "human", "t", None, 1.0, None, {"s": 1})
+        )
+        store.fact_purge("other", fact.id)  # another workspace cannot purge it
+        assert store.fact_get("default", fact.id) is not None
+        store.fact_purge("default", fact.id)
+        assert store.fact_get("default", fact.id) is None
+        assert [j.action for j in store.fact_journal("default", fact.id)] == ["create"]
+        dump = "\n".join(store.db.conn.iterdump())
+        assert "Words to purge" not in dump
+    finally:
+        store.close()
