@@ -7,6 +7,7 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8737
 SERVER_MEMORY_VERSION := 2026.8.31
+INSPECTOR_VERSION := 2.12.0
 
 .PHONY: install serve test lint typecheck unit bench clean
 
@@ -21,6 +22,10 @@ $(STAMP): pyproject.toml
 	# conformance tests (tests/providers); project-local, pinned, never on PATH.
 	npm install --prefix $(VENV)/node --no-audit --no-fund --silent --save-exact \
 		@modelcontextprotocol/server-memory@$(SERVER_MEMORY_VERSION)
+	# The MCP Inspector's CLI, a third-party client for the agent-facing server's tests
+	# (tests/mcp); project-local, pinned. It declares node >= 22.19 but its CLI runs on 20.
+	npm install --prefix $(VENV)/node --no-audit --no-fund --silent --save-exact \
+		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -57,6 +57,7 @@ from bench.common import (
     FleetData,
     latency_summary,
     machine_line,
+    percentile,
     rss_mib,
     timed_ms,
 )
@@ -359,6 +360,17 @@ def measure(
         ).fetchall()
 
     samples: dict[str, list[float]] = {k: [] for k in OPS}
+    # CPU time of the whole process (every thread) beside wall time: on a shared machine the
+    # wall clock also counts time spent waiting for a core, the CPU clock does not.
+    cpu: dict[str, list[float]] = {k: [] for k in OPS}
+
+    def timed(name: str, fn: Callable[[], Any]) -> Any:
+        c0 = time.process_time()
+        ms, value = timed_ms(fn)
+        cpu[name].append((time.process_time() - c0) * 1000)
+        samples[name].append(ms)
+        return value
+
     counts = {"items": 0, "degraded": 0, "wrong_scope": 0}
     share = 0.0
     order_rng = random.Random(7)
@@ -366,8 +378,7 @@ def measure(
         scopes = [repo.scope]
         share += scope_counts.get(repo.scope, 0) / size
         match = fts_match(query) or '""'
-        ms, qv = timed_ms(lambda q=query: app.embedder.embed([q])[0])
-        samples["embed"].append(ms)
+        qv = timed("embed", lambda q=query: app.embedder.embed([q])[0])
 
         def do_recall(q: str = query, s: list[str] = scopes) -> None:
             result = app.memory.recall(q, scopes=s)
@@ -385,8 +396,7 @@ def measure(
         todo = [name for name in calls if name in ops]
         order_rng.shuffle(todo)  # no operation always runs first on a cold page cache
         for name in todo:
-            ms, _ = timed_ms(calls[name])
-            samples[name].append(ms)
+            timed(name, calls[name])
     out: dict[str, Any] = {
         "episodes": size,
         "store_mib": _store_mib(home),
@@ -397,7 +407,10 @@ def measure(
     }
     for name, key in OPS.items():
         if samples[name]:
-            out[key] = latency_summary(samples[name])
+            out[key] = latency_summary(samples[name]) | {
+                "cpu_p50_ms": round(percentile(cpu[name], 50), 3),
+                "cpu_p95_ms": round(percentile(cpu[name], 95), 3),
+            }
     if "recall" in ops:
         out["mean_items"] = round(counts["items"] / n_queries, 2)
         out["degraded"] = counts["degraded"]

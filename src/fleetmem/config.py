@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
+from fleetmem.core import prompt_template
 from fleetmem.core.durations import format_duration, parse_duration
 from fleetmem.errors import ConfigError
 
@@ -99,6 +100,41 @@ class AgentSettings:
     memory_recall: bool = True
     edit_agent_files: bool = False
     briefing_max_chars: int = 2000
+    # How `fleetmem run` starts the agent (docs/agents.md); every one of these is global-only.
+    adapter: str | None = None
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    model: str | None = None
+    prompt: str | None = None
+    prompt_file: str | None = None
+    prompt_template: str | None = None
+    prompt_template_file: str | None = None
+    workdir: str | None = None
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    memory_briefing: bool = False
+    verify_patterns: tuple[VerifyPattern, ...] = ()
+    timeout_s: float | None = None
+    kill_grace_s: float = 10.0
+    respawns: int = 0
+
+    @property
+    def prompt_source(self) -> str | None:
+        """The key the one-shot prompt comes from, or None when the agent has none."""
+        return next((key for key in PROMPT_KEYS if getattr(self, key) is not None), None)
+
+
+#: The keys a one-shot prompt may come from; at most one may be set.
+PROMPT_KEYS: Final = ("prompt", "prompt_file", "prompt_template", "prompt_template_file")
+ADAPTERS: Final = ("claude-code", "codex", "command")
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyPattern:
+    """``[agent.NAME] verify_patterns`` item: commands matching ``match`` (a regular
+    expression searched in the command line) are verifications of class ``error_class``."""
+
+    match: str
+    error_class: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,6 +390,8 @@ def _choice(*allowed: str) -> Parser:
         return text
 
     return parse
+
+
 # No "__": a later gateway names upstream tools NAME__tool, so the separator must be unambiguous.
 _UPSTREAM_NAME = re.compile(r"(?=[a-z0-9_-]{1,64}$)[a-z0-9]+(?:[-_][a-z0-9]+)*")
 _HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")
@@ -383,6 +421,54 @@ def _string_table(key: re.Pattern[str], key_rule: str, value: Parser) -> Parser:
         return MappingProxyType(out)
 
     return parse
+
+
+#: A prompt may be long and span lines; it may not carry other control characters.
+MAX_PROMPT_CHARS: Final = 1_048_576
+_PROMPT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _prompt_text(value: object) -> object:
+    text = _expect(value, str, "a string")
+    if not text:
+        raise _Invalid("must not be empty (leave the key out instead)")
+    if len(text) > MAX_PROMPT_CHARS:
+        raise _Invalid(f"longer than {MAX_PROMPT_CHARS} characters", shown=f"<{len(text)} chars>")
+    if _PROMPT_CONTROL.search(text):
+        raise _Invalid("contains control characters other than newline and tab")
+    return text
+
+
+def _template_text(value: object) -> object:
+    text = str(_prompt_text(value))
+    try:
+        prompt_template.parse(text)
+    except prompt_template.TemplateError as exc:
+        raise _Invalid(str(exc), shown="<template>") from None
+    return text
+
+
+_ERROR_CLASS = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+
+
+def _verify_patterns(value: object) -> object:
+    items = _expect(value, list, "an array of tables {match = REGEX, class = NAME}")
+    if len(items) > 64:
+        raise _Invalid("at most 64 patterns")
+    out: list[VerifyPattern] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or set(item) != {"match", "class"}:
+            raise _Invalid(f"item {i}: must be a table with exactly the keys match and class")
+        match = _printable(item["match"], max_len=512, allow_empty=False)
+        try:
+            re.compile(match)
+        except re.error as exc:
+            raise _Invalid(f"item {i}: match is not a regular expression: {exc}") from None
+        error_class = _expect(item["class"], str, "a string")
+        if not _ERROR_CLASS.fullmatch(error_class):
+            raise _Invalid(f"item {i}: class must match [A-Za-z0-9_.:-]{{1,64}}")
+        out.append(VerifyPattern(match=match, error_class=error_class))
+    return tuple(out)
 
 
 SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
@@ -433,6 +519,28 @@ SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
                 "memory_recall": KeySpec("memory_recall", _boolean, Project.NARROW_TO_FALSE),
                 "edit_agent_files": KeySpec("edit_agent_files", _boolean),
                 "briefing_max_chars": KeySpec("briefing_max_chars", _integer(500, 4000)),
+                "adapter": KeySpec("adapter", _choice(*ADAPTERS)),
+                "command": KeySpec("command", _text(max_len=4096)),
+                "args": KeySpec("args", _string_list(max_items=64, max_len=4096)),
+                "model": KeySpec("model", _text()),
+                "prompt": KeySpec("prompt", _prompt_text),
+                "prompt_file": KeySpec("prompt_file", _text(max_len=4096)),
+                "prompt_template": KeySpec("prompt_template", _template_text),
+                "prompt_template_file": KeySpec("prompt_template_file", _text(max_len=4096)),
+                "workdir": KeySpec("workdir", _text(max_len=4096)),
+                "env": KeySpec(
+                    "env",
+                    _string_table(
+                        _ENV_NAME,
+                        "must be an environment variable name",
+                        _text(max_len=4096, allow_empty=True),
+                    ),
+                ),
+                "memory_briefing": KeySpec("memory_briefing", _boolean),
+                "verify_patterns": KeySpec("verify_patterns", _verify_patterns),
+                "timeout": KeySpec("timeout_s", _duration("1s", "30d")),
+                "kill_grace": KeySpec("kill_grace_s", _duration("100ms", "5m")),
+                "respawns": KeySpec("respawns", _integer(0, 5)),
             },
         ),
         "mcp": TableSpec(global_only=True),
@@ -717,11 +825,36 @@ def _check_recording(settings: Settings) -> None:
             raise _fail_at(settings, key, True, reason)
 
 
+def _check_agent_runs(settings: Settings) -> None:
+    for name, agent in settings.agents.items():
+        given = [key for key in PROMPT_KEYS if getattr(agent, key) is not None]
+        if len(given) > 1:
+            key = f"agent.{name}.{given[1]}"
+            reason = f"set only one of {', '.join(PROMPT_KEYS)} (agent.{name}.{given[0]} is set)"
+            raise _fail_at(settings, key, "<set>", reason)
+        if agent.adapter == "command" and agent.command is None:
+            reason = 'adapter = "command" needs agent.NAME.command, the program to start'
+            raise _fail_at(settings, f"agent.{name}.adapter", agent.adapter, reason)
+        template = agent.prompt_template
+        if (
+            template is not None
+            and not agent.untrusted_inline
+            and prompt_template.uses_untrusted(template)
+        ):
+            reason = (
+                f"reads an event field ({{{{untrusted event.X}}}}), which needs "
+                f"agent.{name}.untrusted_inline = true; memory_briefing does not open "
+                "the event fence"
+            )
+            raise _fail_at(settings, f"agent.{name}.prompt_template", "<template>", reason)
+
+
 _CHECKS: Final[tuple[Callable[[Settings], None], ...]] = (
     _check_upstreams,
     _check_provider,
     _check_model_api,
     _check_recording,
+    _check_agent_runs,
 )
 
 

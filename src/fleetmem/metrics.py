@@ -124,8 +124,7 @@ FACT_BLOCKS = Counter(
 )
 FACT_VOTES = Counter(
     "fleetmem_facts_votes_total",
-    "Votes on facts by stance and whether they count (independent, exposed, author_run,"
-    " repeat).",
+    "Votes on facts by stance and whether they count (independent, exposed, author_run, repeat).",
     ["stance", "reason"],
     registry=REGISTRY,
 )

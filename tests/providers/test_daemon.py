@@ -32,7 +32,7 @@ def test_daemon_opens_the_provider_reports_it_and_degrades_when_it_is_killed(
         config(
             stdio_upstream("ref", "--pid-file", str(pid_file), "--store", str(tmp_path / "m.json")),
             provider="ref",
-            timeout="1s",
+            timeout="2s",
         ),
     )
     daemon = Daemon(home)
@@ -50,7 +50,7 @@ def test_daemon_opens_the_provider_reports_it_and_degrades_when_it_is_killed(
         body = daemon.client.post(
             "/api/v1/recall", json={"query": "settlement", "repo": SCOPE_REPO}
         ).json()
-        assert time.monotonic() - started < 1.5
+        assert time.monotonic() - started < 2.0  # within provider_timeout
         assert body["degraded"] == "provider_unavailable" and body["items"] == []
         queued = daemon.client.post("/api/v1/runs", json=make_record(run_id="r2")).json()
         assert queued["status"] in ("pending", "recorded")  # recorded if already reopened

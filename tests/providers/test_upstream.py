@@ -179,7 +179,7 @@ def test_a_hung_provider_degrades_within_provider_timeout_then_the_breaker_opens
     make_app: Callable[..., App],
 ) -> None:
     app = make_app(
-        config(stdio_upstream("slow", "--misbehave", "hang"), provider="slow", timeout="300ms")
+        config(stdio_upstream("slow", "--misbehave", "hang"), provider="slow", timeout="1s")
     )
     ingest(app)  # recording does not hang
     degraded_before = metrics.sample(
@@ -188,12 +188,13 @@ def test_a_hung_provider_degrades_within_provider_timeout_then_the_breaker_opens
     for _ in range(5):  # the default breaker threshold
         started = time.monotonic()
         result = app.memory.recall("settlement", scopes=[SCOPE])
-        assert time.monotonic() - started < 1.5
+        assert 1.0 <= time.monotonic() - started < 2.5
         assert (result.items, result.degraded) == ((), "provider_unavailable")
     assert provider_state(app) == "breaker_open"
     started = time.monotonic()
     result = app.memory.recall("settlement", scopes=[SCOPE])
-    assert time.monotonic() - started < 0.1  # refused at once, no wait for a timeout
+    # Refused at once: no wait for the timeout, and (below) nothing sent to the provider.
+    assert time.monotonic() - started < 0.9
     assert result.degraded == "provider_unavailable"
     after = metrics.sample(
         "fleetmem_memory_recalls_total", {"provider": "slow", "outcome": "degraded"}
@@ -231,7 +232,7 @@ def test_a_killed_provider_degrades_recall_and_queues_records_then_recovers(
         config(
             stdio_upstream("ref", "--pid-file", str(pid_file), "--store", str(store_file)),
             provider="ref",
-            timeout="1s",
+            timeout="2s",
         )
     )
     clock = Clock(time.time())
@@ -248,7 +249,7 @@ def test_a_killed_provider_degrades_recall_and_queues_records_then_recovers(
         os.kill(old_pid, signal.SIGKILL)
         started = time.monotonic()
         result = svc.recall("settlement", scopes=[SCOPE])
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < 2.0  # within provider_timeout
         assert (result.items, result.degraded) == ((), "provider_unavailable")
         second = svc.ingest_run(make_record(run_id="second"))
         assert second.status == "pending"

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from fleetmem import metrics
 from fleetmem.errors import ProviderUnavailable
-from fleetmem.providers import contract
+from fleetmem.providers import contract, transports
 from fleetmem.providers.runtime import LoopThread
 from fleetmem.providers.transports import Target
 
@@ -87,8 +87,9 @@ def _describe(exc: BaseException) -> str:
 
 def _is_connection_loss(exc: BaseException) -> bool:
     import anyio
-    from mcp import MCPError
     from mcp_types import CONNECTION_CLOSED
+
+    from mcp import MCPError
 
     if isinstance(exc, MCPError):
         return exc.code == CONNECTION_CLOSED
@@ -169,6 +170,7 @@ class SupervisedSession:
         with self._lock:
             if self._started:
                 return
+            transports.preload()
             self._started = True
             self._done = self._runner.submit(self._supervise())
 

@@ -40,6 +40,22 @@ class Target:
     call_timeout_s: float
 
 
+def preload() -> None:
+    """Import what the openers use, in the calling thread.
+
+    Sessions open on the loop thread; importing the ``mcp`` package there while another
+    thread imports it too (the daemon's HTTP app mounts an MCP endpoint at start) can meet
+    a partially initialised module. Importing first, here, makes the loop's imports lookups.
+    """
+    import anyio  # noqa: F401
+    import httpx2  # noqa: F401
+    import mcp.client.stdio
+    import mcp.client.streamable_http
+    import mcp_types  # noqa: F401
+
+    import mcp  # noqa: F401
+
+
 def _client_info() -> Any:
     from mcp import Implementation
 
@@ -79,8 +95,9 @@ def stdio(up: McpSettings, log_dir: Path) -> Target:
 
     @asynccontextmanager
     async def open_() -> AsyncIterator[Any]:
-        from mcp import Client, StdioServerParameters
         from mcp.client.stdio import stdio_client
+
+        from mcp import Client, StdioServerParameters
 
         log_dir.mkdir(parents=True, exist_ok=True)
         _rotate(log_path)
@@ -104,8 +121,9 @@ def http(up: McpSettings, environ: Mapping[str, str]) -> Target:
     @asynccontextmanager
     async def open_() -> AsyncIterator[Any]:
         import httpx2
-        from mcp import Client
         from mcp.client.streamable_http import streamable_http_client
+
+        from mcp import Client
 
         headers: dict[str, str] = {}
         for header, variable in up.headers.items():

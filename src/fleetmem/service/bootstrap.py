@@ -17,7 +17,9 @@ from fleetmem.embed.base import Embedder
 from fleetmem.embed.factory import make_embedder
 from fleetmem.providers.builtin import BuiltinProvider
 from fleetmem.providers.hub import ProviderHub
+from fleetmem.service.agent_memory import AgentMemory
 from fleetmem.service.briefings import BriefingService
+from fleetmem.service.fact_items import FactItems
 from fleetmem.service.facts import FactService
 from fleetmem.service.files import ContextFileService
 from fleetmem.service.memory import MemoryService
@@ -41,6 +43,7 @@ class App:
     briefings: BriefingService
     files: ContextFileService
     facts: FactService
+    agent_memory: AgentMemory
 
     @property
     def settings(self) -> Settings:
@@ -98,6 +101,18 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
     files = ContextFileService(store=store, settings=lambda: config.current)
     # Facts of the default workspace; FactService.in_workspace(name) serves another tenant.
     facts = FactService(store=store, settings=lambda: config.current, embedder=embedder)
+    # Briefings and recall answers show facts; what a run is served is recorded by
+    # AgentMemory, which also keeps each run's briefing (the MCP server's tools).
+    briefings.set_facts_source(FactItems(facts))
+    agent_memory = AgentMemory(
+        runs=runs,
+        memory=memory,
+        briefings=briefings,
+        facts=facts,
+        files=files,
+        store=store,
+        settings=lambda: config.current,
+    )
     logging.getLogger("fleetmem").debug("bootstrap home=%s", home)
     return App(
         home=home,
@@ -111,4 +126,5 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         briefings=briefings,
         files=files,
         facts=facts,
+        agent_memory=agent_memory,
     )

@@ -240,7 +240,9 @@ class FactServiceBase:
         found = self.store.fact_matrix(self.workspace, self.embedder.model_id)
         if not found.ids or found.matrix.shape[1] != vector.shape[0]:
             return {}
-        scores = found.matrix @ np.asarray(vector, dtype=np.float32)
+        # einsum runs in the calling thread; BLAS would wake its thread pool, which right after
+        # an embedding (onnxruntime's threads still spinning) cost ~15 ms instead of ~0.2 ms.
+        scores = np.einsum("ij,j->i", found.matrix, np.asarray(vector, dtype=np.float32))
         return {
             found.ids[i]: (float(scores[i]), found.hashes[i])
             for i in np.flatnonzero(scores >= floor).tolist()

@@ -101,10 +101,13 @@ class FactReadsMixin(FactServiceBase):
             raise InvalidInput("limit", limit, "must be an integer between 1 and 50")
         statuses = _statuses(status) or sorted(LIVE)
         scopes = None if scope is None else [check_scope(scope)]
-        if self._pending() and self.backfill(BACKFILL_BATCH):
-            log.info("facts.search_backfilled")
+        pending = self._pending()
+        if pending and self.backfill(BACKFILL_BATCH):
+            # Facts saved while no embedder answered are embedded before they are searched.
+            pending = self._pending()
         hits, degraded = self._rank(query.strip(), statuses, scopes, limit=limit)
-        pending = self._pending() if degraded is None else 0
+        if degraded is not None:
+            pending = 0
         metrics.FACT_SEARCHES.labels(mode="words" if degraded else "meaning").inc()
         return SearchResult(query.strip(), tuple(hits), degraded, pending)
 

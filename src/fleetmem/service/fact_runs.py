@@ -44,7 +44,7 @@ from fleetmem.service.fact_results import (
     VoteResult,
     VoteSummary,
 )
-from fleetmem.store.facts import ExposureRow, FactRow, VoteRow
+from fleetmem.store.facts import ExposureRow, FactFilter, FactRow, VoteRow
 
 SURFACES = ("briefing", "recall", "resource", "prompt")
 MAX_RECALL_LIMIT = 20
@@ -149,19 +149,39 @@ class RunFactsMixin(FactServiceBase):
         )
 
     def _select(self, agent: str, repo: str | None, query: str | None) -> _Selection:
-        rows = self.store.fact_candidates(
-            self.workspace, sorted(INSTRUCTION), visible_scopes(agent, repo)
+        """Pinned and recalled active facts of a run's scopes, reading only the rows that can
+        make the block: the pinned ones, the voted ones, and the best of the rest."""
+        scopes = visible_scopes(agent, repo)
+        active = sorted(INSTRUCTION)
+        pinned = self.store.fact_list(
+            self.workspace, FactFilter(statuses=tuple(active), scopes=tuple(scopes), pinned=True)
         )
+        pinned.sort(key=lambda r: (r.pinned_at or 0.0, r.id))
         tallies = self.store.fact_tallies(self.workspace)
         now = self.now()
-        conf = {r.id: self._confidence(r, tallies.get(r.id, (Tally(), Tally()))) for r in rows}
-        pinned = sorted((r for r in rows if r.pinned), key=lambda r: (r.pinned_at or 0.0, r.id))
-        others = [r for r in rows if not r.pinned]
         degraded = None
-        scored: list[tuple[float, FactRow]] = []
         if query is not None and query.strip():
             vector, degraded = self._query_vector(query.strip()[:2000])
             above = {} if vector is None else self._above(vector, self.thresholds().recall)
+            candidates = list(self.store.fact_get_many(self.workspace, list(above)).values())
+        else:
+            above = {}
+            # Unvoted facts rank by the prior of their confidence, then recency, then id; so
+            # the voted ones plus the first few of the rest hold the whole top.
+            voted = list(self.store.fact_get_many(self.workspace, list(tallies)).values())
+            candidates = voted + self.store.fact_top_unvoted(
+                self.workspace, active, scopes, exclude=list(tallies), limit=BLOCK_MAX_RECALLED
+            )
+        allowed = set(scopes)
+        others = [
+            r for r in candidates if r.status in INSTRUCTION and r.scope in allowed and not r.pinned
+        ]
+        conf = {
+            r.id: self._confidence(r, tallies.get(r.id, (Tally(), Tally())))
+            for r in [*pinned, *others]
+        }
+        scored: list[tuple[float, FactRow]] = []
+        if query is not None and query.strip():
             for r in others:
                 sim = self._current(above, r.id, r.content_hash)
                 if sim is not None:

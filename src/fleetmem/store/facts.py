@@ -176,6 +176,15 @@ class FactStore(Protocol):
         phrase: str,
         words: Sequence[str],
     ) -> list[SearchRow]: ...
+    def fact_top_unvoted(
+        self,
+        workspace: str,
+        statuses: Sequence[str],
+        scopes: Sequence[str],
+        *,
+        exclude: Sequence[str],
+        limit: int,
+    ) -> list[FactRow]: ...
     def fact_pending_vectors(
         self, workspace: str, model_id: str, statuses: Sequence[str]
     ) -> int: ...

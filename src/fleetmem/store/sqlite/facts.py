@@ -263,6 +263,28 @@ class FactsMixin:
                 rows[r[0]] = SearchRow(r[0], r[1], r[2], r[3])
         return list(rows.values())
 
+    def fact_top_unvoted(
+        self,
+        workspace: str,
+        statuses: Sequence[str],
+        scopes: Sequence[str],
+        *,
+        exclude: Sequence[str],
+        limit: int,
+    ) -> list[FactRow]:
+        """Unpinned facts outside ``exclude`` in the order their confidence prior ranks them:
+        a person's word first (written or confirmed by one), then newest update, then id."""
+        exclude = list(exclude)
+        rows = self.db.conn.execute(
+            f"SELECT {_FACT_COLUMNS} FROM facts WHERE workspace = ? AND pinned = 0"
+            f" AND status IN ({_marks(len(statuses))}) AND scope IN ({_marks(len(scopes))})"
+            f" AND id NOT IN ({_marks(len(exclude))})"
+            " ORDER BY (origin = 'human' OR confirmed_at IS NOT NULL) DESC, updated_at DESC,"
+            " id LIMIT ?",
+            [workspace, *statuses, *scopes, *exclude, limit],
+        ).fetchall()
+        return [_fact(r) for r in rows]
+
     def fact_pending_vectors(self, workspace: str, model_id: str, statuses: Sequence[str]) -> int:
         """Facts whose current body has no vector under ``model_id`` yet."""
         row = self.db.conn.execute(

@@ -11,11 +11,18 @@ from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.facts import FactsMixin
 from fleetmem.store.sqlite.files import FilesMixin
 from fleetmem.store.sqlite.records import RecordsMixin
+from fleetmem.store.sqlite.run_briefings import RunBriefingsMixin
 from fleetmem.store.sqlite.runs_live import LiveRunsMixin
 
 
 class SqliteStore(
-    RecordsMixin, BuiltinIndexMixin, CallLogMixin, LiveRunsMixin, FilesMixin, FactsMixin
+    RecordsMixin,
+    BuiltinIndexMixin,
+    CallLogMixin,
+    LiveRunsMixin,
+    FilesMixin,
+    FactsMixin,
+    RunBriefingsMixin,
 ):
     """All persistence in one SQLite file (WAL), safe to share between processes."""
 

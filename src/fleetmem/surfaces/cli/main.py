@@ -48,6 +48,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "fleetmem.surfaces.cli.runs_cmds",
     "fleetmem.surfaces.cli.facts_cmds",
     "fleetmem.surfaces.cli.doctor_cmds",
+    "fleetmem.surfaces.cli.mcp_cmds",
+    "fleetmem.surfaces.cli.agents_cmds",
 )
 
 
@@ -81,7 +83,33 @@ def _exit_code(exc: FleetmemError) -> int:
     return EXIT_FAIL
 
 
+def _hook_argv(argv: Sequence[str]) -> tuple[list[str], str | None] | None:
+    """``[--home H] [-v] hook REST...`` -> (REST, H); None for any other command line."""
+    home = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "hook":
+            return list(argv[i + 1 :]), home
+        if arg == "--home" and i + 1 < len(argv):
+            home, i = argv[i + 1], i + 2
+        elif arg.startswith("--home="):
+            home, i = arg.split("=", 1)[1], i + 1
+        elif arg in ("-v", "--verbose"):
+            i += 1
+        else:
+            return None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else list(argv)
+    hook = _hook_argv(args_in)
+    if hook is not None and "-h" not in hook[0] and "--help" not in hook[0]:
+        # Agent hooks start fast and always exit 0: no parser, no eager imports.
+        from fleetmem.integrations.hookmain import main as hook_main
+
+        return hook_main(hook[0], home=hook[1])
     parser, handlers = _parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

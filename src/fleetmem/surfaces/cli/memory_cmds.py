@@ -120,20 +120,27 @@ def _show_text(d: dict[str, Any]) -> str:
 
 def _cmd_recall(app: Any, args: argparse.Namespace) -> int:
     from fleetmem.surfaces import views
+    from fleetmem.surfaces.agent_views import recall_sections_view
 
-    scopes = app.memory.scopes_for(repo=args.repo, agent=args.as_agent)
-    result = app.memory.recall(args.query, scopes=scopes, limit=args.limit, paths=args.paths)
-    emit(args, views.recall_view(result), _recall_text)
+    found = app.agent_memory.operator_recall(
+        args.query, repo=args.repo, agent=args.as_agent, paths=args.paths, limit=args.limit
+    )
+    data = views.recall_view(found.episodes)
+    # Facts and the runs that edited --paths, beside the episodes (as an agent's recall).
+    data.update(recall_sections_view(found))
+    emit(args, data, _recall_text)
     return EXIT_OK
 
 
 def _recall_text(d: dict[str, Any]) -> str:
+    from fleetmem.surfaces.agent_views import recall_sections_text
+
     head = f"provider {d['provider']}"
     if d["degraded"]:
         head += f" (degraded: {d['degraded']})"
     if d["dropped"]:
         head += " dropped " + ", ".join(f"{k}={v}" for k, v in sorted(d["dropped"].items()))
-    lines = [head]
+    lines = [*recall_sections_text(d, "facts"), "", "episodes", head]
     if not d["items"]:
         lines.append("no episodes")
     for item in d["items"]:
@@ -145,6 +152,7 @@ def _recall_text(d: dict[str, Any]) -> str:
             else f"{item['episode_id']}  {item['agent']}  {item['outcome']}"
         )
         lines.extend("  " + line for line in item["text"].splitlines())
+    lines += ["", *recall_sections_text(d, "recent_runs")]
     return "\n".join(lines)
 
 

@@ -21,9 +21,7 @@ def register(sub: Any) -> dict[str, Handler]:
     schema.add_argument("tool", nargs="?", help="one tool (default: all four)")
     schema.add_argument("--direction", choices=("input", "output"), help="only one direction")
 
-    check = actions.add_parser(
-        "check", help="run the seven conformance checks against a provider"
-    )
+    check = actions.add_parser("check", help="run the seven conformance checks against a provider")
     check.add_argument(
         "--provider", metavar="NAME", help="builtin or a global [mcp.NAME] (default: configured)"
     )

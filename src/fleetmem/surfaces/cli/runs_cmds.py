@@ -52,6 +52,13 @@ def register(sub: Any) -> dict[str, Handler]:
     show.add_argument("run_id")
     show.add_argument("--json", action="store_true")
 
+    # `runs import` lives with the agent integrations (agents_cmds).
+    imp = actions.add_parser("import", help="import an agent's session logs as run records")
+    imp.add_argument("source", choices=("codex",))
+    imp.add_argument("path", help="a session log file, or a directory searched for *.jsonl")
+    imp.add_argument("--agent", default="codex", help="the [agent.NAME] they ran as")
+    imp.add_argument("--json", action="store_true")
+
     pr = sub.add_parser("presence", help="who is working where right now")
     pr.add_argument("--repo")
     pr.add_argument("--json", action="store_true")
@@ -74,6 +81,10 @@ def _cmd_runs(app: Any, args: argparse.Namespace) -> int:
         from fleetmem.surfaces.cli.memory_cmds import _cmd_ingest
 
         return _cmd_ingest(app, args)
+    if action == "import":
+        from fleetmem.surfaces.cli.agents_cmds import import_runs
+
+        return import_runs(app, args)
     handler = {
         "open": _open,
         "heartbeat": _heartbeat,

@@ -8,6 +8,8 @@ its thread pool: the services are synchronous and SQLite-bound.
 from __future__ import annotations
 
 import importlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -68,7 +70,20 @@ ROUTE_MODULES: tuple[str, ...] = (
 
 
 def create_app(app: App) -> FastAPI:
-    api = FastAPI(title="fleetmem", version=__version__, docs_url=None, redoc_url=None)
+    from fleetmem.surfaces.mcp.http import mcp_endpoint
+
+    # The agent-facing MCP server at /mcp; its session manager lives as long as the app.
+    mcp = mcp_endpoint(app)
+
+    @asynccontextmanager
+    async def lifespan(_api: FastAPI) -> AsyncIterator[None]:
+        async with mcp.lifespan():
+            yield
+
+    api = FastAPI(
+        title="fleetmem", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan
+    )
+    api.router.routes.append(mcp.route)
 
     @api.exception_handler(FleetmemError)
     def _fleetmem_error(_request: Request, exc: FleetmemError) -> JSONResponse:
@@ -87,4 +102,8 @@ def create_app(app: App) -> FastAPI:
 
     for name in ROUTE_MODULES:
         api.include_router(importlib.import_module(name).routes(app))
+    # The web UI's pages (/, /login, /memory/...) and /static; sign-in state in api.state.
+    from fleetmem.surfaces.web import mount as mount_web
+
+    mount_web(api, app)
     return api

@@ -13,6 +13,7 @@ from fleetmem.errors import InvalidInput
 from fleetmem.service.bootstrap import App
 from fleetmem.service.jobs import BackgroundJobs
 from fleetmem.surfaces.http.app import create_app
+from fleetmem.surfaces.web import announce_login_links
 
 log = logging.getLogger("fleetmem.serve")
 
@@ -50,12 +51,14 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
     # Open the provider's session now, so no recall at spawn waits for it to start.
     app.providers.start()
     jobs.start()
-    config = uvicorn.Config(
-        create_app(app), host=host, port=port, log_level="warning", access_log=False
-    )
+    api = create_app(app)
+    config = uvicorn.Config(api, host=host, port=port, log_level="warning", access_log=False)
     server = uvicorn.Server(config)
     log.info("serve.listening url=http://%s:%d home=%s", host, server.config.port, app.home)
     print(f"fleetmem serving on http://{host}:{port} (home {app.home})", flush=True)
+    # The browser's one-time sign-in link (printed, never logged: it is a credential).
+    url_host = f"[{host}]" if ":" in host else host
+    announce_login_links(api.state.web_auth, f"http://{url_host}:{port}")
     try:
         server.run()
     finally:

@@ -1,0 +1,334 @@
+"""Claude Code hooks: an interactive session observed as a fleetmem run.
+
+``fleetmem hook claude-code EVENT`` reads the hook's JSON from stdin (docs/agents.md cites
+the payloads) and answers on stdout:
+
+- **SessionStart** opens a run for the session's directory (``claude-<session id>``), and,
+  only when the agent has ``memory_briefing = true``, answers with the fenced briefing as
+  ``additionalContext`` after writing the exposure rows of its facts. A resumed or compacted
+  session keeps its run and is given the same briefing again. The run token goes to
+  ``$CLAUDE_ENV_FILE`` when Claude Code offers one, so ``fleetmem`` commands the session
+  runs are attributed.
+- **UserPromptSubmit**: each line of the person's own prompt that starts with ``remember:``
+  or ``#remember`` becomes an active fact with a human origin and the session as its
+  conversation; the answer is one line naming the exact stored wording. (Facts an agent
+  proposes through the ``remember`` tool stay proposed: they may come from what it read.)
+- **PostToolUse** (and PostToolUseFailure, if registered) notes file edits and commands, and
+  heartbeats the run with the files edited.
+- **SessionEnd** reads the session transcript for the result, model, cost and tool uses,
+  adds what git saw change, closes the run with its run record, and leaves the episode to a
+  detached ``fleetmem jobs``.
+
+Every handler returns the text to print; errors are the caller's to swallow (hooks fail open).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from fleetmem.core.facts import Actor
+from fleetmem.errors import FleetmemError, InvalidInput
+from fleetmem.integrations import briefing as briefings
+from fleetmem.integrations.adapters.base import CommandRun, Edit, Observation
+from fleetmem.integrations.adapters.claude_code import ClaudeStreamParser, command_of, edit_path
+from fleetmem.integrations.gitdiff import Snapshot, changed_since, take_snapshot
+from fleetmem.integrations.hookstate import SessionState, StateFiles
+from fleetmem.integrations.records import (
+    ProcessEnd,
+    SessionPart,
+    build_record,
+    decide_outcome,
+    verifications,
+)
+from fleetmem.service.bootstrap import App
+from fleetmem.service.fact_base import local_user
+from fleetmem.service.gitrepo import resolve_repository
+
+log = logging.getLogger("fleetmem.hooks")
+
+ADAPTER = "claude-code"
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+_REMEMBER = re.compile(
+    r"^[ \t]*(?:#remember\b[ \t]*:?|remember:)[ \t]*(?P<body>\S.*)$", re.I | re.M
+)
+_RUN_ID = re.compile(r"[^A-Za-z0-9._:-]")
+
+
+def run_id_for(session_id: str, attempt: int = 0) -> str:
+    base = "claude-" + _RUN_ID.sub("-", session_id)[:200]
+    return base if attempt == 0 else f"{base}-{attempt + 1}"
+
+
+def _session_id(payload: Mapping[str, Any]) -> str:
+    sid = payload.get("session_id")
+    if not isinstance(sid, str) or not sid.strip() or len(sid) > 256:
+        raise InvalidInput("session_id", sid, "the hook payload has no session id")
+    return sid
+
+
+def _cwd(payload: Mapping[str, Any]) -> str:
+    cwd = payload.get("cwd")
+    return cwd if isinstance(cwd, str) and os.path.isabs(cwd) else os.getcwd()
+
+
+class ClaudeHooks:
+    """The hook handlers for one agent over one wired app."""
+
+    def __init__(self, app: App, *, agent: str, environ: Mapping[str, str]) -> None:
+        self.app = app
+        self.agent = agent
+        self.environ = environ
+        self.states = StateFiles(app.home)
+
+    def handle(self, event: str, payload: Mapping[str, Any]) -> str:
+        handler = {
+            "SessionStart": self.session_start,
+            "UserPromptSubmit": self.user_prompt_submit,
+            "PostToolUse": self.post_tool_use,
+            "PostToolUseFailure": self.post_tool_use,
+            "SessionEnd": self.session_end,
+        }.get(event)
+        if handler is None:
+            raise InvalidInput("event", event, "is not a hook fleetmem handles")
+        return handler(payload)
+
+    # ---- SessionStart -------------------------------------------------------------------
+    def open_session(self, payload: Mapping[str, Any]) -> tuple[SessionState, bool]:
+        """The session's run: the one already open for it, or a new one (True)."""
+        sid = _session_id(payload)
+        state = self.states.load(sid)
+        if state is not None:
+            return state, False
+        cwd = _cwd(payload)
+        for attempt in range(20):
+            try:
+                opened = self.app.runs.open_run(
+                    self.agent,
+                    workdir=cwd,
+                    adapter=ADAPTER,
+                    run_id=run_id_for(sid, attempt),
+                    source="hook",
+                )
+                break
+            except InvalidInput as exc:
+                if exc.field != "run_id":  # a resumed session whose first run is closed
+                    raise
+        else:
+            raise InvalidInput("run_id", run_id_for(sid), "no free run id for the session")
+        repo = resolve_repository(cwd)
+        state = SessionState(
+            session_id=sid,
+            agent=self.agent,
+            run_id=opened.run_id,
+            token=opened.token,
+            opened_at=opened.opened_at,
+            cwd=cwd,
+            root=repo.root if repo else None,
+        )
+        self.states.save(state)
+        self._export_token(state)
+        return state, True
+
+    def _export_token(self, state: SessionState) -> None:
+        env_file = self.environ.get("CLAUDE_ENV_FILE")
+        if not env_file:
+            return
+        fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            fh.write(f"export FLEETMEM_RUN_TOKEN={state.token}\n")
+            fh.write(f"export FLEETMEM_RUN_ID={state.run_id}\n")
+
+    def session_start(self, payload: Mapping[str, Any]) -> str:
+        state, _ = self.open_session(payload)
+        if not self.app.settings.agent(self.agent).memory_briefing:
+            return ""
+        text = self._briefing(state)
+        if not text:
+            return ""
+        block = briefings.fence(text, "").rstrip("\n")
+        return json.dumps(
+            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": block}}
+        )
+
+    def _briefing(self, state: SessionState) -> str | None:
+        """The run's briefing as served to it (exposure written), computed once per run."""
+        app = self.app
+        caller = app.runs.resolve_caller(state.token)
+        if not briefings.ensure_stored(app, caller):
+            log.warning(
+                "briefing.skipped agent=%s run=%s reason=briefing_failed", state.agent, state.run_id
+            )
+            app.briefings.count_delivery(state.agent, "prompt", None)
+            return None
+        served = app.agent_memory.briefing(caller, delivery="prompt")
+        if served.text:
+            log.info(
+                "briefing.given agent=%s run=%s bytes=%d %s",
+                state.agent,
+                state.run_id,
+                served.size_bytes,
+                briefings.counts(served.text),
+            )
+        return served.text or None
+
+    def snapshot_after_start(self, payload: Mapping[str, Any]) -> None:
+        """Snapshot the checkout (after the answer is out: it may take a moment)."""
+        state = self.states.load(_session_id(payload))
+        if state is None or state.root is None or state.tree is not None:
+            return
+        snap = take_snapshot(state.root)
+        if snap is not None:
+            state.tree = snap.tree
+            self.states.save(state)
+
+    # ---- UserPromptSubmit ---------------------------------------------------------------
+    def user_prompt_submit(self, payload: Mapping[str, Any]) -> str:
+        prompt = payload.get("prompt")
+        if not isinstance(prompt, str):
+            return ""
+        wanted = [m.group("body").strip() for m in _REMEMBER.finditer(prompt)]
+        if not wanted:
+            return ""
+        sid = _session_id(payload)
+        state = self.states.load(sid)
+        user = local_user()
+        actor = Actor("human", user.name, state.run_id if state else None)
+        lines = []
+        for body in wanted[:10]:
+            try:
+                stored = self.app.facts.add(body, actor=actor, conversation=f"claude-code:{sid}")
+                fact = stored.fact
+                lines.append(f'fleetmem remembered "{fact.body}" ({fact.id})')
+                log.info("hook.remembered fact=%s session_run=%s", fact.id, actor.run_id)
+            except FleetmemError as exc:
+                lines.append(f"fleetmem did not remember it: {exc}")
+        message = "\n".join(lines)
+        return json.dumps(
+            {
+                "systemMessage": message,
+                "hookSpecificOutput": {
+                    "hookEventName": "UserPromptSubmit",
+                    "additionalContext": message
+                    + "\n(Confirm this to the user in one line, quoting the stored wording.)",
+                },
+            }
+        )
+
+    # ---- PostToolUse --------------------------------------------------------------------
+    def post_tool_use(self, payload: Mapping[str, Any]) -> str:
+        tool = payload.get("tool_name")
+        if not isinstance(tool, str):
+            return ""
+        tool_input = payload.get("tool_input")
+        path = edit_path(tool, tool_input)
+        command = command_of(tool, tool_input)
+        if path is None and command is None:
+            return ""
+        state, _ = self.open_session(payload)
+        failed = payload.get("hook_event_name") == "PostToolUseFailure"
+        if path is not None:
+            if not failed:
+                self.states.append_event(state.session_id, {"type": "edit", "path": path})
+                self._heartbeat(state, path)
+        elif command is not None:
+            self.states.append_event(
+                state.session_id, {"type": "command", "command": command, "failed": failed}
+            )
+        return ""
+
+    def _heartbeat(self, state: SessionState, path: str) -> None:
+        absolute = path if os.path.isabs(path) else os.path.join(state.cwd, path)
+        files = [absolute] if state.root and absolute.startswith(state.root + "/") else []
+        try:
+            self.app.runs.heartbeat(state.token, files=files)
+        except FleetmemError as exc:
+            log.info("hook.heartbeat_refused run=%s reason=%s", state.run_id, exc)
+
+    # ---- SessionEnd ---------------------------------------------------------------------
+    def session_end(self, payload: Mapping[str, Any]) -> str:
+        sid = _session_id(payload)
+        state = self.states.load(sid)
+        if state is None:
+            return ""
+        observation = self._transcript(payload.get("transcript_path"), sid)
+        if not observation.events:
+            observation.events.extend(_events_from_hooks(self.states.events(sid)))
+        extra: tuple[str, ...] = ()
+        if state.root is not None and state.tree is not None:
+            changed = changed_since(Snapshot(root=state.root, tree=state.tree))
+            extra = tuple(os.path.join(state.root, p) for p in changed)
+        agent = self.app.settings.agent(state.agent)
+        patterns = agent.verify_patterns
+        checks = verifications(observation.commands(), patterns)
+        outcome = decide_outcome(ProcessEnd(returncode=0), observation, checks)
+        record = build_record(
+            run_id=state.run_id,
+            agent=state.agent,
+            adapter=ADAPTER,
+            started_at=state.opened_at,
+            ended_at=time.time(),
+            outcome=outcome,
+            parts=[SessionPart(observation, state.cwd, patterns, extra)],
+            spawned=True,
+            prompt=None,
+            configured_model=agent.model,
+        )
+        result = self.app.memory.ingest_run(record, process_now=False)
+        self.states.remove(sid)
+        log.info(
+            "hook.closed run=%s outcome=%s episode=%s", state.run_id, outcome[0], result.status
+        )
+        if result.episode_id is not None:
+            record_in_background(self.app.home, self.environ)
+        return ""
+
+    def _transcript(self, path: object, session_id: str) -> Observation:
+        parser = ClaudeStreamParser()
+        parser.observation.session_id = session_id
+        if isinstance(path, str) and os.path.isabs(path):
+            try:
+                with open(path, "rb") as fh:
+                    for raw in fh.read(MAX_TRANSCRIPT_BYTES).splitlines():
+                        parser.feed(raw.decode("utf-8", "replace"))
+            except OSError as exc:
+                log.info(
+                    "hook.transcript_unreadable session_run=%s error=%s", session_id, exc.strerror
+                )
+        parser.finish()
+        return parser.observation
+
+
+def _events_from_hooks(items: list[dict[str, Any]]) -> list[Edit | CommandRun]:
+    out: list[Edit | CommandRun] = []
+    for item in items:
+        if item.get("type") == "edit" and isinstance(item.get("path"), str):
+            out.append(Edit(item["path"]))
+        elif item.get("type") == "command" and isinstance(item.get("command"), str):
+            failed = bool(item.get("failed"))
+            out.append(CommandRun(item["command"], None, failed))
+    return out
+
+
+def record_in_background(home: Path, environ: Mapping[str, str]) -> None:
+    """Start ``fleetmem jobs`` detached, so the episode is recorded off the hook's path."""
+    env = {**environ, "FLEETMEM_HOME": str(home)}
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "fleetmem", "jobs"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        log.info("hook.jobs_not_started error=%s", exc.strerror)

@@ -1,0 +1,124 @@
+"""``fleetmem hook claude-code EVENT``: the entry point Claude Code runs for every hook.
+
+It starts fast (only the standard library is imported until the payload is read) and fails
+open: whatever goes wrong, from a bad payload to a broken store, it logs one line to
+``$FLEETMEM_HOME/logs/hooks.log``, prints nothing and exits 0, so the session goes on. A
+watchdog ends the process with status 0 when its budget runs out, whatever it was doing; a
+SessionStart answers within ``provider_timeout`` plus local work even when the episode
+provider is down.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+#: Seconds each hook may take in all, before the watchdog exits 0 (Claude Code's own hook
+#: timeouts, set by ``fleetmem install claude-code``, are longer).
+BUDGETS = {"SessionStart": 8.0, "UserPromptSubmit": 8.0, "PostToolUse": 5.0, "SessionEnd": 25.0}
+DEFAULT_BUDGET = 5.0
+MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
+AGENT_ENV = "FLEETMEM_AGENT"
+
+log = logging.getLogger("fleetmem.hooks")
+
+
+def _home(home: str | None, environ: Mapping[str, str]) -> Path:
+    from fleetmem.config import default_home
+
+    return Path(home) if home else default_home(environ)
+
+
+def _log_to_file(home: Path) -> None:
+    directory = home / "logs"
+    directory.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(directory / "hooks.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    root = logging.getLogger("fleetmem")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    root.propagate = False
+
+
+def _parse(argv: Sequence[str]) -> tuple[str, str, str | None]:
+    """``claude-code EVENT [--agent NAME]`` -> (integration, event, agent)."""
+    args = list(argv)
+    agent = None
+    if "--agent" in args:
+        at = args.index("--agent")
+        agent = args[at + 1] if at + 1 < len(args) else None
+        del args[at : at + 2]
+    if len(args) != 2:
+        raise ValueError("usage: fleetmem hook claude-code EVENT [--agent NAME]")
+    return args[0], args[1], agent
+
+
+def run_hook(
+    argv: Sequence[str],
+    *,
+    home: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> tuple[int, str]:
+    """Handle one hook; returns (exit status, text to print). Never raises."""
+    env = dict(os.environ if environ is None else environ)
+    started = time.monotonic()
+    event = "?"
+    answer = ""
+    app = None
+    try:
+        fleetmem_home = _home(home, env)
+        _log_to_file(fleetmem_home)
+        integration, event, agent = _parse(argv)
+        if integration != "claude-code":
+            raise ValueError(f"unknown integration {integration!r}; known: claude-code")
+        raw = stdin if stdin is not None else sys.stdin.buffer.read(MAX_PAYLOAD_BYTES)
+        payload = json.loads(raw or b"{}")
+        if not isinstance(payload, dict):
+            raise ValueError("the hook payload is not a JSON object")
+        from fleetmem.integrations.claude_hooks import ClaudeHooks
+        from fleetmem.service.bootstrap import build
+
+        app = build(fleetmem_home, env)
+        hooks = ClaudeHooks(app, agent=agent or env.get(AGENT_ENV) or "claude-code", environ=env)
+        answer = hooks.handle(event, payload)
+        if event == "SessionStart":
+            _emit(answer)  # the answer goes out first: the snapshot may take a moment
+            answer = ""
+            hooks.snapshot_after_start(payload)
+        log.info("hook.done event=%s ms=%d", event, (time.monotonic() - started) * 1000)
+    except BaseException as exc:  # fail open: log, answer nothing, exit 0
+        log.warning("hook.failed event=%s error=%s: %s", event, type(exc).__name__, str(exc)[:300])
+        answer = ""
+    finally:
+        if app is not None:
+            try:
+                app.close()
+            except Exception as exc:
+                log.warning("hook.close_failed error=%s", type(exc).__name__)
+    return 0, answer
+
+
+def _emit(text: str) -> None:
+    if text:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def main(argv: Sequence[str], *, home: str | None = None) -> int:
+    """The process entry: a watchdog, then :func:`run_hook`; always exits 0."""
+    event = argv[1] if len(argv) > 1 else ""
+    budget = BUDGETS.get(event, DEFAULT_BUDGET)
+    watchdog = threading.Timer(budget, os._exit, args=(0,))
+    watchdog.daemon = True
+    watchdog.start()
+    _, answer = run_hook(argv, home=home)
+    _emit(answer)
+    watchdog.cancel()
+    return 0

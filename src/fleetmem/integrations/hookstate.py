@@ -1,0 +1,105 @@
+"""What one Claude Code session's hooks share between their processes.
+
+Each hook is its own short-lived process, so the run a SessionStart hook opened (its id, its
+token, when it started, the git snapshot, the briefing it gave) is kept in a small file under
+``$FLEETMEM_HOME/hooks/claude-code/``, readable by the owner only (it holds the run token), and
+the edits and commands PostToolUse hooks report are appended to a JSON Lines file beside it.
+SessionEnd reads both and removes them. File names are a hash of the session id, so no
+session id can name a path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+STATE_DIR = ("hooks", "claude-code")
+MAX_EVENTS = 20_000
+
+
+@dataclass
+class SessionState:
+    """The run behind one Claude Code session."""
+
+    session_id: str
+    agent: str
+    run_id: str
+    token: str
+    opened_at: float
+    cwd: str
+    root: str | None = None
+    tree: str | None = None
+
+
+def _key(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:32]
+
+
+class StateFiles:
+    """The state and event files of sessions under one fleetmem home."""
+
+    def __init__(self, home: Path) -> None:
+        self.directory = home.joinpath(*STATE_DIR)
+
+    def _paths(self, session_id: str) -> tuple[Path, Path]:
+        key = _key(session_id)
+        return self.directory / f"{key}.json", self.directory / f"{key}.events.jsonl"
+
+    def load(self, session_id: str) -> SessionState | None:
+        state_path, _ = self._paths(session_id)
+        try:
+            data = json.loads(state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("session_id") != session_id:
+            return None
+        try:
+            return SessionState(**data)
+        except TypeError:
+            return None
+
+    def save(self, state: SessionState) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        state_path, _ = self._paths(state.session_id)
+        tmp = state_path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(asdict(state), fh)
+        os.replace(tmp, state_path)
+
+    def append_event(self, session_id: str, event: dict[str, Any]) -> None:
+        """Append one event (one ``write`` of one line, so concurrent hooks do not interleave)."""
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _, events_path = self._paths(session_id)
+        line = (json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8")
+        fd = os.open(events_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+    def events(self, session_id: str) -> list[dict[str, Any]]:
+        _, events_path = self._paths(session_id)
+        out: list[dict[str, Any]] = []
+        try:
+            with events_path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    with contextlib.suppress(ValueError):
+                        item = json.loads(line)
+                        if isinstance(item, dict):
+                            out.append(item)
+                    if len(out) >= MAX_EVENTS:
+                        break
+        except OSError:
+            return []
+        return out
+
+    def remove(self, session_id: str) -> None:
+        for path in self._paths(session_id):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()

@@ -1,0 +1,478 @@
+"""``fleetmem run AGENT``: one supervised agent run, from open to episode.
+
+1. Resolve the agent (``[agent.NAME]``), its working directory and the operator's prompt;
+   a repository's ``.fleetmem.toml`` is checked before anything starts.
+2. Open a live run (token, presence) and snapshot the checkout for the git fallback.
+3. With ``memory_briefing = true``: compute the briefing (never waiting on the provider
+   longer than ``provider_timeout``), fence it with a fresh nonce in front of the prompt,
+   check it fits one argument, write the exposure rows of its facts, then spawn. Any failure
+   spawns with the prompt alone (a WARN and a counted skip). The composed prompt exists only
+   in memory and in the child's argv.
+4. Spawn the adapter's argv (prompt last) with ``FLEETMEM_RUN_TOKEN`` in its environment, in
+   its own process group; read its stdout through the adapter's parser; heartbeat with the
+   files it edits; stop it (SIGTERM, then SIGKILL after ``kill_grace``) at ``timeout`` or when
+   the operator interrupts. A process killed by a signal fleetmem did not send is started
+   again up to ``respawns`` times, as the same run with the same composed prompt.
+5. Close the run by ingesting its run record (stream + git fallback); only then record the
+   episode to the provider, off the supervision path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from fleetmem.config import apply_project
+from fleetmem.errors import InvalidInput
+from fleetmem.integrations import briefing as briefings
+from fleetmem.integrations.adapters.base import Observation, StreamParser
+from fleetmem.integrations.gitdiff import Snapshot, changed_since, take_snapshot
+from fleetmem.integrations.records import (
+    ProcessEnd,
+    SessionPart,
+    build_record,
+    decide_outcome,
+    verifications,
+)
+from fleetmem.integrations.spec import AgentSpec, resolve_agent, resolve_prompt, run_variables
+from fleetmem.service.bootstrap import App
+from fleetmem.service.gitrepo import Repository, resolve_repository
+from fleetmem.service.runs import OpenedRun
+
+log = logging.getLogger("fleetmem.supervisor")
+
+TOKEN_ENV = "FLEETMEM_RUN_TOKEN"
+POLL_S = 0.2
+READER_JOIN_S = 5.0
+#: How long ``fleetmem run`` waits for its episode to reach the provider before leaving it
+#: to the daemon's retries.
+RECORD_WAIT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """How a supervised run ended, and what fleetmem recorded."""
+
+    run_id: str
+    agent: str
+    outcome: str
+    reason: str
+    exit_code: int
+    episode: str
+    result_text: str | None
+
+
+@dataclass
+class _Spawn:
+    observation: Observation
+    end: ProcessEnd
+    started: float
+    ended: float
+
+
+@dataclass
+class _Heartbeats:
+    token: str
+    root: str | None
+    workdir: str
+    every_s: float
+    last: float = 0.0
+    pending: list[str] = field(default_factory=list)
+
+
+def exit_code_for(outcome: tuple[str, str], end: ProcessEnd) -> int:
+    """``fleetmem run``'s own exit status: the agent's, or the shell's convention for how it
+    was stopped (124 timed out, 127 not started, 130 interrupted, 128+N killed by signal N)."""
+    if outcome[1] == "spawn_failed":
+        return 127
+    if end.timed_out:
+        return 124
+    if end.cancelled:
+        return 130
+    if end.signal is not None:
+        return 128 + end.signal
+    return end.returncode or 0
+
+
+class Supervisor:
+    """Runs agents for one :class:`App`."""
+
+    def __init__(
+        self,
+        app: App,
+        *,
+        environ: Mapping[str, str],
+        out: IO[str] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.app = app
+        self.environ = dict(environ)
+        self.out = out
+        self.clock = clock
+
+    # ---- the run ------------------------------------------------------------------------
+    def run(
+        self,
+        agent: str,
+        *,
+        prompt: str | None = None,
+        workdir: str | None = None,
+        cancel: threading.Event | None = None,
+    ) -> RunResult:
+        """Supervise one run of ``agent`` to its end; raises only before anything started."""
+        app = self.app
+        settings = app.settings
+        spec = resolve_agent(settings, agent, workdir=workdir, home=app.home, environ=self.environ)
+        repo = resolve_repository(spec.workdir)
+        if repo is not None:
+            apply_project(settings, Path(repo.root))  # a bad project file stops us here
+        run_id = "run-" + secrets.token_hex(8)
+        variables = run_variables(
+            spec,
+            run_id=run_id,
+            repo=repo.key if repo else None,
+            branch=repo.branch if repo else None,
+            now=self.clock(),
+        )
+        operator_prompt = resolve_prompt(
+            spec,
+            prompt,
+            variables=variables,
+            home=app.home,
+            environ=self.environ,
+            settings=settings,
+            fence=_event_fence,
+        )
+        if spec.adapter.needs_prompt and operator_prompt is None:
+            raise InvalidInput(
+                "prompt",
+                None,
+                f"agent {agent} is a prompt one-shot: give --prompt or set prompt, prompt_file,"
+                " prompt_template or prompt_template_file",
+            )
+        opened = app.runs.open_run(
+            agent,
+            workdir=spec.workdir,
+            adapter=spec.adapter.name,
+            run_id=run_id,
+            source="supervisor",
+        )
+        started = self.clock()
+        snapshot = take_snapshot(repo.root) if repo is not None else None
+        env = self._child_env(spec, opened)
+        argv_prompt = self._with_briefing(spec, opened, operator_prompt, env)
+        argv = spec.adapter.argv(spec.executable, spec.args, spec.model, argv_prompt)
+        beats = _Heartbeats(
+            token=opened.token,
+            root=repo.root if repo else None,
+            workdir=spec.workdir,
+            every_s=min(60.0, max(5.0, app.runs.expire_after_s / 4)),
+        )
+        spawns = self._spawn_all(spec, argv, env, beats, cancel or threading.Event())
+        del argv, argv_prompt  # the composed prompt goes nowhere else
+        return self._close(spec, opened, repo, snapshot, spawns, operator_prompt, started)
+
+    def _child_env(self, spec: AgentSpec, opened: OpenedRun) -> dict[str, str]:
+        env = {k: v for k, v in self.environ.items() if k != TOKEN_ENV}
+        env.update(spec.env)
+        env[TOKEN_ENV] = opened.token
+        env["FLEETMEM_RUN_ID"] = opened.run_id
+        env["FLEETMEM_HOME"] = str(self.app.home)
+        return env
+
+    # ---- the briefing -------------------------------------------------------------------
+    def _with_briefing(
+        self, spec: AgentSpec, opened: OpenedRun, prompt: str | None, env: Mapping[str, str]
+    ) -> str | None:
+        """The prompt for argv: the fenced briefing, a blank line and ``prompt``, or
+        ``prompt`` alone (no briefing wanted, empty, or it could not be given)."""
+        if prompt is None or not spec.memory_briefing:
+            return prompt
+        app, agent, run_id = self.app, spec.name, opened.run_id
+
+        def skip(reason: str) -> str:
+            log.warning("briefing.skipped agent=%s run=%s reason=%s", agent, run_id, reason)
+            app.briefings.count_delivery(agent, "prompt", None)
+            return prompt
+
+        try:
+            caller = app.runs.resolve_caller(opened.token)
+            stored = briefings.ensure_stored(app, caller)
+            text = app.agent_memory.stored_briefing(run_id)
+        except Exception as exc:
+            log.debug("briefing.failed run=%s error=%s", run_id, type(exc).__name__)
+            return skip("briefing_failed")
+        if not stored or text is None:
+            return skip("briefing_failed")
+        if text.text:
+            # Checked before anything is served: a briefing that cannot be given is not
+            # recorded as shown.
+            argv = spec.adapter.argv(
+                spec.executable, spec.args, spec.model, briefings.fence(text.text, prompt)
+            )
+            if not briefings.fits(argv, env):
+                return skip("argument_too_large")
+        try:
+            served = app.agent_memory.briefing(caller, delivery="prompt")
+        except Exception as exc:
+            log.debug("briefing.serve_failed run=%s error=%s", run_id, type(exc).__name__)
+            return skip("exposure_failed")
+        if not served.text:
+            return prompt
+        full = briefings.fence(served.text, prompt)
+        log.info(
+            "briefing.prepended agent=%s run=%s bytes=%d %s",
+            agent,
+            run_id,
+            served.size_bytes,
+            briefings.counts(served.text),
+        )
+        return full
+
+    # ---- processes ----------------------------------------------------------------------
+    def _spawn_all(
+        self,
+        spec: AgentSpec,
+        argv: list[str],
+        env: Mapping[str, str],
+        beats: _Heartbeats,
+        cancel: threading.Event,
+    ) -> list[_Spawn]:
+        spawns: list[_Spawn] = []
+        for attempt in range(spec.respawns + 1):
+            spawn = self._spawn(spec, argv, env, beats, cancel)
+            spawns.append(spawn)
+            end = spawn.end
+            crashed = end.signal is not None and not (end.timed_out or end.cancelled)
+            if not crashed or attempt == spec.respawns:
+                break
+            log.warning(
+                "run.respawn agent=%s signal=%d attempt=%d", spec.name, end.signal, attempt + 2
+            )
+        return spawns
+
+    def _spawn(
+        self,
+        spec: AgentSpec,
+        argv: list[str],
+        env: Mapping[str, str],
+        beats: _Heartbeats,
+        cancel: threading.Event,
+    ) -> _Spawn:
+        parser = spec.adapter.parser()
+        started = self.clock()
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=spec.workdir,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            log.warning("run.spawn_failed agent=%s error=%s", spec.name, exc.strerror or exc)
+            end = ProcessEnd(spawn_error=str(exc.strerror or exc))
+            return _Spawn(parser.observation, end, started, self.clock())
+        log.info("run.spawned agent=%s pid=%d", spec.name, proc.pid)
+        reader = threading.Thread(
+            target=self._pump, args=(proc, parser), name="fleetmem-agent-stdout", daemon=True
+        )
+        reader.start()
+        timed_out = cancelled = False
+        deadline = None if spec.timeout_s is None else time.monotonic() + spec.timeout_s
+        try:
+            while True:
+                try:
+                    proc.wait(timeout=POLL_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if cancel.is_set():
+                    cancelled = True
+                    _stop(proc, spec.kill_grace_s)
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    timed_out = True
+                    _stop(proc, spec.kill_grace_s)
+                    break
+                self._heartbeat(beats, parser.observation)
+        finally:
+            _reap_group(proc)
+            reader.join(READER_JOIN_S)
+            if proc.stdout is not None:
+                proc.stdout.close()
+        self._heartbeat(beats, parser.observation, force=True)
+        end = ProcessEnd(returncode=proc.returncode, timed_out=timed_out, cancelled=cancelled)
+        log.info("run.exited agent=%s status=%s", spec.name, proc.returncode)
+        return _Spawn(parser.observation, end, started, self.clock())
+
+    def _pump(self, proc: subprocess.Popen[bytes], parser: StreamParser) -> None:
+        assert proc.stdout is not None
+        try:
+            for raw in proc.stdout:
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                try:
+                    shown = parser.feed(line)
+                except Exception as exc:  # a parser bug must not stop the agent's output
+                    log.debug("stream.parse_failed error=%s", type(exc).__name__)
+                    continue
+                if shown is not None and self.out is not None:
+                    self.out.write(shown + "\n")
+                    self.out.flush()
+        except (OSError, ValueError):
+            pass  # the pipe was closed under us
+        finally:
+            try:
+                parser.finish()
+            except Exception as exc:
+                log.debug("stream.finish_failed error=%s", type(exc).__name__)
+
+    def _heartbeat(self, beats: _Heartbeats, obs: Observation, *, force: bool = False) -> None:
+        """Tell fleetmem the run is alive and which files it edited (never fails the run)."""
+        for path in obs.new_edit_paths():
+            absolute = path if os.path.isabs(path) else os.path.join(beats.workdir, path)
+            absolute = os.path.normpath(absolute)
+            if beats.root is not None and absolute.startswith(beats.root.rstrip("/") + "/"):
+                beats.pending.append(absolute)
+        now = time.monotonic()
+        if not (force or beats.pending or now - beats.last >= beats.every_s):
+            return
+        if not force and now - beats.last < 2.0:
+            return  # at most one heartbeat every two seconds while edits stream in
+        beats.last = now
+        files, beats.pending = beats.pending[:100], beats.pending[100:]
+        try:
+            self.app.runs.heartbeat(beats.token, files=files)
+        except Exception as exc:
+            log.debug("run.heartbeat_failed error=%s", type(exc).__name__)
+
+    # ---- closing ------------------------------------------------------------------------
+    def _close(
+        self,
+        spec: AgentSpec,
+        opened: OpenedRun,
+        repo: Repository | None,
+        snapshot: Snapshot | None,
+        spawns: list[_Spawn],
+        prompt: str | None,
+        started: float,
+    ) -> RunResult:
+        from_git: tuple[str, ...] = ()
+        if snapshot is not None:
+            from_git = tuple(os.path.join(snapshot.root, p) for p in changed_since(snapshot))
+        patterns = spec.verify_patterns
+        parts = [
+            SessionPart(
+                s.observation,
+                spec.workdir,
+                patterns,
+                from_git if i == len(spawns) - 1 else (),
+            )
+            for i, s in enumerate(spawns)
+        ]
+        last = spawns[-1]
+        checks = verifications(last.observation.commands(), patterns)
+        outcome = decide_outcome(last.end, last.observation, checks)
+        record = build_record(
+            run_id=opened.run_id,
+            agent=spec.name,
+            adapter=spec.adapter.name,
+            started_at=started,
+            ended_at=self.clock(),
+            outcome=outcome,
+            parts=parts,
+            spawned=any(s.end.spawn_error is None for s in spawns),
+            prompt=prompt,
+            configured_model=spec.model,
+        )
+        ingested = self.app.memory.ingest_run(record, process_now=False)
+        log.info(
+            "run.closed agent=%s run=%s outcome=%s reason=%s episode=%s",
+            spec.name,
+            opened.run_id,
+            outcome[0],
+            outcome[1],
+            ingested.status,
+        )
+        episode = ingested.status
+        if ingested.episode_id is not None:
+            episode = self._record_episode(ingested.episode_id)
+        return RunResult(
+            run_id=opened.run_id,
+            agent=spec.name,
+            outcome=outcome[0],
+            reason=outcome[1],
+            exit_code=exit_code_for(outcome, last.end),
+            episode=episode,
+            result_text=last.observation.result_text,
+        )
+
+    def _record_episode(self, episode_id: str) -> str:
+        """Send the episode to the provider now the run is over, waiting at most
+        ``RECORD_WAIT_S``; what is not done by then stays queued for the daemon's retries
+        (the run's outcome is already stored)."""
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                self.app.memory.process_jobs(episode_id=episode_id)
+            except Exception as exc:
+                log.warning(
+                    "episode.record_deferred episode=%s error=%s", episode_id, type(exc).__name__
+                )
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="fleetmem-record", daemon=True).start()
+        if not done.wait(RECORD_WAIT_S):
+            return f"{episode_id} (pending)"
+        try:
+            indexed = self.app.store.index_rows_for_episode(episode_id)
+        except Exception:
+            indexed = []
+        return episode_id if indexed else f"{episode_id} (pending)"
+
+
+def _event_fence(field_name: str, value: str) -> str:
+    """Fence one untrusted event field of a prompt template (SPEC-0017 REQ-10)."""
+    from fleetmem.core.fence import fence_block
+
+    field = "event-" + field_name.replace(".", "-").replace("_", "-")
+    return fence_block(
+        value[:4096], nonce=secrets.token_hex(16), source="fleetmem-event", field=field
+    )
+
+
+def _stop(proc: subprocess.Popen[bytes], grace_s: float) -> None:
+    """SIGTERM to the agent's process group, then SIGKILL after ``grace_s``."""
+    _signal_group(proc, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        _signal_group(proc, signal.SIGKILL)
+        proc.wait()
+
+
+def _reap_group(proc: subprocess.Popen[bytes]) -> None:
+    """Make sure the agent is gone, and with it whatever it left running in its group
+    (a one-shot's background children would otherwise hold its stdout open)."""
+    if proc.poll() is None:
+        _signal_group(proc, signal.SIGKILL)
+        proc.wait()
+    _signal_group(proc, signal.SIGKILL)
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)

@@ -1,0 +1,493 @@
+"""What an agent's run reads from memory: its stored briefing and recall answers.
+
+The MCP server (and, for prompt one-shots, the supervisor) call these methods. Composition is
+:class:`fleetmem.service.briefings.BriefingService`'s; this module adds what only a run has:
+
+* **Attribution.** A run token resolves to a :class:`Caller`; no token, or an unknown one, is
+  an unattributed caller: ``briefing`` is refused ``not_attributed`` and ``recall`` answers
+  with workspace facts only and no episodes (seed 000 REQ-9).
+* **One briefing per run** (REQ-15). The first read (or the spawn, with ``memory_briefing``)
+  computes it and stores it; every later read, from any process, serves the stored document
+  unchanged, until the run asks for ``refresh``.
+* **Exposure** (REQ-17). Every fact a document shows to a run is recorded as served before
+  the document is returned, by ``FactService.serve_to_run``; a fact whose exposure cannot be
+  written, or that may no longer be served (forgotten, rejected since), is taken out of the
+  document first. Only the facts the document actually shows count: a fact the composer
+  dropped for size was never served. Operator previews write nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+
+from fleetmem.config import Settings
+from fleetmem.core.briefing import Composed
+from fleetmem.core.facts import visible_scopes
+from fleetmem.core.scope import WORKSPACE, agent_scope, project_scope
+from fleetmem.core.wrapper import Document, parse, render
+from fleetmem.errors import InvalidInput, NoRepository, NotAttributed, UnknownFact
+from fleetmem.service.briefings import RECENT_RUNS, BriefingService, Subject, subject_of
+from fleetmem.service.fact_items import FactItems
+from fleetmem.service.fact_results import ProposalResult, VoteResult
+from fleetmem.service.facts import FactService
+from fleetmem.service.file_types import ContextFileRead, FileView, NotesUpdate
+from fleetmem.service.files import ContextFileService
+from fleetmem.service.memory import DEFAULT_RECALL_LIMIT, MemoryService, RecallResult
+from fleetmem.service.runs import Caller, RunsService
+from fleetmem.store.base import RunRow
+from fleetmem.store.briefings import RunBriefingStore, StoredBriefing
+from fleetmem.store.facts import FactRow
+
+log = logging.getLogger("fleetmem.agent_memory")
+
+#: Stored briefings are deleted this long after they were computed.
+BRIEFING_KEEP_S = 30 * 86_400.0
+#: How a briefing reaches a run, and the exposure surface each one records.
+DELIVERY_SURFACE = {"tool": "briefing", "resource": "resource", "prompt": "prompt"}
+ORIGINS = ("read", "spawn", "refresh")
+#: The longest reason a vote may carry.
+MAX_REASON = 500
+#: Stored briefings older than BRIEFING_KEEP_S are pruned at most this often per process.
+_PRUNE_EVERY_S = 3600.0
+#: The subject of an unattributed recall: no agent, no repository, workspace facts only.
+UNATTRIBUTED = Subject(agent="", repo=None, branch=None, scopes=())
+
+
+@dataclass(frozen=True, slots=True)
+class ServedBriefing:
+    """A run's briefing as served now.
+
+    ``text`` is the document (empty when there is nothing to brief); ``facts`` the facts it
+    shows, each recorded as served; ``version`` counts computations (a refresh adds one).
+    """
+
+    run_id: str
+    agent: str
+    text: str
+    facts: tuple[str, ...]
+    version: int
+    origin: str
+    computed_at: float
+    degraded: str | None
+    computed_now: bool
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.text.encode("utf-8"))
+
+
+@dataclass(frozen=True, slots=True)
+class RecallAnswer:
+    """A recall answer as served. ``facts`` are the facts it shows (recorded as served when
+    the caller is attributed); ``shown`` counts items per section."""
+
+    text: str
+    attributed: bool
+    facts: tuple[str, ...]
+    shown: dict[str, int]
+    truncated: int
+    degraded: str | None
+    withheld: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorRecall:
+    """An operator's recall (``fleetmem recall``): the three sections as data, no exposure."""
+
+    repo: str
+    episodes: RecallResult
+    facts: tuple[tuple[FactRow, float], ...]
+    recent_runs: tuple[RunRow, ...]
+
+
+class AgentMemory:
+    """Briefings and recall answers served to runs, with exposure records."""
+
+    def __init__(
+        self,
+        *,
+        runs: RunsService,
+        memory: MemoryService,
+        briefings: BriefingService,
+        facts: FactService,
+        files: ContextFileService,
+        store: RunBriefingStore,
+        settings: Callable[[], Settings],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._runs = runs
+        self._memory = memory
+        self._briefings = briefings
+        self._facts = facts
+        self._fact_items = FactItems(facts)
+        self._files = files
+        self._store = store
+        self._settings = settings
+        self._clock = clock
+        self._last_prune: float | None = None
+
+    # ---- attribution ------------------------------------------------------------------
+    def caller(self, token: str | None) -> Caller | None:
+        """The caller a run token stands for, or None when it is not attributed."""
+        if not token:
+            return None
+        try:
+            return self._runs.resolve_caller(token)
+        except NotAttributed:
+            return None
+
+    # ---- briefings --------------------------------------------------------------------
+    def briefing(
+        self,
+        caller: Caller | None,
+        *,
+        delivery: str = "tool",
+        refresh: bool = False,
+        call_id: str | None = None,
+    ) -> ServedBriefing:
+        """The run's briefing (REQ-15): stored at its first read, then served unchanged.
+
+        ``refresh`` recomputes and stores it again. ``delivery`` is ``tool``, ``resource``
+        or ``prompt`` (exposure surface and metric label). Raises NotAttributed without a
+        caller. Never fails on a provider or facts failure: the sections degrade instead.
+        """
+        if caller is None:
+            raise NotAttributed("the briefing belongs to a run: call with its run token")
+        if delivery not in DELIVERY_SURFACE:
+            raise InvalidInput("delivery", delivery, "must be tool, resource or prompt")
+        if not isinstance(refresh, bool):
+            raise InvalidInput("refresh", refresh, "must be true or false")
+        stored = None if refresh else self._store.get_run_briefing(caller.run_id)
+        computed_now = stored is None
+        if stored is None:
+            stored = self._compute(caller, origin="refresh" if refresh else "read")
+        served = self._serve(stored, caller, DELIVERY_SURFACE[delivery], call_id)
+        self._briefings.count_delivery(
+            caller.agent, delivery, Composed(text=served.text, document=None, nonce=None)
+        )
+        log.info(
+            "briefing.served run=%s agent=%s delivery=%s version=%d computed=%s bytes=%d facts=%d",
+            caller.run_id,
+            caller.agent,
+            delivery,
+            served.version,
+            computed_now,
+            served.size_bytes,
+            len(served.facts),
+        )
+        return replace(served, computed_now=computed_now)
+
+    def compute_at_spawn(self, caller: Caller) -> StoredBriefing:
+        """Compute and store a run's briefing before it starts (``memory_briefing = true``).
+
+        A run that already has one keeps it (a respawn reuses its briefing). Writes no
+        exposure: serving it (``briefing(..., delivery="prompt")``) does.
+        """
+        found = self._store.get_run_briefing(caller.run_id)
+        return found if found is not None else self._compute(caller, origin="spawn")
+
+    def keep_briefing(
+        self,
+        composed: Composed,
+        *,
+        run_id: str,
+        agent: str,
+        repo: str | None,
+        branch: str | None,
+        origin: str = "spawn",
+    ) -> StoredBriefing:
+        """Store a briefing computed elsewhere (the supervisor's, at spawn) as the run's own,
+        so the tool and the resource serve that document. A run that has one keeps it."""
+        if origin not in ORIGINS:
+            raise InvalidInput("origin", origin, "must be read, spawn or refresh")
+        row = StoredBriefing(
+            run_id=run_id,
+            agent=agent,
+            repo=repo,
+            branch=branch,
+            text=composed.text,
+            fact_ids=composed.ids("facts"),
+            degraded=composed.degraded,
+            origin=origin,
+            computed_at=self._clock(),
+            version=1,
+        )
+        return self._store.add_run_briefing(row)
+
+    def stored_briefing(self, run_id: str) -> StoredBriefing | None:
+        """The stored briefing of a run, as computed (operators; no exposure)."""
+        return self._store.get_run_briefing(run_id)
+
+    def _compute(self, caller: Caller, *, origin: str) -> StoredBriefing:
+        composed = self._briefings.briefing_for_caller(caller)
+        self._prune()
+        if origin == "refresh":
+            row = StoredBriefing(
+                run_id=caller.run_id,
+                agent=caller.agent,
+                repo=caller.repo,
+                branch=caller.branch,
+                text=composed.text,
+                fact_ids=composed.ids("facts"),
+                degraded=composed.degraded,
+                origin=origin,
+                computed_at=self._clock(),
+                version=1,
+            )
+            return self._store.replace_run_briefing(row)
+        # Two processes computing at once: the first stored document is the one served.
+        return self.keep_briefing(
+            composed,
+            run_id=caller.run_id,
+            agent=caller.agent,
+            repo=caller.repo,
+            branch=caller.branch,
+            origin=origin,
+        )
+
+    def _serve(
+        self, stored: StoredBriefing, caller: Caller, surface: str, call_id: str | None
+    ) -> ServedBriefing:
+        text, shown = stored.text, stored.fact_ids
+        if shown:
+            allowed = self._facts.serve_to_run(
+                shown,
+                run_id=caller.run_id,
+                agent=caller.agent,
+                repo=caller.repo,
+                surface=surface,
+                call_id=call_id,
+            )
+            if set(allowed) != set(shown):
+                text = without_facts(text, set(shown) - set(allowed))
+                shown = tuple(f for f in shown if f in set(allowed))
+                log.warning(
+                    "briefing.facts_withheld run=%s surface=%s withheld=%d",
+                    caller.run_id,
+                    surface,
+                    len(stored.fact_ids) - len(shown),
+                )
+        return ServedBriefing(
+            run_id=stored.run_id,
+            agent=stored.agent,
+            text=text,
+            facts=shown,
+            version=stored.version,
+            origin=stored.origin,
+            computed_at=stored.computed_at,
+            degraded=stored.degraded,
+            computed_now=False,
+        )
+
+    def _prune(self) -> None:
+        now = self._clock()
+        if self._last_prune is not None and 0 <= now - self._last_prune < _PRUNE_EVERY_S:
+            return
+        self._last_prune = now
+        try:
+            gone = self._store.delete_run_briefings_before(now - BRIEFING_KEEP_S)
+        except Exception as exc:  # pruning is housekeeping; it never fails a briefing
+            log.warning("briefing.prune_failed error=%s", type(exc).__name__)
+            return
+        if gone:
+            log.info("briefing.pruned count=%d", gone)
+
+    # ---- recall -----------------------------------------------------------------------
+    def recall(
+        self,
+        caller: Caller | None,
+        query: str,
+        *,
+        paths: Sequence[str] = (),
+        limit: int = DEFAULT_RECALL_LIMIT,
+        call_id: str | None = None,
+    ) -> RecallAnswer:
+        """A recall answer for a run (REQ-12), or for an unattributed caller: workspace facts
+        only, no episodes, no recent runs (REQ-9). Raises InvalidInput outside the bounds."""
+        subject = UNATTRIBUTED if caller is None else subject_of(caller)
+        composed = self._briefings.recall(subject, query, paths=paths, limit=limit)
+        text, shown = composed.text, composed.ids("facts")
+        withheld = 0
+        if caller is not None and shown:
+            allowed = self._facts.serve_to_run(
+                shown,
+                run_id=caller.run_id,
+                agent=caller.agent,
+                repo=caller.repo,
+                surface="recall",
+                call_id=call_id,
+            )
+            if set(allowed) != set(shown):
+                text = without_facts(text, set(shown) - set(allowed))
+                withheld = len(shown) - len(set(allowed) & set(shown))
+                shown = tuple(f for f in shown if f in set(allowed))
+        counts = dict(composed.shown)
+        counts["facts"] = len(shown)
+        log.info(
+            "recall.served run=%s facts=%d episodes=%d runs=%d truncated=%d degraded=%s",
+            caller.run_id if caller else "-",
+            len(shown),
+            counts.get("episodes", 0),
+            counts.get("recent_runs", 0),
+            composed.truncated,
+            composed.degraded or "-",
+        )
+        return RecallAnswer(
+            text=text,
+            attributed=caller is not None,
+            facts=shown,
+            shown=counts,
+            truncated=composed.truncated,
+            degraded=composed.degraded,
+            withheld=withheld,
+        )
+
+    def operator_recall(
+        self,
+        query: str,
+        *,
+        repo: str | None = None,
+        agent: str | None = None,
+        paths: Sequence[str] = (),
+        limit: int = DEFAULT_RECALL_LIMIT,
+    ) -> OperatorRecall:
+        """What a recall in ``repo`` (or as ``agent`` would, in the repository of its latest
+        run) shows: facts, episodes and the runs that edited ``paths``. Writes no exposure."""
+        scopes = self._memory.scopes_for(repo=repo, agent=agent)
+        episodes = self._memory.recall(query, scopes=scopes, limit=limit, paths=paths)
+        key = scopes[0].removeprefix("project:")
+        if agent is not None:
+            facts_in = visible_scopes(agent, key)
+            recall_on = self._settings().agent(agent).memory_recall
+        else:
+            facts_in, recall_on = [WORKSPACE, project_scope(key)], True
+        facts = self._fact_items.rank(facts_in, query, limit) if recall_on else []
+        runs = self._runs.runs_editing(key, paths, RECENT_RUNS) if paths else []
+        return OperatorRecall(
+            repo=key, episodes=episodes, facts=tuple(facts), recent_runs=tuple(runs)
+        )
+
+    # ---- writes an agent may make ----------------------------------------------------------
+    def remember(
+        self,
+        caller: Caller | None,
+        text: str,
+        *,
+        kind: str | None = None,
+        scope: str | None = None,
+        source: str | None = None,
+    ) -> ProposalResult:
+        """Propose a fact from a run; it is served to nobody until a person reviews it.
+
+        ``scope`` is ``project`` (the run's repository; the default inside one),
+        ``workspace`` or ``agent`` (the run's agent only).
+        """
+        caller = _require(caller, "remember")
+        if scope is None:
+            resolved = None
+        elif scope == "project":
+            if caller.repo is None:
+                raise NoRepository("the run is outside any repository: use scope workspace")
+            resolved = project_scope(caller.repo)
+        elif scope == "workspace":
+            resolved = WORKSPACE
+        elif scope == "agent":
+            resolved = agent_scope(caller.agent)
+        else:
+            raise InvalidInput("scope", scope, "must be project, workspace or agent")
+        return self._facts.propose(
+            text,
+            agent=caller.agent,
+            run_id=caller.run_id,
+            repo=caller.repo,
+            kind=kind or "note",
+            scope=resolved,
+            source=source,
+        )
+
+    def vote(
+        self, caller: Caller | None, fact_id: str, stance: str, *, reason: str | None = None
+    ) -> VoteResult:
+        """A run's support or contradiction of a fact it may see (seed 000 REQ-17: counted only
+        when the run was not shown the fact and did not write it).
+
+        ``reason`` is checked (at most 500 characters) and not stored: the fact service keeps
+        no reasons with votes yet.
+        """
+        caller = _require(caller, "vote_fact")
+        if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON):
+            raise InvalidInput("reason", "<text>", f"must be at most {MAX_REASON} characters")
+        if not isinstance(fact_id, str) or not fact_id or len(fact_id) > 64:
+            raise UnknownFact(str(fact_id)[:64])
+        row = self._facts.store.fact_get(self._facts.workspace, fact_id)
+        if row is None or row.scope not in visible_scopes(caller.agent, caller.repo):
+            # A fact outside the run's scopes is as absent as one that never existed.
+            raise UnknownFact(fact_id)
+        return self._facts.vote(
+            run_id=caller.run_id,
+            agent=caller.agent,
+            repo=caller.repo,
+            fact_id=fact_id,
+            stance=stance,
+        )
+
+    # ---- context files ----------------------------------------------------------------
+    def read_context_file(self, caller: Caller | None, name: str) -> ContextFileRead:
+        caller = _require(caller, "read_context_file")
+        return self._files.read_context_file(agent=caller.agent, name=name, run_id=caller.run_id)
+
+    def note_project(self, caller: Caller | None, text: str) -> FileView:
+        caller = _require(caller, "note_project")
+        if caller.repo is None:
+            raise NoRepository("the run is outside any repository: it has no project notebook")
+        return self._files.note_project(
+            agent=caller.agent, repo=caller.repo, text=text, run_id=caller.run_id
+        )
+
+    def update_notes(
+        self,
+        caller: Caller | None,
+        text: str,
+        *,
+        mode: str = "append",
+        base_revision: int | None = None,
+    ) -> NotesUpdate:
+        caller = _require(caller, "update_notes")
+        if mode not in ("append", "replace"):
+            raise InvalidInput("mode", mode, "must be append or replace")
+        return self._files.update_notes(
+            agent=caller.agent,
+            text=text,
+            mode="replace" if mode == "replace" else "append",
+            base_revision=base_revision,
+            run_id=caller.run_id,
+        )
+
+
+def _require(caller: Caller | None, what: str) -> Caller:
+    if caller is None:
+        raise NotAttributed(f"{what} needs the run's token: the caller is not attributed to a run")
+    return caller
+
+
+def without_facts(text: str, fact_ids: Collection[str]) -> str:
+    """``text`` (a wrapper document) with the fact items ``fact_ids`` taken out, same nonce.
+
+    A briefing left with nothing in any section becomes the empty briefing.
+    """
+    if not text or not fact_ids:
+        return text
+    doc, nonce = parse(text)
+    sections = tuple(
+        replace(s, items=tuple(i for i in s.items if i.get("id") not in fact_ids))
+        if s.name == "facts"
+        else s
+        for s in doc.sections
+    )
+    kept = Document(kind=doc.kind, sections=sections, attrs=doc.attrs)
+    if doc.kind == "briefing" and not any(s.items or s.omitted for s in sections):
+        return ""
+    return render(kept, nonce)

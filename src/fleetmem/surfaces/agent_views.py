@@ -1,0 +1,63 @@
+"""JSON shapes of what agents are served: the facts and recent-runs sections of a recall.
+
+Shared by ``fleetmem recall --json`` (beside its episode fields) and documented in
+docs/cli.md; fields are only ever added.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fleetmem.service.agent_memory import OperatorRecall
+from fleetmem.store.base import RunRow
+from fleetmem.surfaces.fact_views import fact_view
+from fleetmem.surfaces.views import iso
+
+
+def recent_run_view(row: RunRow) -> dict[str, Any]:
+    return {
+        "run_id": row.run_id,
+        "agent": row.agent,
+        "adapter": row.adapter,
+        "repo": row.repo,
+        "branch": row.branch,
+        "outcome": row.outcome,
+        "reason": row.reason,
+        "ended_at": iso(row.ended_at),
+        "duration_ms": round((row.ended_at - row.started_at) * 1000),
+        "pull_request": row.pull_request,
+    }
+
+
+def recall_sections_view(found: OperatorRecall) -> dict[str, Any]:
+    """``facts`` (each fact with its ``confidence``) and ``recent_runs`` of a recall."""
+    facts = []
+    for row, confidence in found.facts:
+        item = fact_view(row)
+        item["confidence"] = round(confidence, 4)
+        facts.append(item)
+    return {
+        "repo": found.repo,
+        "facts": facts,
+        "recent_runs": [recent_run_view(r) for r in found.recent_runs],
+    }
+
+
+def recall_sections_text(d: dict[str, Any], section: str) -> list[str]:
+    """The ``facts`` or ``recent_runs`` section of a recall, for people."""
+    items = d.get(section) or []
+    if section == "facts":
+        lines = ["facts" if items else "facts: none matched"]
+        for f in items:
+            lines.append(
+                f"{f['id']}  {f['status']:<8} confidence {f['confidence']:.2f}  {f['scope']}"
+            )
+            lines.append(f"  {f['body']}")
+        return lines
+    lines = ["runs that edited these paths" if items else "runs that edited these paths: none"]
+    for r in items:
+        lines.append(
+            f"{r['run_id']}  {r['agent']}  {r['outcome']} ({r['reason']})  ended {r['ended_at']}"
+            + (f"  {r['pull_request']}" if r["pull_request"] else "")
+        )
+    return lines

@@ -1,0 +1,202 @@
+"""CLI commands that run and wire up real agents: ``run``, ``install``, ``uninstall``, ``hook``.
+
+``fleetmem hook`` is normally dispatched by ``main`` before the parser is even built (it must
+start fast and always exit 0); it is registered here too so that ``--help`` lists it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from fleetmem.surfaces.cli.common import EXIT_INPUT, EXIT_OK, Handler, emit
+
+INTEGRATIONS = ("claude-code", "codex")
+
+
+def register(sub: Any) -> dict[str, Handler]:
+    """Add ``run``, ``install``, ``uninstall`` and ``hook``; return handlers by name."""
+    run = sub.add_parser(
+        "run",
+        help="run an agent once, briefed and recorded (see docs/agents.md)",
+        description="Start [agent.AGENT] with its prompt, supervise it, and record the run.",
+    )
+    run.add_argument("agent")
+    run.add_argument("--prompt", help="the prompt (default: the agent's configured prompt)")
+    run.add_argument("--workdir", help="where the agent works (default: its workdir, or here)")
+    run.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+    for verb, text in (("install", "register"), ("uninstall", "remove")):
+        p = sub.add_parser(verb, help=f"{text} fleetmem's hooks and MCP server in an agent")
+        p.add_argument("integration", choices=INTEGRATIONS)
+        p.add_argument(
+            "--scope",
+            choices=("user", "project"),
+            default="user",
+            help="claude-code: user settings (default) or this project's",
+        )
+        p.add_argument("--project", help="claude-code --scope project: the project directory")
+        if verb == "install":
+            p.add_argument("--agent", help="the [agent.NAME] the sessions run as")
+        p.add_argument("--json", action="store_true")
+
+    hook = sub.add_parser("hook", help="handle one agent hook (run by Claude Code)")
+    hook.add_argument("integration", choices=("claude-code",))
+    hook.add_argument("event")
+    hook.add_argument("--agent")
+    return {"run": _cmd_run, "install": _cmd_install, "uninstall": _cmd_uninstall,
+            "hook": _cmd_hook}  # fmt: skip
+
+
+# ---- run ------------------------------------------------------------------------------------
+@contextmanager
+def _cancel_on_signals() -> Iterator[threading.Event]:
+    """SIGINT and SIGTERM stop the agent (``cancelled``) instead of killing fleetmem."""
+    cancel = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield cancel
+        return
+    previous = {
+        sig: signal.signal(sig, lambda *_: cancel.set()) for sig in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield cancel
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _cmd_run(app: Any, args: argparse.Namespace) -> int:
+    from fleetmem.integrations.supervisor import Supervisor
+
+    workdir = os.path.abspath(args.workdir) if args.workdir else None
+    supervisor = Supervisor(app, environ=os.environ, out=None if args.json else sys.stdout)
+    with _cancel_on_signals() as cancel:
+        result = supervisor.run(args.agent, prompt=args.prompt, workdir=workdir, cancel=cancel)
+    if args.json:
+        print(json.dumps({
+            "run_id": result.run_id, "agent": result.agent, "outcome": result.outcome,
+            "reason": result.reason, "exit_code": result.exit_code, "episode": result.episode,
+            "result_text": result.result_text,
+        }, indent=2, ensure_ascii=False))  # fmt: skip
+    else:
+        if result.result_text:
+            print(result.result_text)
+        print(
+            f"fleetmem: run {result.run_id} of {result.agent}: {result.outcome}"
+            f" ({result.reason}); episode {result.episode}",
+            file=sys.stderr,
+        )
+    return int(result.exit_code)
+
+
+# ---- install / uninstall ------------------------------------------------------------------
+def fleetmem_executable() -> str:
+    """The absolute path of this ``fleetmem`` command, for hooks and MCP entries to run."""
+    here = Path(sys.argv[0])
+    if here.name == "fleetmem" and here.exists():
+        return str(here.resolve())
+    found = shutil.which("fleetmem")
+    if found:
+        return str(Path(found).resolve())
+    return str(Path(sys.executable).with_name("fleetmem"))
+
+
+def _home_arg(app: Any) -> str | None:
+    """The home to pin in hook commands: only when it is not the default one."""
+    from fleetmem.config import default_home
+
+    default = default_home({k: v for k, v in os.environ.items() if k != "FLEETMEM_HOME"})
+    return None if Path(app.home) == default else str(app.home)
+
+
+def _project(args: argparse.Namespace) -> Path | None:
+    if args.scope != "project":
+        return None
+    if args.project:
+        return Path(args.project).resolve()
+    from fleetmem.service.gitrepo import resolve_repository
+
+    found = resolve_repository(os.getcwd())
+    return Path(found.root) if found is not None else Path.cwd()
+
+
+def _changes_text(changes: list[dict[str, Any]]) -> str:
+    if not changes:
+        return "nothing to do"
+    lines = []
+    for c in changes:
+        state = "updated" if c["changed"] else "unchanged"
+        backup = f" (backup: {c['backup']})" if c.get("backup") else ""
+        lines.append(f"{state}  {c['path']}{backup}")
+    return "\n".join(lines)
+
+
+def _cmd_install(app: Any, args: argparse.Namespace) -> int:
+    from fleetmem.integrations import claude_code, codex
+
+    exe = fleetmem_executable()
+    if args.integration == "claude-code":
+        changes = claude_code.install(
+            scope=args.scope, project=_project(args), fleetmem=exe, home=_home_arg(app),
+            agent=args.agent, environ=os.environ,
+        )  # fmt: skip
+    else:
+        if args.agent:
+            print("fleetmem: --agent applies to claude-code only", file=sys.stderr)
+            return EXIT_INPUT
+        changes = codex.install(fleetmem=exe, home=_home_arg(app), environ=os.environ)
+    emit(args, [_as_dict(c) for c in changes], _changes_text)
+    return EXIT_OK
+
+
+def _as_dict(change: Any) -> dict[str, Any]:
+    return {"path": change.path, "changed": change.changed, "backup": change.backup}
+
+
+def _cmd_uninstall(app: Any, args: argparse.Namespace) -> int:
+    from fleetmem.integrations import claude_code, codex
+
+    if args.integration == "claude-code":
+        changes = claude_code.uninstall(
+            scope=args.scope, project=_project(args), environ=os.environ
+        )
+    else:
+        changes = codex.uninstall(environ=os.environ)
+    emit(args, [_as_dict(c) for c in changes], _changes_text)
+    return EXIT_OK
+
+
+# ---- hook -----------------------------------------------------------------------------------
+def _cmd_hook(app: Any, args: argparse.Namespace) -> int:
+    """Reached only when ``main`` did not dispatch the hook early; still fails open."""
+    from fleetmem.integrations.hookmain import main as hook_main
+
+    argv = [args.integration, args.event] + (["--agent", args.agent] if args.agent else [])
+    return hook_main(argv, home=str(app.home))
+
+
+# ---- runs import ------------------------------------------------------------------------
+def import_runs(app: Any, args: argparse.Namespace) -> int:
+    """``fleetmem runs import codex PATH``: one line per session log; exit 2 if any failed."""
+    from fleetmem.integrations.codex_import import import_sessions
+
+    results = import_sessions(app, Path(args.path), agent=args.agent)
+    rows = [{"path": r.path, "run_id": r.run_id, "status": r.status} for r in results]
+
+    def text(items: list[dict[str, Any]]) -> str:
+        if not items:
+            return "no session logs found"
+        return "\n".join(f"{r['run_id'] or '-'}  {r['status']}  {r['path']}" for r in items)
+
+    emit(args, rows, text)
+    return EXIT_INPUT if any(r.status.startswith("error") for r in results) else EXIT_OK

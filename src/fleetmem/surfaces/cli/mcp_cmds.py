@@ -1,0 +1,109 @@
+"""CLI commands for agents' memory: the stdio MCP server and the briefing preview."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from fleetmem.core.briefing import MAX_BRIEFING_BYTES, Composed
+from fleetmem.surfaces.cli.common import EXIT_OK, Handler, emit
+
+
+def register(sub: Any) -> dict[str, Handler]:
+    """Add this module's commands to ``sub``; return handlers by command name."""
+    sub.add_parser(
+        "mcp",
+        help="the agent-facing MCP server over stdio (attributed by $FLEETMEM_RUN_TOKEN)",
+        description=(
+            "Serve recall, briefing, remember, vote_fact, read_context_file, note_project and "
+            "update_notes over MCP on stdin/stdout, for the run whose token is in "
+            "FLEETMEM_RUN_TOKEN (see docs/mcp.md)."
+        ),
+    )
+    br = sub.add_parser(
+        "briefing",
+        help="preview the briefing an agent would receive now (writes no exposure)",
+    )
+    br.add_argument("agent")
+    br.add_argument("--repo", help="the repository (default: the agent's live or latest run)")
+    br.add_argument("--branch", help="the branch (default: the run's)")
+    br.add_argument("--json", action="store_true")
+    return {"mcp": _cmd_mcp, "briefing": _cmd_briefing}
+
+
+def _cmd_mcp(app: Any, args: argparse.Namespace) -> int:
+    from fleetmem.surfaces.mcp.server import stdio_server
+
+    server = stdio_server(app, os.environ)
+    # Open the provider's session now, so the first recall does not wait for it.
+    app.providers.start()
+    try:
+        server.run("stdio")
+    finally:
+        server.close()
+    return EXIT_OK
+
+
+def _cmd_briefing(app: Any, args: argparse.Namespace) -> int:
+    subject = app.briefings.preview_subject(args.agent, repo=args.repo, branch=args.branch)
+    composed = app.briefings.briefing(subject)
+    agent = app.settings.agent(args.agent)
+    data = preview_view(
+        composed,
+        agent=args.agent,
+        repo=subject.repo,
+        branch=subject.branch,
+        run_id=subject.run_id,
+        max_chars=agent.briefing_max_chars,
+        memory_briefing=bool(getattr(agent, "memory_briefing", False)),
+        provider=app.memory.provider.name,
+    )
+    if getattr(args, "json", False):
+        emit(args, data, str)
+    elif composed.text:
+        # Exactly the document, byte for byte (no newline is added after its last line).
+        sys.stdout.write(composed.text)
+        if sys.stdout.isatty():
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+    else:
+        why = "outside any repository" if subject.repo is None else "nothing to brief yet"
+        print(f"(empty briefing: {why})", file=sys.stderr)
+    return EXIT_OK
+
+
+def preview_view(
+    composed: Composed,
+    *,
+    agent: str,
+    repo: str | None,
+    branch: str | None,
+    run_id: str | None,
+    max_chars: int,
+    memory_briefing: bool,
+    provider: str,
+) -> dict[str, Any]:
+    """The JSON of ``fleetmem briefing``: the document and what went into it."""
+    doc = composed.document
+    return {
+        "agent": agent,
+        "repo": repo,
+        "branch": branch,
+        "run_id": run_id,
+        "text": composed.text,
+        "empty": composed.empty,
+        "chars": composed.chars,
+        "bytes": composed.size_bytes,
+        "max_chars": max_chars,
+        "max_bytes": MAX_BRIEFING_BYTES,
+        "sections": [
+            {"name": s.name, "shown": len(s.items), "omitted": s.omitted}
+            for s in (doc.sections if doc is not None else ())
+        ],
+        "facts": list(composed.ids("facts")),
+        "provider": provider,
+        "degraded": composed.degraded,
+        "memory_briefing": memory_briefing,
+    }

@@ -1,0 +1,269 @@
+"""The agent-facing MCP server: recall, briefing, facts and context-file tools for runs.
+
+One :class:`FleetmemMCP` serves one transport: ``fleetmem mcp`` (stdio, the caller's run token
+read from ``FLEETMEM_RUN_TOKEN`` at start) or ``/mcp`` inside ``fleetmem serve`` (streamable
+HTTP, the token from each request's ``Authorization: Bearer`` header). Each tool is a thin
+adapter over one :class:`fleetmem.service.agent_memory.AgentMemory` method, run on a small
+thread pool of its own (the services are synchronous and SQLite-bound, and a bounded pool
+keeps the store's per-thread connections few).
+
+Errors a model must read come back as tool errors whose text starts with a stable code:
+``not_attributed: ...``, ``invalid_input: ...``, ``not_permitted: ...``. The provider's tools
+are never listed, and a call naming one is refused ``not_permitted`` and logged as denied in
+the call log (seed 000 REQ-2). No tool records, edits or forgets an episode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_REQUEST, CallToolResult, InputRequiredResult
+from pydantic import AnyUrl, ValidationError
+
+from fleetmem import __version__
+from fleetmem.errors import FleetmemError, NotAttributed, ProviderReserved
+from fleetmem.providers.reserved import AGENT_TOOLS, refuse_reserved, reserved_reason, visible_tools
+from fleetmem.service.bootstrap import App
+from fleetmem.service.runs import Caller
+from fleetmem.surfaces.mcp import descriptions
+from fleetmem.surfaces.mcp.descriptions import BRIEFING_URI
+
+log = logging.getLogger("fleetmem.mcp")
+
+SERVER_NAME = "fleetmem"
+TOKEN_ENV = "FLEETMEM_RUN_TOKEN"
+#: Threads serving tool calls: enough for a few agents at once, few SQLite connections.
+WORKERS = 4
+T = TypeVar("T")
+
+#: Where a call's run token comes from: the request's HTTP headers (None over stdio).
+TokenSource = Callable[[Mapping[str, str] | None], str | None]
+
+
+def fixed_token(token: str | None) -> TokenSource:
+    """Every call carries ``token`` (stdio: ``FLEETMEM_RUN_TOKEN`` of the server's process)."""
+    value = token.strip() if token else None
+
+    def source(_headers: Mapping[str, str] | None) -> str | None:
+        return value or None
+
+    return source
+
+
+def bearer_token(headers: Mapping[str, str] | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header (streamable HTTP)."""
+    if not headers:
+        return None
+    scheme, _, token = (headers.get("authorization") or "").partition(" ")
+    return (token.strip() or None) if scheme.lower() == "bearer" else None
+
+
+class FleetmemToolError(ToolError):
+    """A refusal the model should read; its text starts with a stable code."""
+
+
+@contextmanager
+def _keep_root_logging() -> Iterator[None]:
+    """MCPServer configures logging when created; the host process's logging is its own."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+
+
+def _headers(context: Context[Any, Any] | None) -> Mapping[str, str] | None:
+    if context is None:
+        return None
+    try:
+        return context.headers
+    except ValueError:  # no request in flight (a direct call)
+        return None
+
+
+def _fields(exc: ValidationError) -> str:
+    """Which arguments were wrong and why, without echoing their values."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts[:5])
+
+
+class FleetmemMCP(MCPServer[Any]):
+    """An ``MCPServer`` whose every call is attributed (or not) by its run token."""
+
+    def __init__(self, app: App, tokens: TokenSource, *, workers: int = WORKERS) -> None:
+        with _keep_root_logging():
+            super().__init__(
+                SERVER_NAME,
+                title="fleetmem memory",
+                instructions=descriptions.INSTRUCTIONS,
+                version=__version__,
+                log_level="WARNING",
+            )
+        # The SDK logs refused calls with their messages at INFO; ours may quote arguments.
+        logging.getLogger("mcp.server").setLevel(logging.WARNING)
+        self.app = app
+        self.tokens = tokens
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fleetmem-mcp")
+        self._closed = False
+
+    def close(self) -> None:
+        """Stop the worker threads (calls still running finish on their own)."""
+        if not self._closed:
+            self._closed = True
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # ---- running service calls --------------------------------------------------------
+    async def serve_call(
+        self,
+        tool: str,
+        context: Context[Any, Any] | None,
+        work: Callable[[Caller | None, str], T],
+    ) -> T:
+        """Resolve the caller and run ``work(caller, call_id)`` on the pool.
+
+        Fleetmem errors become :class:`FleetmemToolError` with their code; anything else is
+        logged (its type only) and reported as ``internal_error``.
+        """
+        token = self.tokens(_headers(context))
+        call_id = "mcp-" + secrets.token_hex(8)
+        seen: list[Caller | None] = [None]
+
+        def job() -> T:
+            caller = self.app.agent_memory.caller(token)
+            seen[0] = caller
+            return work(caller, call_id)
+
+        started = time.perf_counter()
+        outcome = "ok"
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, job)
+        except FleetmemError as exc:
+            outcome = exc.code
+            raise FleetmemToolError(f"{exc.code}: {exc}") from None
+        except Exception as exc:
+            outcome = "internal_error"
+            log.error("mcp.call_failed tool=%s error=%s", tool, type(exc).__name__)
+            raise FleetmemToolError(
+                "internal_error: fleetmem could not complete this call (the error is logged)"
+            ) from None
+        finally:
+            caller = seen[0]
+            log.info(
+                "mcp.call tool=%s run=%s agent=%s outcome=%s ms=%.1f",
+                tool,
+                caller.run_id if caller else "-",
+                caller.agent if caller else "-",
+                outcome,
+                (time.perf_counter() - started) * 1000,
+            )
+
+    # ---- the MCPServer seams ----------------------------------------------------------
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """Refuse provider tools before anything else; give every error a stable code."""
+        if reserved_reason(name, self.app.settings) is not None:
+            await self._deny(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, FleetmemToolError):
+                raise FleetmemToolError(str(cause)) from None
+            if isinstance(cause, ValidationError):
+                raise FleetmemToolError(f"invalid_input: {_fields(cause)}") from None
+            if name not in AGENT_TOOLS:
+                raise FleetmemToolError(
+                    f"unknown_tool: fleetmem has no tool {name!r}; its tools are "
+                    + ", ".join(sorted(AGENT_TOOLS))
+                ) from None
+            raise
+
+    async def _deny(
+        self, name: str, arguments: Mapping[str, Any], context: Context[Any, Any] | None
+    ) -> None:
+        token = self.tokens(_headers(context))
+
+        def deny() -> None:
+            caller = self.app.agent_memory.caller(token)
+            label = f"agent:{caller.agent} run:{caller.run_id}" if caller else "unattributed"
+            refuse_reserved(
+                name, arguments, self.app.settings, caller=label, call_log=self.app.store
+            )
+
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._pool, deny)
+        except ProviderReserved as exc:
+            raise FleetmemToolError(f"not_permitted: {exc.message}") from None
+        raise FleetmemToolError(f"not_permitted: tool {name} is reserved to fleetmem")
+
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        """``fleetmem://memory/briefing``: the caller's briefing, as the tool returns it."""
+        if str(uri) != BRIEFING_URI:
+            return await super().read_resource(uri, context)
+        memory = self.app.agent_memory
+        try:
+            served = await self.serve_call(
+                "resource:briefing",
+                context,
+                lambda caller, call_id: memory.briefing(
+                    caller, delivery="resource", call_id=call_id
+                ),
+            )
+        except FleetmemToolError as exc:
+            code = INVALID_REQUEST if str(exc).startswith(NotAttributed.code) else INTERNAL_ERROR
+            raise MCPError(code=code, message=str(exc), data={"uri": BRIEFING_URI}) from None
+        return [ReadResourceContents(content=served.text, mime_type="text/plain")]
+
+
+def build_server(app: App, tokens: TokenSource, *, workers: int = WORKERS) -> FleetmemMCP:
+    """The agent-facing server over ``app``: seven tools and the briefing resource."""
+    from fleetmem.surfaces.mcp.tools import register
+
+    server = FleetmemMCP(app, tokens, workers=workers)
+    names = register(server)
+    # The tool list is fleetmem's own; a provider's tool can never be among them.
+    if visible_tools(names, app.settings) != names or set(names) != set(AGENT_TOOLS):
+        raise RuntimeError(f"the agent tool list is wrong: {names}")
+
+    @server.resource(
+        BRIEFING_URI,
+        name="briefing",
+        title="This run's briefing",
+        description=descriptions.BRIEFING_RESOURCE,
+        mime_type="text/plain",
+    )
+    def briefing_resource() -> str:  # pragma: no cover - FleetmemMCP.read_resource serves it
+        raise RuntimeError("served by FleetmemMCP.read_resource")
+
+    return server
+
+
+def stdio_server(app: App, environ: Mapping[str, str]) -> FleetmemMCP:
+    """The server ``fleetmem mcp`` runs: attributed by ``FLEETMEM_RUN_TOKEN``."""
+    token = environ.get(TOKEN_ENV)
+    if not token:
+        log.warning("mcp.unattributed reason=%s is not set", TOKEN_ENV)
+    elif app.agent_memory.caller(token) is None:
+        log.warning("mcp.unattributed reason=%s is not a known run token", TOKEN_ENV)
+    return build_server(app, fixed_token(token))

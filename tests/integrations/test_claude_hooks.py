@@ -1,0 +1,266 @@
+"""``fleetmem hook claude-code EVENT`` as Claude Code runs it: a subprocess fed recorded hook
+payloads on stdin, over a real repository and store."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fleetmem.core.fence import parse_block
+from fleetmem.core.wrapper import parse
+from fleetmem.service.bootstrap import App
+from tests.integrations.conftest import FIXTURES, REPO_KEY, World
+from tests.surfaces.cli_helpers import FLEETMEM, env_for
+
+HOOKS = FIXTURES / "hooks"
+
+
+class Session:
+    """One Claude Code session's hook calls against a world."""
+
+    def __init__(self, world: World, **env: str) -> None:
+        self.world = world
+        self.id = str(uuid.uuid4())
+        self.transcript = world.tmp / "transcript.jsonl"
+        text = (HOOKS / "transcript.jsonl").read_text(encoding="utf-8")
+        self.transcript.write_text(self._fill(text), encoding="utf-8")
+        self.env = env
+
+    def _fill(self, text: str) -> str:
+        return (
+            text.replace("@SESSION@", self.id)
+            .replace("@CWD@", str(self.world.repo))
+            .replace("@TRANSCRIPT@", str(self.transcript))
+        )
+
+    def payload(self, name: str) -> bytes:
+        return self._fill((HOOKS / f"{name}.json").read_text(encoding="utf-8")).encode()
+
+    def hook(self, event: str, payload: bytes, *args: str) -> tuple[subprocess.CompletedProcess[bytes], float]:
+        began = time.monotonic()
+        proc = subprocess.run(
+            [FLEETMEM, "hook", "claude-code", event, *args],
+            input=payload,
+            capture_output=True,
+            env=env_for(self.world.home, **self.env),
+            cwd=self.world.repo,
+            timeout=60,
+            check=False,
+        )
+        return proc, time.monotonic() - began
+
+    def run_id(self) -> str:
+        return "claude-" + self.id
+
+
+def _context(stdout: bytes) -> str:
+    answer = json.loads(stdout)
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context: str = answer["hookSpecificOutput"]["additionalContext"]
+    return context
+
+
+def _briefed(world: World, open_app: Callable[[], App], extra: str = "") -> None:
+    world.config(
+        "[agent.claude-code]\nmemory_briefing = true\n" + extra
+    )
+    app = open_app()
+    if not app.facts.list().items:
+        app.facts.add("Run the tests with -p no:cacheprovider.")
+    app.close()
+
+
+def test_session_start_opens_a_run_and_briefs_only_with_memory_briefing(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    proc, _ = session.hook("SessionStart", session.payload("session_start"))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    app = open_app()
+    live = app.runs.show_run(session.run_id()).live
+    assert live is not None and live.state == "live" and live.row.repo == REPO_KEY
+    assert live.row.source == "hook" and live.row.adapter == "claude-code"
+    assert app.facts.offered_to_run(session.run_id()) == []
+
+
+def test_session_start_returns_the_fenced_briefing_and_writes_exposure(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    _briefed(world, open_app)
+    env_file = world.tmp / "claude-env.sh"
+    session = Session(world, CLAUDE_ENV_FILE=str(env_file))
+    proc, _ = session.hook("SessionStart", session.payload("session_start"))
+    assert proc.returncode == 0, proc.stderr
+    block, rest = parse_block(_context(proc.stdout))
+    assert rest == ""
+    assert block.nonce not in block.body
+    document, _ = parse(block.body)
+    facts = document.section("facts")
+    assert facts is not None and "no:cacheprovider" in facts.items[0].text
+    app = open_app()
+    assert [e.surface for e in app.facts.offered_to_run(session.run_id())] == ["prompt"]
+    # The session's own commands are attributed to its run.
+    exported = env_file.read_text()
+    assert f"export FLEETMEM_RUN_ID={session.run_id()}" in exported
+    token = exported.split("FLEETMEM_RUN_TOKEN=")[1].split("\n")[0]
+    assert app.runs.resolve_caller(token).run_id == session.run_id()
+    # A resumed session keeps its run and gets the same briefing (a fresh fence).
+    again, _ = session.hook("SessionStart", session.payload("session_start"))
+    block2, _ = parse_block(_context(again.stdout))
+    assert block2.body == block.body and block2.nonce != block.nonce
+
+
+def test_user_prompt_remember_lines_become_active_human_facts(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    proc, _ = session.hook("UserPromptSubmit", session.payload("user_prompt_submit"))
+    assert proc.returncode == 0
+    answer = json.loads(proc.stdout)
+    lines = answer["systemMessage"].splitlines()
+    assert len(lines) == 2
+    app = open_app()
+    facts = {f.body: f for f in app.facts.list().items}
+    first = facts["we never quote a delivery date shorter than ten working days"]
+    second = facts["The staging database is reset every Monday."]
+    for fact in (first, second):
+        assert fact.status == "active" and fact.origin == "human"
+        assert fact.conversation == f"claude-code:{session.id}"
+        assert fact.run_id == session.run_id()
+    assert lines[0] == f'fleetmem remembered "{first.body}" ({first.id})'
+    assert "Not a remember" not in json.dumps(answer)
+    # Saying it again names the fact already kept, and stores nothing new.
+    again, _ = session.hook("UserPromptSubmit", session.payload("user_prompt_submit"))
+    assert "already remembered as" in json.loads(again.stdout)["systemMessage"]
+    assert len(app.facts.list().items) == 2
+
+
+def test_post_tool_use_reports_edits_as_presence(world: World, open_app: Callable[[], App]) -> None:
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    proc, _ = session.hook("PostToolUse", session.payload("post_tool_use_edit"))
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    session.hook("PostToolUse", session.payload("post_tool_use_bash"))
+    app = open_app()
+    [live] = app.runs.live_runs(REPO_KEY)
+    assert live.files == ("app.py",)
+
+
+def test_session_end_closes_the_run_from_the_transcript(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    (world.repo / "app.py").write_text("VALUE = 3\n")  # what the Edit in the transcript did
+    (world.repo / "generated.txt").write_text("made by a formatter\n")  # seen only by git
+    proc, _ = session.hook("SessionEnd", session.payload("session_end"))
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    record = world.record(session.run_id())
+    assert record["model"]["served"] == "claude-opus-4-1-20250805"
+    assert record["result_text"].startswith("I changed VALUE to 3")
+    assert record["cost"] == {"usd": 0.05, "source": "reported"}
+    main, sub = record["sessions"]
+    assert main["id"] == session.id and sub["parent_id"] == session.id and sub["subagent"]
+    assert {"type": "edit", "path": str(world.repo / "app.py")} in main["events"]
+    assert {"type": "verify", "passed": False, "error_class": "test_failure"} in main["events"]
+    assert {"type": "edit", "path": str(world.repo / "generated.txt"), "source": "git"} in main[
+        "events"
+    ]
+    assert sub["events"] == [{"type": "edit", "path": str(world.repo / "docs/notes.md")}]
+    assert (record["outcome"], record["reason"]) == ("failed", "verify_failed")
+    app = open_app()
+    detail = app.runs.show_run(session.run_id())
+    assert detail.live is not None and detail.live.state == "closed"
+    # The episode is recorded off the hook's path, by a detached `fleetmem jobs`.
+    episode = _wait_for_episode(app, session.run_id())
+    assert episode.episode["files_touched"] == ["app.py", "docs/notes.md", "generated.txt"]
+    _wait_for_detached(world.home)
+
+
+def _wait_for_episode(app: App, run_id: str) -> Any:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        episodes = [e for e in app.memory.list_episodes() if e.run_id == run_id]
+        if episodes and app.store.index_rows_for_episode(episodes[0].id):
+            return episodes[0]
+        time.sleep(0.2)
+    raise AssertionError("the episode was not recorded")
+
+
+def _wait_for_detached(home: Path) -> None:
+    """Wait for processes started with this FLEETMEM_HOME (the detached jobs) to end."""
+    needle = f"FLEETMEM_HOME={home}".encode()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        alive = False
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                if needle in (proc / "environ").read_bytes().split(b"\0"):
+                    alive = True
+                    break
+            except OSError:
+                continue
+        if not alive:
+            return
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"not json", b"[]", b'{"hook_event_name": "SessionStart"}', b"\xff\xfe"],
+)
+def test_hooks_fail_open_on_bad_payloads(world: World, payload: bytes) -> None:
+    world.config("[agent.claude-code]\nmemory_briefing = true\n")
+    session = Session(world)
+    proc, took = session.hook("SessionStart", payload)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    assert "hook.failed event=SessionStart" in (world.home / "logs" / "hooks.log").read_text()
+
+
+def test_hooks_fail_open_on_a_broken_configuration(world: World) -> None:
+    (world.home / "fleetmem.toml").write_text("[agent.claude-code\n")
+    session = Session(world)
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd", "Nope"):
+        proc, took = session.hook(event, session.payload("session_start"))
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+        assert took < 5
+    log = (world.home / "logs" / "hooks.log").read_text()
+    assert log.count("hook.failed") == 5 and "ConfigError" in log
+
+
+def test_session_start_answers_within_budget_with_a_healthy_or_dead_provider(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    timings = {}
+    for name, extra in (
+        ("healthy", ""),
+        ("dead", '[mcp.dead]\ncommand = "/bin/false"\n[memory]\nprovider = "dead"\n'),
+    ):
+        _briefed(world, open_app, extra + '[memory.episodes]\nprovider_timeout = "2s"\n')
+        session = Session(world)
+        proc, took = session.hook("SessionStart", session.payload("session_start"))
+        block, _ = parse_block(_context(proc.stdout))
+        episodes = parse(block.body)[0].section("episodes")
+        assert episodes is not None
+        degraded = ("degraded", "provider_unavailable") in episodes.attrs
+        assert degraded is (name == "dead")
+        timings[name] = took
+    print(f"SessionStart hook: healthy {timings['healthy']:.2f}s, dead {timings['dead']:.2f}s")
+    # provider_timeout (2 s) plus start-up and local work; the watchdog budget is 8 s.
+    assert timings["dead"] < 2.0 + 4.0
+    assert timings["healthy"] < 8.0

@@ -1,0 +1,72 @@
+"""Data the browser tests and the web benchmark put into a home before the daemon starts."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from fleetmem.core.facts import Actor
+from fleetmem.service.bootstrap import App
+from fleetmem.service.facts import FactService
+from fleetmem.service.files import Actor as FileActor
+
+LABELLED = Path(__file__).resolve().parent.parent / "data" / "facts_paraphrase.json"
+DELIVERY = "We never quote a delivery date shorter than ten working days."
+EXTRA = [
+    "Invoices go out on the first working day of the month.",
+    "Escalate anything over 5,000 to a human.",
+    "Rush orders still take five days to ship from the warehouse.",
+    "The staging database is rebuilt nightly and must never hold real data.",
+    "Release notes are written by the engineer who merged the change.",
+    "Support answers every ticket within one business day.",
+    "Design reviews happen on Thursdays at 15:00 UTC.",
+    "The mobile app supports the two latest iOS versions only.",
+    "Every new service ships with a runbook in the ops repository.",
+    "Customer names never appear in log lines.",
+    "The on-call rotation changes every Monday at 09:00 UTC.",
+    "Feature flags are removed within two sprints of a full rollout.",
+    "Translations are reviewed by a native speaker before release.",
+    "Load tests run against the perf cluster, never production.",
+    "The public status page is updated within 15 minutes of an incident.",
+    "Pricing changes are announced 30 days in advance.",
+]
+USER = FileActor("user", "marina")
+
+
+def seeding_facts(app: App, *, start: float, step: float = 60.0) -> FactService:
+    """The app's fact service on a clock that starts at ``start`` and moves ``step`` seconds
+    each time it is read, so seeded facts have different ages and never trip the per-minute
+    rate limit; ``start`` in the past keeps them out of the daemon's own rate window."""
+    now = [start]
+
+    def clock() -> float:
+        now[0] += step
+        return now[0]
+
+    return FactService(
+        store=app.store, settings=lambda: app.config.current, embedder=app.embedder, clock=clock
+    )
+
+
+def labelled_bodies() -> list[str]:
+    data = json.loads(LABELLED.read_text(encoding="utf-8"))
+    return [f["body"] for f in data["facts"]]
+
+
+def seed_facts(app: App, bodies: list[str], me: Actor, *, days: float = 20.0) -> list[str]:
+    """Add ``bodies`` as a person's facts spread over the last ``days``, oldest first."""
+    step = days * 86_400 / max(1, 3 * len(bodies))
+    facts = seeding_facts(app, start=time.time() - days * 86_400 - 3600, step=step)
+    ids = []
+    for body in bodies:
+        ids.append(facts.add(body, actor=me).fact.id)
+    return ids
+
+
+def hundred_eighty(app: App, me: Actor) -> list[str]:
+    """Seed 003 S2: 180 facts, one of them the delivery-date rule."""
+    bodies = [b for b in labelled_bodies() if b != DELIVERY] + EXTRA
+    bodies = bodies[:179]
+    bodies.insert(120, DELIVERY)
+    return seed_facts(app, bodies, me)
