@@ -357,6 +357,10 @@ def test_votes_need_a_live_fact_and_a_stance(facts: FactService, clock: Clock) -
         vote(facts, "r", fact, "maybe")
     with pytest.raises(InvalidInput):
         facts.vote(run_id="", agent="a", repo=None, fact_id=fact.id, stance="support")
+    elsewhere = add(facts, clock, "Only the reviewer sees this.", scope="agent:reviewer")
+    with pytest.raises(UnknownFact):
+        vote(facts, "r", elsewhere)  # agent api-fixer cannot see it
+    assert vote(facts, "r2", elsewhere, agent="reviewer").vote.counted
     facts.forget(fact.id, actor=ALICE)
     with pytest.raises(UnknownFact):
         vote(facts, "r", fact)

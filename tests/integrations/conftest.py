@@ -107,7 +107,9 @@ class World:
 
     def record(self, run_id: str) -> dict[str, Any]:
         with self.db() as conn:
-            row = conn.execute("SELECT record_json FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            row = conn.execute(
+                "SELECT record_json FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
         conn.close()
         assert row is not None, f"no stored record for {run_id}"
         data: dict[str, Any] = json.loads(row["record_json"])

@@ -4,7 +4,6 @@ payloads on stdin, over a real repository and store."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 import uuid
@@ -44,7 +43,9 @@ class Session:
     def payload(self, name: str) -> bytes:
         return self._fill((HOOKS / f"{name}.json").read_text(encoding="utf-8")).encode()
 
-    def hook(self, event: str, payload: bytes, *args: str) -> tuple[subprocess.CompletedProcess[bytes], float]:
+    def hook(
+        self, event: str, payload: bytes, *args: str
+    ) -> tuple[subprocess.CompletedProcess[bytes], float]:
         began = time.monotonic()
         proc = subprocess.run(
             [FLEETMEM, "hook", "claude-code", event, *args],
@@ -69,9 +70,7 @@ def _context(stdout: bytes) -> str:
 
 
 def _briefed(world: World, open_app: Callable[[], App], extra: str = "") -> None:
-    world.config(
-        "[agent.claude-code]\nmemory_briefing = true\n" + extra
-    )
+    world.config("[agent.claude-code]\nmemory_briefing = true\n" + extra)
     app = open_app()
     if not app.facts.list().items:
         app.facts.add("Run the tests with -p no:cacheprovider.")
@@ -227,7 +226,7 @@ def _wait_for_detached(home: Path) -> None:
 def test_hooks_fail_open_on_bad_payloads(world: World, payload: bytes) -> None:
     world.config("[agent.claude-code]\nmemory_briefing = true\n")
     session = Session(world)
-    proc, took = session.hook("SessionStart", payload)
+    proc, _took = session.hook("SessionStart", payload)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     assert "hook.failed event=SessionStart" in (world.home / "logs" / "hooks.log").read_text()
 
@@ -264,3 +263,32 @@ def test_session_start_answers_within_budget_with_a_healthy_or_dead_provider(
     # provider_timeout (2 s) plus start-up and local work; the watchdog budget is 8 s.
     assert timings["dead"] < 2.0 + 4.0
     assert timings["healthy"] < 8.0
+
+
+def test_the_installed_hook_commands_run_as_written(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    world.config("[agent.api-fixer]\nmemory_briefing = true\n")
+    app = open_app()
+    app.facts.add("Deploys freeze on Fridays.")
+    app.close()
+    env = env_for(world.home, HOME=str(world.tmp))
+    subprocess.run(
+        [FLEETMEM, "install", "claude-code", "--agent", "api-fixer"],
+        env=env, check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    settings = json.loads((world.tmp / ".claude" / "settings.json").read_text())
+    [group] = settings["hooks"]["SessionStart"]
+    command = group["hooks"][0]["command"]
+    session = Session(world)
+    # Claude Code runs the command through a shell, without FLEETMEM_HOME in its environment.
+    plain = {k: v for k, v in env.items() if k != "FLEETMEM_HOME"}
+    proc = subprocess.run(
+        ["sh", "-c", command], input=session.payload("session_start"), env=plain,
+        capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0
+    assert "Fridays" in _context(proc.stdout)
+    app = open_app()
+    live = app.runs.show_run(session.run_id()).live
+    assert live is not None and live.row.agent == "api-fixer"

@@ -18,7 +18,9 @@ from tests.integrations.conftest import REPO_KEY, World
 from tests.surfaces.cli_helpers import run_cli
 
 PROMPT = b"Triage the failing tests.\r\nKeep \xe2\x80\x9cquotes\xe2\x80\x9d and\ttabs.\n\n"
-BLOCK_NONCE = re.compile(r'<untrusted-data source="fleetmem-memory" field="briefing" nonce="([0-9a-f]{32})">')
+BLOCK_NONCE = re.compile(
+    r'<untrusted-data source="fleetmem-memory" field="briefing" nonce="([0-9a-f]{32})">'
+)
 
 
 def _setup(world: World, open_app: Callable[[], App], **agent: object) -> Path:
@@ -48,7 +50,7 @@ def test_the_last_argument_is_the_fenced_briefing_a_blank_line_and_the_prompt_fi
     world: World, open_app: Callable[[], App]
 ) -> None:
     _setup(world, open_app)
-    code, stdout, stderr = _run(world)
+    code, _stdout, stderr = _run(world)
     assert code == 0
     [start] = world.starts()
     last = start["argv"][-1]
@@ -74,7 +76,7 @@ def test_the_run_record_episode_and_exposure_come_from_the_stream(
     world: World, open_app: Callable[[], App]
 ) -> None:
     _setup(world, open_app)
-    code, stdout, stderr = _run(world)
+    _code, stdout, stderr = _run(world)
     run_id = _run_id(stderr)
     assert "still fails" in stdout
     record = world.record(run_id)
@@ -110,7 +112,7 @@ def test_nothing_of_the_composed_prompt_is_stored_or_logged(
     world: World, open_app: Callable[[], App]
 ) -> None:
     _setup(world, open_app)
-    code, stdout, stderr = _run(world)
+    _code, _stdout, stderr = _run(world)
     last = world.starts()[0]["argv"][-1]
     nonce = BLOCK_NONCE.match(last)
     assert nonce is not None
@@ -127,7 +129,7 @@ def test_an_empty_briefing_prepends_nothing(world: World, open_app: Callable[[],
     prompt = world.tmp / "p.md"
     prompt.write_bytes(PROMPT)
     world.config(world.agent(prompt_file=prompt))
-    code, stdout, stderr = _run(world)
+    _code, _stdout, _stderr = _run(world)
     assert world.starts()[0]["argv"][-1].encode("utf-8") == PROMPT
 
 
@@ -135,7 +137,7 @@ def test_without_memory_briefing_the_prompt_goes_alone_and_nothing_is_exposed(
     world: World, open_app: Callable[[], App]
 ) -> None:
     _setup(world, open_app, briefing=False)
-    code, stdout, stderr = _run(world)
+    _code, _stdout, stderr = _run(world)
     assert world.starts()[0]["argv"][-1].encode("utf-8") == PROMPT
     app = open_app()
     assert app.facts.offered_to_run(_run_id(stderr)) == []
@@ -145,6 +147,37 @@ def test_a_prompt_flag_overrides_the_file_and_is_stored_verbatim(
     world: World, open_app: Callable[[], App]
 ) -> None:
     _setup(world, open_app, briefing=False)
-    code, stdout, stderr = _run(world, "--prompt", "-starts with a dash")
+    _code, _stdout, stderr = _run(world, "--prompt", "-starts with a dash")
     assert world.starts()[0]["argv"][-2:] == ["--", "-starts with a dash"]
     assert world.record(_run_id(stderr))["prompt"] == "-starts with a dash"
+
+
+def test_interrupting_fleetmem_run_stops_the_agent_and_records_a_cancelled_run(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from tests.surfaces.cli_helpers import FLEETMEM, env_for
+
+    world.config(world.agent(scenario="hang", briefing=False, extra='kill_grace = "500ms"\n'))
+    proc = subprocess.Popen(
+        [FLEETMEM, "run", "nightly-triage", "--workdir", str(world.repo), "--prompt", "wait"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_for(world.home), text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not world.starts() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "cancelled (operator_cancelled)" in stderr
+    record = world.record(_run_id(stderr))
+    assert (record["outcome"], record["reason"]) == ("cancelled", "operator_cancelled")
+
+
+def test_an_unknown_agent_is_refused_naming_it(world: World) -> None:
+    world.config("")
+    code, _stdout, stderr = _run(world, check=False)
+    assert code == 2 and "nightly-triage" in stderr and "not declared" in stderr

@@ -92,8 +92,8 @@ def test_a_prompt_just_under_the_limit_still_gets_its_briefing(
 ) -> None:
     world.config(world.agent())
     _facts(world, 1)
-    app, result = supervise(prompt="y" * (100 * 1024))
-    block, rest = parse_block(world.starts()[0]["argv"][-1])
+    _app, _result = supervise(prompt="y" * (100 * 1024))
+    _block, rest = parse_block(world.starts()[0]["argv"][-1])
     assert rest == "\n\n" + "y" * (100 * 1024)
     assert _briefings("ok") >= 1
 
@@ -115,7 +115,7 @@ def test_a_dead_provider_delays_the_spawn_at_most_provider_timeout(
     )
     _facts(world, 1)
     started = time.time()
-    app, result = supervise()
+    _app, result = supervise()
     spawn_at = world.starts()[0]["at"]
     # The briefing (facts and runs from the store) took what it takes locally, plus at most
     # provider_timeout waiting on the provider.
@@ -161,7 +161,7 @@ def test_a_timeout_stops_the_agent_and_the_run_times_out(
         world.agent(scenario="hang", briefing=False, extra='timeout = "1s"\nkill_grace = "300ms"\n')
     )
     began = time.monotonic()
-    app, result = supervise()
+    _app, result = supervise()
     assert time.monotonic() - began < 10
     assert (result.outcome, result.reason) == ("timed_out", "deadline")
     assert result.exit_code == 124
@@ -173,7 +173,7 @@ def test_an_operator_interrupt_cancels_the_run(
     world.config(world.agent(scenario="hang", briefing=False, extra='kill_grace = "300ms"\n'))
     cancel = threading.Event()
     threading.Timer(1.0, cancel.set).start()
-    app, result = supervise(cancel=cancel)
+    _app, result = supervise(cancel=cancel)
     assert (result.outcome, result.reason) == ("cancelled", "operator_cancelled")
     assert result.exit_code == 130
 
@@ -185,7 +185,7 @@ def test_an_agent_that_cannot_be_started_crashes_and_records_no_episode(
         f'[agent.{AGENT}]\nadapter = "claude-code"\ncommand = "/nonexistent/claude"\n'
         "memory_briefing = true\n"
     )
-    app, result = supervise()
+    _app, result = supervise()
     assert (result.outcome, result.reason) == ("crashed", "spawn_failed")
     assert result.exit_code == 127
     assert result.episode == "skipped:not_spawned"
@@ -195,13 +195,13 @@ def test_stream_failures_map_onto_the_outcome_vocabulary(
     world: World, supervise: Callable[..., tuple[App, RunResult]]
 ) -> None:
     world.config(world.agent(scenario="max_turns", briefing=False))
-    app, result = supervise()
+    _, result = supervise()
     assert (result.outcome, result.reason, result.exit_code) == ("failed", "budget_exceeded", 1)
     world.config(world.agent(scenario="error", briefing=False))
-    app, result = supervise()
+    _, result = supervise()
     assert (result.outcome, result.reason) == ("failed", "agent_error")
     world.config(world.agent(scenario="success", briefing=False))
-    app, result = supervise()
+    _, result = supervise()
     assert (result.outcome, result.reason, result.exit_code) == ("succeeded", "completed", 0)
 
 
@@ -233,7 +233,7 @@ def test_a_run_outside_any_repository_records_no_episode(
     scratch = world.tmp / "scratch"
     scratch.mkdir()
     (scratch / "app.py").write_text("VALUE = 1\n")
-    app, result = supervise(workdir=scratch)
+    _app, result = supervise(workdir=scratch)
     assert result.episode == "skipped:no_repository"
     assert world.starts()[0]["argv"][-1] == "Triage."  # no repository: empty briefing
 
@@ -256,7 +256,7 @@ def test_a_template_is_rendered_and_stored_as_the_prompt(
         world.agent(briefing=False)
         + 'prompt_template = "Fix {{repo}} on {{branch}} as {{agent}} ({{run_id}})."\n'
     )
-    app, result = supervise(prompt=None)
+    _app, result = supervise(prompt=None)
     expected = f"Fix github.com/acme/api on main as {AGENT} ({result.run_id})."
     assert world.starts()[0]["argv"][-1] == expected
     assert world.record(result.run_id)["prompt"] == expected
@@ -278,14 +278,12 @@ def test_a_one_shot_without_a_prompt_is_refused_before_anything_starts(
 def test_codex_runs_are_read_from_exec_json(
     world: World, supervise: Callable[..., tuple[App, RunResult]]
 ) -> None:
-    world.config(
-        world.agent("codex", adapter="codex", briefing=True) + 'model = "gpt-5-codex"\n'
-    )
+    world.config(world.agent("codex", adapter="codex", briefing=True) + 'model = "gpt-5-codex"\n')
     _facts(world, 1)
-    app, result = supervise(agent="codex")
+    _app, result = supervise(agent="codex")
     [start] = world.starts()
     assert start["argv"][1:4] == ["exec", "--json", "--model"]
-    block, rest = parse_block(start["argv"][-1])
+    _block, rest = parse_block(start["argv"][-1])
     assert rest == "\n\nTriage."
     record = world.record(result.run_id)
     assert record["model"] == {"configured": "gpt-5-codex"}
@@ -301,7 +299,7 @@ def test_a_failed_codex_turn_is_a_model_error(
     world: World, supervise: Callable[..., tuple[App, RunResult]]
 ) -> None:
     world.config(world.agent("codex", adapter="codex", scenario="turn_failed", briefing=False))
-    app, result = supervise(agent="codex")
+    _app, result = supervise(agent="codex")
     assert (result.outcome, result.reason, result.exit_code) == ("failed", "model_error", 1)
 
 
@@ -347,9 +345,7 @@ def test_the_command_adapter_reads_the_line_protocol_and_passes_the_rest_through
     assert session["id"] == "h-1"
 
 
-def test_heartbeats_report_edited_files_while_the_run_is_live(
-    world: World, tmp_path: Path
-) -> None:
+def test_heartbeats_report_edited_files_while_the_run_is_live(world: World, tmp_path: Path) -> None:
     script = tmp_path / "slow.py"
     script.write_text(
         "import json, time\n"
@@ -378,6 +374,6 @@ def test_heartbeats_report_edited_files_while_the_run_is_live(
 def test_a_second_repository_clone_is_its_own_workdir(world: World, supervise: Any) -> None:
     other = make_repo(world.tmp / "src" / "other", remote="https://github.com/acme/other.git")
     world.config(world.agent(briefing=False))
-    app, result = supervise(workdir=other)
+    app, _result = supervise(workdir=other)
     [episode] = app.memory.list_episodes()
     assert episode.repo == "github.com/acme/other"

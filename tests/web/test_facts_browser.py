@@ -316,9 +316,9 @@ def test_s19_skeleton_rows_while_the_list_loads(start_daemon: Start, browse: Bro
     deadline = time.monotonic() + 5
     while not held and time.monotonic() < deadline:
         page.wait_for_timeout(50)
-    page.unroute("**/memory/facts/_list*")
     for route in held:
         route.continue_()
+    page.unroute("**/memory/facts/_list*")
     # The typing is applied once results land.
     expect(page.locator(".list-title")).to_have_text("Facts matching “warehouse”")
     assert page.locator("#q").bounding_box() == search_box  # no layout shift

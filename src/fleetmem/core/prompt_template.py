@@ -28,7 +28,7 @@ _PLACEHOLDER: Final = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _NAME: Final = re.compile(r"[a-z_]+")
 _EVENT: Final = re.compile(r"untrusted\s+event\.([a-z0-9_]{1,64}(?:\.[a-z0-9_]{1,64}){0,4})")
 _BARE_EVENT: Final = re.compile(r"event\.[A-Za-z0-9_.]*")
-_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class TemplateError(ValueError):

@@ -23,6 +23,7 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 
+from fleetmem.config import BUILTIN_PROVIDER
 from fleetmem.core.briefing import Composed
 from fleetmem.core.fence import NonceCollision, prepend_briefing
 from fleetmem.core.wrapper import parse
@@ -37,6 +38,8 @@ from fleetmem.service.runs import Caller
 log = logging.getLogger("fleetmem.integrations.briefing")
 
 _NONCE_ATTEMPTS = 4
+#: The longest a cold process waits for the in-process built-in provider's session to open.
+BUILTIN_START_S = 10.0
 SECTIONS = ("collisions", "recent_runs", "facts", "episodes")
 
 
@@ -104,9 +107,28 @@ def _without_provider(app: App, subject: Subject) -> Composed:
         memory.close()
 
 
+def warm_up(app: App) -> None:
+    """Start opening the provider's session now, so it is under way while the run is being
+    set up (the built-in one spends most of a cold start importing the MCP SDK)."""
+    try:
+        app.providers.start()
+    except Exception as exc:
+        log.debug("provider.warm_up_failed error=%s", type(exc).__name__)
+
+
 def compute(app: App, subject: Subject) -> Composed | None:
     """The briefing of ``subject`` now, waiting at most ``provider_timeout`` for the provider;
-    None when it cannot be computed at all."""
+    None when it cannot be computed at all.
+
+    The built-in provider lives in this process: its session's cold start (up to
+    ``BUILTIN_START_S``) is set-up time, not a provider being slow, so it is waited for before
+    the ``provider_timeout`` clock starts. An upstream gets no such allowance.
+    """
+    if app.providers.configured_name == BUILTIN_PROVIDER:
+        try:
+            app.providers.provider(BUILTIN_PROVIDER).session.wait_settled(BUILTIN_START_S)
+        except Exception as exc:
+            log.debug("provider.builtin_start_failed error=%s", type(exc).__name__)
     timeout = app.settings.memory.episodes.provider_timeout_s
     box: dict[str, Composed | BaseException] = {}
 

@@ -87,6 +87,10 @@ def run_hook(
 
         app = build(fleetmem_home, env)
         hooks = ClaudeHooks(app, agent=agent or env.get(AGENT_ENV) or "claude-code", environ=env)
+        if event == "SessionStart" and app.settings.agent(hooks.agent).memory_briefing:
+            from fleetmem.integrations.briefing import warm_up
+
+            warm_up(app)
         answer = hooks.handle(event, payload)
         if event == "SessionStart":
             _emit(answer)  # the answer goes out first: the snapshot may take a moment
@@ -121,4 +125,7 @@ def main(argv: Sequence[str], *, home: str | None = None) -> int:
     _, answer = run_hook(argv, home=home)
     _emit(answer)
     watchdog.cancel()
-    return 0
+    # The store is closed; skip the interpreter's teardown of the libraries it loaded.
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(0)

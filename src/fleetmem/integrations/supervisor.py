@@ -19,24 +19,21 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import secrets
-import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from fleetmem.config import apply_project
 from fleetmem.errors import InvalidInput
 from fleetmem.integrations import briefing as briefings
-from fleetmem.integrations.adapters.base import Observation, StreamParser
 from fleetmem.integrations.gitdiff import Snapshot, changed_since, take_snapshot
+from fleetmem.integrations.process import Heartbeats, Limits, Spawn, run_process
 from fleetmem.integrations.records import (
     ProcessEnd,
     SessionPart,
@@ -52,8 +49,6 @@ from fleetmem.service.runs import OpenedRun
 log = logging.getLogger("fleetmem.supervisor")
 
 TOKEN_ENV = "FLEETMEM_RUN_TOKEN"
-POLL_S = 0.2
-READER_JOIN_S = 5.0
 #: How long ``fleetmem run`` waits for its episode to reach the provider before leaving it
 #: to the daemon's retries.
 RECORD_WAIT_S = 10.0
@@ -70,24 +65,6 @@ class RunResult:
     exit_code: int
     episode: str
     result_text: str | None
-
-
-@dataclass
-class _Spawn:
-    observation: Observation
-    end: ProcessEnd
-    started: float
-    ended: float
-
-
-@dataclass
-class _Heartbeats:
-    token: str
-    root: str | None
-    workdir: str
-    every_s: float
-    last: float = 0.0
-    pending: list[str] = field(default_factory=list)
 
 
 def exit_code_for(outcome: tuple[str, str], end: ProcessEnd) -> int:
@@ -168,12 +145,14 @@ class Supervisor:
             source="supervisor",
         )
         started = self.clock()
+        if spec.memory_briefing and operator_prompt is not None:
+            briefings.warm_up(app)
         snapshot = take_snapshot(repo.root) if repo is not None else None
         env = self._child_env(spec, opened)
         argv_prompt = self._with_briefing(spec, opened, operator_prompt, env)
         argv = spec.adapter.argv(spec.executable, spec.args, spec.model, argv_prompt)
-        beats = _Heartbeats(
-            token=opened.token,
+        beats = Heartbeats(
+            send=lambda files: app.runs.heartbeat(opened.token, files=files),
             root=repo.root if repo else None,
             workdir=spec.workdir,
             every_s=min(60.0, max(5.0, app.runs.expire_after_s / 4)),
@@ -245,12 +224,24 @@ class Supervisor:
         spec: AgentSpec,
         argv: list[str],
         env: Mapping[str, str],
-        beats: _Heartbeats,
+        beats: Heartbeats,
         cancel: threading.Event,
-    ) -> list[_Spawn]:
-        spawns: list[_Spawn] = []
+    ) -> list[Spawn]:
+        """Start the agent, and again after a crash while ``respawns`` allow."""
+        limits = Limits(spec.timeout_s, spec.kill_grace_s, cancel)
+        spawns: list[Spawn] = []
         for attempt in range(spec.respawns + 1):
-            spawn = self._spawn(spec, argv, env, beats, cancel)
+            spawn = run_process(
+                argv,
+                cwd=spec.workdir,
+                env=env,
+                parser=spec.adapter.parser(),
+                limits=limits,
+                beats=beats,
+                out=self.out,
+                clock=self.clock,
+                name=spec.name,
+            )
             spawns.append(spawn)
             end = spawn.end
             crashed = end.signal is not None and not (end.timed_out or end.cancelled)
@@ -261,102 +252,6 @@ class Supervisor:
             )
         return spawns
 
-    def _spawn(
-        self,
-        spec: AgentSpec,
-        argv: list[str],
-        env: Mapping[str, str],
-        beats: _Heartbeats,
-        cancel: threading.Event,
-    ) -> _Spawn:
-        parser = spec.adapter.parser()
-        started = self.clock()
-        try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=spec.workdir,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            log.warning("run.spawn_failed agent=%s error=%s", spec.name, exc.strerror or exc)
-            end = ProcessEnd(spawn_error=str(exc.strerror or exc))
-            return _Spawn(parser.observation, end, started, self.clock())
-        log.info("run.spawned agent=%s pid=%d", spec.name, proc.pid)
-        reader = threading.Thread(
-            target=self._pump, args=(proc, parser), name="fleetmem-agent-stdout", daemon=True
-        )
-        reader.start()
-        timed_out = cancelled = False
-        deadline = None if spec.timeout_s is None else time.monotonic() + spec.timeout_s
-        try:
-            while True:
-                try:
-                    proc.wait(timeout=POLL_S)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-                if cancel.is_set():
-                    cancelled = True
-                    _stop(proc, spec.kill_grace_s)
-                    break
-                if deadline is not None and time.monotonic() >= deadline:
-                    timed_out = True
-                    _stop(proc, spec.kill_grace_s)
-                    break
-                self._heartbeat(beats, parser.observation)
-        finally:
-            _reap_group(proc)
-            reader.join(READER_JOIN_S)
-            if proc.stdout is not None:
-                proc.stdout.close()
-        self._heartbeat(beats, parser.observation, force=True)
-        end = ProcessEnd(returncode=proc.returncode, timed_out=timed_out, cancelled=cancelled)
-        log.info("run.exited agent=%s status=%s", spec.name, proc.returncode)
-        return _Spawn(parser.observation, end, started, self.clock())
-
-    def _pump(self, proc: subprocess.Popen[bytes], parser: StreamParser) -> None:
-        assert proc.stdout is not None
-        try:
-            for raw in proc.stdout:
-                line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                try:
-                    shown = parser.feed(line)
-                except Exception as exc:  # a parser bug must not stop the agent's output
-                    log.debug("stream.parse_failed error=%s", type(exc).__name__)
-                    continue
-                if shown is not None and self.out is not None:
-                    self.out.write(shown + "\n")
-                    self.out.flush()
-        except (OSError, ValueError):
-            pass  # the pipe was closed under us
-        finally:
-            try:
-                parser.finish()
-            except Exception as exc:
-                log.debug("stream.finish_failed error=%s", type(exc).__name__)
-
-    def _heartbeat(self, beats: _Heartbeats, obs: Observation, *, force: bool = False) -> None:
-        """Tell fleetmem the run is alive and which files it edited (never fails the run)."""
-        for path in obs.new_edit_paths():
-            absolute = path if os.path.isabs(path) else os.path.join(beats.workdir, path)
-            absolute = os.path.normpath(absolute)
-            if beats.root is not None and absolute.startswith(beats.root.rstrip("/") + "/"):
-                beats.pending.append(absolute)
-        now = time.monotonic()
-        if not (force or beats.pending or now - beats.last >= beats.every_s):
-            return
-        if not force and now - beats.last < 2.0:
-            return  # at most one heartbeat every two seconds while edits stream in
-        beats.last = now
-        files, beats.pending = beats.pending[:100], beats.pending[100:]
-        try:
-            self.app.runs.heartbeat(beats.token, files=files)
-        except Exception as exc:
-            log.debug("run.heartbeat_failed error=%s", type(exc).__name__)
-
     # ---- closing ------------------------------------------------------------------------
     def _close(
         self,
@@ -364,7 +259,7 @@ class Supervisor:
         opened: OpenedRun,
         repo: Repository | None,
         snapshot: Snapshot | None,
-        spawns: list[_Spawn],
+        spawns: list[Spawn],
         prompt: str | None,
         started: float,
     ) -> RunResult:
@@ -452,27 +347,3 @@ def _event_fence(field_name: str, value: str) -> str:
     return fence_block(
         value[:4096], nonce=secrets.token_hex(16), source="fleetmem-event", field=field
     )
-
-
-def _stop(proc: subprocess.Popen[bytes], grace_s: float) -> None:
-    """SIGTERM to the agent's process group, then SIGKILL after ``grace_s``."""
-    _signal_group(proc, signal.SIGTERM)
-    try:
-        proc.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        _signal_group(proc, signal.SIGKILL)
-        proc.wait()
-
-
-def _reap_group(proc: subprocess.Popen[bytes]) -> None:
-    """Make sure the agent is gone, and with it whatever it left running in its group
-    (a one-shot's background children would otherwise hold its stdout open)."""
-    if proc.poll() is None:
-        _signal_group(proc, signal.SIGKILL)
-        proc.wait()
-    _signal_group(proc, signal.SIGKILL)
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)

@@ -15,6 +15,7 @@ from pathlib import Path
 from fleetmem.config import ConfigHolder, Settings, default_home
 from fleetmem.embed.base import Embedder
 from fleetmem.embed.factory import make_embedder
+from fleetmem.embed.memo import RecentQueries
 from fleetmem.providers.builtin import BuiltinProvider
 from fleetmem.providers.hub import ProviderHub
 from fleetmem.service.agent_memory import AgentMemory
@@ -74,6 +75,9 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
     api = settings.model_api
     # The embedder loads its model lazily, so commands that never embed stay fast.
     embedder = make_embedder(api.embedding_model, api.base_url, api.api_key_env, env)
+    if embedder is not None:
+        # A recall's query is embedded once, for the episode index and the facts alike.
+        embedder = RecentQueries(embedder)
     summarizer = make_summarizer(
         settings.memory.episodes.summary, api.base_url, api.utility_model, api.api_key_env, env
     )

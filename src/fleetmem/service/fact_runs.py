@@ -341,7 +341,8 @@ class RunFactsMixin(FactServiceBase):
         if stance not in STANCES:
             raise InvalidInput("stance", stance, "must be support or contradict")
         row = self._require(fact_id)
-        if row.status not in LIVE:
+        if row.status not in LIVE or row.scope not in visible_scopes(agent, repo):
+            # A fact the run may not see is as absent as one that never existed.
             raise UnknownFact(fact_id)
         with self._write():
             existing = self.store.fact_vote_get(self.workspace, fact_id, run_id)

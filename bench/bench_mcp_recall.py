@@ -1,0 +1,338 @@
+"""Recall end to end through the agent-facing MCP tool, and briefing computation.
+
+Stores of 10k episodes and 100k (``--quick``: 10k only) are filled exactly as
+``bench_recall_scale`` fills them (:func:`bench.bench_recall_scale.populate_bulk`: synthetic run
+records through ``ingest_run(process_now=False)``, their vectors embedded in batches with the
+local MiniLM model into fleetmem's embedding cache, then recorded to the built-in provider by
+``process_jobs`` over MCP; episode ``i`` past 10k reuses the vector of ``i mod 10k``). When
+populating the large store takes more than half of a 10-minute budget it stops at 50k, and the
+result's ``notes`` say so. Each store then gets 2,000 facts (``bench_facts.synthetic_facts``,
+three in four in the project scope of the repository they name, the rest workspace-wide,
+taught through ``FactService.add``), and three live runs per repository (collisions).
+
+For each query (``FleetData.queries``, scoped to one repository, limit 8), in rotating order,
+every figure with the query embedding included (nothing caches a query's vector):
+
+* ``mcp_stdio``: the ``recall`` tool of a real ``fleetmem mcp`` subprocess (one per
+  repository, attributed by a run token), called through the official SDK client over stdio;
+* ``mcp_in_process``: the same tool through the SDK's in-process transport;
+* ``service``: ``AgentMemory.recall``: facts, episodes and recent runs composed and fenced,
+  exposure rows written (what the tool calls);
+* ``episodes_service``: ``MemoryService.recall`` alone (the provider over MCP and the index
+  filter);
+* ``bare_index``: ``BuiltinProvider.recall`` called directly (embedding, FTS5, vectors, fusion);
+* ``embed_query``: one query embedding alone.
+
+Briefings, per repository's run, repeatedly:
+
+* ``briefing_compute_no_provider``: ``BriefingService.briefing`` with an episode provider that
+  is down (collisions, recent runs, 2,000 facts ranked, composition): the seed's target;
+* ``briefing_compute``: the same with the built-in provider answering;
+* ``briefing_served``: ``AgentMemory.briefing`` of a run whose briefing is stored (read,
+  exposure rows, metrics): what every read after the first costs;
+* ``briefing_mcp_in_process``: the ``briefing`` tool through the SDK, in process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import shutil
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from bench.common import REPOS, FleetData, latency_summary, machine_line
+
+SIZES = (10_000, 100_000)
+QUICK_SIZES = (10_000,)
+REAL_VECTORS = 10_000
+FACTS = 2_000
+QUERIES = 200
+QUICK_QUERIES = 60
+WARMUP = 10
+BRIEFING_ROUNDS = 25
+LIVE_PER_REPO = 3
+ROWS = (
+    "mcp_stdio",
+    "mcp_in_process",
+    "service",
+    "episodes_service",
+    "bare_index",
+    "embed_query",
+)
+
+
+# ---- setting up ------------------------------------------------------------------------
+def _open(home: Path) -> Any:
+    from bench.bench_recall_scale import _open as open_scale
+
+    return open_scale(home)
+
+
+def add_facts(app: Any, n: int = FACTS) -> dict[str, Any]:
+    """``n`` facts taught by people: 3 in 4 scoped to the repository they name."""
+    from bench.bench_facts import synthetic_facts
+    from fleetmem.core.episode import content_hash
+    from fleetmem.core.facts import Actor
+    from fleetmem.core.scope import WORKSPACE
+
+    started = time.perf_counter()
+    bodies = synthetic_facts(n)
+    model = app.embedder.model_id
+    for start in range(0, n, 64):
+        chunk = bodies[start : start + 64]
+        for body, vector in zip(chunk, app.embedder.embed(chunk), strict=True):
+            app.store.cache_embedding(content_hash(body), model, vector)
+    scoped = 0
+    for i, body in enumerate(bodies):
+        repo = next((r for r in REPOS if r.name in body), None)
+        scope = repo.scope if repo is not None and i % 4 else WORKSPACE
+        scoped += scope != WORKSPACE
+        # 50 writers, so no one of them passes the 60-writes-a-minute limit.
+        app.facts.add(body, scope=scope, actor=Actor("human", f"bench-{i % 50}"))
+    return {
+        "facts": n,
+        "project_scoped": scoped,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def open_runs(app: Any) -> dict[str, Any]:
+    """One attributed run per repository (the measured caller), plus live peers."""
+    from bench.common import AGENTS
+
+    callers: dict[str, Any] = {}
+    names = itertools.cycle(a[0] for a in AGENTS)
+    for repo in REPOS:
+        mine = app.runs.open_run("api-fixer", repo=repo.key, branch="main", source="api")
+        callers[repo.key] = mine
+        for i in range(LIVE_PER_REPO):
+            peer = app.runs.open_run(next(names), repo=repo.key, branch="main", source="api")
+            pkg = repo.packages[i % len(repo.packages)]
+            app.runs.touch(peer.token, [f"{pkg}/module_{i}.py"])
+    return callers
+
+
+class _Down:
+    """An episode provider that is down: fails at once, as after its breaker opened."""
+
+    enforces_deadlines = True
+    name = "builtin"
+
+    def record(self, *args: object) -> list[str]:
+        raise ConnectionError("down")
+
+    def recall(self, *args: object) -> Any:
+        raise ConnectionError("down")
+
+    def forget(self, provider_id: str) -> bool:
+        raise ConnectionError("down")
+
+
+# ---- measuring ---------------------------------------------------------------------------
+async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[str, Any]:
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from fleetmem.service.briefings import BriefingService, subject_of
+    from fleetmem.service.fact_items import FactItems
+    from fleetmem.service.memory import MemoryService
+    from fleetmem.surfaces.mcp.server import build_server, fixed_token
+
+    data = FleetData()
+    queries = data.queries(WARMUP + n)
+    fleetmem = str(Path(sys.executable).with_name("fleetmem"))
+    memory = app.agent_memory
+    callers = {key: memory.caller(run.token) for key, run in runs.items()}
+    samples: dict[str, list[float]] = {row: [] for row in ROWS}
+    briefing: dict[str, list[float]] = {
+        k: []
+        for k in (
+            "briefing_compute_no_provider",
+            "briefing_compute",
+            "briefing_served",
+            "briefing_mcp_in_process",
+        )
+    }
+    counts = {"facts": 0, "episodes": 0, "degraded": 0}
+    servers = {key: build_server(app, fixed_token(run.token)) for key, run in runs.items()}
+    down = MemoryService(
+        store=app.store, settings=lambda: app.config.current, provider=_Down()
+    )
+    no_provider = BriefingService(
+        memory=down,
+        runs=app.runs,
+        settings=lambda: app.config.current,
+        facts=FactItems(app.facts),
+    )
+    err = (home / "mcp-stdio.log").open("w", encoding="utf-8")
+    try:
+        async with AsyncExitStack() as stack:
+            local: dict[str, Any] = {}
+            remote: dict[str, Any] = {}
+            for key, run in runs.items():
+                local[key] = await stack.enter_async_context(Client(servers[key], cache=None))
+                env = {
+                    **os.environ,
+                    "FLEETMEM_HOME": str(home),
+                    "FLEETMEM_RUN_TOKEN": run.token,
+                    "HF_HUB_OFFLINE": "1",
+                }
+                params = StdioServerParameters(command=fleetmem, args=["mcp"], env=env)
+                remote[key] = await stack.enter_async_context(
+                    Client(stdio_client(params, errlog=err), cache=None)
+                )
+
+            async def tool(client: Any, query: str) -> str:
+                result = await client.call_tool("recall", {"query": query, "limit": 8})
+                if result.is_error:
+                    raise RuntimeError(result.content[0].text)
+                return str(result.content[0].text)
+
+            def timed_sync(fn: Any) -> tuple[float, Any]:
+                start = time.perf_counter()
+                out = fn()
+                return (time.perf_counter() - start) * 1000, out
+
+            async def timed_async(coro: Any) -> tuple[float, Any]:
+                start = time.perf_counter()
+                out = await coro
+                return (time.perf_counter() - start) * 1000, out
+
+            for i, (query, repo) in enumerate(queries):
+                key, scopes = repo.key, [repo.scope]
+                ops = {
+                    "mcp_stdio": lambda q=query, k=key: timed_async(tool(remote[k], q)),
+                    "mcp_in_process": lambda q=query, k=key: timed_async(tool(local[k], q)),
+                }
+                sync_ops = {
+                    "service": lambda q=query, k=key: memory.recall(callers[k], q),
+                    "episodes_service": lambda q=query, s=scopes: app.memory.recall(q, scopes=s),
+                    "bare_index": lambda q=query, s=scopes: app.providers.builtin.recall(
+                        q, s, 8, []
+                    ),
+                    "embed_query": lambda q=query: app.embedder.embed([q]),
+                }
+                order = list(ROWS[i % len(ROWS) :] + ROWS[: i % len(ROWS)])
+                for row in order:
+                    if row in ops:
+                        ms, out = await ops[row]()
+                    else:
+                        ms, out = timed_sync(sync_ops[row])
+                    if i < WARMUP:
+                        continue
+                    samples[row].append(ms)
+                    if row == "service":
+                        counts["facts"] += out.shown.get("facts", 0)
+                        counts["episodes"] += out.shown.get("episodes", 0)
+                        counts["degraded"] += bool(out.degraded)
+
+            for _ in range(BRIEFING_ROUNDS):
+                for key, caller in callers.items():
+                    subject = subject_of(caller)
+                    ms, _ = timed_sync(lambda s=subject: no_provider.briefing(s))
+                    briefing["briefing_compute_no_provider"].append(ms)
+                    ms, _ = timed_sync(lambda s=subject: app.briefings.briefing(s))
+                    briefing["briefing_compute"].append(ms)
+                    memory.briefing(caller)  # stored at the first read
+                    ms, _ = timed_sync(lambda c=caller: memory.briefing(c))
+                    briefing["briefing_served"].append(ms)
+                    ms, _ = await timed_async(local[key].call_tool("briefing", {}))
+                    briefing["briefing_mcp_in_process"].append(ms)
+    finally:
+        err.close()
+        down.close()
+        for server in servers.values():
+            server.close()
+    out: dict[str, Any] = {row: latency_summary(samples[row]) for row in ROWS}
+    out.update({k: latency_summary(v) for k, v in briefing.items()})
+    measured = n
+    out["queries"] = measured
+    out["mean_facts_shown"] = round(counts["facts"] / measured, 2)
+    out["mean_episodes_shown"] = round(counts["episodes"] / measured, 2)
+    out["degraded"] = counts["degraded"]
+    out["mcp_overhead_p50_ms"] = {
+        "in_process_over_service": round(
+            out["mcp_in_process"]["p50_ms"] - out["service"]["p50_ms"], 3
+        ),
+        "stdio_over_service": round(out["mcp_stdio"]["p50_ms"] - out["service"]["p50_ms"], 3),
+    }
+    out["loadavg"] = list(os.getloadavg())
+    return out
+
+
+def measure(home: Path, size: int, n: int) -> dict[str, Any]:
+    """Facts, live runs, then every timing, over the store of ``size`` episodes in ``home``."""
+    app = _open(home)
+    try:
+        app.embedder.embed(["load the model before timing"])
+        facts = add_facts(app)
+        runs = open_runs(app)
+        print(f"  mcp_recall: measuring {size} episodes", file=sys.stderr, flush=True)
+        result = asyncio.run(_measure(app, home, runs, n))
+        result["episodes"] = size
+        result["facts_added"] = facts
+        return result
+    finally:
+        app.close()
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """Populate each size, add facts and runs, measure; see the module docstring."""
+    from bench.bench_recall_scale import FALLBACK_LARGE, LARGE_BUDGET_S, populate_bulk
+
+    data = FleetData()
+    sizes = QUICK_SIZES if quick else SIZES
+    n = QUICK_QUERIES if quick else QUERIES
+    notes: list[str] = []
+    out: dict[str, Any] = {"quick": quick, "sizes": {}, "populate": {}, "notes": notes}
+    work = Path(tempfile.mkdtemp(prefix="fleetmem-bench-mcp-"))
+    real: list[Any] = []
+    try:
+        for planned in sizes:
+            home = work / str(planned)
+            stop_at = FALLBACK_LARGE if planned > FALLBACK_LARGE else None
+            stats = populate_bulk(home, data, planned, real, REAL_VECTORS, stop_at=stop_at)
+            size = stats["records"]
+            out["populate"][str(size)] = {
+                "records": size,
+                "seconds": stats["seconds"],
+                "vectors_embedded": stats["vectors_embedded"],
+                "vectors_reused": stats["vectors_reused"],
+            }
+            if size != planned:
+                spent = stats["seconds"]["total"] - stats["seconds"]["embed_batches"]
+                notes.append(
+                    f"the large store holds {size:,} episodes, not {planned:,}: populating"
+                    f" {size:,} took {spent / 60:.1f} min here, so {planned:,} would take more"
+                    f" than the {LARGE_BUDGET_S / 60:.0f} min budget"
+                )
+            out["sizes"][str(size)] = measure(home, size, n)
+            shutil.rmtree(home, ignore_errors=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    out["target"] = {"recall_p95_ms_at_100k": 25.0, "briefing_p95_ms_without_provider": 10.0}
+    return out
+
+
+def summarize(result: dict[str, Any]) -> str:
+    lines = [machine_line(result["machine"])] if "machine" in result else []
+    for size, r in result["sizes"].items():
+        lines.append(f"  {int(size):,} episodes, {r['facts_added']['facts']:,} facts:")
+        for row in (*ROWS, "briefing_compute_no_provider", "briefing_compute", "briefing_served"):
+            s = r[row]
+            lines.append(f"    {row:<30} p50 {s['p50_ms']:>8.2f} ms   p95 {s['p95_ms']:>8.2f} ms")
+    lines += [f"  note: {n}" for n in result.get("notes", [])]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import json
+
+    quick = "--quick" in sys.argv
+    print(json.dumps(run(quick=quick), indent=2))

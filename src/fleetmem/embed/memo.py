@@ -1,0 +1,78 @@
+"""One embedding per query, however many parts of a recall need it.
+
+A recall embeds its query twice without this: once in the episode provider's index (the
+built-in provider) and once to rank facts by meaning. :class:`RecentQueries` wraps the
+configured embedder and remembers the vectors of single texts (queries) embedded in the last
+few seconds, so the second use within one recall is free. It remembers nothing longer than
+``ttl_s`` and at most ``size`` texts; batches (documents being indexed) pass straight through.
+Everything else about the wrapped embedder (``model_id``, ``load``, ``close``...) is its own.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fleetmem.embed.base import Embedder, Vectors
+
+#: Long enough for every part of one recall, short enough never to serve a stale model.
+DEFAULT_TTL_S = 5.0
+DEFAULT_SIZE = 64
+
+
+class RecentQueries:
+    """An :class:`Embedder` that embeds a query once for all the callers of one recall."""
+
+    def __init__(
+        self,
+        inner: Embedder,
+        *,
+        ttl_s: float = DEFAULT_TTL_S,
+        size: int = DEFAULT_SIZE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.inner = inner
+        self._ttl_s = ttl_s
+        self._size = size
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._recent: OrderedDict[str, tuple[float, Vectors]] = OrderedDict()
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """As the wrapped embedder; a single text embedded in the last ``ttl_s`` is reused."""
+        if isinstance(texts, str) or len(texts) != 1:
+            return self.inner.embed(texts)
+        text = texts[0]
+        now = self._clock()
+        with self._lock:
+            hit = self._recent.get(text)
+            if hit is not None and 0 <= now - hit[0] <= self._ttl_s:
+                self._recent.move_to_end(text)
+                return hit[1].copy()
+        vectors = self.inner.embed(texts)
+        with self._lock:
+            self._recent[text] = (now, vectors.copy())
+            self._recent.move_to_end(text)
+            while len(self._recent) > self._size:
+                self._recent.popitem(last=False)
+        return vectors
+
+    def forget(self) -> None:
+        """Drop every remembered vector (benchmarks time each embedding on its own)."""
+        with self._lock:
+            self._recent.clear()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes this class lacks: load, close, the model's own.
+        return getattr(self.inner, name)

@@ -1,0 +1,172 @@
+"""``fleetmem install | uninstall claude-code | codex``: the files they write, run for real."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from tests.integrations.conftest import World
+from tests.surfaces.cli_helpers import FLEETMEM
+
+UNRELATED_SETTINGS = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm test)"]},
+    "hooks": {
+        "PostToolUse": [
+            {"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}
+        ],
+        "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+    },
+}
+
+
+def _run(world: World, *args: str) -> Any:
+    import subprocess
+
+    from tests.surfaces.cli_helpers import env_for
+
+    proc = subprocess.run(
+        [FLEETMEM, *args, "--json"],
+        capture_output=True,
+        text=True,
+        env=env_for(world.home, HOME=str(world.tmp), CODEX_HOME=str(world.tmp / "codex")),
+        cwd=world.repo,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(proc.stdout)
+
+
+def _ours(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [h for g in groups for h in g["hooks"] if " hook claude-code " in h["command"]]
+
+
+def test_install_claude_code_user_scope_is_idempotent_and_keeps_unrelated_settings(
+    world: World,
+) -> None:
+    world.config("")
+    settings = world.tmp / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(UNRELATED_SETTINGS, indent=4))
+    claude_json = world.tmp / ".claude.json"
+    claude_json.write_text(
+        json.dumps({"numStartups": 7, "mcpServers": {"other": {"command": "x"}}})
+    )
+
+    first = _run(world, "install", "claude-code")
+    assert [c["changed"] for c in first] == [True, True]
+    assert all(c["backup"] for c in first)
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus" and data["permissions"] == UNRELATED_SETTINGS["permissions"]
+    assert data["hooks"]["Stop"] == UNRELATED_SETTINGS["hooks"]["Stop"]
+    post = data["hooks"]["PostToolUse"]
+    assert post[0] == UNRELATED_SETTINGS["hooks"]["PostToolUse"][0]
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"):
+        [entry] = _ours(data["hooks"][event])
+        assert entry["command"].endswith(f" hook claude-code {event}")
+        assert entry["command"].startswith(str(Path(FLEETMEM).resolve()))
+        assert entry["type"] == "command" and entry["timeout"] >= 10
+    assert post[-1]["matcher"] == "Edit|MultiEdit|Write|NotebookEdit|Bash"
+    servers = json.loads(claude_json.read_text())
+    assert servers["numStartups"] == 7 and servers["mcpServers"]["other"] == {"command": "x"}
+    assert servers["mcpServers"]["fleetmem"]["args"] == ["mcp"]
+    # A custom FLEETMEM_HOME is pinned, so the hooks find this store.
+    assert servers["mcpServers"]["fleetmem"]["env"] == {"FLEETMEM_HOME": str(world.home)}
+    assert f"--home {world.home}" in _ours(data["hooks"]["SessionStart"])[0]["command"]
+    backups = sorted(p.name for p in settings.parent.iterdir())
+
+    second = _run(world, "install", "claude-code")
+    assert [c["changed"] for c in second] == [False, False]
+    assert sorted(p.name for p in settings.parent.iterdir()) == backups  # no new backup
+
+    _run(world, "uninstall", "claude-code")
+    assert json.loads(settings.read_text()) == UNRELATED_SETTINGS
+    assert json.loads(claude_json.read_text()) == {
+        "numStartups": 7,
+        "mcpServers": {"other": {"command": "x"}},
+    }
+
+
+def test_install_claude_code_project_scope_writes_the_project_files(world: World) -> None:
+    world.config("")
+    changes = _run(world, "install", "claude-code", "--scope", "project", "--agent", "api-fixer")
+    settings = world.repo / ".claude" / "settings.json"
+    mcp = world.repo / ".mcp.json"
+    assert {c["path"] for c in changes} == {str(settings), str(mcp)}
+    assert all(c["backup"] is None for c in changes)  # nothing existed to back up
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert _ours(hooks["SessionEnd"])[0]["command"].endswith(
+        " hook claude-code SessionEnd --agent api-fixer"
+    )
+    assert json.loads(mcp.read_text())["mcpServers"]["fleetmem"]["type"] == "stdio"
+    _run(world, "uninstall", "claude-code", "--scope", "project")
+    assert json.loads(settings.read_text()) == {}
+    assert json.loads(mcp.read_text()) == {"mcpServers": {}}
+
+
+def test_install_refuses_a_settings_file_that_is_not_json(world: World) -> None:
+    import subprocess
+
+    from tests.surfaces.cli_helpers import env_for
+
+    world.config("")
+    settings = world.tmp / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{ not json")
+    proc = subprocess.run(
+        [FLEETMEM, "install", "claude-code"],
+        capture_output=True,
+        text=True,
+        env=env_for(world.home, HOME=str(world.tmp)),
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2 and "not valid JSON" in proc.stderr
+    assert settings.read_text() == "{ not json"
+
+
+CODEX_CONFIG = """model = "gpt-5-codex"  # my model
+
+[mcp_servers.docs]
+command = "npx"
+args = ["-y", "@upstash/context7-mcp"]
+
+[profiles.fast]
+model = "gpt-5-mini"
+"""
+
+
+def test_install_codex_adds_one_table_and_keeps_the_rest_byte_for_byte(world: World) -> None:
+    world.config("")
+    config = world.tmp / "codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(CODEX_CONFIG)
+    [change] = _run(world, "install", "codex")
+    assert change["changed"] and change["backup"]
+    text = config.read_text()
+    assert text.startswith(CODEX_CONFIG)
+    server = tomllib.loads(text)["mcp_servers"]["fleetmem"]
+    assert server["args"] == ["mcp"]
+    assert server["env_vars"] == ["FLEETMEM_RUN_TOKEN", "FLEETMEM_RUN_ID"]
+    assert server["env"] == {"FLEETMEM_HOME": str(world.home)}
+    [again] = _run(world, "install", "codex")
+    assert not again["changed"] and config.read_text() == text
+    _run(world, "uninstall", "codex")
+    assert config.read_text() == CODEX_CONFIG
+
+
+def test_install_codex_replaces_an_earlier_table_in_the_middle(world: World) -> None:
+    world.config("")
+    config = world.tmp / "codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(
+        '[mcp_servers.fleetmem]\ncommand = "/old/fleetmem"\n\n'
+        '[mcp_servers.fleetmem.env]\nX = "1"\n\n[tui]\nnotifications = true\n'
+    )
+    _run(world, "install", "codex")
+    data = tomllib.loads(config.read_text())
+    assert data["tui"] == {"notifications": True}
+    assert data["mcp_servers"]["fleetmem"]["command"] != "/old/fleetmem"
+    assert "X" not in data["mcp_servers"]["fleetmem"].get("env", {})

@@ -1,0 +1,135 @@
+"""Agents, episodes, runs and Status in a real browser: the whole-agent report, the briefing
+preview, what left the daemon, and the doctor's rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from playwright.sync_api import expect
+
+from fleetmem.service.bootstrap import App, build
+from tests.conftest import EXAMPLE
+from tests.surfaces.cli_helpers import env_for, run_cli
+from tests.web.conftest import Browsing, WebDaemon, needs_chromium, shot
+from tests.web.seeds import USER
+from tests.web.test_files_browser import long_notes
+
+pytestmark = needs_chromium
+
+Start = Callable[..., WebDaemon]
+Browse = Callable[[WebDaemon], Browsing]
+CONFIG = '[model_api]\nembedding_model = ""\n[agent.research]\n[agent.api-fixer]\n'
+
+
+def seed(app: App) -> None:
+    app.memory.ingest_run(EXAMPLE.read_bytes())
+    app.files.save(
+        app.files.ref("notes", agent="research"), long_notes(), base_revision=0, actor=USER
+    )
+    app.files.save(
+        app.files.ref("identity", agent="research"),
+        "You are the research agent: careful, brief, sourced.\n",
+        base_revision=0,
+        actor=USER,
+    )
+
+
+def test_login_page(start_daemon: Start, browse: Browse) -> None:
+    daemon = start_daemon()
+    b = browse(daemon)
+    context = b.browser.new_context(base_url=daemon.url, viewport={"width": 1280, "height": 720})
+    b.contexts.append(context)
+    page = context.new_page()
+    page.goto("/memory/facts")
+    page.wait_for_url("**/login")
+    expect(page.locator("h1")).to_have_text("Sign in to Memory")
+    expect(page.locator("main")).to_contain_text("Open the login link printed by fleetmem serve")
+    shot(page, "21-login")
+
+
+def test_agent_report_and_briefing_preview(start_daemon: Start, browse: Browse) -> None:
+    daemon = start_daemon(CONFIG, seed=seed)
+    page = browse(daemon).page()
+    page.locator("nav.rail summary", has_text="research").click()
+    page.locator("nav.rail").get_by_role("link", name="What it receives").first.click()
+    page.wait_for_url("**/memory/agents/research")
+    report = daemon.client.get("/api/v1/agents/research/context-report").json()
+    expect(page.locator(".report-head .total")).to_contain_text(f"{report['total']:,}")
+    notes = page.locator('tr[data-segment="notes"]')
+    seg = next(s for s in report["segments"] if s["key"] == "notes")
+    expect(notes).to_contain_text(f"{seg['used']:,} / 1,500")
+    expect(notes).to_contain_text(f"⚠ {seg['skipped_tokens']:,} skipped")
+    expect(notes.locator('[role="meter"]')).to_have_attribute(
+        "aria-valuetext", f"Notes: {seg['used']:,} of 1,500 tokens used, {seg['skipped_tokens']:,} tokens skipped"
+    )
+    expect(page.locator(".report")).to_contain_text("Measured from the current content — no run needed.")
+    shot(page, "15-agent-context-report")
+    notes.get_by_role("link", name="Open").click()
+    page.wait_for_url("**/memory/agents/research/files/notes")
+
+    page.goto("/memory/agents/newcomer")
+    expect(page.locator(".notice.info")).to_have_text(
+        "Nothing written yet — this agent runs on defaults."
+    )
+
+    page.goto("/memory/agents/api-fixer/briefing")
+    expect(page.locator(".caption")).to_contain_text("github.com/acme/api")
+    preview = daemon.client.get("/api/v1/status").json()["provider"]
+    expect(page.locator(".card")).to_contain_text(f"{preview['name']}: {preview['state']}")
+    expect(page.locator(".card")).to_contain_text("of 2,000 characters")
+    expect(page.locator(".card")).to_contain_text("of 4,096 bytes")
+    app = build(daemon.home, env_for(daemon.home))  # the same service, over the same store
+    try:
+        composed = app.briefings.preview("api-fixer")
+    finally:
+        app.close()
+    assert composed.shown.get("recent_runs") == 1
+    for name in ("collisions", "recent_runs", "facts", "episodes"):
+        cells = page.locator(f'tr[data-section="{name}"] td')
+        expect(cells.nth(1)).to_have_text(str(composed.shown.get(name, 0)))
+        expect(cells.nth(2)).to_have_text(str(composed.omitted.get(name, 0)))
+    expect(page.locator(".card")).to_contain_text(f"{composed.chars:,} of 2,000 characters")
+    expect(page.locator("pre.doc")).to_contain_text('<fleetmem-memory kind="briefing"')
+    shot(page, "16-briefing-preview")
+
+
+def test_episodes_what_left_the_daemon_and_runs(start_daemon: Start, browse: Browse) -> None:
+    daemon = start_daemon(CONFIG, seed=seed)
+    page = browse(daemon).page()
+    page.locator("nav.rail").get_by_role("link", name="Episodes").click()
+    listed = daemon.client.get("/api/v1/episodes", params={"since": "3650d"}).json()["episodes"]
+    episode_id = listed[0]["episode_id"]
+    expect(page.locator("table")).to_contain_text(episode_id)
+    shot(page, "17-episodes")
+    page.get_by_role("link", name=episode_id).click()
+    detail = daemon.client.get(f"/api/v1/episodes/{episode_id}").json()
+    left = page.locator("section.card", has=page.get_by_role("heading", name="What left the daemon"))
+    assert left.locator("pre.doc").first.evaluate("e => e.textContent") == detail["text"]
+    expect(left).to_contain_text("builtin")
+    shot(page, "18-episode-what-left")
+    page.on("dialog", lambda d: d.accept())
+    page.get_by_role("button", name="Forget this episode").click()
+    expect(page.locator(".notice.ok")).to_contain_text("Forgotten")
+    assert daemon.client.get(f"/api/v1/episodes/{episode_id}").json()["forgotten_at"]
+
+    page.locator("nav.rail").get_by_role("link", name="Runs").click()
+    run_id = detail["run_id"]
+    page.get_by_role("link", name=run_id).click()
+    expect(page.locator("main h2").first).to_have_text(f"Run {run_id}")
+    expect(page.locator("main")).to_contain_text("api-fixer")
+    shot(page, "19-run")
+
+
+def test_status_page_shows_the_doctors_rows(start_daemon: Start, browse: Browse) -> None:
+    daemon = start_daemon(CONFIG, seed=seed)
+    page = browse(daemon).page()
+    page.locator("nav.rail").get_by_role("link", name="Status").click()
+    doctor = json.loads(run_cli(daemon.home, "doctor", "--json", check=False).stdout)["checks"]
+    shown = page.locator("table.doctor tbody tr")
+    expect(shown).to_have_count(len(doctor))
+    for i, check in enumerate(doctor):
+        row = shown.nth(i)
+        expect(row.locator("th")).to_have_text(check["name"])
+        expect(row.locator(".badge")).to_contain_text(check["status"])
+    shot(page, "20-status")
