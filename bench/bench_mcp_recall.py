@@ -11,7 +11,8 @@ three in four in the project scope of the repository they name, the rest workspa
 taught through ``FactService.add``), and three live runs per repository (collisions).
 
 For each query (``FleetData.queries``, scoped to one repository, limit 8), in rotating order,
-every figure with the query embedding included (nothing caches a query's vector):
+every figure with the query embedding included (the vector a recall embeds once for its
+episodes and its facts is forgotten before each row; each stdio server sees a query once):
 
 * ``mcp_stdio``: the ``recall`` tool of a real ``fleetmem mcp`` subprocess (one per
   repository, attributed by a run token), called through the official SDK client over stdio;
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 import shutil
 import sys
@@ -136,8 +138,8 @@ class _Down:
 
 # ---- measuring ---------------------------------------------------------------------------
 async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[str, Any]:
-    from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    from mcp.client.client import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
 
     from fleetmem.service.briefings import BriefingService, subject_of
     from fleetmem.service.fact_items import FactItems
@@ -160,10 +162,9 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[s
         )
     }
     counts = {"facts": 0, "episodes": 0, "degraded": 0}
+    forget = getattr(app.embedder, "forget", lambda: None)
     servers = {key: build_server(app, fixed_token(run.token)) for key, run in runs.items()}
-    down = MemoryService(
-        store=app.store, settings=lambda: app.config.current, provider=_Down()
-    )
+    down = MemoryService(store=app.store, settings=lambda: app.config.current, provider=_Down())
     no_provider = BriefingService(
         memory=down,
         runs=app.runs,
@@ -204,6 +205,11 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[s
                 out = await coro
                 return (time.perf_counter() - start) * 1000, out
 
+            # Each server loads its embedder on its first recall: not part of any figure.
+            for key in runs:
+                await tool(remote[key], "warm up the server")
+                await tool(local[key], "warm up the server")
+
             for i, (query, repo) in enumerate(queries):
                 key, scopes = repo.key, [repo.scope]
                 ops = {
@@ -220,6 +226,9 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[s
                 }
                 order = list(ROWS[i % len(ROWS) :] + ROWS[: i % len(ROWS)])
                 for row in order:
+                    # Every row pays for its query's embedding: nothing remembered from the
+                    # row before (a recall embeds once for its episodes and facts alike).
+                    forget()
                     if row in ops:
                         ms, out = await ops[row]()
                     else:
@@ -232,6 +241,7 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[s
                         counts["episodes"] += out.shown.get("episodes", 0)
                         counts["degraded"] += bool(out.degraded)
 
+            forget()
             for _ in range(BRIEFING_ROUNDS):
                 for key, caller in callers.items():
                     subject = subject_of(caller)
@@ -269,6 +279,8 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[s
 def measure(home: Path, size: int, n: int) -> dict[str, Any]:
     """Facts, live runs, then every timing, over the store of ``size`` episodes in ``home``."""
     app = _open(home)
+    # The provider that is down for the no-provider briefing logs each refusal; not news here.
+    logging.getLogger("fleetmem.memory").setLevel(logging.ERROR)
     try:
         app.embedder.embed(["load the model before timing"])
         facts = add_facts(app)

@@ -15,6 +15,7 @@ reused, body read):
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import socket
@@ -29,7 +30,8 @@ from typing import Any
 import httpx
 
 from bench.common import latency_summary, timed_ms
-from fleetmem.core.facts import Actor
+from fleetmem.core.episode import content_hash
+from fleetmem.core.facts import Actor, normalize
 from fleetmem.service.bootstrap import build
 from fleetmem.service.facts import FactService
 
@@ -45,27 +47,46 @@ def _free_port() -> int:
 
 
 def _seed(home: Path) -> None:
+    """2,000 active facts: one added through the service, the rest stored as copies of its
+    row (the service's near-duplicate check scans every fact on each add, so 2,000 adds take
+    minutes); the newest 20 pinned; the newest 50 served to 20 runs through the service."""
     app = build(home, {"HOME": str(home.parent), "FLEETMEM_HOME": str(home)})
     try:
         start = time.time() - 60 * 86_400
-        now = [start]
-
-        def clock() -> float:
-            now[0] += 300.0  # several reads per write: far apart, never rate limited
-            return now[0]
-
+        step = 60 * 86_400 / FACTS
         facts = FactService(
-            store=app.store, settings=lambda: app.config.current, embedder=None, clock=clock
+            store=app.store,
+            settings=lambda: app.config.current,
+            embedder=None,
+            clock=lambda: start,
         )
-        me = Actor("human", "bench")
-        ids = []
-        for i in range(FACTS):
-            body = f"Rule {i}: deploys of service {i % 37} wait for the {i % 11} o'clock check."
-            ids.append(facts.add(body, actor=me, pin=i >= FACTS - 20).fact.id)
+        first = facts.add(_body(0), actor=Actor("human", "bench")).fact
+        ids = [first.id]
+        with app.store.transaction():
+            for i in range(1, FACTS):
+                at = start + i * step
+                row = dataclasses.replace(
+                    first,
+                    id=f"f_{i:016x}",
+                    body=_body(i),
+                    norm=normalize(_body(i)),
+                    content_hash=content_hash(_body(i)),
+                    created_at=at,
+                    updated_at=at,
+                    confirmed_at=at,
+                    pinned=i >= FACTS - 20,
+                    pinned_at=at if i >= FACTS - 20 else None,
+                )
+                app.store.fact_insert(row)
+                ids.append(row.id)
         for run in range(20):
-            facts.serve_to_run(ids[-50:], run_id=f"bench-run-{run}", agent="bench")
+            app.facts.serve_to_run(ids[-50:], run_id=f"bench-run-{run}", agent="bench")
     finally:
         app.close()
+
+
+def _body(i: int) -> str:
+    return f"Rule {i}: deploys of service {i % 37} wait for the {i % 11} o'clock check."
 
 
 def _samples(client: httpx.Client, path: str, n: int) -> list[float]:

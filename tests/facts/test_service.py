@@ -446,6 +446,29 @@ def test_a_forgotten_fact_is_purged_after_30_days(facts: FactService, clock: Clo
     assert all(e.body_before is None and e.body_after is None for e in history.entries)
 
 
+def test_reads_purge_on_schedule_without_an_explicit_sweep(
+    facts: FactService, clock: Clock
+) -> None:
+    fact = add(facts, clock, "Forget me for good.")
+    facts.list()  # the hourly purge ran here, with nothing to do
+    facts.forget(fact.id, actor=ALICE)
+    clock.advance(31 * 86400)
+    assert [r.id for r in facts.list(status="forgotten").items] == []
+    with pytest.raises(UnknownFact):
+        facts.get(fact.id)
+    again = add(facts, clock, "Forget me too.")
+    facts.forget(again.id, actor=ALICE)
+    clock.advance(30 * 86400 - 600)
+    facts.list()  # purges, but the fact has 10 minutes of its 30 days left
+    clock.advance(1200)
+    facts.list()  # expired now, but the last purge was 20 minutes ago
+    facts.get(again.id)
+    clock.advance(3600)
+    facts.search("anything")
+    with pytest.raises(UnknownFact):
+        facts.get(again.id)
+
+
 def test_a_restored_fact_keeps_the_status_it_had(facts: FactService, clock: Clock) -> None:
     fact = facts.propose("Cache tenant ids.", agent="triage", run_id="r").fact
     assert fact is not None

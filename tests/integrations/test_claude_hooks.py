@@ -234,8 +234,14 @@ def test_hooks_fail_open_on_bad_payloads(world: World, payload: bytes) -> None:
 def test_hooks_fail_open_on_a_broken_configuration(world: World) -> None:
     (world.home / "fleetmem.toml").write_text("[agent.claude-code\n")
     session = Session(world)
-    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd", "Nope"):
-        proc, took = session.hook(event, session.payload("session_start"))
+    for event, payload in (
+        ("SessionStart", "session_start"),
+        ("UserPromptSubmit", "user_prompt_submit"),
+        ("PostToolUse", "post_tool_use_edit"),
+        ("SessionEnd", "session_end"),
+        ("Nope", "session_start"),
+    ):
+        proc, took = session.hook(event, session.payload(payload))
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
         assert took < 5
     log = (world.home / "logs" / "hooks.log").read_text()
@@ -292,3 +298,23 @@ def test_the_installed_hook_commands_run_as_written(
     app = open_app()
     live = app.runs.show_run(session.run_id()).live
     assert live is not None and live.row.agent == "api-fixer"
+
+
+def test_prompts_and_tools_with_nothing_to_record_do_not_open_the_store(world: World) -> None:
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    plain = json.dumps(
+        {
+            "session_id": session.id,
+            "cwd": str(world.repo),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "Fix the test.",
+        }
+    )
+    read = json.dumps({"session_id": session.id, "cwd": str(world.repo),
+                       "hook_event_name": "PostToolUse", "tool_name": "Read",
+                       "tool_input": {"file_path": str(world.repo / "app.py")}})  # fmt: skip
+    for event, payload in (("UserPromptSubmit", plain), ("PostToolUse", read)):
+        proc, _ = session.hook(event, payload.encode())
+        assert (proc.returncode, proc.stdout) == (0, b"")
+    assert not (world.home / "fleetmem.db").exists()

@@ -100,7 +100,7 @@ def run_async(make: Callable[[], Awaitable[T]]) -> T:
 async def client_for(target: Any) -> AsyncIterator[Any]:
     """The official SDK client connected to ``target`` (a server object, stdio parameters, a
     transport); response caching off, so every read reaches the server."""
-    from mcp import Client
+    from mcp.client.client import Client
 
     async with Client(target, cache=None) as client:
         yield client
@@ -111,9 +111,7 @@ async def stdio_client_for(
     home: Path, token: str | None, errlog: Path, **env: str
 ) -> AsyncIterator[Any]:
     """A real ``fleetmem mcp`` subprocess over stdio, attributed by ``token`` (if any)."""
-    from mcp.client.stdio import stdio_client
-
-    from mcp import StdioServerParameters
+    from mcp.client.stdio import StdioServerParameters, stdio_client
 
     extra = dict(env)
     if token is not None:

@@ -49,7 +49,9 @@ needs_chromium = pytest.mark.skipif(
 
 def artifacts_dir() -> Path:
     configured = os.environ.get("FLEETMEM_WEB_ARTIFACTS")
-    path = Path(configured) if configured else Path(tempfile.gettempdir()) / "fleetmem-web-artifacts"
+    path = (
+        Path(configured) if configured else Path(tempfile.gettempdir()) / "fleetmem-web-artifacts"
+    )
     path.mkdir(parents=True, exist_ok=True)
     return path
 

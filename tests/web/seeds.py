@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
 
-from fleetmem.core.facts import Actor
+from fleetmem.core.episode import content_hash
+from fleetmem.core.facts import Actor, normalize
 from fleetmem.service.bootstrap import App
 from fleetmem.service.facts import FactService
 from fleetmem.service.files import Actor as FileActor
@@ -47,6 +49,30 @@ def seeding_facts(app: App, *, start: float, step: float = 60.0) -> FactService:
     return FactService(
         store=app.store, settings=lambda: app.config.current, embedder=app.embedder, clock=clock
     )
+
+
+def clone_facts(app: App, me: Actor, count: int, *, days: float = 40.0) -> None:
+    """``count`` active facts quickly: one added through the service, the rest stored as
+    copies of its row with their own id, words and time (the service's near-duplicate check
+    makes each add scan every fact, so 2,000 adds take minutes)."""
+    start = time.time() - days * 86_400
+    first = seeding_facts(app, start=start).add("Seeded rule number 0.", actor=me).fact
+    step = days * 86_400 / count
+    with app.store.transaction():
+        for i in range(1, count):
+            body = f"Seeded rule number {i}."
+            app.store.fact_insert(
+                dataclasses.replace(
+                    first,
+                    id=f"f_{i:016x}",
+                    body=body,
+                    norm=normalize(body),
+                    content_hash=content_hash(body),
+                    created_at=start + i * step,
+                    updated_at=start + i * step,
+                    confirmed_at=start + i * step,
+                )
+            )
 
 
 def labelled_bodies() -> list[str]:

@@ -12,8 +12,16 @@ import pytest
 from playwright.sync_api import expect
 
 from fleetmem.service.bootstrap import App
-from tests.web.conftest import ME, VECTORS_OFF, VECTORS_ON, Browsing, WebDaemon, needs_chromium, shot
-from tests.web.seeds import DELIVERY, EXTRA, hundred_eighty, seed_facts, seeding_facts
+from tests.web.conftest import (
+    ME,
+    VECTORS_OFF,
+    VECTORS_ON,
+    Browsing,
+    WebDaemon,
+    needs_chromium,
+    shot,
+)
+from tests.web.seeds import DELIVERY, EXTRA, clone_facts, hundred_eighty, seed_facts
 
 pytestmark = needs_chromium
 
@@ -35,7 +43,9 @@ def test_s9_empty_state_and_s1_teach_a_fact(start_daemon: Start, browse: Browse)
     page = browse(daemon).page()
     empty = page.locator(".empty")
     expect(empty.locator(".empty-title")).to_have_text("Nothing remembered yet")
-    expect(empty).to_contain_text("Facts land here when you say “remember…” in chat, or add one below.")
+    expect(empty).to_contain_text(
+        "Facts land here when you say “remember…” in chat, or add one below."
+    )
     expect(empty.get_by_role("link", name="+ Add a fact")).to_be_visible()
     expect(page.locator("#starter-prompt")).to_contain_text("Store each one, then read it back")
     expect(empty.get_by_role("button", name="Copy")).to_be_visible()
@@ -74,12 +84,17 @@ def test_s2_search_by_meaning_with_relevance_bars(start_daemon: Start, browse: B
     found = [rows(page).nth(i).locator(".fact-body").inner_text() for i in range(5)]
     # Found by meaning alone (no word of the query but "delivery" in common, and not both).
     assert DELIVERY in found, found
-    scores = [float(v or 0) for v in page.locator(".relevance").evaluate_all(
-        "els => els.map(e => e.getAttribute('aria-valuenow'))"
-    )]
+    scores = [
+        float(v or 0)
+        for v in page.locator(".relevance").evaluate_all(
+            "els => els.map(e => e.getAttribute('aria-valuenow'))"
+        )
+    ]
     assert scores == sorted(scores, reverse=True)
     meter = rows(page).first.locator('[role="meter"]')
-    expect(meter).to_have_attribute("aria-valuetext", re.compile(r"Relevance 0\.\d\d, matched by meaning"))
+    expect(meter).to_have_attribute(
+        "aria-valuetext", re.compile(r"Relevance 0\.\d\d, matched by meaning")
+    )
     assert 0.5 <= float(meter.get_attribute("aria-valuenow") or 0) <= 1.0
     assert page.locator(".degraded").count() == 0
     assert "q=delivery+promises" in page.url
@@ -197,7 +212,9 @@ def test_s10_no_results_and_s16_degraded_search(start_daemon: Start, browse: Bro
     bodies = (EXTRA * 3)[:40]
     daemon = start_daemon(
         VECTORS_OFF,
-        seed=lambda app: seed_facts(app, [f"{b[:-1]} (rule {i})." for i, b in enumerate(bodies)], ME),
+        seed=lambda app: seed_facts(
+            app, [f"{b[:-1]} (rule {i})." for i, b in enumerate(bodies)], ME
+        ),
     )
     page = browse(daemon).page()
     page.locator("#q").fill("refund policy")
@@ -238,7 +255,9 @@ def test_s15_forget_all_behind_the_typed_confirmation(start_daemon: Start, brows
     trigger.click()
     dialog = page.locator("#forget-all-dialog")
     expect(dialog).to_be_visible()
-    expect(dialog).to_contain_text("This forgets all 5 active and 1 proposed facts in this workspace.")
+    expect(dialog).to_contain_text(
+        "This forgets all 5 active and 1 proposed facts in this workspace."
+    )
     expect(dialog).to_contain_text(
         "Your context files, agent files, episodes, run records and configuration are not affected."
     )
@@ -270,7 +289,9 @@ def test_s15_forget_all_behind_the_typed_confirmation(start_daemon: Start, brows
     page.get_by_role("link", name="+ Add a fact").first.click()
     page.locator("#add-body").fill("Agents may learn again right away.")
     page.get_by_role("button", name="Remember this").click()
-    expect(rows(page).first.locator(".fact-body")).to_have_text("Agents may learn again right away.")
+    expect(rows(page).first.locator(".fact-body")).to_have_text(
+        "Agents may learn again right away."
+    )
 
 
 def test_s18_another_workspace_is_404(start_daemon: Start, browse: Browse) -> None:
@@ -425,12 +446,7 @@ def test_keyboard_navigation(start_daemon: Start, browse: Browse) -> None:
 def test_over_cap_state_copy(start_daemon: Start, browse: Browse) -> None:
     from fleetmem.core.facts import MAX_KEPT
 
-    def seed(app: App) -> None:
-        facts = seeding_facts(app, start=time.time() - 40 * 86_400, step=300.0)
-        for i in range(MAX_KEPT):
-            facts.add(f"Seeded rule number {i} for the over-cap state.", actor=ME)
-
-    daemon = start_daemon(VECTORS_OFF, seed=seed)
+    daemon = start_daemon(VECTORS_OFF, seed=lambda app: clone_facts(app, ME, MAX_KEPT))
     page = browse(daemon).page()
     banner = page.locator(".over-cap")
     expect(banner).to_contain_text(
@@ -440,9 +456,7 @@ def test_over_cap_state_copy(start_daemon: Start, browse: Browse) -> None:
     expect(banner.get_by_role("link", name="Tidy up")).to_be_visible()
     shot(page, "23-over-cap")
     banner.get_by_role("link", name="Show oldest first").click()
-    expect(rows(page).first.locator(".fact-body")).to_have_text(
-        "Seeded rule number 0 for the over-cap state."
-    )
+    expect(rows(page).first.locator(".fact-body")).to_have_text("Seeded rule number 0.")
     page.get_by_role("link", name="+ Add", exact=True).click()
     page.locator("#add-body").fill("One more than the limit.")
     page.get_by_role("button", name="Remember this").click()

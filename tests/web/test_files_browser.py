@@ -34,7 +34,9 @@ def long_notes(tokens: int = 4100) -> str:
     ]
     i = 0
     while codec.count("\n".join(lines)) < tokens - 40:
-        lines.append(f"Observation {i}: the nightly import of ledger rows took {i % 17 + 3} minutes.")
+        lines.append(
+            f"Observation {i}: the nightly import of ledger rows took {i % 17 + 3} minutes."
+        )
         i += 1
     lines += [
         "Rotate the API credentials on the first of each quarter.",
@@ -91,8 +93,9 @@ def test_s6_over_budget_meter_preview_and_s7_ask_an_agent(
     expect(figures).to_contain_text("(over budget)")
     bar = page.locator('.meter-panel [role="meter"]')
     expect(bar).to_have_attribute(
-        "aria-valuetext", f"Notes: {meter['used']:,} of 1,500 tokens used, "
-        f"{meter['skipped_tokens']:,} tokens skipped"
+        "aria-valuetext",
+        f"Notes: {meter['used']:,} of 1,500 tokens used, "
+        f"{meter['skipped_tokens']:,} tokens skipped",
     )
     expect(page.locator(".over-note")).to_contain_text(
         f"{meter['skipped_tokens']:,} tokens are skipped — the middle of this file never reaches"
@@ -236,9 +239,11 @@ def test_s20_saved_while_a_run_reads_it_and_editor_keys(
     expect(page.locator("[data-unsaved]")).to_be_visible()
     page.keyboard.press("Control+S")
     expect(page.locator(".notice.ok")).to_contain_text("Saved.")
-    expect(page.locator(".meter-panel")).to_contain_text("Takes effect on the next run · 1 run in flight")
+    expect(page.locator(".meter-panel")).to_contain_text(
+        "Takes effect on the next run · 1 run in flight"
+    )
     loads = daemon.client.get("/api/v1/runs/run-1000/context-loads").json()["loads"]
-    assert {(l["ref"], l["revision"]) for l in loads if l["segment"] == "notes"} == {
+    assert {(x["ref"], x["revision"]) for x in loads if x["segment"] == "notes"} == {
         ("agent/research/notes", 1)
     }
     # Ctrl+Shift+P toggles Write / Preview; n and N jump between skipped blocks.

@@ -61,9 +61,12 @@ def test_agent_report_and_briefing_preview(start_daemon: Start, browse: Browse) 
     expect(notes).to_contain_text(f"{seg['used']:,} / 1,500")
     expect(notes).to_contain_text(f"⚠ {seg['skipped_tokens']:,} skipped")
     expect(notes.locator('[role="meter"]')).to_have_attribute(
-        "aria-valuetext", f"Notes: {seg['used']:,} of 1,500 tokens used, {seg['skipped_tokens']:,} tokens skipped"
+        "aria-valuetext",
+        f"Notes: {seg['used']:,} of 1,500 tokens used, {seg['skipped_tokens']:,} tokens skipped",
     )
-    expect(page.locator(".report")).to_contain_text("Measured from the current content — no run needed.")
+    expect(page.locator(".report")).to_contain_text(
+        "Measured from the current content — no run needed."
+    )
     shot(page, "15-agent-context-report")
     notes.get_by_role("link", name="Open").click()
     page.wait_for_url("**/memory/agents/research/files/notes")
@@ -104,7 +107,9 @@ def test_episodes_what_left_the_daemon_and_runs(start_daemon: Start, browse: Bro
     shot(page, "17-episodes")
     page.get_by_role("link", name=episode_id).click()
     detail = daemon.client.get(f"/api/v1/episodes/{episode_id}").json()
-    left = page.locator("section.card", has=page.get_by_role("heading", name="What left the daemon"))
+    left = page.locator(
+        "section.card", has=page.get_by_role("heading", name="What left the daemon")
+    )
     assert left.locator("pre.doc").first.evaluate("e => e.textContent") == detail["text"]
     expect(left).to_contain_text("builtin")
     shot(page, "18-episode-what-left")

@@ -39,7 +39,12 @@ from fleetmem.core.facts import Actor
 from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.integrations import briefing as briefings
 from fleetmem.integrations.adapters.base import CommandRun, Edit, Observation
-from fleetmem.integrations.adapters.claude_code import ClaudeStreamParser, command_of, edit_path
+from fleetmem.integrations.adapters.claude_code import (
+    ClaudeStreamParser,
+    command_of,
+    edit_path,
+    remember_lines,
+)
 from fleetmem.integrations.gitdiff import Snapshot, changed_since, take_snapshot
 from fleetmem.integrations.hookstate import SessionState, StateFiles
 from fleetmem.integrations.records import (
@@ -57,9 +62,6 @@ log = logging.getLogger("fleetmem.hooks")
 
 ADAPTER = "claude-code"
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
-_REMEMBER = re.compile(
-    r"^[ \t]*(?:#remember\b[ \t]*:?|remember:)[ \t]*(?P<body>\S.*)$", re.I | re.M
-)
 _RUN_ID = re.compile(r"[^A-Za-z0-9._:-]")
 
 
@@ -195,7 +197,7 @@ class ClaudeHooks:
         prompt = payload.get("prompt")
         if not isinstance(prompt, str):
             return ""
-        wanted = [m.group("body").strip() for m in _REMEMBER.finditer(prompt)]
+        wanted = remember_lines(prompt)
         if not wanted:
             return ""
         sid = _session_id(payload)

@@ -82,6 +82,8 @@ def run_hook(
         payload = json.loads(raw or b"{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook payload is not a JSON object")
+        if not _worth_a_store(event, payload):
+            return 0, ""  # most prompts and tool uses: nothing to do, no store opened
         from fleetmem.integrations.claude_hooks import ClaudeHooks
         from fleetmem.service.bootstrap import build
 
@@ -107,6 +109,22 @@ def run_hook(
             except Exception as exc:
                 log.warning("hook.close_failed error=%s", type(exc).__name__)
     return 0, answer
+
+
+def _worth_a_store(event: str, payload: Mapping[str, object]) -> bool:
+    """False for hook calls that cannot change anything, answered without opening the store:
+    a prompt with no ``remember:`` line, a tool that neither edits nor runs a command."""
+    from fleetmem.integrations.adapters.claude_code import command_of, edit_path, remember_lines
+
+    if event == "UserPromptSubmit":
+        prompt = payload.get("prompt")
+        return isinstance(prompt, str) and bool(remember_lines(prompt))
+    if event in ("PostToolUse", "PostToolUseFailure"):
+        tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
+        if not isinstance(tool, str):
+            return False
+        return edit_path(tool, tool_input) is not None or command_of(tool, tool_input) is not None
+    return True
 
 
 def _emit(text: str) -> None:

@@ -147,9 +147,18 @@ class Supervisor:
         started = self.clock()
         if spec.memory_briefing and operator_prompt is not None:
             briefings.warm_up(app)
-        snapshot = take_snapshot(repo.root) if repo is not None else None
+        # The checkout is snapshotted while the briefing is computed; both before the spawn.
+        snapshots: list[Snapshot | None] = []
+        snapshotting = threading.Thread(
+            target=lambda: snapshots.append(take_snapshot(repo.root) if repo else None),
+            name="fleetmem-git-snapshot",
+            daemon=True,
+        )
+        snapshotting.start()
         env = self._child_env(spec, opened)
         argv_prompt = self._with_briefing(spec, opened, operator_prompt, env)
+        snapshotting.join()
+        snapshot = snapshots[0] if snapshots else None
         argv = spec.adapter.argv(spec.executable, spec.args, spec.model, argv_prompt)
         beats = Heartbeats(
             send=lambda files: app.runs.heartbeat(opened.token, files=files),

@@ -14,6 +14,9 @@ The MCP server (and, for prompt one-shots, the supervisor) call these methods. C
   written, or that may no longer be served (forgotten, rejected since), is taken out of the
   document first. Only the facts the document actually shows count: a fact the composer
   dropped for size was never served. Operator previews write nothing.
+
+What a run may write (fact proposals, votes, notes) is the other half of the class:
+:mod:`fleetmem.service.agent_writes`.
 """
 
 from __future__ import annotations
@@ -26,14 +29,13 @@ from dataclasses import dataclass, replace
 from fleetmem.config import Settings
 from fleetmem.core.briefing import Composed
 from fleetmem.core.facts import visible_scopes
-from fleetmem.core.scope import WORKSPACE, agent_scope, project_scope
+from fleetmem.core.scope import WORKSPACE, project_scope
 from fleetmem.core.wrapper import Document, parse, render
-from fleetmem.errors import InvalidInput, NoRepository, NotAttributed, UnknownFact
+from fleetmem.errors import InvalidInput, NotAttributed
+from fleetmem.service.agent_writes import AgentWritesMixin
 from fleetmem.service.briefings import RECENT_RUNS, BriefingService, Subject, subject_of
 from fleetmem.service.fact_items import FactItems
-from fleetmem.service.fact_results import ProposalResult, VoteResult
 from fleetmem.service.facts import FactService
-from fleetmem.service.file_types import ContextFileRead, FileView, NotesUpdate
 from fleetmem.service.files import ContextFileService
 from fleetmem.service.memory import DEFAULT_RECALL_LIMIT, MemoryService, RecallResult
 from fleetmem.service.runs import Caller, RunsService
@@ -48,8 +50,6 @@ BRIEFING_KEEP_S = 30 * 86_400.0
 #: How a briefing reaches a run, and the exposure surface each one records.
 DELIVERY_SURFACE = {"tool": "briefing", "resource": "resource", "prompt": "prompt"}
 ORIGINS = ("read", "spawn", "refresh")
-#: The longest reason a vote may carry.
-MAX_REASON = 500
 #: Stored briefings older than BRIEFING_KEEP_S are pruned at most this often per process.
 _PRUNE_EVERY_S = 3600.0
 #: The subject of an unattributed recall: no agent, no repository, workspace facts only.
@@ -103,7 +103,7 @@ class OperatorRecall:
     recent_runs: tuple[RunRow, ...]
 
 
-class AgentMemory:
+class AgentMemory(AgentWritesMixin):
     """Briefings and recall answers served to runs, with exposure records."""
 
     def __init__(
@@ -369,108 +369,6 @@ class AgentMemory:
         return OperatorRecall(
             repo=key, episodes=episodes, facts=tuple(facts), recent_runs=tuple(runs)
         )
-
-    # ---- writes an agent may make ----------------------------------------------------------
-    def remember(
-        self,
-        caller: Caller | None,
-        text: str,
-        *,
-        kind: str | None = None,
-        scope: str | None = None,
-        source: str | None = None,
-    ) -> ProposalResult:
-        """Propose a fact from a run; it is served to nobody until a person reviews it.
-
-        ``scope`` is ``project`` (the run's repository; the default inside one),
-        ``workspace`` or ``agent`` (the run's agent only).
-        """
-        caller = _require(caller, "remember")
-        if scope is None:
-            resolved = None
-        elif scope == "project":
-            if caller.repo is None:
-                raise NoRepository("the run is outside any repository: use scope workspace")
-            resolved = project_scope(caller.repo)
-        elif scope == "workspace":
-            resolved = WORKSPACE
-        elif scope == "agent":
-            resolved = agent_scope(caller.agent)
-        else:
-            raise InvalidInput("scope", scope, "must be project, workspace or agent")
-        return self._facts.propose(
-            text,
-            agent=caller.agent,
-            run_id=caller.run_id,
-            repo=caller.repo,
-            kind=kind or "note",
-            scope=resolved,
-            source=source,
-        )
-
-    def vote(
-        self, caller: Caller | None, fact_id: str, stance: str, *, reason: str | None = None
-    ) -> VoteResult:
-        """A run's support or contradiction of a fact it may see (seed 000 REQ-17: counted only
-        when the run was not shown the fact and did not write it).
-
-        ``reason`` is checked (at most 500 characters) and not stored: the fact service keeps
-        no reasons with votes yet.
-        """
-        caller = _require(caller, "vote_fact")
-        if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON):
-            raise InvalidInput("reason", "<text>", f"must be at most {MAX_REASON} characters")
-        if not isinstance(fact_id, str) or not fact_id or len(fact_id) > 64:
-            raise UnknownFact(str(fact_id)[:64])
-        row = self._facts.store.fact_get(self._facts.workspace, fact_id)
-        if row is None or row.scope not in visible_scopes(caller.agent, caller.repo):
-            # A fact outside the run's scopes is as absent as one that never existed.
-            raise UnknownFact(fact_id)
-        return self._facts.vote(
-            run_id=caller.run_id,
-            agent=caller.agent,
-            repo=caller.repo,
-            fact_id=fact_id,
-            stance=stance,
-        )
-
-    # ---- context files ----------------------------------------------------------------
-    def read_context_file(self, caller: Caller | None, name: str) -> ContextFileRead:
-        caller = _require(caller, "read_context_file")
-        return self._files.read_context_file(agent=caller.agent, name=name, run_id=caller.run_id)
-
-    def note_project(self, caller: Caller | None, text: str) -> FileView:
-        caller = _require(caller, "note_project")
-        if caller.repo is None:
-            raise NoRepository("the run is outside any repository: it has no project notebook")
-        return self._files.note_project(
-            agent=caller.agent, repo=caller.repo, text=text, run_id=caller.run_id
-        )
-
-    def update_notes(
-        self,
-        caller: Caller | None,
-        text: str,
-        *,
-        mode: str = "append",
-        base_revision: int | None = None,
-    ) -> NotesUpdate:
-        caller = _require(caller, "update_notes")
-        if mode not in ("append", "replace"):
-            raise InvalidInput("mode", mode, "must be append or replace")
-        return self._files.update_notes(
-            agent=caller.agent,
-            text=text,
-            mode="replace" if mode == "replace" else "append",
-            base_revision=base_revision,
-            run_id=caller.run_id,
-        )
-
-
-def _require(caller: Caller | None, what: str) -> Caller:
-    if caller is None:
-        raise NotAttributed(f"{what} needs the run's token: the caller is not attributed to a run")
-    return caller
 
 
 def without_facts(text: str, fact_ids: Collection[str]) -> str:

@@ -9,6 +9,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -128,6 +129,12 @@ class FactServiceBase:
         self._new_id = new_id
         self.workspace = check_workspace(workspace)
         self.limits = limits or Limits()
+        # Fact recall for a run is computed here so that a slow embedder cannot hold the run
+        # past its deadline; threads start on first use and are shared by in_workspace copies.
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fleetmem-facts")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def in_workspace(self, workspace: str) -> Any:
         """The same service bound to another workspace (the tenant every call is scoped to)."""

@@ -29,10 +29,14 @@ from fleetmem.store.facts import FactFilter
 
 #: How far back an exposure counts as a run possibly still in flight.
 IN_FLIGHT_WINDOW_S = 24 * 3600.0
+#: How often reads purge facts forgotten more than 30 days ago.
+PURGE_EVERY_S = 3600.0
 
 
 class FactReadsMixin(FactServiceBase):
     """The reading half of :class:`fleetmem.service.facts.FactService`."""
+
+    _last_purge: float | None = None
 
     # ---- reading ------------------------------------------------------------------------
     def get(self, fact_id: str) -> FactDetail:
@@ -63,6 +67,7 @@ class FactReadsMixin(FactServiceBase):
         (everything but forgotten, rejected and merged facts). ``cursor`` continues a page."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
             raise InvalidInput("limit", limit, "must be an integer between 1 and 500")
+        self._maybe_purge()
         flt = FactFilter(
             statuses=_statuses(status),
             scopes=None if scope is None else (check_scope(scope),),
@@ -99,6 +104,7 @@ class FactReadsMixin(FactServiceBase):
             raise InvalidInput("query", query, "must be 1 to 512 characters")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:
             raise InvalidInput("limit", limit, "must be an integer between 1 and 50")
+        self._maybe_purge()
         statuses = _statuses(status) or sorted(LIVE)
         scopes = None if scope is None else [check_scope(scope)]
         pending = self._pending()
@@ -142,6 +148,10 @@ class FactReadsMixin(FactServiceBase):
         """Purge facts forgotten or rejected more than 30 days ago (their words, revisions,
         provenance and vectors; the journal keeps what happened) and embed facts saved while
         the embedder was down."""
+        return SweepResult(purged=self._purge(limit), embedded=self.backfill(BACKFILL_BATCH))
+
+    def _purge(self, limit: int) -> int:
+        self._last_purge = self.now()
         cutoff = self.now() - RESTORE_WINDOW_S
         purged = 0
         for row in self.store.fact_expired(cutoff, [FORGOTTEN, REJECTED], limit):
@@ -151,7 +161,18 @@ class FactReadsMixin(FactServiceBase):
             purged += 1
         if purged:
             log.info("facts.purged count=%d", purged)
-        return SweepResult(purged=purged, embedded=self.backfill(BACKFILL_BATCH))
+        return purged
+
+    def _maybe_purge(self) -> None:
+        """The scheduled sweep, run lazily: at most once an hour per process, by the reads
+        that show facts to people (so the CLI and the daemon both purge on time)."""
+        last = self._last_purge
+        if last is not None and 0 <= self.now() - last < PURGE_EVERY_S:
+            return
+        try:
+            self._purge(500)
+        except Exception as exc:  # housekeeping never fails a read
+            log.warning("facts.purge_failed error=%s", type(exc).__name__)
 
 
 def _statuses(status: str | None) -> tuple[str, ...] | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
@@ -75,17 +74,6 @@ def check_run(run_id: object, agent: object, repo: object) -> tuple[str, str, st
 class RunFactsMixin(FactServiceBase):
     """The run-facing half of :class:`fleetmem.service.facts.FactService`."""
 
-    _pool: ThreadPoolExecutor | None = None
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-
-    def _executor(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fleetmem-facts")
-        return self._pool
-
     # ---- the facts block ----------------------------------------------------------------
     def facts_block(
         self,
@@ -112,7 +100,7 @@ class RunFactsMixin(FactServiceBase):
             metrics.FACT_BLOCKS.labels(outcome="off").inc()
             return None
         timeout = self.settings.memory.facts.recall_timeout_s
-        future = self._executor().submit(self._select, agent, repo, query)
+        future = self._pool.submit(self._select, agent, repo, query)
         try:
             selection = future.result(timeout=timeout)
         except FutureTimeout:
