@@ -47,3 +47,29 @@ def test_cli_doctor_text_and_json(home: Path) -> None:
     assert "store" in proc.stdout and "FAIL" not in proc.stdout
     data = json.loads(run_cli(home, "doctor", "--json").stdout)
     assert {c["name"] for c in data["checks"]} >= {"configuration", "store", "provider"}
+
+
+def test_agents_with_prompt_briefings_are_listed(make_app: Callable[..., App]) -> None:
+    app = make_app(
+        '[model_api]\nembedding_model = ""\n'
+        "[agent.nightly]\nmemory_briefing = true\n[agent.quiet]\nmemory_record = true\n"
+    )
+    assert by_name(app)["prompt briefings"] == ("info", "memory_briefing is on for: nightly")
+
+
+def test_provider_rows_follow_state_and_outage_length() -> None:
+    from fleetmem.service.doctor import _provider
+
+    class NoUpstreams:
+        class config:  # a stand-in for ConfigHolder
+            current = None
+
+    def row(provider: dict[str, object]) -> tuple[str, str]:
+        check = _provider(NoUpstreams(), {"provider": provider}, wall=10_000.0)[0]
+        return check.status, check.detail
+
+    assert row({"name": "builtin", "state": "ok", "contract": 1})[0] == "ok"
+    assert row({"name": "zep", "state": "incompatible", "reason": "contract 2"})[0] == "fail"
+    assert row({"name": "zep", "state": "unavailable", "down_since": 9_900.0})[0] == "warn"
+    status, detail = row({"name": "zep", "state": "unavailable", "down_since": 9_000.0})
+    assert status == "fail" and "unreachable for 17 min" in detail

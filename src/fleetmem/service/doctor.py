@@ -37,11 +37,23 @@ def run_checks(app: Any, *, clock: Callable[[], float] = time.monotonic) -> list
     """Every check against a wired App, in a stable order."""
     rows = [_config(app), _store(app), _embedder(app, clock)]
     status = app.memory.status()
-    rows.extend(_provider(app, status))
+    rows.extend(_provider(app, status, wall=time.time()))
     rows.extend(_work(status))
     rows.append(_vectors(status))
     rows.append(_summaries(status))
+    rows.append(_briefing_agents(app))
     return rows
+
+
+def _briefing_agents(app: Any) -> Check:
+    agents = sorted(
+        name
+        for name, agent in app.config.current.agents.items()
+        if getattr(agent, "memory_briefing", False)
+    )
+    if not agents:
+        return Check("prompt briefings", "info", "no agent has memory_briefing on")
+    return Check("prompt briefings", "info", "memory_briefing is on for: " + ", ".join(agents))
 
 
 def exit_code(rows: list[Check]) -> int:
@@ -83,12 +95,28 @@ def _embedder(app: Any, clock: Callable[[], float]) -> Check:
     return Check("embeddings", "ok", f"{embedder.model_id} answered in {took:.0f} ms")
 
 
-def _provider(app: Any, status: dict[str, Any]) -> list[Check]:
+#: An unreachable provider fails the doctor only after this long; brief outages only warn.
+UNREACHABLE_FAIL_S = 300.0
+
+
+def _provider(app: Any, status: dict[str, Any], *, wall: float) -> list[Check]:
     provider = status["provider"]
     name, state = provider.get("name"), provider.get("state")
     contract = provider.get("contract")
     detail = f"{name}: {state}" + (f", contract {contract}" if contract is not None else "")
-    rows = [Check("provider", "ok" if state in ("ok", "up") else "fail", detail)]
+    if provider.get("reason"):
+        detail += f" ({provider['reason']})"
+    down_since = provider.get("down_since")
+    if state in ("ok", "up", "starting"):
+        verdict: Status = "ok"
+    elif state == "incompatible":
+        verdict = "fail"
+    elif down_since is not None and wall - float(down_since) > UNREACHABLE_FAIL_S:
+        verdict = "fail"
+        detail += f", unreachable for {(wall - float(down_since)) / 60:.0f} min"
+    else:
+        verdict = "warn"
+    rows = [Check("provider", verdict, detail)]
     upstream = _upstream_settings(app, str(name))
     if upstream is not None:
         url = getattr(upstream, "url", None)
