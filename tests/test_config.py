@@ -412,7 +412,7 @@ def test_valid_agent_names(home: Path, name: str) -> None:
         # unknown keys and tables
         ('[memory]\nbackend = "x"', "memory.backend", "x", "unknown key"),
         ('[memory.episodes]\nretension = "9d"', "memory.episodes.retension", "9d", "unknown key"),
-        ('[agent.scratch]\nadapter = "codex"', "agent.scratch.adapter", "codex", "unknown key"),
+        ('[agent.scratch]\nharness = "codex"', "agent.scratch.harness", "codex", "unknown key"),
         ('[model_api]\napi_key = "k"', "model_api.api_key", "k", "unknown key"),
         ("verbose = true", "verbose", True, "unknown key"),
         ('[mcp.mem0]\ncommand = "mem0"\nport = 1', "mcp.mem0.port", 1, "unknown key"),

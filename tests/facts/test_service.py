@@ -421,6 +421,8 @@ def test_forget_stops_serving_at_once_and_undo_restores(facts: FactService, cloc
     assert block is not None and block.items == ()
     assert fact.id not in {r.id for r in facts.list().items}
     assert [r.id for r in facts.list(status="forgotten").items] == [fact.id]
+    assert facts.search("staging database").hits == ()
+    assert [h.fact.id for h in facts.search("staging database", status="all").hits] == [fact.id]
     assert facts.forget(fact.id, actor=ALICE).already_forgotten
     clock.advance(3)
     restored = facts.restore(fact.id, actor=ALICE)

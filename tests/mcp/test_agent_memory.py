@@ -371,3 +371,16 @@ def test_an_agent_cannot_vote_on_a_fact_outside_its_scopes(world: World) -> None
         memory.vote(caller, world.facts["fixture"], "support", reason="x" * 501)
     with pytest.raises(NotAttributed):
         memory.vote(None, world.facts["fixture"], "support")
+
+
+def test_a_run_the_facts_service_cannot_record_is_briefed_without_facts(world: World) -> None:
+    # Run ids may be 256 characters; exposure rows take 128: nothing can be recorded, so
+    # the facts are withheld and the rest of the document is served.
+    long = world.open_run(run_id="r" * 200)
+    memory = world.app.agent_memory
+    caller = memory.caller(long.token)
+    served = memory.briefing(caller)
+    assert served.text and served.facts == () and ids(served.text, "facts") == []
+    assert ids(served.text, "collisions", "run")
+    answer = memory.recall(caller, "settlement fixture")
+    assert answer.facts == () and answer.withheld == 1

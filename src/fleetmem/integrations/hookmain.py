@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 #: Seconds each hook may take in all, before the watchdog exits 0 (Claude Code's own hook
@@ -38,7 +39,9 @@ def _home(home: str | None, environ: Mapping[str, str]) -> Path:
 def _log_to_file(home: Path) -> None:
     directory = home / "logs"
     directory.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(directory / "hooks.log", encoding="utf-8")
+    handler = RotatingFileHandler(
+        directory / "hooks.log", maxBytes=1_048_576, backupCount=3, encoding="utf-8"
+    )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     root = logging.getLogger("fleetmem")
     root.handlers[:] = [handler]
@@ -141,7 +144,10 @@ def main(argv: Sequence[str], *, home: str | None = None) -> int:
     watchdog.daemon = True
     watchdog.start()
     _, answer = run_hook(argv, home=home)
-    _emit(answer)
+    try:
+        _emit(answer)
+    except OSError as exc:  # Claude Code stopped listening; still exit 0
+        log.warning("hook.answer_lost error=%s", type(exc).__name__)
     watchdog.cancel()
     # The store is closed; skip the interpreter's teardown of the libraries it loaded.
     logging.shutdown()

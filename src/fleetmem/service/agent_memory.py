@@ -253,14 +253,7 @@ class AgentMemory(AgentWritesMixin):
     ) -> ServedBriefing:
         text, shown = stored.text, stored.fact_ids
         if shown:
-            allowed = self._facts.serve_to_run(
-                shown,
-                run_id=caller.run_id,
-                agent=caller.agent,
-                repo=caller.repo,
-                surface=surface,
-                call_id=call_id,
-            )
+            allowed = self._expose(shown, caller, surface, call_id)
             if set(allowed) != set(shown):
                 text = without_facts(text, set(shown) - set(allowed))
                 shown = tuple(f for f in shown if f in set(allowed))
@@ -281,6 +274,30 @@ class AgentMemory(AgentWritesMixin):
             degraded=stored.degraded,
             computed_now=False,
         )
+
+    def _expose(
+        self, shown: Sequence[str], caller: Caller, surface: str, call_id: str | None
+    ) -> tuple[str, ...]:
+        """Record ``shown`` as served to the caller's run; the ids that may be shown (none
+        when the exposure cannot be written: the facts are then withheld, never the answer)."""
+        try:
+            return self._facts.serve_to_run(
+                shown,
+                run_id=caller.run_id,
+                agent=caller.agent,
+                repo=caller.repo,
+                surface=surface,
+                call_id=call_id,
+            )
+        except Exception as exc:
+            log.warning(
+                "facts.serve_failed run=%s surface=%s facts=%d error=%s",
+                caller.run_id,
+                surface,
+                len(shown),
+                type(exc).__name__,
+            )
+            return ()
 
     def _prune(self) -> None:
         now = self._clock()
@@ -312,14 +329,7 @@ class AgentMemory(AgentWritesMixin):
         text, shown = composed.text, composed.ids("facts")
         withheld = 0
         if caller is not None and shown:
-            allowed = self._facts.serve_to_run(
-                shown,
-                run_id=caller.run_id,
-                agent=caller.agent,
-                repo=caller.repo,
-                surface="recall",
-                call_id=call_id,
-            )
+            allowed = self._expose(shown, caller, "recall", call_id)
             if set(allowed) != set(shown):
                 text = without_facts(text, set(shown) - set(allowed))
                 withheld = len(shown) - len(set(allowed) & set(shown))

@@ -105,7 +105,7 @@ class FactReadsMixin(FactServiceBase):
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:
             raise InvalidInput("limit", limit, "must be an integer between 1 and 50")
         self._maybe_purge()
-        statuses = _statuses(status) or sorted(LIVE)
+        statuses = _statuses(status) or STATUSES  # None: every status ("all")
         scopes = None if scope is None else [check_scope(scope)]
         pending = self._pending()
         if pending and self.backfill(BACKFILL_BATCH):

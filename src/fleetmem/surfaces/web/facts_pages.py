@@ -24,7 +24,7 @@ from fleetmem.core.facts import (
     REVIEW_ACTIONS,
     UNDO_WINDOW_S,
 )
-from fleetmem.errors import InvalidInput
+from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.service.fact_base import local_user
 from fleetmem.service.usage import runs_using
 from fleetmem.store.facts import FactRow
@@ -226,7 +226,7 @@ def routes(web: Web) -> APIRouter:
         if undo:
             try:
                 row = facts.get(undo).fact
-            except Exception:  # an unknown id just shows no toast
+            except FleetmemError:  # an unknown id just shows no toast
                 row = None
             if row is not None and row.status == "forgotten" and row.forgotten_at is not None:
                 left = row.forgotten_at + UNDO_WINDOW_S - time.time()
@@ -382,7 +382,7 @@ def routes(web: Web) -> APIRouter:
             "votes": votes,
             "candidates": candidates,
             "in_flight": in_flight_line(detail.runs_in_flight),
-            "edit_open": request.query_params.get("edit") == "1",
+            "edit_open": request.query_params.get("edit") in ("1", row.id),
             "max_chars": MAX_BODY_CHARS,
         }
         return web.page(request, session, "fact.html", "facts:all", ctx)
