@@ -17,6 +17,7 @@ from fleetmem.core.facts import (
     REVIEW_ACTIONS,
     SERVABLE,
     STATUSES,
+    WORD_WEIGHT,
     Actor,
     BlockItem,
     Tally,
@@ -32,6 +33,7 @@ from fleetmem.core.facts import (
     independence,
     is_suspect,
     literal_match,
+    meaning_score,
     normalize,
     recency_weight,
     review_action,
@@ -246,6 +248,13 @@ def test_literal_match_and_search_score() -> None:
     assert search_score(0.1, "phrase", threshold=0.3, strong=0.7) == 1.0
     assert search_score(0.1, "words", threshold=0.3, strong=0.7) == 0.75
     assert search_score(0.69, "words", threshold=0.3, strong=0.7) == pytest.approx(0.9875)
+
+
+def test_meaning_score_adds_a_small_bonus_per_shared_word() -> None:
+    assert meaning_score(0.3, 0, 2) == 0.3
+    assert meaning_score(0.3, 1, 2) == pytest.approx(0.3 + WORD_WEIGHT / 2)
+    assert meaning_score(0.3, 2, 2) == pytest.approx(0.3 + WORD_WEIGHT)
+    assert meaning_score(0.3, 0, 0) == 0.3
 
 
 def item(n: int, length: int = 40, pinned: bool = False, score: float = 0.5) -> BlockItem:

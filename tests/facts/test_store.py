@@ -75,14 +75,21 @@ def test_sql_literal_matching_is_the_pure_rule(
         for r in rows:
             store.fact_insert(r)
         phrase, terms = literal_terms(query)
+        everything = [r.id for r in rows]
         got = {
-            r.id: r.literal
+            r.id: (r.literal, r.words_found)
             for r in store.fact_search_rows(
-                "default", ["active"], None, ids=[], phrase=phrase, words=terms
+                "default", ["active"], None, ids=everything, phrase=phrase, words=terms
             )
         }
-        expected = {r.id: literal_match(query, r.body) for r in rows}
-        assert got == {k: v for k, v in expected.items() if v is not None}
+        expected = {
+            r.id: (literal_match(query, r.body), sum(w in r.norm for w in terms)) for r in rows
+        }
+        assert got == expected
+        literal_only = store.fact_search_rows(
+            "default", ["active"], None, ids=[], phrase=phrase, words=terms
+        )
+        assert {r.id for r in literal_only} == {k for k, v in expected.items() if v[0]}
     finally:
         store.close()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -251,24 +252,30 @@ def test_hooks_fail_open_on_a_broken_configuration(world: World) -> None:
 def test_session_start_answers_within_budget_with_a_healthy_or_dead_provider(
     world: World, open_app: Callable[[], App]
 ) -> None:
+    sleeper = f'command = "{sys.executable}"\nargs = ["-c", "import time; time.sleep(20)"]\n'
     timings = {}
-    for name, extra in (
-        ("healthy", ""),
-        ("dead", '[mcp.dead]\ncommand = "/bin/false"\n[memory]\nprovider = "dead"\n'),
+    for name, upstream in (
+        ("healthy", None),
+        ("exits at once", 'command = "/bin/false"\n'),
+        ("closed port", 'url = "http://127.0.0.1:9/mcp"\n'),
+        ("never answers", sleeper),
     ):
-        _briefed(world, open_app, extra + '[memory.episodes]\nprovider_timeout = "2s"\n')
+        extra = '[memory.episodes]\nprovider_timeout = "2s"\n'
+        if upstream is not None:
+            extra += f'[mcp.dead]\n{upstream}[memory]\nprovider = "dead"\n'
+        _briefed(world, open_app, extra)
         session = Session(world)
         proc, took = session.hook("SessionStart", session.payload("session_start"))
         block, _ = parse_block(_context(proc.stdout))
         episodes = parse(block.body)[0].section("episodes")
         assert episodes is not None
         degraded = ("degraded", "provider_unavailable") in episodes.attrs
-        assert degraded is (name == "dead")
+        assert degraded is (upstream is not None), name
         timings[name] = took
-    print(f"SessionStart hook: healthy {timings['healthy']:.2f}s, dead {timings['dead']:.2f}s")
-    # provider_timeout (2 s) plus start-up and local work; the watchdog budget is 8 s.
-    assert timings["dead"] < 2.0 + 4.0
-    assert timings["healthy"] < 8.0
+    print("SessionStart hook:", ", ".join(f"{k} {v:.2f}s" for k, v in timings.items()))
+    # provider_timeout (2 s) plus start-up, local work and closing; the watchdog budget is 8 s.
+    for name, took in timings.items():
+        assert took < 2.0 + 5.0, (name, took)
 
 
 def test_the_installed_hook_commands_run_as_written(

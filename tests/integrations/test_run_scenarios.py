@@ -377,3 +377,26 @@ def test_a_second_repository_clone_is_its_own_workdir(world: World, supervise: A
     app, _result = supervise(workdir=other)
     [episode] = app.memory.list_episodes()
     assert episode.repo == "github.com/acme/other"
+
+
+def test_a_command_without_a_prompt_gets_its_briefing_computed_for_the_tools(
+    world: World, tmp_path: Path
+) -> None:
+    script = tmp_path / "resident.py"
+    script.write_text("import sys\nprint(len(sys.argv))\n")
+    world.config(
+        f'[agent.resident]\nadapter = "command"\ncommand = {toml_str(sys.executable)}\n'
+        f"args = [{toml_str(script)}]\nmemory_briefing = true\n"
+    )
+    _facts(world, 1)
+    app = world.app()
+    try:
+        result = Supervisor(app, environ=_environ(world)).run(
+            "resident", prompt=None, workdir=str(world.repo)
+        )
+        stored = app.agent_memory.stored_briefing(result.run_id)
+        assert stored is not None and stored.origin == "spawn" and stored.fact_ids
+        assert app.facts.offered_to_run(result.run_id) == []  # computed, not yet shown
+        assert result.result_text == "1"  # sys.argv is the script alone: no prompt argument
+    finally:
+        app.close()

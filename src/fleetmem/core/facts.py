@@ -381,6 +381,18 @@ def literal_match(query: str, body: str) -> str | None:
     return literal_matcher(query)(normalize(body))
 
 
+#: Cosine added, in search, per share of the query's content words a fact contains: a fact that
+#: says some of the same words is a little more relevant than one that only means the same.
+#: The largest weight (0.025 steps) that keeps top-3 accuracy on the labelled paraphrase set.
+WORD_WEIGHT = 0.075
+
+
+def meaning_score(cosine: float, words_found: int, words_total: int) -> float:
+    """A search hit's relevance by meaning: its cosine plus the word-overlap bonus."""
+    share = words_found / words_total if words_total else 0.0
+    return cosine + WORD_WEIGHT * share
+
+
 def search_score(
     cosine: float | None, literal: str | None, *, threshold: float, strong: float
 ) -> float | None:

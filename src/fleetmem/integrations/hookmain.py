@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
+from typing import Any
 
 #: Seconds each hook may take in all, before the watchdog exits 0 (Claude Code's own hook
 #: timeouts, set by ``fleetmem install claude-code``, are longer).
@@ -26,6 +27,8 @@ BUDGETS = {"SessionStart": 8.0, "UserPromptSubmit": 8.0, "PostToolUse": 5.0, "Se
 DEFAULT_BUDGET = 5.0
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 AGENT_ENV = "FLEETMEM_AGENT"
+#: The longest a hook waits for the app to close once its work is done.
+CLOSE_S = 0.5
 
 log = logging.getLogger("fleetmem.hooks")
 
@@ -107,11 +110,25 @@ def run_hook(
         answer = ""
     finally:
         if app is not None:
-            try:
-                app.close()
-            except Exception as exc:
-                log.warning("hook.close_failed error=%s", type(exc).__name__)
+            _close(app)
     return 0, answer
+
+
+def _close(app: Any) -> None:
+    """Close the app, waiting at most ``CLOSE_S``: a provider that hangs would hold a stdio
+    session open for its whole connect timeout, and the session (and its work) is done."""
+
+    def close() -> None:
+        try:
+            app.close()
+        except Exception as exc:
+            log.warning("hook.close_failed error=%s", type(exc).__name__)
+
+    closer = threading.Thread(target=close, name="fleetmem-hook-close", daemon=True)
+    closer.start()
+    closer.join(CLOSE_S)
+    if closer.is_alive():
+        log.info("hook.close_abandoned after=%gs", CLOSE_S)
 
 
 def _worth_a_store(event: str, payload: Mapping[str, object]) -> bool:

@@ -145,7 +145,7 @@ class Supervisor:
             source="supervisor",
         )
         started = self.clock()
-        if spec.memory_briefing and operator_prompt is not None:
+        if spec.memory_briefing:
             briefings.warm_up(app)
         # The checkout is snapshotted while the briefing is computed; both before the spawn.
         snapshots: list[Snapshot | None] = []
@@ -184,9 +184,17 @@ class Supervisor:
     ) -> str | None:
         """The prompt for argv: the fenced briefing, a blank line and ``prompt``, or
         ``prompt`` alone (no briefing wanted, empty, or it could not be given)."""
-        if prompt is None or not spec.memory_briefing:
+        if not spec.memory_briefing:
             return prompt
         app, agent, run_id = self.app, spec.name, opened.run_id
+        if prompt is None:
+            # No prompt to prepend to: the briefing is computed at spawn all the same, for
+            # the run's `briefing` tool and resource to serve (REQ-15).
+            try:
+                briefings.ensure_stored(app, app.runs.resolve_caller(opened.token))
+            except Exception as exc:
+                log.warning("briefing.failed agent=%s run=%s error=%s", agent, run_id, exc)
+            return None
 
         def skip(reason: str) -> str:
             log.warning("briefing.skipped agent=%s run=%s reason=%s", agent, run_id, reason)

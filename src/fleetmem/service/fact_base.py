@@ -30,11 +30,13 @@ from fleetmem.core.facts import (
     NEAR_DUPLICATE_WORDS,
     PROPOSED,
     SUSPECT,
+    WORD_WEIGHT,
     Actor,
     Tally,
     check_workspace,
     confidence,
     literal_terms,
+    meaning_score,
     normalize,
     search_score,
     word_overlap,
@@ -270,21 +272,36 @@ class FactServiceBase:
         """
         vector, degraded = self._query_vector(query)
         t = self.thresholds()
-        above = self._above(vector, t.search) if vector is not None else {}
+        # Shared words can lift a fact by at most WORD_WEIGHT, so look that far below.
+        above = self._above(vector, t.search - WORD_WEIGHT) if vector is not None else {}
         phrase, words = literal_terms(query)
+        # Below the threshold, only a fact that shares a word with the query can still reach it.
+        high = [i for i, (cosine, _) in above.items() if cosine >= t.search]
+        low = [i for i, (cosine, _) in above.items() if cosine < t.search]
         rows = self.store.fact_search_rows(
-            self.workspace, statuses, scopes, ids=list(above), phrase=phrase, words=words
+            self.workspace,
+            statuses,
+            scopes,
+            ids=high,
+            phrase=phrase,
+            words=words,
+            ids_if_worded=low,
         )
         scored: list[tuple[float, float, SearchRow, tuple[str, ...]]] = []
         for row in rows:
             cosine = self._current(above, row.id, row.content_hash)
-            score = search_score(cosine, row.literal, threshold=t.search, strong=t.near_duplicate)
+            meaning = None
+            if cosine is not None:
+                meaning = meaning_score(cosine, row.words_found, len(words))
+            score = search_score(meaning, row.literal, threshold=t.search, strong=t.near_duplicate)
             if score is None:
                 continue
-            matched: tuple[str, ...] = () if cosine is None else ("meaning",)
+            matched: tuple[str, ...] = ()
+            if meaning is not None and meaning >= t.search:
+                matched = ("meaning",)
             if row.literal is not None:
                 matched += (row.literal,)
-            scored.append((round(score, 4), cosine or 0.0, row, matched))
+            scored.append((round(score, 4), meaning or 0.0, row, matched))
         scored.sort(key=lambda s: (-s[0], -s[1], -s[2].created_at, s[2].id))
         kept: list[tuple[float, float, SearchRow, tuple[str, ...]]] = []
         semantic_only = 0
@@ -296,8 +313,13 @@ class FactServiceBase:
             kept.append(item)
         full = self.store.fact_get_many(self.workspace, [item[2].id for item in kept])
         hits = [
-            SearchHit(full[row.id], score, None if "meaning" not in matched else cosine, matched)
-            for score, cosine, row, matched in kept
+            SearchHit(
+                full[row.id],
+                score,
+                self._current(above, row.id, row.content_hash) if "meaning" in matched else None,
+                matched,
+            )
+            for score, _, row, matched in kept
             if row.id in full
         ]
         return hits, degraded

@@ -121,6 +121,8 @@ class SearchRow:
     content_hash: str
     created_at: float
     literal: str | None
+    words_found: int = 0
+    """How many of the query's content words the fact contains."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +177,7 @@ class FactStore(Protocol):
         ids: Sequence[str],
         phrase: str,
         words: Sequence[str],
+        ids_if_worded: Sequence[str] = (),
     ) -> list[SearchRow]: ...
     def fact_top_unvoted(
         self,

@@ -11,7 +11,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -36,6 +36,15 @@ _FACT_COLUMNS = (
 )
 _N_FACT_COLUMNS = 23
 _CHUNK = 500
+
+
+class _RankRow(NamedTuple):
+    id: str
+    norm: str
+    content_hash: str
+    created_at: float
+    status: str
+    scope: str
 
 
 def _marks(n: int) -> str:
@@ -118,19 +127,53 @@ class FactsMixin:
         return cache, self._fact_matrix_lock
 
     @staticmethod
-    def _bump_fact_vectors(conn: sqlite3.Connection) -> None:
+    def _bump(conn: sqlite3.Connection, key: str) -> None:
+        """Count one change in ``meta`` (created on first use: a store whose facts tables came
+        from an earlier build of migration 2 lacks the row)."""
         conn.execute(
-            "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
-            " WHERE key = 'fact_vector_generation'"
+            "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT (key)"
+            " DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            (key,),
         )
 
-    # ---- facts --------------------------------------------------------------------------
+    def _generation(self, key: str) -> str:
+        row = self.db.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return "0" if row is None else str(row[0])
+
+    def _ranking_rows(self, workspace: str) -> tuple[_RankRow, ...]:
+        """Every fact of a workspace as search sees it, reread only after a fact changed (in
+        any process: the generation lives in the store)."""
+        generation = self._generation("fact_generation")
+        cache: dict[str, tuple[str, tuple[_RankRow, ...]]] | None = getattr(
+            self, "_fact_rank_rows", None
+        )
+        if cache is None:
+            cache = {}
+            self._fact_rank_rows = cache
+        hit = cache.get(workspace)
+        if hit is not None and hit[0] == generation:
+            return hit[1]
+        rows = tuple(
+            _RankRow(*r)
+            for r in self.db.conn.execute(
+                "SELECT id, norm, content_hash, created_at, status, scope FROM facts"
+                " WHERE workspace = ?",
+                (workspace,),
+            )
+        )
+        cache[workspace] = (generation, rows)
+        return rows
+
+    def _bump_fact_vectors(self, conn: sqlite3.Connection) -> None:
+        self._bump(conn, "fact_vector_generation")
+
     def fact_insert(self, row: FactRow) -> None:
         with self.db.write() as conn:
             conn.execute(
                 f"INSERT INTO facts ({_FACT_COLUMNS}) VALUES ({_marks(_N_FACT_COLUMNS)})",
                 _values(row),
             )
+            self._bump(conn, "fact_generation")
 
     def fact_update(self, row: FactRow) -> None:
         names = [c.strip() for c in _FACT_COLUMNS.split(",")][2:]
@@ -142,6 +185,7 @@ class FactsMixin:
             ).rowcount
             if changed != 1:
                 raise KeyError(row.id)
+            self._bump(conn, "fact_generation")
 
     def fact_get(self, workspace: str, fact_id: str) -> FactRow | None:
         row = self.db.conn.execute(
@@ -239,29 +283,32 @@ class FactsMixin:
         ids: Sequence[str],
         phrase: str,
         words: Sequence[str],
+        ids_if_worded: Sequence[str] = (),
     ) -> list[SearchRow]:
-        """Facts among ``ids`` or matching ``phrase`` / all ``words`` literally (substrings
-        of the normalized body, tested by SQLite so bodies never leave the database)."""
-        word_test = " AND ".join(["instr(norm, ?) > 0"] * len(words)) or "0"
-        literal = (
-            f"CASE WHEN ? != '' AND instr(norm, ?) > 0 THEN 'phrase'"
-            f" WHEN {word_test} THEN 'words' END"
-        )
-        where = f"workspace = ? AND status IN ({_marks(len(statuses))})"
-        args: list[Any] = [phrase, phrase, *words, workspace, *statuses]
-        if scopes is not None:
-            where += f" AND scope IN ({_marks(len(scopes))})"
-            args.extend(scopes)
-        rows: dict[str, SearchRow] = {}
-        for start in range(0, max(1, len(ids)), _CHUNK):
-            chunk = list(ids[start : start + _CHUNK])
-            for r in self.db.conn.execute(
-                f"SELECT id, content_hash, created_at, {literal} AS literal FROM facts"
-                f" WHERE {where} AND (literal IS NOT NULL OR id IN ({_marks(len(chunk))}))",
-                [*args, *chunk],
-            ):
-                rows[r[0]] = SearchRow(r[0], r[1], r[2], r[3])
-        return list(rows.values())
+        """Facts among ``ids``, among ``ids_if_worded`` when they contain one of ``words``, or
+        matching ``phrase`` / all ``words`` literally; with how many of ``words`` each
+        contains (substrings of the normalized body: :func:`fleetmem.core.facts.literal_matcher`
+        over rows cached until a fact changes)."""
+        wanted, worded = set(ids), set(ids_if_worded)
+        allowed_status = set(statuses)
+        allowed_scope = None if scopes is None else set(scopes)
+        out: list[SearchRow] = []
+        for row in self._ranking_rows(workspace):
+            if row.status not in allowed_status:
+                continue
+            if allowed_scope is not None and row.scope not in allowed_scope:
+                continue
+            norm = row.norm
+            found = sum(1 for word in words if word in norm)
+            literal = None
+            if phrase and phrase in norm:
+                literal = "phrase"
+            elif words and found == len(words):
+                literal = "words"
+            if literal is None and row.id not in wanted and not (found and row.id in worded):
+                continue
+            out.append(SearchRow(row.id, row.content_hash, row.created_at, literal, found))
+        return out
 
     def fact_top_unvoted(
         self,
@@ -287,14 +334,17 @@ class FactsMixin:
 
     def fact_pending_vectors(self, workspace: str, model_id: str, statuses: Sequence[str]) -> int:
         """Facts whose current body has no vector under ``model_id`` yet."""
-        row = self.db.conn.execute(
-            f"SELECT count(*) FROM facts f WHERE workspace = ?"
-            f" AND status IN ({_marks(len(statuses))}) AND NOT EXISTS (SELECT 1 FROM"
-            " fact_vectors v WHERE v.fact_id = f.id AND v.model_id = ?"
-            " AND v.content_hash = f.content_hash)",
-            [workspace, *statuses, model_id],
-        ).fetchone()
-        return int(row[0])
+        embedded = set(self._matrix_pairs(workspace, model_id))
+        allowed = set(statuses)
+        return sum(
+            1
+            for row in self._ranking_rows(workspace)
+            if row.status in allowed and (row.id, row.content_hash) not in embedded
+        )
+
+    def _matrix_pairs(self, workspace: str, model_id: str) -> frozenset[tuple[str, str]]:
+        found = self.fact_matrix(workspace, model_id)
+        return frozenset(zip(found.ids, found.hashes, strict=True))
 
     def fact_expired(self, cutoff: float, statuses: Sequence[str], limit: int) -> list[FactRow]:
         rows = self.db.conn.execute(
@@ -323,6 +373,7 @@ class FactsMixin:
             conn.execute("DELETE FROM fact_revisions WHERE fact_id = ?", (fact_id,))
             conn.execute("DELETE FROM fact_provenance WHERE fact_id = ?", (fact_id,))
             conn.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+            self._bump(conn, "fact_generation")
             for digest in hashes:
                 # The cached vector of a purged body goes too, unless something else uses it.
                 conn.execute(
@@ -352,11 +403,7 @@ class FactsMixin:
     def fact_matrix(self, workspace: str, model_id: str) -> VectorMatrix:
         """All of a workspace's fact vectors under ``model_id``, rebuilt only when a vector
         link changed since the last call (in any process: the generation lives in the store)."""
-        generation = str(
-            self.db.conn.execute(
-                "SELECT value FROM meta WHERE key = 'fact_vector_generation'"
-            ).fetchone()[0]
-        )
+        generation = self._generation("fact_vector_generation")
         cache, lock = self._fact_matrix_cache()
         key = (workspace, model_id)
         with lock:
