@@ -101,16 +101,27 @@ def test_s2_search_by_meaning_with_relevance_bars(start_daemon: Start, browse: B
     shot(page, "02-search-by-meaning")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="seed 003 S2 asks for the first three; the offline int8 MiniLM ranks the fact 4th of "
-    "180 (behind 'Rush orders still take five days to ship…'): fact ranking, not the page",
-)
-def test_s2_delivery_promises_in_the_first_three(start_daemon: Start, browse: Browse) -> None:
+def delivery_search_top(start_daemon: Start, browse: Browse, n: int) -> list[str]:
     daemon = start_daemon(VECTORS_ON, seed=lambda app: hundred_eighty(app, ME))
     page = browse(daemon).page()
     page.goto("/memory/facts?q=delivery+promises")
-    top3 = [rows(page).nth(i).locator(".fact-body").inner_text() for i in range(3)]
+    return [rows(page).nth(i).locator(".fact-body").inner_text() for i in range(n)]
+
+
+def test_s2_delivery_promises_near_the_top(start_daemon: Start, browse: Browse) -> None:
+    top5 = delivery_search_top(start_daemon, browse, 5)
+    assert DELIVERY in top5, top5
+
+
+@pytest.mark.xfail(
+    # Not strict: the fact sits 3rd or 4th among near-tied scores, so this marks the known gap
+    # without making CI flaky; the test above catches a real regression.
+    strict=False,
+    reason="seed 003 S2 asks for the first three; the offline int8 MiniLM ranks the fact 3rd "
+    "to 4th of 180 (near 'Rush orders still take five days to ship…'): fact ranking, not the page",
+)
+def test_s2_delivery_promises_in_the_first_three(start_daemon: Start, browse: Browse) -> None:
+    top3 = delivery_search_top(start_daemon, browse, 3)
     assert DELIVERY in top3, top3
 
 
