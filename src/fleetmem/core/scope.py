@@ -18,9 +18,21 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Literal, NoReturn
-from urllib.parse import unquote
 
 from fleetmem.errors import InvalidInput
+
+_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def unquote(text: str, errors: str = "replace") -> str:
+    """Percent-decode like ``urllib.parse.unquote`` (UTF-8; ``errors`` as for bytes.decode).
+
+    Written here so core/ imports nothing from urllib, whose package also holds network code.
+    """
+    return _PERCENT.sub(
+        lambda m: bytes.fromhex(m.group(0).replace("%", "")).decode("utf-8", errors), text
+    )
+
 
 ScopeKind = Literal["workspace", "project", "agent"]
 
