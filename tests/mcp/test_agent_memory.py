@@ -384,3 +384,18 @@ def test_a_run_the_facts_service_cannot_record_is_briefed_without_facts(world: W
     assert ids(served.text, "collisions", "run")
     answer = memory.recall(caller, "settlement fixture")
     assert answer.facts == () and answer.withheld == 1
+
+
+def test_an_agent_with_memory_recall_off_is_served_no_facts(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app(CONFIG + "memory_recall = false\n")
+    world = World(app)
+    memory = app.agent_memory
+    caller = memory.caller(world.me.token)
+    assert ids(memory.briefing(caller).text, "facts") == []
+    answer = memory.recall(caller, "settlement fixture")
+    assert ids(answer.text, "facts") == [] and ids(answer.text, "episodes")
+    assert world.exposures("me") == []
+    other = memory.caller(world.open_run("reviewer", run_id="rev").token)
+    assert ids(memory.recall(other, "settlement fixture").text, "facts")

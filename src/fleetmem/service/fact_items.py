@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from fleetmem.core.briefing import fact_item
+from fleetmem.core.briefing import BRIEFING_RULES, fact_item
 from fleetmem.core.facts import ACTIVE, SERVABLE, Tally, visible_scopes
 from fleetmem.core.scope import WORKSPACE
 from fleetmem.core.wrapper import Item
@@ -38,6 +38,7 @@ log = logging.getLogger("fleetmem.briefings")
 MAX_RECALL_FACTS = 20
 #: A briefing shows at most 8 facts; this many are counted for its "(N more)" line.
 BRIEFING_FACTS_COUNTED = 100
+BRIEFING_FACTS_SHOWN = next(r.max_items for r in BRIEFING_RULES if r.name == "facts")
 
 
 class FactItems:
@@ -54,9 +55,8 @@ class FactItems:
         return self.for_recall(subject, query, limit)
 
     def for_briefing(self, subject: Subject, limit: int = BRIEFING_FACTS_COUNTED) -> list[Item]:
-        """The run's facts block selection, best first (pinned, then by confidence), then the
-        other active facts of its scopes, newest first, so the section can say how many it
-        left out (the composer shows at most 8, all from the selection)."""
+        """The run's facts block selection, best first (pinned, then by confidence); then, for
+        the section's ``(N more: call recall)`` line, the other active facts of its scopes."""
         if not subject.agent:
             return []
         facts = self._facts
@@ -69,16 +69,20 @@ class FactItems:
             if item.fact_id in rows and rows[item.fact_id].scope in scopes
         ]
         room = limit - len(items)
-        if room > 0:
+        # With fewer than the section's cap selected, the selection is every active fact.
+        if room > 0 and len(items) >= BRIEFING_FACTS_SHOWN:
             seen = {item.fact_id for item in picked}
             rest = facts.store.fact_list(
                 facts.workspace,
                 FactFilter(statuses=(ACTIVE,), scopes=tuple(scopes), limit=room + len(seen)),
             )
-            extra = [r for r in rest if r.id not in seen][:room]
-            tallies = facts.store.fact_tallies(facts.workspace) if extra else {}
-            empty = (Tally(), Tally())
-            items += [_item(r, facts._confidence(r, tallies.get(r.id, empty))) for r in extra]
+            # Counted, never shown: the composer shows at most its cap, all of them from the
+            # selection above, so these stand for the rest by id alone.
+            items += [
+                Item(kind="fact", text="", provenance=(("id", r.id),))
+                for r in rest
+                if r.id not in seen
+            ][:room]
         return items
 
     def for_recall(self, subject: Subject, query: str, limit: int) -> list[Item]:

@@ -197,10 +197,12 @@ class FactsMixin:
     def fact_get_many(self, workspace: str, fact_ids: Sequence[str]) -> dict[str, FactRow]:
         ids = list(dict.fromkeys(fact_ids))
         out: dict[str, FactRow] = {}
+        # "+workspace" keeps the lookup on the primary key: without statistics SQLite would
+        # walk the workspace's index and test each of its rows against the id list.
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start : start + _CHUNK]
             for row in self.db.conn.execute(
-                f"SELECT {_FACT_COLUMNS} FROM facts WHERE workspace = ? AND id IN"
+                f"SELECT {_FACT_COLUMNS} FROM facts WHERE +workspace = ? AND id IN"
                 f" ({_marks(len(chunk))})",
                 [workspace, *chunk],
             ):
@@ -299,13 +301,19 @@ class FactsMixin:
             if allowed_scope is not None and row.scope not in allowed_scope:
                 continue
             norm = row.norm
-            found = sum(1 for word in words if word in norm)
             literal = None
             if phrase and phrase in norm:
                 literal = "phrase"
-            elif words and found == len(words):
-                literal = "words"
-            if literal is None and row.id not in wanted and not (found and row.id in worded):
+            elif words:
+                for word in words:
+                    if word not in norm:
+                        break
+                else:
+                    literal = "words"
+            if literal is None and row.id not in wanted and row.id not in worded:
+                continue
+            found = len(words) if literal == "words" else sum(word in norm for word in words)
+            if literal is None and row.id not in wanted and not found:
                 continue
             out.append(SearchRow(row.id, row.content_hash, row.created_at, literal, found))
         return out
