@@ -176,13 +176,18 @@ def _time(fn: Any, repeats: int) -> dict[str, float | int]:
     return latency_summary(samples)
 
 
-def run(quick: bool = False) -> dict[str, Any]:
+def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
     from fleetmem.core.facts import LIVE
 
     data = json.loads(DATA.read_text(encoding="utf-8"))
+    if tiny:
+        from bench.harness import tiny_labelled_set
+
+        data = tiny_labelled_set(data)
     labelled = [f["body"] for f in data["facts"]]
-    size = 500 if quick else SIZE
-    repeats = 50 if quick else 300
+    # tiny (the test suite's run): the labelled set and a few distractors, a few repeats.
+    size = len(labelled) + 40 if tiny else 500 if quick else SIZE
+    repeats = 3 if tiny else 50 if quick else 300
     base = Path(tempfile.mkdtemp(prefix="fleetmem-bench-facts-"))
     try:
         # Quality on the labelled set alone.

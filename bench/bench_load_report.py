@@ -45,9 +45,9 @@ def _samples(fn: Any, n: int) -> list[float]:
     return [timed_ms(fn)[0] for _ in range(n)]
 
 
-def run(quick: bool = False) -> dict[str, Any]:
+def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
     """p50/p95 of the meter on 64 KB, beside the bare encode of the same text."""
-    n = 50 if quick else 300
+    n = 5 if tiny else 50 if quick else 300
     text = sixty_four_kb()
     tokenizer = get_tokenizer()
     report = truncate_authored(text, 1500, tokenizer)

@@ -22,6 +22,9 @@ Rows ("path" says how each was measured):
 - ``hybrid-rrf60+context``: plain RRF over the context index.
 - ``fleetmem-default``: the product's defaults (``RankingOptions()``): weighted RRF over the
   context index.
+- ``default+vector-feedback3`` / ``5``: the defaults plus pseudo-relevance feedback on
+  vectors (``RankingOptions(feedback_items=N)``): the query vector moved towards the mean
+  stored vector of the first N fused items, searched again, fused as a third channel.
 
 The data file is read in place and never copied (CC BY-NC 4.0, evaluation only).
 """
@@ -201,6 +204,18 @@ VARIANTS: tuple[Variant, ...] = (
         "hybrid-rrf60+context", "context", "recall", RankingOptions(rrf_k=60, vector_weight=1.0)
     ),
     Variant("fleetmem-default", "context", "recall (RankingOptions() defaults)"),
+    Variant(
+        "default+vector-feedback3",
+        "context",
+        "recall, RankingOptions(feedback_items=3)",
+        RankingOptions(feedback_items=3),
+    ),
+    Variant(
+        "default+vector-feedback5",
+        "context",
+        "recall, RankingOptions(feedback_items=5)",
+        RankingOptions(feedback_items=5),
+    ),
 )
 
 
@@ -291,9 +306,16 @@ def _ingest(
     return to_dia, time.perf_counter() - started
 
 
-def run(quick: bool = False, variants: Sequence[Variant] = VARIANTS) -> dict[str, Any]:
-    """Every variant over the same stores; quick = the first 2 conversations."""
-    convs = load()[: 2 if quick else None]
+def run(
+    quick: bool = False, variants: Sequence[Variant] = VARIANTS, tiny: bool = False
+) -> dict[str, Any]:
+    """Every variant over the same stores; quick = the first 2 conversations; tiny = a few
+    turns and questions of those 2 (:func:`bench.harness.tiny_conversation`)."""
+    from bench.harness import tiny_conversation
+
+    convs = load()[: 2 if quick or tiny else None]
+    if tiny:
+        convs = [tiny_conversation(c) for c in convs]
     tallies = {v.name: Tally() for v in variants}
     ingest_s: dict[str, float] = {"plain": 0.0, "context": 0.0}
     turns = 0

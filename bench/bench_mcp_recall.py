@@ -1,14 +1,17 @@
 """Recall end to end through the agent-facing MCP tool, and briefing computation.
 
-Stores of 10k episodes and 100k (``--quick``: 10k only) are filled exactly as
-``bench_recall_scale`` fills them (:func:`bench.bench_recall_scale.populate_bulk`: synthetic run
-records through ``ingest_run(process_now=False)``, their vectors embedded in batches with the
-local MiniLM model into fleetmem's embedding cache, then recorded to the built-in provider by
-``process_jobs`` over MCP; episode ``i`` past 10k reuses the vector of ``i mod 10k``). When
-populating the large store takes more than half of a 10-minute budget it stops at 50k, and the
-result's ``notes`` say so. Each store then gets 2,000 facts (``bench_facts.synthetic_facts``,
-three in four in the project scope of the repository they name, the rest workspace-wide,
-taught through ``FactService.add``), and three live runs per repository (collisions).
+Stores of 10k episodes and 100k (``--quick``: 10k only; ``--tiny``: 100 episodes, 20 facts,
+one repository, a handful of queries) are the very stores ``bench_recall_scale`` measures:
+within one ``run_all`` the first of the two to need a size populates it
+(:func:`bench.bench_recall_scale.populate_bulk`: synthetic run records through
+``ingest_run(process_now=False)``, vectors embedded in batches with the local MiniLM model into
+fleetmem's embedding cache, then recorded to the built-in provider by ``process_jobs`` over MCP;
+episode ``i`` past ``REAL_VECTORS`` reuses the vector of ``i mod REAL_VECTORS``) and the other
+gets a copy (:func:`bench.harness.shared_episode_store`). The same 50k fallback applies when
+populating 100k would blow the budget, and the result's ``notes`` say so. Each store then gets
+2,000 facts (``bench_facts.synthetic_facts``, three in four in the project scope of the
+repository they name, the rest workspace-wide, taught through ``FactService.add``), and three
+live runs per repository (collisions).
 
 For each query (``FleetData.queries``, scoped to one repository, limit 8), in rotating order,
 every figure with the query embedding included (the vector a recall embeds once for its
@@ -32,33 +35,70 @@ Briefings, per repository's run, repeatedly:
 * ``briefing_served``: ``AgentMemory.briefing`` of a run whose briefing is stored (read,
   exposure rows, metrics): what every read after the first costs;
 * ``briefing_mcp_in_process``: the ``briefing`` tool through the SDK, in process.
+
+``briefing_profile``: the top of a cProfile of ``briefing_compute_no_provider`` (cumulative
+time), so a missed target comes with the place the time goes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import cProfile
+import io
 import itertools
 import logging
 import os
+import pstats
 import shutil
 import sys
 import tempfile
 import time
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import REPOS, FleetData, latency_summary, machine_line
+from bench import harness
+from bench.common import REPOS, FleetData, Repo, latency_summary, machine_line
 
 SIZES = (10_000, 100_000)
 QUICK_SIZES = (10_000,)
-REAL_VECTORS = 10_000
 FACTS = 2_000
 QUERIES = 200
 QUICK_QUERIES = 60
 WARMUP = 10
 BRIEFING_ROUNDS = 25
 LIVE_PER_REPO = 3
+PROFILE_ROUNDS = 5
+PROFILE_TOP = 15
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much of everything one run measures."""
+
+    sizes: tuple[int, ...]
+    real_vectors: int
+    facts: int
+    queries: int
+    warmup: int
+    briefing_rounds: int
+    repos: tuple[Repo, ...]
+
+
+def plan(quick: bool, tiny: bool) -> Plan:
+    from bench.bench_recall_scale import REAL_VECTORS
+
+    if tiny:
+        return Plan(
+            (harness.TINY_SIZES[-1],), harness.TINY_REAL_VECTORS, 20, harness.TINY_QUERIES,
+            2, 2, REPOS[:1],
+        )  # fmt: skip
+    if quick:
+        return Plan(QUICK_SIZES, 1_000, FACTS, QUICK_QUERIES, WARMUP, BRIEFING_ROUNDS, REPOS)
+    return Plan(SIZES, REAL_VECTORS, FACTS, QUERIES, WARMUP, BRIEFING_ROUNDS, REPOS)
+
+
 ROWS = (
     "mcp_stdio",
     "mcp_in_process",
@@ -76,6 +116,10 @@ def _open(home: Path) -> Any:
     return open_scale(home)
 
 
+#: (model, fact body) -> vector: every store gets the same facts, so each is embedded once.
+_FACT_VECTORS: dict[tuple[str, str], Any] = {}
+
+
 def add_facts(app: Any, n: int = FACTS) -> dict[str, Any]:
     """``n`` facts taught by people: 3 in 4 scoped to the repository they name."""
     from bench.bench_facts import synthetic_facts
@@ -86,10 +130,14 @@ def add_facts(app: Any, n: int = FACTS) -> dict[str, Any]:
     started = time.perf_counter()
     bodies = synthetic_facts(n)
     model = app.embedder.model_id
-    for start in range(0, n, 64):
-        chunk = bodies[start : start + 64]
+    missing = [b for b in bodies if (model, b) not in _FACT_VECTORS]
+    for start in range(0, len(missing), 64):
+        chunk = missing[start : start + 64]
         for body, vector in zip(chunk, app.embedder.embed(chunk), strict=True):
-            app.store.cache_embedding(content_hash(body), model, vector)
+            _FACT_VECTORS[(model, body)] = vector
+    with app.store.transaction():
+        for body in bodies:
+            app.store.cache_embedding(content_hash(body), model, _FACT_VECTORS[(model, body)])
     scoped = 0
     for i, body in enumerate(bodies):
         repo = next((r for r in REPOS if r.name in body), None)
@@ -104,13 +152,13 @@ def add_facts(app: Any, n: int = FACTS) -> dict[str, Any]:
     }
 
 
-def open_runs(app: Any) -> dict[str, Any]:
+def open_runs(app: Any, repos: tuple[Repo, ...] = REPOS) -> dict[str, Any]:
     """One attributed run per repository (the measured caller), plus live peers."""
     from bench.common import AGENTS
 
     callers: dict[str, Any] = {}
     names = itertools.cycle(a[0] for a in AGENTS)
-    for repo in REPOS:
+    for repo in repos:
         mine = app.runs.open_run("api-fixer", repo=repo.key, branch="main", source="api")
         callers[repo.key] = mine
         for i in range(LIVE_PER_REPO):
@@ -137,7 +185,31 @@ class _Down:
 
 
 # ---- measuring ---------------------------------------------------------------------------
-async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[str, Any]:
+def _queries(runs: dict[str, Any], wanted: int) -> list[tuple[str, Repo]]:
+    """The first ``wanted`` queries scoped to a repository that has a measured run."""
+    out: list[tuple[str, Repo]] = []
+    drawn = wanted
+    while len(out) < wanted:
+        out = [q for q in FleetData().queries(drawn) if q[1].key in runs][:wanted]
+        drawn *= 2
+    return out
+
+
+def profile_top(fn: Any, rounds: int = PROFILE_ROUNDS, top: int = PROFILE_TOP) -> list[str]:
+    """The ``top`` lines of a cProfile of ``rounds`` calls of ``fn``, by cumulative time."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(rounds):
+        fn()
+    profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(top)
+    lines = [line.rstrip() for line in text.getvalue().splitlines()]
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("ncalls")), 0)
+    return [line for line in lines[start:] if line.strip()]
+
+
+async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int, p: Plan) -> dict[str, Any]:
     from mcp.client.client import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -146,8 +218,8 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[s
     from fleetmem.service.memory import MemoryService
     from fleetmem.surfaces.mcp.server import build_server, fixed_token
 
-    data = FleetData()
-    queries = data.queries(WARMUP + n)
+    warmup = p.warmup
+    queries = _queries(runs, warmup + n)
     fleetmem = str(Path(sys.executable).with_name("fleetmem"))
     memory = app.agent_memory
     callers = {key: memory.caller(run.token) for key, run in runs.items()}
@@ -233,7 +305,7 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[s
                         ms, out = await ops[row]()
                     else:
                         ms, out = timed_sync(sync_ops[row])
-                    if i < WARMUP:
+                    if i < warmup:
                         continue
                     samples[row].append(ms)
                     if row == "service":
@@ -242,7 +314,7 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[s
                         counts["degraded"] += bool(out.degraded)
 
             forget()
-            for _ in range(BRIEFING_ROUNDS):
+            for _ in range(p.briefing_rounds):
                 for key, caller in callers.items():
                     subject = subject_of(caller)
                     ms, _ = timed_sync(lambda s=subject: no_provider.briefing(s))
@@ -254,6 +326,8 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[s
                     briefing["briefing_served"].append(ms)
                     ms, _ = await timed_async(local[key].call_tool("briefing", {}))
                     briefing["briefing_mcp_in_process"].append(ms)
+            subjects = [subject_of(c) for c in callers.values()]
+            profile = profile_top(lambda: [no_provider.briefing(s) for s in subjects])
     finally:
         err.close()
         down.close()
@@ -261,6 +335,11 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[s
             server.close()
     out: dict[str, Any] = {row: latency_summary(samples[row]) for row in ROWS}
     out.update({k: latency_summary(v) for k, v in briefing.items()})
+    out["briefing_profile"] = {
+        "what": f"cProfile of {PROFILE_ROUNDS} rounds of briefing_compute_no_provider over"
+        f" {len(subjects)} runs, top {PROFILE_TOP} by cumulative time",
+        "top": profile,
+    }
     measured = n
     out["queries"] = measured
     out["mean_facts_shown"] = round(counts["facts"] / measured, 2)
@@ -276,17 +355,18 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int) -> dict[s
     return out
 
 
-def measure(home: Path, size: int, n: int) -> dict[str, Any]:
+def measure(home: Path, size: int, n: int, p: Plan) -> dict[str, Any]:
     """Facts, live runs, then every timing, over the store of ``size`` episodes in ``home``."""
     app = _open(home)
     # The provider that is down for the no-provider briefing logs each refusal; not news here.
     logging.getLogger("fleetmem.memory").setLevel(logging.ERROR)
     try:
         app.embedder.embed(["load the model before timing"])
-        facts = add_facts(app)
-        runs = open_runs(app)
-        print(f"  mcp_recall: measuring {size} episodes", file=sys.stderr, flush=True)
-        result = asyncio.run(_measure(app, home, runs, n))
+        harness.progress(f"mcp_recall: {p.facts:,} facts into the store of {size:,}")
+        facts = add_facts(app, p.facts)
+        runs = open_runs(app, p.repos)
+        harness.progress(f"mcp_recall: measuring {size:,} episodes, {n} queries")
+        result = asyncio.run(_measure(app, home, runs, n, p))
         result["episodes"] = size
         result["facts_added"] = facts
         return result
@@ -294,28 +374,39 @@ def measure(home: Path, size: int, n: int) -> dict[str, Any]:
         app.close()
 
 
-def run(quick: bool = False) -> dict[str, Any]:
-    """Populate each size, add facts and runs, measure; see the module docstring."""
-    from bench.bench_recall_scale import FALLBACK_LARGE, LARGE_BUDGET_S, populate_bulk
+def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
+    """Populate (or reuse) each size, add facts and runs, measure; see the module docstring."""
+    from bench.bench_recall_scale import FALLBACK_LARGE, LARGE_BUDGET_S, LARGE_ENV, populate_bulk
 
     data = FleetData()
-    sizes = QUICK_SIZES if quick else SIZES
-    n = QUICK_QUERIES if quick else QUERIES
+    p = plan(quick, tiny)
+    sizes = list(p.sizes)
+    forced = bool(os.environ.get(LARGE_ENV)) and not (quick or tiny)
+    if forced:
+        sizes[-1] = int(os.environ[LARGE_ENV])
     notes: list[str] = []
-    out: dict[str, Any] = {"quick": quick, "sizes": {}, "populate": {}, "notes": notes}
+    out: dict[str, Any] = {"quick": quick, "tiny": tiny, "sizes": {}, "populate": {}}
+    out["notes"] = notes
     work = Path(tempfile.mkdtemp(prefix="fleetmem-bench-mcp-"))
     real: list[Any] = []
     try:
         for planned in sizes:
             home = work / str(planned)
-            stop_at = FALLBACK_LARGE if planned > FALLBACK_LARGE else None
-            stats = populate_bulk(home, data, planned, real, REAL_VECTORS, stop_at=stop_at)
+            stop_at = FALLBACK_LARGE if planned > FALLBACK_LARGE and not forced else None
+
+            def build(h: Path, n: int = planned, stop: int | None = stop_at) -> dict[str, Any]:
+                return populate_bulk(h, data, n, real, p.real_vectors, stop_at=stop)
+
+            stats = harness.shared_episode_store(
+                home, planned, p.real_vectors, build, stop_at=stop_at
+            )
             size = stats["records"]
             out["populate"][str(size)] = {
                 "records": size,
                 "seconds": stats["seconds"],
                 "vectors_embedded": stats["vectors_embedded"],
                 "vectors_reused": stats["vectors_reused"],
+                "shared_store_reused": stats.get("reused", False),
             }
             if size != planned:
                 spent = stats["seconds"]["total"] - stats["seconds"]["embed_batches"]
@@ -324,7 +415,7 @@ def run(quick: bool = False) -> dict[str, Any]:
                     f" {size:,} took {spent / 60:.1f} min here, so {planned:,} would take more"
                     f" than the {LARGE_BUDGET_S / 60:.0f} min budget"
                 )
-            out["sizes"][str(size)] = measure(home, size, n)
+            out["sizes"][str(size)] = measure(home, size, p.queries, p)
             shutil.rmtree(home, ignore_errors=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -346,5 +437,4 @@ def summarize(result: dict[str, Any]) -> str:
 if __name__ == "__main__":
     import json
 
-    quick = "--quick" in sys.argv
-    print(json.dumps(run(quick=quick), indent=2))
+    print(json.dumps(run(quick="--quick" in sys.argv, tiny="--tiny" in sys.argv), indent=2))

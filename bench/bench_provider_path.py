@@ -6,13 +6,14 @@ contract, sent through an ``mcp.Client`` on the background loop thread, served b
 built-in ``MCPServer`` (its tool runs in a worker thread), and the response is validated
 again before the index filter. This benchmark measures what that costs.
 
-Stores of 1k and 10k episodes are filled through fleetmem's real write path: synthetic run
-records (:class:`bench.common.FleetData`) go through ``MemoryService.ingest_run(record,
-process_now=False)``, then ``process_jobs`` records every episode to the built-in provider
-over MCP, as the daemon's job thread does. In ``hybrid`` mode (the local MiniLM model) the
-episodes' embedding texts are first embedded in batches into fleetmem's embedding cache, so
-population does not take minutes of one-at-a-time embedding; the recorded vectors are the
-same.
+Stores of 1k and 10k episodes (``--tiny``: :data:`bench.harness.TINY_SIZES`) are the ones
+``bench_recall_scale`` fills (:func:`bench.bench_recall_scale.populate_bulk`: synthetic run
+records through ``MemoryService.ingest_run(record, process_now=False)``, vectors embedded in
+batches into fleetmem's embedding cache, then ``process_jobs`` records every episode to the
+built-in provider over MCP, as the daemon's job thread does), shared for the length of a
+``run_all`` (:func:`bench.harness.shared_episode_store`): each mode measures its own copy.
+``text`` mode opens its copy with no embedder (``embedding_model = ""``), so only the text
+channel answers; ``hybrid`` mode opens it with the local MiniLM model.
 
 For each query (scoped to one repository, limit 8), in rotating order:
 
@@ -30,19 +31,17 @@ For each query (scoped to one repository, limit 8), in rotating order:
 from __future__ import annotations
 
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench import harness
 from bench.common import FleetData, latency_summary, machine_line
 
 SIZES = (1_000, 10_000)
 WARMUP = 20
-EMBED_BATCH = 64
-TX_RECORDS = 1_000
 MODES = {
     "text": '[model_api]\nembedding_model = ""\n',
     "hybrid": '[model_api]\nembedding_model = "local:minilm"\n',
@@ -58,54 +57,25 @@ def _open(home: Path, mode: str) -> Any:
     return build(home, {"HOME": str(home), "FLEETMEM_HOME": str(home)})
 
 
-def populate(app: Any, data: FleetData, start: int, n: int) -> dict[str, float]:
-    """Ingest records ``start..start+n`` (deferred), prefill vectors, record them over MCP."""
-    from fleetmem.core.episode import content_hash
-    from fleetmem.providers.builtin import semantic_text
+def shared_store(home: Path, size: int, real_vectors: int) -> dict[str, Any]:
+    """A copy of the run's populated store of ``size`` episodes in ``home``; its stats."""
+    from bench.bench_recall_scale import populate_bulk
 
-    began = time.perf_counter()
-    ids: list[str] = []
-    for offset in range(0, n, TX_RECORDS):
-        with app.store.transaction():
-            for record in data.records(min(TX_RECORDS, n - offset), start + offset):
-                result = app.memory.ingest_run(record, process_now=False)
-                if result.status != "pending":
-                    raise RuntimeError(f"ingest gave {result.status}")
-                ids.append(result.episode_id)
-    ingest_s = time.perf_counter() - began
-    embed_s = 0.0
-    if app.embedder is not None:
-        began = time.perf_counter()
-        model_id = app.embedder.model_id
-        for offset in range(0, len(ids), EMBED_BATCH):
-            rows = app.store.get_episodes(ids[offset : offset + EMBED_BATCH])
-            texts = [semantic_text(rows[i].episode) for i in ids[offset : offset + EMBED_BATCH]]
-            vectors = app.embedder.embed(texts)
-            with app.store.transaction():
-                for text, vector in zip(texts, vectors, strict=True):
-                    app.store.cache_embedding(content_hash(text), model_id, vector)
-        embed_s = time.perf_counter() - began
-    began = time.perf_counter()
-    recorded = 0
-    while True:
-        done = app.memory.process_jobs(limit=1_000)
-        if not done:
-            break
-        if set(done) != {"record:ok"}:
-            raise RuntimeError(f"process_jobs gave {done}")
-        recorded += done["record:ok"]
-    record_s = time.perf_counter() - began
-    if recorded != n:
-        raise RuntimeError(f"recorded {recorded} of {n}")
+    real: list[Any] = []
+
+    def build(h: Path) -> dict[str, Any]:
+        return populate_bulk(h, FleetData(), size, real, real_vectors)
+
+    stats = harness.shared_episode_store(home, size, real_vectors, build)
     return {
-        "ingest_s": round(ingest_s, 1),
-        "embed_s": round(embed_s, 1),
-        "record_over_mcp_s": round(record_s, 1),
-        "record_over_mcp_per_s": round(n / record_s, 1),
+        "records": stats["records"],
+        "seconds": stats["seconds"],
+        "vectors_embedded": stats["vectors_embedded"],
+        "shared_store_reused": stats.get("reused", False),
     }
 
 
-def measure(app: Any, data: FleetData, n_queries: int) -> dict[str, Any]:
+def measure(app: Any, data: FleetData, n_queries: int, warmup: int = WARMUP) -> dict[str, Any]:
     from fleetmem.service.memory import MemoryService
 
     builtin = app.providers.builtin
@@ -118,7 +88,7 @@ def measure(app: Any, data: FleetData, n_queries: int) -> dict[str, Any]:
             "direct_index": lambda q, s: builtin.recall(q, [s], 8, []),
             "service_direct": lambda q, s: fast.recall(q, scopes=[s], limit=8),
         }
-        queries = data.queries(n_queries + WARMUP)
+        queries = data.queries(n_queries + warmup)
         samples: dict[str, list[float]] = {name: [] for name in paths}
         names = list(paths)
         same = 0
@@ -129,9 +99,9 @@ def measure(app: Any, data: FleetData, n_queries: int) -> dict[str, Any]:
                 began = time.perf_counter()
                 answers[name] = paths[name](query, repo.scope)
                 elapsed = (time.perf_counter() - began) * 1000
-                if i >= WARMUP:
+                if i >= warmup:
                     samples[name].append(elapsed)
-            if i >= WARMUP:
+            if i >= warmup:
                 via_mcp = [h.episode_id for h in answers["service_mcp"].items]
                 direct = [h.episode_id for h in answers["service_direct"].items]
                 same += via_mcp == direct
@@ -146,30 +116,39 @@ def measure(app: Any, data: FleetData, n_queries: int) -> dict[str, Any]:
         fast.close()
 
 
-def run(quick: bool = False) -> dict[str, Any]:
+def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
     """Measure both paths at 1k and 10k episodes; ``quick`` skips hybrid mode and uses fewer
-    queries."""
+    queries; ``tiny`` is quick on the tiny stores."""
+    from bench.bench_recall_scale import REAL_VECTORS
+
     data = FleetData()
-    n_queries = 100 if quick else 300
-    modes = ["text"] if quick else ["text", "hybrid"]
-    out: dict[str, Any] = {"quick": quick, "queries": n_queries, "modes": {}}
+    sizes = harness.TINY_SIZES if tiny else SIZES
+    # The same vectors as recall_scale's stores of this mode, so the stores are shared.
+    real_vectors = harness.TINY_REAL_VECTORS if tiny else 1_000 if quick else REAL_VECTORS
+    n_queries = harness.TINY_QUERIES if tiny else 100 if quick else 300
+    warmup = 2 if tiny else WARMUP
+    modes = ["text"] if quick or tiny else ["text", "hybrid"]
+    out: dict[str, Any] = {"quick": quick, "tiny": tiny, "queries": n_queries, "modes": {}}
     work = Path(tempfile.mkdtemp(prefix="fleetmem-bench-provider-"))
     try:
         for mode in modes:
-            app = _open(work / mode, mode)
-            try:
-                if app.embedder is not None:
-                    app.embedder.embed(["load the model before timing"])
-                filled = 0
-                result: dict[str, Any] = {}
-                for size in SIZES:
-                    print(f"  provider_path: {mode} {size}", file=sys.stderr, flush=True)
-                    fill = populate(app, data, filled, size - filled)
-                    filled = size
-                    result[str(size)] = {"populate": fill, **measure(app, data, n_queries)}
-                out["modes"][mode] = result
-            finally:
-                app.close()
+            result: dict[str, Any] = {}
+            for size in sizes:
+                harness.progress(f"provider_path: {mode} mode, {size:,} episodes")
+                home = work / mode / str(size)
+                fill = shared_store(home, size, real_vectors)
+                app = _open(home, mode)
+                try:
+                    if app.embedder is not None:
+                        app.embedder.embed(["load the model before timing"])
+                    result[str(size)] = {
+                        "populate": fill,
+                        **measure(app, data, n_queries, warmup),
+                    }
+                finally:
+                    app.close()
+                shutil.rmtree(home, ignore_errors=True)
+            out["modes"][mode] = result
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -199,8 +178,8 @@ def summarize(result: dict[str, Any]) -> str:
 
 if __name__ == "__main__":
     import json
+    import sys
 
-    quick = "--quick" in sys.argv
-    res = run(quick=quick)
+    res = run(quick="--quick" in sys.argv, tiny="--tiny" in sys.argv)
     print(json.dumps(res, indent=2))
     print(summarize(res), file=sys.stderr)

@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from bench import harness
 from bench.common import (
     REPOS,
     ROOT,
@@ -293,7 +294,9 @@ def _semantic_of(episode: Any) -> str:
     return semantic_text(episode)
 
 
-def write_path_at_size(home: Path, data: FleetData, n: int, real: list[Any]) -> dict[str, Any]:
+def write_path_at_size(
+    home: Path, data: FleetData, n: int, real: list[Any], writes: int = EXTRA_WRITES
+) -> dict[str, Any]:
     """Latency of recording one more run into a store of ``n``, its vector already cached.
 
     ``ingest_run(process_now=False)`` then ``process_jobs(episode_id=...)`` is the code
@@ -304,10 +307,11 @@ def write_path_at_size(home: Path, data: FleetData, n: int, real: list[Any]) -> 
     app = _open(home)
     try:
         samples: list[float] = []
-        for i, record in enumerate(data.records(EXTRA_WRITES, n)):
+        for i, record in enumerate(data.records(writes, n)):
             ms1, result = timed_ms(lambda r=record: app.memory.ingest_run(r, process_now=False))
             text = _semantic(app, result.episode_id)
-            app.store.cache_embedding(content_hash(text), app.embedder.model_id, real[i])
+            vec = real[i % len(real)]
+            app.store.cache_embedding(content_hash(text), app.embedder.model_id, vec)
             ms2, done = timed_ms(lambda e=result.episode_id: app.memory.process_jobs(episode_id=e))
             if done != {"record:ok": 1}:
                 raise RuntimeError(f"process_jobs gave {done}")
@@ -471,15 +475,18 @@ def _measure_in_child(
 
 
 # ---- entry points ---------------------------------------------------------------------
-def run(quick: bool = False) -> dict[str, Any]:
-    """Populate stores of each size, measure them; see the module docstring."""
+def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
+    """Populate stores of each size, measure them; see the module docstring.
+
+    ``tiny`` (the test suite's run) uses :data:`bench.harness.TINY_SIZES` and a few queries.
+    """
     data = FleetData()
-    sizes = list(QUICK_SIZES if quick else SIZES)
+    sizes = list(harness.TINY_SIZES if tiny else QUICK_SIZES if quick else SIZES)
     forced = bool(os.environ.get(LARGE_ENV))
-    if forced and not quick:
+    if forced and not (quick or tiny):
         sizes[-1] = int(os.environ[LARGE_ENV])
-    real_vectors = 1_000 if quick else REAL_VECTORS
-    n_queries = 200 if quick else 300
+    real_vectors = harness.TINY_REAL_VECTORS if tiny else 1_000 if quick else REAL_VECTORS
+    n_queries = harness.TINY_QUERIES if tiny else 200 if quick else 300
     notes: list[str] = []
     work = Path(tempfile.mkdtemp(prefix="fleetmem-bench-"))
     out: dict[str, Any] = {"quick": quick, "sizes": {}, "notes": notes}
@@ -496,7 +503,16 @@ def run(quick: bool = False) -> dict[str, Any]:
                 home = work / str(size)
                 large = size == max(sizes) and not quick and size > FALLBACK_LARGE
                 stop_at = None if forced or not large else FALLBACK_LARGE
-                stats = populate_bulk(home, data, size, real, real_vectors, stop_at=stop_at)
+                # Built once per run_all and shared with mcp_recall and daemon (a copy each).
+                stats = harness.shared_episode_store(
+                    home,
+                    size,
+                    real_vectors,
+                    lambda h, n=size, s=stop_at: populate_bulk(
+                        h, data, n, real, real_vectors, stop_at=s
+                    ),
+                    stop_at=stop_at,
+                )
                 size = stats["records"]
                 populations[str(size)] = stats
                 if size != planned:
@@ -513,7 +529,8 @@ def run(quick: bool = False) -> dict[str, Any]:
             result["openblas_1_thread"] = {
                 key: single[key] for key in (OPS[op] for op in BLAS_OPS)
             } | {"loadavg": single["loadavg"]}
-            result["write_path_ms"] = write_path_at_size(home, data, size, real)
+            writes = 10 if tiny else EXTRA_WRITES
+            result["write_path_ms"] = write_path_at_size(home, data, size, real, writes)
             out["sizes"][str(size)] = result
             if home != first:
                 shutil.rmtree(home, ignore_errors=True)

@@ -29,6 +29,7 @@ from typing import Any
 
 import httpx
 
+from bench.bench_daemon import api_headers
 from bench.common import latency_summary, timed_ms
 from fleetmem.core.episode import content_hash
 from fleetmem.core.facts import Actor, normalize
@@ -36,6 +37,8 @@ from fleetmem.service.bootstrap import build
 from fleetmem.service.facts import FactService
 
 FACTS = 2000
+#: ``--tiny``: just over one page, so the first page is still full.
+TINY_FACTS = 60
 LINK = re.compile(r"Sign in to the web UI: (http://\S+/login\?token=\S+)")
 FLEETMEM = str(Path(sys.executable).with_name("fleetmem"))
 
@@ -46,14 +49,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _seed(home: Path) -> None:
+def _seed(home: Path, n_facts: int = FACTS) -> None:
     """2,000 active facts: one added through the service, the rest stored as copies of its
     row (the service's near-duplicate check scans every fact on each add, so 2,000 adds take
     minutes); the newest 20 pinned; the newest 50 served to 20 runs through the service."""
     app = build(home, {"HOME": str(home.parent), "FLEETMEM_HOME": str(home)})
     try:
         start = time.time() - 60 * 86_400
-        step = 60 * 86_400 / FACTS
+        step = 60 * 86_400 / n_facts
         facts = FactService(
             store=app.store,
             settings=lambda: app.config.current,
@@ -63,7 +66,7 @@ def _seed(home: Path) -> None:
         first = facts.add(_body(0), actor=Actor("human", "bench")).fact
         ids = [first.id]
         with app.store.transaction():
-            for i in range(1, FACTS):
+            for i in range(1, n_facts):
                 at = start + i * step
                 row = dataclasses.replace(
                     first,
@@ -74,8 +77,8 @@ def _seed(home: Path) -> None:
                     created_at=at,
                     updated_at=at,
                     confirmed_at=at,
-                    pinned=i >= FACTS - 20,
-                    pinned_at=at if i >= FACTS - 20 else None,
+                    pinned=i >= n_facts - 20,
+                    pinned_at=at if i >= n_facts - 20 else None,
                 )
                 app.store.fact_insert(row)
                 ids.append(row.id)
@@ -99,15 +102,16 @@ def _samples(client: httpx.Client, path: str, n: int) -> list[float]:
     return [timed_ms(one)[0] for _ in range(n)]
 
 
-def run(quick: bool = False) -> dict[str, Any]:
+def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
     """p50/p95 of the first page of 2,000 facts: the web page, its fragment and the API."""
-    n = 40 if quick else 200
+    n = 5 if tiny else 40 if quick else 200
+    n_facts = TINY_FACTS if tiny else FACTS
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
         (home / "fleetmem.toml").write_text('[model_api]\nembedding_model = ""\n', "utf-8")
         seeded = time.perf_counter()
-        _seed(home)
+        _seed(home, n_facts)
         seed_s = time.perf_counter() - seeded
         port = _free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETMEM_")}
@@ -128,10 +132,11 @@ def run(quick: bool = False) -> dict[str, Any]:
             client = httpx.Client(base_url=base, timeout=30)
             link = _wait_for_link(client, lines, proc)
             client.get(link.replace(base, ""))  # sign in: the session cookie
+            client.headers.update(api_headers(home))  # the API takes a bearer token
             page = client.get("/memory/facts")
             assert page.status_code == 200 and page.text.count('class="fact ') == 50, "signed in?"
             out: dict[str, Any] = {
-                "facts": FACTS,
+                "facts": n_facts,
                 "seed_s": round(seed_s, 1),
                 "requests_each": n,
                 "page_bytes": len(page.content),
@@ -174,7 +179,8 @@ def _wait_for_link(client: httpx.Client, lines: list[str], proc: subprocess.Pope
 
 
 def summarize(result: dict[str, Any]) -> str:
-    rows = [f"  {FACTS:,} facts, {result['requests_each']} requests each (p95 target 400 ms)"]
+    head = f"  {result['facts']:,} facts, {result['requests_each']} requests each"
+    rows = [head + " (p95 target 400 ms)"]
     for key in ("web_page", "web_fragment", "api_page", "healthz", "service_list"):
         s = result[key]
         rows.append(f"  {key:<13} p50 {s['p50_ms']:7.2f} ms   p95 {s['p95_ms']:7.2f} ms")

@@ -3,14 +3,21 @@
     python -m bench.run_all                      # everything (what `make bench` runs)
     python -m bench.run_all --only recall_scale  # one or more, comma-separated
     python -m bench.run_all --quick              # smaller sizes where a module supports it
+    python -m bench.run_all --tiny               # a few dozen items each, into a temp dir
     python -m bench.run_all --list
 
 A module's name is its file name without ``bench_`` (``bench_locomo.py`` is ``locomo``).
-``run()`` returns a JSON-ready dict; ``--quick`` is passed as ``run(quick=True)`` to modules
-whose ``run`` takes a ``quick`` keyword. Each result is written to
-``bench/results/<name>.json`` (``<name>-quick.json`` for a quick run, so a quick run never
-overwrites full figures) with a ``machine`` block, and a summary is printed: the module's own
-``summarize(result) -> str`` when it has one, otherwise its top-level figures.
+``run()`` returns a JSON-ready dict; ``--quick`` is passed as ``run(quick=True)`` and
+``--tiny`` as ``run(tiny=True)`` to modules whose ``run`` takes that keyword (in tiny mode a
+module without it is skipped: running it in full would defeat the point). A module whose
+``DATA`` file is absent (LoCoMo outside this machine) is skipped with a note in its result.
+Each result is written to ``bench/results/<name>.json`` (``<name>-quick.json`` for a quick run,
+so a quick run never overwrites full figures; ``--tiny`` writes ``<name>-tiny.json`` into a
+temporary directory, or ``--results-dir``, and never into bench/results) with a ``machine``
+block, and a summary is printed: the module's own ``summarize(result) -> str`` when it has
+one, otherwise its top-level figures. Populated stores are shared between modules for the
+length of the run (:mod:`bench.harness`). At the end, the plots (:mod:`bench.plots`) and the
+targets table (:mod:`bench.report`) are generated from the results just written.
 
 Benchmarks are never tests: nothing here runs under pytest, and no figure is asserted.
 """
@@ -20,7 +27,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import os
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -28,10 +38,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench.common import RESULTS, machine, machine_line, write_result
+from bench import harness
+from bench.common import RESULTS, RESULTS_ENV, machine, machine_line, results_dir, write_result
 
 BENCH_DIR = Path(__file__).resolve().parent
 PREFIX = "bench_"
+MODES = ("full", "quick", "tiny")
+SUFFIX = {"full": "", "quick": "-quick", "tiny": "-tiny"}
 
 
 def available() -> list[str]:
@@ -44,16 +57,24 @@ def _runner(module: ModuleType) -> Callable[..., Any] | None:
     return fn if callable(fn) else None
 
 
-def _takes_quick(fn: Callable[..., Any]) -> bool:
+def _takes(fn: Callable[..., Any], keyword: str) -> bool:
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-    param = params.get("quick")
+    param = params.get(keyword)
     return param is not None and param.kind in (
         inspect.Parameter.KEYWORD_ONLY,
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
     )
+
+
+def missing_data(module: ModuleType) -> Path | None:
+    """The module's ``DATA`` file when it declares one that is not on this machine."""
+    data = getattr(module, "DATA", None)
+    if isinstance(data, Path) and not data.exists():
+        return data
+    return None
 
 
 def _generic_summary(result: dict[str, Any], depth: int = 0, prefix: str = "") -> list[str]:
@@ -88,10 +109,20 @@ def summary_of(module: ModuleType, body: dict[str, Any]) -> str:
     return "\n".join(_generic_summary(body))
 
 
-def run_one(name: str, *, quick: bool) -> tuple[bool, float, Path | None]:
+def _call(fn: Callable[..., Any], mode: str) -> tuple[str, Any]:
+    """(the mode the module really ran in, its result); raises what ``run()`` raises."""
+    if mode != "full" and _takes(fn, mode):
+        return mode, fn(**{mode: True})
+    if mode == "quick":
+        print("   (run() takes no quick flag: running it in full)", flush=True)
+    return "full", fn()
+
+
+def run_one(name: str, *, mode: str = "full") -> tuple[bool, float, Path | None]:
     """Import, run, write and summarise one benchmark; (ok, seconds, results path)."""
     started = time.perf_counter()
     print(f"== {name}", flush=True)
+    harness.progress(f"{name}: starting ({mode})")
     try:
         module = importlib.import_module(f"bench.{PREFIX}{name}")
     except Exception:
@@ -101,12 +132,19 @@ def run_one(name: str, *, quick: bool) -> tuple[bool, float, Path | None]:
     if fn is None:
         print(f"   skipped: bench/{PREFIX}{name}.py has no run()", flush=True)
         return True, 0.0, None
-    pass_quick = quick and _takes_quick(fn)
-    if quick and not pass_quick:
-        print("   (run() takes no quick flag: running it in full)", flush=True)
     info = machine()
+    absent = missing_data(module)
+    if mode == "tiny" and not _takes(fn, "tiny"):
+        print(f"   skipped: bench/{PREFIX}{name}.py has no tiny mode", flush=True)
+        return True, 0.0, None
+    if absent is not None:
+        note = f"skipped: its data file {absent} is not on this machine"
+        print(f"   {note}", flush=True)
+        figures: dict[str, Any] = {"mode": mode, "quick": mode == "quick", "skipped": note}
+        path = write_result(name, figures, info, suffix=SUFFIX[mode])
+        return True, time.perf_counter() - started, path
     try:
-        result = fn(quick=True) if pass_quick else fn()
+        ran, result = _call(fn, mode)
     except Exception:
         traceback.print_exc()
         return False, time.perf_counter() - started, None
@@ -114,12 +152,34 @@ def run_one(name: str, *, quick: bool) -> tuple[bool, float, Path | None]:
     if not isinstance(result, dict):
         print(f"   run() returned {type(result).__name__}, not a dict", file=sys.stderr)
         return False, elapsed, None
-    figures = {"quick": pass_quick, "elapsed_s": round(elapsed, 1), **result}
-    path = write_result(name, figures, info, suffix="-quick" if pass_quick else "")
+    figures = {"mode": ran, "quick": ran == "quick", "elapsed_s": round(elapsed, 1), **result}
+    path = write_result(name, figures, info, suffix=SUFFIX[ran])
     body = {"benchmark": name, "machine": info, **figures}
     print(summary_of(module, body), flush=True)
-    print(f"   -> {path.relative_to(BENCH_DIR.parent)} ({elapsed:.0f} s)", flush=True)
+    shown = path.relative_to(BENCH_DIR.parent) if path.is_relative_to(BENCH_DIR.parent) else path
+    print(f"   -> {shown} ({elapsed:.0f} s)", flush=True)
+    harness.progress(f"{name}: done in {elapsed:.0f} s")
     return True, elapsed, path
+
+
+def _outputs(mode: str, directory: Path) -> tuple[bool, list[str]]:
+    """Plots and the targets table from the results in ``directory``; (ok, lines)."""
+    from bench import plots, report
+
+    lines: list[str] = []
+    ok = True
+    try:
+        for path in plots.render(directory, mode):
+            lines.append(f"   plot   {path}")
+    except Exception:
+        traceback.print_exc()
+        ok = False
+    try:
+        lines.append(f"   report {report.render(directory, mode)}")
+    except Exception:
+        traceback.print_exc()
+        ok = False
+    return ok, lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,6 +188,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", help="comma-separated benchmark names (see --list)")
     parser.add_argument("--quick", action="store_true", help="smaller sizes where supported")
+    parser.add_argument(
+        "--tiny", action="store_true", help="a few dozen items each, into a temporary directory"
+    )
+    parser.add_argument("--results-dir", type=Path, help="write results here, not bench/results")
+    parser.add_argument(
+        "--no-outputs", action="store_true", help="do not regenerate the plots and the report"
+    )
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     args = parser.parse_args(argv)
 
@@ -135,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print("\n".join(names))
         return 0
+    if args.quick and args.tiny:
+        parser.error("choose one of --quick and --tiny")
+    mode = "tiny" if args.tiny else "quick" if args.quick else "full"
     if args.only:
         wanted = [n.strip().removeprefix(PREFIX) for n in args.only.split(",") if n.strip()]
         unknown = [n for n in wanted if n not in names]
@@ -144,15 +214,31 @@ def main(argv: list[str] | None = None) -> int:
     if not names:
         print("no benchmarks found in bench/", file=sys.stderr)
         return 1
+    directory = args.results_dir
+    if mode == "tiny" and directory is None:
+        directory = Path(tempfile.mkdtemp(prefix="fleetmem-bench-tiny-"))
+    if mode == "tiny" and directory.resolve() == RESULTS.resolve():
+        parser.error(f"--results-dir {directory}: tiny results never go into {RESULTS}")
+    if directory is not None:
+        directory.mkdir(parents=True, exist_ok=True)
+        os.environ[RESULTS_ENV] = str(directory.resolve())
 
     print(machine_line(machine()), flush=True)
-    outcomes = [(name, *run_one(name, quick=args.quick)) for name in names]
+    stores = Path(tempfile.mkdtemp(prefix="fleetmem-bench-stores-"))
+    os.environ.setdefault(harness.STORES_ENV, str(stores))
+    os.environ.setdefault(harness.STARTED_ENV, str(time.time()))
+    try:
+        outcomes = [(name, *run_one(name, mode=mode)) for name in names]
+    finally:
+        shutil.rmtree(stores, ignore_errors=True)
+    outputs_ok, lines = (True, []) if args.no_outputs else _outputs(mode, results_dir())
     print("\n== summary")
     for name, ok, seconds, path in outcomes:
         where = path.name if path else "-"
         print(f"   {name:<16} {'ok' if ok else 'FAILED':<6} {seconds:>7.0f} s  {where}")
-    print(f"   results in {RESULTS.relative_to(BENCH_DIR.parent)}/")
-    return 0 if all(ok for _, ok, _, _ in outcomes) else 1
+    print("\n".join(lines))
+    print(f"   results in {results_dir()}/")
+    return 0 if outputs_ok and all(ok for _, ok, _, _ in outcomes) else 1
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from fleetmem.service.bootstrap import App, build
@@ -27,6 +28,24 @@ def home(tmp_path: Path) -> Path:
 
 def write_config(home: Path, text: str) -> None:
     (home / "fleetmem.toml").write_text(text, encoding="utf-8")
+
+
+class ControlTokenAuth(httpx.Auth):
+    """Sends ``<home>/control.token`` as the bearer token (read when each request goes out,
+    since the daemon creates it), unless the request carries its own Authorization."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / "control.token"
+
+    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+        if "authorization" not in request.headers and self.path.exists():
+            request.headers["Authorization"] = f"Bearer {self.path.read_text().strip()}"
+        yield request
+
+
+def api_client(base_url: str, home: Path, **kwargs: Any) -> httpx.Client:
+    """An httpx client for the daemon of ``home``, authorized with its control token."""
+    return httpx.Client(base_url=base_url, auth=ControlTokenAuth(home), **kwargs)
 
 
 @pytest.fixture

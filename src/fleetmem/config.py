@@ -146,6 +146,24 @@ class RunsSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerToken:
+    """One ``[server] tokens`` item: an API token given by its SHA-256 or by a token file."""
+
+    tier: str  # "read" or "control"
+    sha256: str | None = None
+    file: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """``[server]``: the daemon's HTTP surface (global only)."""
+
+    #: API tokens beyond ``<home>/control.token``; one is required to bind beyond loopback.
+    tokens: tuple[ServerToken, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ModelApiSettings:
     """``[model_api]``: an OpenAI-compatible endpoint and the models used on it."""
 
@@ -207,6 +225,7 @@ class Settings:
     model_api: ModelApiSettings = field(default_factory=ModelApiSettings)
     mcp: Mapping[str, McpSettings] = field(default_factory=_empty)
     runs: RunsSettings = field(default_factory=RunsSettings)
+    server: ServerSettings = field(default_factory=ServerSettings)
     sources: tuple[str, ...] = ()
     # The winning entry per dotted key; needed to apply a project file on top later.
     _entries: Mapping[str, _Entry] = field(default_factory=_empty, repr=False, compare=False)
@@ -471,6 +490,39 @@ def _verify_patterns(value: object) -> object:
     return tuple(out)
 
 
+_TOKEN_SHA256 = re.compile(r"[0-9a-f]{64}")
+_TOKEN_ITEM_KEYS = frozenset({"tier", "sha256", "file", "name"})
+
+
+def _server_tokens(value: object) -> object:
+    # Tokens themselves never appear in a config file: only their hash or a file holding one.
+    items = _expect(value, list, "an array of tables {tier = ..., sha256 = ... | file = ...}")
+    if len(items) > 64:
+        raise _Invalid("at most 64 tokens", shown=f"{len(items)} items")
+    out: list[ServerToken] = []
+    for i, item in enumerate(items):
+        table = _expect(item, dict, f"item {i}: a table")
+        for key in table:
+            if key not in _TOKEN_ITEM_KEYS:
+                hint = " (give sha256 of the token, or file)" if key == "token" else ""
+                raise _Invalid(f"item {i}: unknown key {key}{hint}", shown="<table>")
+        tier = table.get("tier")
+        if tier not in ("read", "control"):
+            raise _Invalid(f"item {i}: tier must be read or control", shown=tier or "<missing>")
+        sha256, path = table.get("sha256"), table.get("file")
+        if (sha256 is None) == (path is None):
+            raise _Invalid(f"item {i}: give exactly one of sha256 or file", shown="<table>")
+        if sha256 is not None and not (isinstance(sha256, str) and _TOKEN_SHA256.fullmatch(sha256)):
+            raise _Invalid(f"item {i}: sha256 must be 64 lower-case hex digits", shown=sha256)
+        if path is not None:
+            path = _printable(path, max_len=4096, allow_empty=False)
+        name = table.get("name")
+        if name is not None:
+            name = _printable(name, max_len=64, allow_empty=False)
+        out.append(ServerToken(tier=tier, sha256=sha256, file=path, name=name))
+    return tuple(out)
+
+
 SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
     {
         "": TableSpec(),
@@ -571,6 +623,7 @@ SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
             global_only=True,
             keys={"expire_after": KeySpec("expire_after_s", _duration("30s", "24h"))},
         ),
+        "server": TableSpec(global_only=True, keys={"tokens": KeySpec("tokens", _server_tokens)}),
         "model_api": TableSpec(
             global_only=True,
             keys={
@@ -726,6 +779,7 @@ def _build(
         model_api=dataclasses.replace(ModelApiSettings(), **_attrs(winners, ("model_api",))),
         mcp=MappingProxyType(upstreams),
         runs=dataclasses.replace(RunsSettings(), **_attrs(winners, ("runs",))),
+        server=dataclasses.replace(ServerSettings(), **_attrs(winners, ("server",))),
         sources=sources,
         _entries=MappingProxyType(dict(entries)),
     )

@@ -10,64 +10,64 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 REGISTRY = CollectorRegistry(auto_describe=True)
 
 EPISODES_RECORDED = Counter(
-    "fleetmem_memory_episodes_recorded_total",
+    "fleetmem_episodes_recorded_total",
     "Episodes recorded to a provider, by outcome (ok, error, skipped).",
     ["provider", "outcome"],
     registry=REGISTRY,
 )
 EPISODE_SUMMARIES = Counter(
-    "fleetmem_memory_episode_summaries_total",
+    "fleetmem_episode_summaries_total",
     "Episode summaries requested, by outcome (ok, fallback).",
     ["outcome"],
     registry=REGISTRY,
 )
 RECALLS = Counter(
-    "fleetmem_memory_recalls_total",
+    "fleetmem_recalls_total",
     "Episode recalls, by outcome (ok, degraded, error).",
     ["provider", "outcome"],
     registry=REGISTRY,
 )
 RESULTS_DROPPED = Counter(
-    "fleetmem_memory_results_dropped_total",
+    "fleetmem_results_dropped_total",
     "Provider items dropped by the index filter, by reason.",
     ["provider", "reason"],
     registry=REGISTRY,
 )
 PROVIDER_DURATION = Histogram(
-    "fleetmem_memory_provider_duration_seconds",
+    "fleetmem_provider_duration_seconds",
     "Time spent in provider calls, by operation.",
     ["provider", "op"],
     registry=REGISTRY,
 )
 PROVIDER_UP = Gauge(
-    "fleetmem_memory_provider_up",
+    "fleetmem_provider_up",
     "1 when the provider's last contract check passed, 0 when it failed or the session is"
     " down; absent before the first check.",
     ["provider"],
     registry=REGISTRY,
 )
 PENDING = Gauge(
-    "fleetmem_memory_pending",
+    "fleetmem_pending",
     "Records and forgets waiting for a retry.",
     ["provider", "kind"],
     registry=REGISTRY,
 )
 RUNS_SKIPPED = Counter(
-    "fleetmem_memory_runs_skipped_total",
+    "fleetmem_runs_skipped_total",
     "Closed runs that produced no episode, by reason.",
     ["reason"],
     registry=REGISTRY,
 )
 
 BRIEFINGS = Counter(
-    "fleetmem_memory_briefings_total",
+    "fleetmem_briefings_total",
     "Briefings served to runs, by delivery (prompt, tool, resource) and outcome (ok, empty,"
     " skipped). Operator previews are not counted.",
     ["agent", "delivery", "outcome"],
     registry=REGISTRY,
 )
 BRIEFING_BYTES = Gauge(
-    "fleetmem_memory_briefing_bytes",
+    "fleetmem_briefing_bytes",
     "Size in bytes of the last briefing served to a run of each agent.",
     ["agent"],
     registry=REGISTRY,

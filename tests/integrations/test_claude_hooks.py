@@ -242,40 +242,47 @@ def test_hooks_fail_open_on_a_broken_configuration(world: World) -> None:
         ("SessionEnd", "session_end"),
         ("Nope", "session_start"),
     ):
-        proc, took = session.hook(event, session.payload(payload))
+        proc, _took = session.hook(event, session.payload(payload))
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
-        assert took < 5
     log = (world.home / "logs" / "hooks.log").read_text()
     assert log.count("hook.failed") == 5 and "ConfigError" in log
 
 
-def test_session_start_answers_within_budget_with_a_healthy_or_dead_provider(
+def test_session_start_briefs_without_episodes_when_the_provider_is_dead_or_hangs(
     world: World, open_app: Callable[[], App]
 ) -> None:
+    # How long each case takes is measured by bench/bench_hooks.py, never asserted here.
     sleeper = f'command = "{sys.executable}"\nargs = ["-c", "import time; time.sleep(20)"]\n'
-    timings = {}
     for name, upstream in (
         ("healthy", None),
         ("exits at once", 'command = "/bin/false"\n'),
         ("closed port", 'url = "http://127.0.0.1:9/mcp"\n'),
         ("never answers", sleeper),
     ):
-        extra = '[memory.episodes]\nprovider_timeout = "2s"\n'
+        # A long provider_timeout: the hook's own hard deadline (1 s) is what applies.
+        extra = '[memory.episodes]\nprovider_timeout = "30s"\n'
         if upstream is not None:
             extra += f'[mcp.dead]\n{upstream}[memory]\nprovider = "dead"\n'
         _briefed(world, open_app, extra)
         session = Session(world)
-        proc, took = session.hook("SessionStart", session.payload("session_start"))
+        proc, _took = session.hook("SessionStart", session.payload("session_start"))
         block, _ = parse_block(_context(proc.stdout))
-        episodes = parse(block.body)[0].section("episodes")
+        document, _ = parse(block.body)
+        facts, episodes = document.section("facts"), document.section("episodes")
+        assert facts is not None and "no:cacheprovider" in facts.items[0].text, name
         assert episodes is not None
         degraded = ("degraded", "provider_unavailable") in episodes.attrs
-        assert degraded is (upstream is not None), name
-        timings[name] = took
-    print("SessionStart hook:", ", ".join(f"{k} {v:.2f}s" for k, v in timings.items()))
-    # provider_timeout (2 s) plus start-up, local work and closing; the watchdog budget is 8 s.
-    for name, took in timings.items():
-        assert took < 2.0 + 5.0, (name, took)
+        # A healthy built-in provider may miss its cold-start allowance on a loaded machine
+        # (then the hook answers on time, degraded); test_provider_deadlines.py checks that it
+        # answers in full with time to spare.
+        assert degraded or upstream is None, name
+        # The run keeps the degraded document it was given: the tool serves the same one.
+        stored = open_app().agent_memory.stored_briefing(session.run_id())
+        assert stored is not None and stored.text == block.body, name
+    log = (world.home / "logs" / "hooks.log").read_text()
+    # The one that never answers was given up on at the hook's deadline, not at 30 s.
+    assert "briefing.provider_slow agent=claude-code after=1s" in log
+    assert "after=30s" not in log
 
 
 def test_the_installed_hook_commands_run_as_written(

@@ -71,7 +71,7 @@ def test_install_claude_code_user_scope_is_idempotent_and_keeps_unrelated_settin
     assert post[-1]["matcher"] == "Edit|MultiEdit|Write|NotebookEdit|Bash"
     servers = json.loads(claude_json.read_text())
     assert servers["numStartups"] == 7 and servers["mcpServers"]["other"] == {"command": "x"}
-    assert servers["mcpServers"]["fleetmem"]["args"] == ["mcp"]
+    assert servers["mcpServers"]["fleetmem"]["args"] == ["mcp", "--attach", "claude-code"]
     # A custom FLEETMEM_HOME is pinned, so the hooks find this store.
     assert servers["mcpServers"]["fleetmem"]["env"] == {"FLEETMEM_HOME": str(world.home)}
     assert f"--home {world.home}" in _ours(data["hooks"]["SessionStart"])[0]["command"]
@@ -170,3 +170,16 @@ def test_install_codex_replaces_an_earlier_table_in_the_middle(world: World) -> 
     assert data["tui"] == {"notifications": True}
     assert data["mcp_servers"]["fleetmem"]["command"] != "/old/fleetmem"
     assert "X" not in data["mcp_servers"]["fleetmem"].get("env", {})
+
+
+def test_an_entry_from_before_attach_is_upgraded_and_removed_as_fleetmems(world: World) -> None:
+    world.config("")
+    mcp = world.repo / ".mcp.json"
+    legacy = {"type": "stdio", "command": FLEETMEM, "args": ["mcp"]}
+    mcp.write_text(json.dumps({"mcpServers": {"fleetmem": legacy, "other": {"command": "x"}}}))
+    _run(world, "install", "claude-code", "--scope", "project")
+    servers = json.loads(mcp.read_text())["mcpServers"]
+    assert servers["fleetmem"]["args"] == ["mcp", "--attach", "claude-code"]
+    mcp.write_text(json.dumps({"mcpServers": {"fleetmem": legacy, "other": {"command": "x"}}}))
+    _run(world, "uninstall", "claude-code", "--scope", "project")
+    assert json.loads(mcp.read_text()) == {"mcpServers": {"other": {"command": "x"}}}

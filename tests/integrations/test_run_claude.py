@@ -138,9 +138,14 @@ def test_without_memory_briefing_the_prompt_goes_alone_and_nothing_is_exposed(
 ) -> None:
     _setup(world, open_app, briefing=False)
     _code, _stdout, stderr = _run(world)
-    assert world.starts()[0]["argv"][-1].encode("utf-8") == PROMPT
+    argv = world.starts()[0]["argv"]
+    assert argv[-1].encode("utf-8") == PROMPT
     app = open_app()
-    assert app.facts.offered_to_run(_run_id(stderr)) == []
+    # No briefing; the fact reaches the run only in its context files' facts block (issue 7:
+    # `--append-system-prompt`), recorded once as shown in the prompt.
+    [exposure] = app.facts.offered_to_run(_run_id(stderr))
+    assert exposure.surface == "prompt"
+    assert f"fact {exposure.fact_id}" in argv[argv.index("--append-system-prompt") + 1]
 
 
 def test_a_prompt_flag_overrides_the_file_and_is_stored_verbatim(

@@ -296,10 +296,10 @@ def test_provider_text_that_reads_like_a_fact_never_becomes_one(world: World) ->
 
 def test_recall_counts_as_a_recall_in_the_metrics(world: World) -> None:
     labels = {"provider": "builtin", "outcome": "ok"}
-    before = metrics.sample("fleetmem_memory_recalls_total", labels) or 0.0
+    before = metrics.sample("fleetmem_recalls_total", labels) or 0.0
     memory = world.app.agent_memory
     memory.recall(memory.caller(world.me.token), "ledger")
-    assert metrics.sample("fleetmem_memory_recalls_total", labels) == before + 1
+    assert metrics.sample("fleetmem_recalls_total", labels) == before + 1
 
 
 def test_briefing_deliveries_are_counted_by_delivery(world: World) -> None:
@@ -308,7 +308,7 @@ def test_briefing_deliveries_are_counted_by_delivery(world: World) -> None:
 
     def count(delivery: str) -> float:
         labels = {"agent": "api-fixer", "delivery": delivery, "outcome": "ok"}
-        return metrics.sample("fleetmem_memory_briefings_total", labels) or 0.0
+        return metrics.sample("fleetmem_briefings_total", labels) or 0.0
 
     tool, resource = count("tool"), count("resource")
     memory.briefing(caller)

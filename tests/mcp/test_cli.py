@@ -76,3 +76,9 @@ def test_recall_shows_facts_and_recent_runs_beside_episodes(world: World) -> Non
     assert "episodes" in lines and "runs that edited these paths" in lines
     # An operator's recall is not a run's: nothing is recorded as served.
     assert world.app.store.fact_exposures(world.app.facts.workspace) == []
+
+
+def test_mcp_attach_names_the_agents_it_knows(world: World) -> None:
+    bad = run_cli(world.home, "mcp", "--attach", "codex", check=False)
+    assert bad.returncode == 2
+    assert "--attach" in bad.stderr and "'codex'" in bad.stderr and "claude-code" in bad.stderr

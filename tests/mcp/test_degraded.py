@@ -45,7 +45,7 @@ def provider_config(tmp_path: Path, *flags: str) -> str:
 
 def degraded_count() -> float:
     labels = {"provider": "ref", "outcome": "degraded"}
-    return metrics.sample("fleetmem_memory_recalls_total", labels) or 0.0
+    return metrics.sample("fleetmem_recalls_total", labels) or 0.0
 
 
 def test_a_hanging_provider_degrades_recall_and_briefing_within_the_timeout(

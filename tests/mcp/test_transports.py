@@ -147,10 +147,9 @@ def test_http_endpoint_attributed_by_bearer_token(world: World, daemon: Daemon) 
     scraped = daemon.client.get("/metrics").text
     for delivery in ("tool", "resource"):
         assert (
-            "fleetmem_memory_briefings_total"
-            f'{{agent="api-fixer",delivery="{delivery}",outcome="ok"}}'
+            f'fleetmem_briefings_total{{agent="api-fixer",delivery="{delivery}",outcome="ok"}}'
         ) in scraped
-    assert 'fleetmem_memory_briefing_bytes{agent="api-fixer"}' in scraped
+    assert 'fleetmem_briefing_bytes{agent="api-fixer"}' in scraped
 
 
 def test_every_server_process_serves_the_runs_one_briefing(

@@ -30,12 +30,12 @@ def test_recall_goes_through_the_mcp_client_and_the_index_filter(
     with app.store.transaction() as conn:
         conn.execute("DELETE FROM provider_index WHERE episode_id = ?", (episode_id,))
     before = metrics.sample(
-        "fleetmem_memory_results_dropped_total", {"provider": "builtin", "reason": "unknown_id"}
+        "fleetmem_results_dropped_total", {"provider": "builtin", "reason": "unknown_id"}
     )
     result = app.memory.recall("settlement fixture", scopes=[SCOPE])
     assert result.items == () and result.dropped == {"unknown_id": 1}
     after = metrics.sample(
-        "fleetmem_memory_results_dropped_total", {"provider": "builtin", "reason": "unknown_id"}
+        "fleetmem_results_dropped_total", {"provider": "builtin", "reason": "unknown_id"}
     )
     assert after == before + 1
 
@@ -63,7 +63,4 @@ def test_status_reports_the_builtin_contract(make_app: Callable[..., App]) -> No
     provider = app.memory.status()["provider"]
     assert provider["state"] == "ok" and provider["contract"] == 1
     assert provider["implementation"]["name"] == "fleetmem-builtin"
-    assert (
-        metrics.REGISTRY.get_sample_value("fleetmem_memory_provider_up", {"provider": "builtin"})
-        == 1
-    )
+    assert metrics.REGISTRY.get_sample_value("fleetmem_provider_up", {"provider": "builtin"}) == 1

@@ -19,7 +19,7 @@ def up_series(daemon: Daemon, name: str) -> list[str]:
     return [
         line
         for line in text.splitlines()
-        if line.startswith("fleetmem_memory_provider_up{") and f'provider="{name}"' in line
+        if line.startswith("fleetmem_provider_up{") and f'provider="{name}"' in line
     ]
 
 
@@ -38,9 +38,7 @@ def test_daemon_opens_the_provider_reports_it_and_degrades_when_it_is_killed(
     daemon = Daemon(home)
     try:
         # Opened at start: the contract check happens without any request.
-        wait_for(
-            lambda: up_series(daemon, "ref") == ['fleetmem_memory_provider_up{provider="ref"} 1.0']
-        )
+        wait_for(lambda: up_series(daemon, "ref") == ['fleetmem_provider_up{provider="ref"} 1.0'])
         status = daemon.client.get("/api/v1/status").json()["provider"]
         assert (status["name"], status["state"], status["contract"]) == ("ref", "ok", 1)
         assert daemon.client.post("/api/v1/runs", json=make_record()).json()["status"] == "recorded"

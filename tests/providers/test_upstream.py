@@ -45,7 +45,7 @@ class Clock:
 
 def dropped(provider: str, reason: str) -> float:
     return metrics.sample(
-        "fleetmem_memory_results_dropped_total", {"provider": provider, "reason": reason}
+        "fleetmem_results_dropped_total", {"provider": provider, "reason": reason}
     )
 
 
@@ -157,7 +157,7 @@ def test_an_unsupported_contract_is_never_recorded_to(
     assert (recall.items, recall.degraded) == ((), "provider_unavailable")
     assert "memory_record_episode" not in calls.tools()
     assert "memory_recall" not in calls.tools()
-    assert metrics.sample("fleetmem_memory_provider_up", {"provider": "v2"}) == 0
+    assert metrics.sample("fleetmem_provider_up", {"provider": "v2"}) == 0
 
 
 def test_a_server_without_memory_contract_is_incompatible(
@@ -183,7 +183,7 @@ def test_a_hung_provider_degrades_within_provider_timeout_then_the_breaker_opens
     )
     ingest(app)  # recording does not hang
     degraded_before = metrics.sample(
-        "fleetmem_memory_recalls_total", {"provider": "slow", "outcome": "degraded"}
+        "fleetmem_recalls_total", {"provider": "slow", "outcome": "degraded"}
     )
     for _ in range(5):  # the default breaker threshold
         started = time.monotonic()
@@ -196,9 +196,7 @@ def test_a_hung_provider_degrades_within_provider_timeout_then_the_breaker_opens
     # Refused at once: no wait for the timeout, and (below) nothing sent to the provider.
     assert time.monotonic() - started < 0.9
     assert result.degraded == "provider_unavailable"
-    after = metrics.sample(
-        "fleetmem_memory_recalls_total", {"provider": "slow", "outcome": "degraded"}
-    )
+    after = metrics.sample("fleetmem_recalls_total", {"provider": "slow", "outcome": "degraded"})
     assert after == degraded_before + 6
     outcomes = [r.outcome for r in app.store.recent_calls("slow") if r.tool == "memory_recall"]
     assert outcomes == ["timeout"] * 5
@@ -323,15 +321,13 @@ def test_provider_up_is_absent_before_the_first_contract_check(
 ) -> None:
     app = make_app(config(stdio_upstream("fresh-one"), provider="fresh-one"))
     labels = {"provider": "fresh-one"}
-    assert metrics.REGISTRY.get_sample_value("fleetmem_memory_provider_up", labels) is None
+    assert metrics.REGISTRY.get_sample_value("fleetmem_provider_up", labels) is None
     checks = metrics.sample(
-        "fleetmem_memory_provider_duration_seconds_count", {**labels, "op": "contract"}
+        "fleetmem_provider_duration_seconds_count", {**labels, "op": "contract"}
     )
     assert provider_state(app) == "ok"  # status opens the session and waits for the check
-    assert metrics.REGISTRY.get_sample_value("fleetmem_memory_provider_up", labels) == 1
-    after = metrics.sample(
-        "fleetmem_memory_provider_duration_seconds_count", {**labels, "op": "contract"}
-    )
+    assert metrics.REGISTRY.get_sample_value("fleetmem_provider_up", labels) == 1
+    after = metrics.sample("fleetmem_provider_duration_seconds_count", {**labels, "op": "contract"})
     assert after == checks + 1
 
 

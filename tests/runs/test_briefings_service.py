@@ -260,12 +260,12 @@ def test_deliveries_are_counted_with_a_bounded_agent_label(world: World) -> None
 
     def count(agent: str, delivery: str, outcome: str) -> float:
         labels = {"agent": agent, "delivery": delivery, "outcome": outcome}
-        return metrics.sample("fleetmem_memory_briefings_total", labels)
+        return metrics.sample("fleetmem_briefings_total", labels)
 
     before = count("api-fixer", "tool", "ok")
     world.briefings.count_delivery("api-fixer", "tool", composed)
     assert count("api-fixer", "tool", "ok") == before + 1
-    assert metrics.sample("fleetmem_memory_briefing_bytes", {"agent": "api-fixer"}) == (
+    assert metrics.sample("fleetmem_briefing_bytes", {"agent": "api-fixer"}) == (
         composed.size_bytes
     )
     before_other = count("other", "resource", "skipped")

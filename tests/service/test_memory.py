@@ -50,7 +50,7 @@ def ingest(app: App, **overrides: Any) -> str:
 def test_default_config_records_to_builtin(make_app: Callable[..., App]) -> None:
     app = make_app()
     before = metrics.sample(
-        "fleetmem_memory_episodes_recorded_total", {"provider": "builtin", "outcome": "ok"}
+        "fleetmem_episodes_recorded_total", {"provider": "builtin", "outcome": "ok"}
     )
     result = app.memory.ingest_run(make_record())
     assert result.status == "recorded"
@@ -59,7 +59,7 @@ def test_default_config_records_to_builtin(make_app: Callable[..., App]) -> None
         ("builtin", result.episode_id, f"project:{API}")
     ]
     after = metrics.sample(
-        "fleetmem_memory_episodes_recorded_total", {"provider": "builtin", "outcome": "ok"}
+        "fleetmem_episodes_recorded_total", {"provider": "builtin", "outcome": "ok"}
     )
     assert after == before + 1
 
@@ -100,12 +100,12 @@ def test_no_repository_no_episode_and_counted(make_app: Callable[..., App], tmp_
     app = make_app()
     outside = tmp_path / "work"
     outside.mkdir()
-    before = metrics.sample("fleetmem_memory_runs_skipped_total", {"reason": "no_repository"})
+    before = metrics.sample("fleetmem_runs_skipped_total", {"reason": "no_repository"})
     result = app.memory.ingest_run(
         make_record(sessions=[session(cwd=str(outside), repo=None, edits=("a.py",))])
     )
     assert result.status == "skipped:no_repository" and result.episode_id is None
-    after = metrics.sample("fleetmem_memory_runs_skipped_total", {"reason": "no_repository"})
+    after = metrics.sample("fleetmem_runs_skipped_total", {"reason": "no_repository"})
     assert after == before + 1
     assert app.memory.status()["runs"] == {"skipped:no_repository": 1}
 
@@ -295,9 +295,7 @@ def test_index_filter_drops_by_reason_and_keeps_our_provenance(
         ProviderItem("i" * 129, "long id", 0.1),
     ]
     before = {
-        r: metrics.sample(
-            "fleetmem_memory_results_dropped_total", {"provider": "scripted", "reason": r}
-        )
+        r: metrics.sample("fleetmem_results_dropped_total", {"provider": "scripted", "reason": r})
         for r in ("scope", "unknown_id", "forgotten", "invalid")
     }
     result = svc.recall("anything", scopes=[f"project:{API}"])
@@ -307,7 +305,7 @@ def test_index_filter_drops_by_reason_and_keeps_our_provenance(
     assert dict(result.dropped) == {"scope": 1, "unknown_id": 1, "forgotten": 1, "invalid": 3}
     for reason, n in result.dropped.items():
         now = metrics.sample(
-            "fleetmem_memory_results_dropped_total", {"provider": "scripted", "reason": reason}
+            "fleetmem_results_dropped_total", {"provider": "scripted", "reason": reason}
         )
         assert now == before[reason] + n
     svc.close()
@@ -455,12 +453,12 @@ def test_oversized_summary_is_discarded(
 ) -> None:
     app = make_app(summary_config(fake_openai.base_url))
     fake_openai.mode = "oversized_summary"
-    before = metrics.sample("fleetmem_memory_episode_summaries_total", {"outcome": "fallback"})
+    before = metrics.sample("fleetmem_episode_summaries_total", {"outcome": "fallback"})
     ep = ingest(app)
     row = app.memory.get_episode(ep)
     assert row.summary is None and row.summary_outcome == "fallback"
     assert app.store.index_rows_for_episode(ep)
-    after = metrics.sample("fleetmem_memory_episode_summaries_total", {"outcome": "fallback"})
+    after = metrics.sample("fleetmem_episode_summaries_total", {"outcome": "fallback"})
     assert after == before + 1
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import EXAMPLE, make_record, session, write_config
+from tests.conftest import EXAMPLE, api_client, make_record, session, write_config
 from tests.surfaces.cli_helpers import FLEETMEM, env_for, run_cli
 
 VECTORS_OFF = '[model_api]\nembedding_model = ""\n'
@@ -37,7 +37,7 @@ class Daemon:
             stderr=subprocess.PIPE,
             text=True,
         )
-        self.client = httpx.Client(base_url=self.url, timeout=30)
+        self.client = api_client(self.url, home, timeout=30)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -87,7 +87,7 @@ def test_health_and_episode_api(daemon: Daemon) -> None:
     status = c.get("/api/v1/status").json()
     assert status["episodes"]["live"] == 1
     metrics = c.get("/metrics").text
-    assert 'fleetmem_memory_recalls_total{outcome="ok",provider="builtin"}' in metrics
+    assert 'fleetmem_recalls_total{outcome="ok",provider="builtin"}' in metrics
     assert c.delete(f"/api/v1/episodes/{ep}").json()["provider_ids_forgotten"] == 1
     again = c.post("/api/v1/recall", json={"query": "settlement", "repo": "github.com/acme/api"})
     assert again.json()["items"] == []

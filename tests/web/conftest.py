@@ -22,7 +22,7 @@ import pytest
 
 from fleetmem.core.facts import Actor
 from fleetmem.service.bootstrap import App, build
-from tests.conftest import write_config
+from tests.conftest import api_client, write_config
 from tests.surfaces.cli_helpers import FLEETMEM, env_for
 from tests.surfaces.test_http import free_port
 
@@ -79,7 +79,7 @@ class WebDaemon:
         ]
         for reader in self._readers:
             reader.start()
-        self.client = httpx.Client(base_url=self.url, timeout=30)
+        self.client = api_client(self.url, home, timeout=30)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

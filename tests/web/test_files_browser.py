@@ -262,3 +262,44 @@ def test_s20_saved_while_a_run_reads_it_and_editor_keys(
     page.locator("tr", has_text="marina").get_by_role("button", name="Restore").click()
     expect(page.locator(".notice.ok")).to_be_visible()
     assert file_json(daemon, "notes", agent="research")["body"] == notes
+
+
+def test_s17_a_proposed_notes_change_is_applied_by_the_owner_with_apply(
+    start_daemon: Start, browse: Browse
+) -> None:
+    numbers: list[int] = []
+
+    def seed(app: App) -> None:
+        ref = app.files.ref("notes", agent="research")
+        app.files.save(ref, "Known: the CI is slow.\n", base_revision=0, actor=USER)
+        for text in ("Staging is rebuilt nightly.", "Ledger imports run at 02:00."):
+            proposal = app.files.update_notes(agent="research", text=text, run_id="run-17")
+            assert proposal.written is False and proposal.proposal_id is not None
+            numbers.append(proposal.proposal_id)
+
+    daemon = start_daemon(seed=seed)
+    page = browse(daemon).page()
+    page.goto("/memory/agents/research/files/notes")
+    panel = page.locator("section.proposals")
+    expect(panel).to_contain_text("Proposed by research — waiting for you")
+    expect(panel.locator("article.proposal")).to_have_count(2)
+    first = panel.locator(f'[data-proposal="{numbers[0]}"]')
+    expect(first.locator("[data-diff]")).to_contain_text("+Staging is rebuilt nightly.")
+    assert file_json(daemon, "notes", agent="research")["revision"] == 1  # nothing written yet
+    shot(page, "16-notes-proposals")
+    first.get_by_role("button", name="Apply").click()
+    expect(page.locator(".notice.ok")).to_contain_text(f"Applied proposal {numbers[0]}.")
+    saved = file_json(daemon, "notes", agent="research")
+    assert saved["revision"] == 2
+    assert saved["body"] == "Known: the CI is slow.\nStaging is rebuilt nightly.\n"
+    assert saved["updated_by"].startswith("user:")
+    expect(page.locator("#file-text")).to_have_value(saved["body"])
+    # The other proposal was made on revision 1: applying it now is refused, nothing written.
+    page.locator(f'[data-proposal="{numbers[1]}"]').get_by_role("button", name="Apply").click()
+    expect(page.locator(".notice.bad")).to_contain_text(
+        "proposed this change on revision 1, and Notes is now at revision 2"
+    )
+    assert file_json(daemon, "notes", agent="research")["revision"] == 2
+    page.locator(f'[data-proposal="{numbers[1]}"]').get_by_role("button", name="Dismiss").click()
+    expect(page.locator(".notice.ok")).to_contain_text(f"Dismissed proposal {numbers[1]}")
+    expect(page.locator("section.proposals")).to_have_count(0)

@@ -61,6 +61,7 @@ BRIEFING_RULES: Final = (
     SectionRule("episodes", 3, 25),
 )
 RECALL_ORDER: Final = ("facts", "episodes", "recent_runs")
+_MAX_ITEMS: Final = {rule.name: rule.max_items for rule in BRIEFING_RULES}
 
 
 # --------------------------------------------------------------------------- items
@@ -287,10 +288,10 @@ def compose_briefing(inputs: BriefingInputs, *, max_chars: int, nonce: str) -> C
     """
     check_max_chars(max_chars)
     given: dict[str, list[Item]] = {
-        "collisions": [sanitize_item(i) for i in inputs.collisions[:_MAX_CONSIDERED]],
-        "recent_runs": [sanitize_item(i) for i in inputs.recent_runs[:_MAX_CONSIDERED]],
-        "facts": [sanitize_item(i) for i in inputs.facts[:_MAX_CONSIDERED]],
-        "episodes": [sanitize_item(i) for i in inputs.episodes[:_MAX_CONSIDERED]],
+        "collisions": _shown_sanitized("collisions", inputs.collisions),
+        "recent_runs": _shown_sanitized("recent_runs", inputs.recent_runs),
+        "facts": _shown_sanitized("facts", inputs.facts),
+        "episodes": _shown_sanitized("episodes", inputs.episodes),
     }
     if inputs.repo is None or not any(given.values()):
         return Composed(text="", document=None, nonce=None, degraded=inputs.episodes_degraded)
@@ -354,6 +355,15 @@ def compose_briefing(inputs: BriefingInputs, *, max_chars: int, nonce: str) -> C
         omitted=omitted,
         degraded=inputs.episodes_degraded,
     )
+
+
+def _shown_sanitized(name: str, items: Sequence[Item]) -> list[Item]:
+    """The items a section considers, the first ``max_items`` (the only ones that can be
+    shown) sanitised. The rest are only counted in the omitted line, so sanitising them,
+    ~100 facts counted by id in every briefing, would cost time and change nothing."""
+    considered = list(items[:_MAX_CONSIDERED])
+    cap = _MAX_ITEMS[name]
+    return [sanitize_item(i) for i in considered[:cap]] + considered[cap:]
 
 
 def _worst_shell(name: str, section_attrs: Attrs, given: int, nonce: str) -> tuple[int, int]:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from fleetmem.core.redact import find_secrets, strip_invisible
+from fleetmem.core.redact import find_secrets, redact, strip_invisible
 from fleetmem.core.scope import WORKSPACE, agent_scope, parse_scope, project_scope
 from fleetmem.core.textquery import terms
 from fleetmem.errors import InvalidInput, InvalidTransition
@@ -34,6 +34,7 @@ from fleetmem.errors import InvalidInput, InvalidTransition
 # ---- bounds (seed 003 FR-2 to FR-4, FR-14, FR-20, FR-21, NFR-6) ---------------------------
 MAX_BODY_CHARS = 500
 MAX_REFERENCE_CHARS = 300
+MAX_VOTE_REASON_CHARS = 500
 MAX_KEPT = 2000
 MAX_PROPOSED = 200
 MAX_PINNED = 20
@@ -207,6 +208,38 @@ def clean_body(body: object, field: str = "body") -> str:
     return text
 
 
+def clean_vote_reason(reason: object) -> str | None:
+    """A vote's reason as stored: None when absent or blank; otherwise cleaned like a body,
+    at most 500 characters, and passed through the redactor.
+
+    Raises InvalidInput naming ``reason`` when it is not text, too long (the message gives
+    the count) or holds a secret (the rule names are given, never the value).
+    """
+    if reason is None:
+        return None
+    if not isinstance(reason, str):
+        raise InvalidInput("reason", type(reason).__name__, "must be a string")
+    text = _SPACE.sub(" ", unicodedata.normalize("NFC", strip_invisible(reason))).strip()
+    if not text:
+        return None
+    if len(text) > MAX_VOTE_REASON_CHARS:
+        raise InvalidInput(
+            "reason",
+            f"{len(text)} characters",
+            f"is {len(text)} characters; a vote's reason holds at most {MAX_VOTE_REASON_CHARS}",
+        )
+    found = find_secrets(text)
+    if found:
+        raise InvalidInput(
+            "reason",
+            f"<{len(text)} characters hidden>",
+            "contains a secret (" + ", ".join(found) + "); votes never store secrets",
+        )
+    # Refused above for anything the redactor calls a secret; kept through it all the same so
+    # a stored reason is never a path around the one redactor.
+    return redact(text)
+
+
 def find_source(text: str) -> str | None:
     """The first URL, repository path or host name in ``text``; None when there is none."""
     for pattern in (_URL, _PATH, _HOST):
@@ -331,9 +364,13 @@ def corroborated(support: Tally, contradict: Tally, *, min_runs: int, min_agents
 
 # ---- ranking -------------------------------------------------------------------------------
 def estimate_tokens(text: str) -> int:
-    """Tokens ``text`` will cost a model: ~4 ASCII characters per token, one per other character.
+    """Tokens ``text`` would cost a model, roughly: ~4 ASCII characters per token, one per
+    other character.
 
-    The one place fleetmem estimates tokens; an exact tokenizer replaces it later.
+    Only for pure callers with no tokenizer at hand (core stays free of I/O and the
+    tokenizer's vocabulary file); the fact service passes the exact ``o200k_base`` count
+    (``fleetmem.tokenize``) to :func:`fit_block`, so the facts block agrees with the context
+    assembly and the load meter to the token.
     """
     if text.isascii():
         return math.ceil(len(text) / 4)
@@ -455,17 +492,22 @@ class FittedBlock:
 
 
 def fit_block(
-    pinned: Sequence[BlockItem], recalled: Sequence[BlockItem], cap: int = BLOCK_TOKEN_CAP
+    pinned: Sequence[BlockItem],
+    recalled: Sequence[BlockItem],
+    cap: int = BLOCK_TOKEN_CAP,
+    *,
+    count_tokens: Callable[[str], int] = estimate_tokens,
 ) -> FittedBlock:
     """Pinned facts first, then the recalled ones (best first, at most 8), dropped whole from
     the lowest score until the rendered block (header and closing lines included) fits
-    ``cap`` tokens. Pinned facts are dropped only after every recalled one, last pinned first.
+    ``cap`` tokens as ``count_tokens`` counts them. Pinned facts are dropped only after every
+    recalled one, last pinned first.
     """
     chosen = [replace(p, pinned=True) for p in pinned] + list(recalled)
     dropped = 0
     while True:
         text = _render(chosen, had_recalled=bool(recalled), dropped=dropped)
-        tokens = estimate_tokens(text)
+        tokens = count_tokens(text)
         if tokens <= cap or not chosen:
             return FittedBlock(tuple(chosen), dropped, tokens, text)
         chosen.pop()

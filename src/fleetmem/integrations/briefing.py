@@ -53,12 +53,20 @@ def counts(text: str) -> str:
     return " ".join(f"{name}={found.get(name, 0)}" for name in SECTIONS)
 
 
-def ensure_stored(app: App, caller: Caller) -> bool:
-    """Make sure the run has its stored briefing, computing it now (bounded by
-    ``provider_timeout``) unless it has one; False when it cannot be computed."""
+def ensure_stored(
+    app: App,
+    caller: Caller,
+    *,
+    provider_wait: float | None = None,
+    builtin_start: float = BUILTIN_START_S,
+) -> bool:
+    """Make sure the run has its stored briefing, computing it now (bounded as
+    :func:`compute` says) unless it has one; False when it cannot be computed."""
     if app.agent_memory.stored_briefing(caller.run_id) is not None:
         return True  # a respawn, a resumed session: the run keeps its briefing
-    composed = compute(app, subject_of(caller))
+    composed = compute(
+        app, subject_of(caller), provider_wait=provider_wait, builtin_start=builtin_start
+    )
     if composed is None:
         return False
     app.agent_memory.keep_briefing(
@@ -116,31 +124,43 @@ def warm_up(app: App) -> None:
         log.debug("provider.warm_up_failed error=%s", type(exc).__name__)
 
 
-def compute(app: App, subject: Subject) -> Composed | None:
-    """The briefing of ``subject`` now, waiting at most ``provider_timeout`` for the provider;
-    None when it cannot be computed at all.
+def compute(
+    app: App,
+    subject: Subject,
+    *,
+    provider_wait: float | None = None,
+    builtin_start: float = BUILTIN_START_S,
+) -> Composed | None:
+    """The briefing of ``subject`` now, waiting at most ``provider_timeout`` (or
+    ``provider_wait``, when that is shorter: a hook's hard deadline) for the provider; None
+    when it cannot be computed at all.
 
     The built-in provider lives in this process: its session's cold start (up to
-    ``BUILTIN_START_S``) is set-up time, not a provider being slow, so it is waited for before
-    the ``provider_timeout`` clock starts. An upstream gets no such allowance.
+    ``builtin_start``) is set-up time, not a provider being slow, so it is allowed on top of
+    the provider's wait. An upstream gets no such allowance. Both waits happen in a worker
+    thread: whatever holds the provider up (even opening its session), the caller has its
+    answer when they pass, given without episodes (``provider_unavailable``).
     """
-    if app.providers.configured_name == BUILTIN_PROVIDER:
-        try:
-            app.providers.provider(BUILTIN_PROVIDER).session.wait_settled(BUILTIN_START_S)
-        except Exception as exc:
-            log.debug("provider.builtin_start_failed error=%s", type(exc).__name__)
+    builtin = app.providers.configured_name == BUILTIN_PROVIDER
     timeout = app.settings.memory.episodes.provider_timeout_s
+    if provider_wait is not None:
+        timeout = max(0.0, min(timeout, provider_wait))
     box: dict[str, Composed | BaseException] = {}
 
     def work() -> None:
         try:
+            if builtin:
+                try:
+                    app.providers.provider(BUILTIN_PROVIDER).session.wait_settled(builtin_start)
+                except Exception as exc:
+                    log.debug("provider.builtin_start_failed error=%s", type(exc).__name__)
             box["ok"] = app.briefings.briefing(subject)
         except BaseException as exc:  # reported below; a thread must not raise
             box["error"] = exc
 
     worker = threading.Thread(target=work, name="fleetmem-briefing", daemon=True)
     worker.start()
-    worker.join(timeout)
+    worker.join(timeout + (max(0.0, builtin_start) if builtin else 0.0))
     if "ok" in box:
         found = box["ok"]
         return found if isinstance(found, Composed) else None

@@ -8,7 +8,9 @@
 (``$CLAUDE_CONFIG_DIR`` replaces ``~/.claude`` and holds ``.claude.json`` when set.)
 
 Installing adds one hook group per event, each running ``fleetmem hook claude-code EVENT``,
-and an ``mcpServers.fleetmem`` stdio entry running ``fleetmem mcp``. It is idempotent: the
+and an ``mcpServers.fleetmem`` stdio entry running ``fleetmem mcp --attach claude-code`` (Claude
+Code starts it without a run token; it finds the run its SessionStart hook opened, see
+:mod:`fleetmem.integrations.attach`). It is idempotent: the
 entries fleetmem wrote before are replaced, so installing twice changes nothing the second
 time. Nothing else in the files is touched. Before a file is changed, its current contents
 are copied to ``FILE.fleetmem-backup-YYYYmmddTHHMMSS``; the new contents are written to a
@@ -37,6 +39,7 @@ HOOKS: Mapping[str, tuple[str | None, int]] = {
 }
 MARKER = " hook claude-code "
 SERVER = "fleetmem"
+SERVER_ARGS = ["mcp", "--attach", "claude-code"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +196,7 @@ def install(
     mcp_before = _read(mcp_path)
     mcp = _load(mcp_path)
     servers = _table(mcp, "mcpServers", mcp_path)
-    server: dict[str, Any] = {"type": "stdio", "command": fleetmem, "args": ["mcp"]}
+    server: dict[str, Any] = {"type": "stdio", "command": fleetmem, "args": list(SERVER_ARGS)}
     if home:
         server["env"] = {"FLEETMEM_HOME": home}
     servers[SERVER] = server
@@ -235,4 +238,6 @@ def _is_fleetmem_server(server: object) -> bool:
     if not isinstance(server, dict):
         return False
     command = str(server.get("command", ""))
-    return os.path.basename(command).startswith("fleetmem") and server.get("args") == ["mcp"]
+    # Entries written before ``--attach`` existed are fleetmem's too.
+    args = server.get("args")
+    return os.path.basename(command).startswith("fleetmem") and args in (["mcp"], SERVER_ARGS)

@@ -31,13 +31,14 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from fleetmem.core.facts import Actor
 from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.integrations import briefing as briefings
+from fleetmem.integrations import context_delivery
 from fleetmem.integrations.adapters.base import CommandRun, Edit, Observation
 from fleetmem.integrations.adapters.claude_code import (
     ClaudeStreamParser,
@@ -45,6 +46,7 @@ from fleetmem.integrations.adapters.claude_code import (
     edit_path,
     remember_lines,
 )
+from fleetmem.integrations.attach import Owners, ProcessId, attach_session, session_owner
 from fleetmem.integrations.gitdiff import Snapshot, changed_since, take_snapshot
 from fleetmem.integrations.hookstate import SessionState, StateFiles
 from fleetmem.integrations.records import (
@@ -61,6 +63,17 @@ from fleetmem.service.gitrepo import resolve_repository
 log = logging.getLogger("fleetmem.hooks")
 
 ADAPTER = "claude-code"
+#: A SessionStart hook's hard deadlines for its briefing (Claude Code waits for the hook before
+#: the session starts): at most this long for the episode provider (``provider_timeout`` when
+#: that is shorter), after at most ``HOOK_BUILTIN_START_S`` for the built-in provider's cold
+#: start. When they pass, the briefing is given without episodes, marked
+#: ``provider_unavailable``, and stored so: the run's ``briefing`` tool serves the same
+#: document until it asks for ``refresh``.
+HOOK_PROVIDER_S = 1.0
+HOOK_BUILTIN_START_S = 4.0
+#: Kept back from the answer deadline for the local work after the provider's wait (the
+#: facts and runs sections, the exposure rows, the fence).
+HOOK_LOCAL_S = 0.5
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 _RUN_ID = re.compile(r"[^A-Za-z0-9._:-]")
 
@@ -85,11 +98,23 @@ def _cwd(payload: Mapping[str, Any]) -> str:
 class ClaudeHooks:
     """The hook handlers for one agent over one wired app."""
 
-    def __init__(self, app: App, *, agent: str, environ: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        app: App,
+        *,
+        agent: str,
+        environ: Mapping[str, str],
+        owner: Callable[[], ProcessId | None] = session_owner,
+        answer_by: float | None = None,
+    ) -> None:
         self.app = app
         self.agent = agent
         self.environ = environ
         self.states = StateFiles(app.home)
+        # Finds the Claude Code process this hook runs for (our parent, through `sh -c`).
+        self._owner = owner
+        # time.monotonic() by which SessionStart's briefing must be ready (None: no deadline).
+        self.answer_by = answer_by
 
     def handle(self, event: str, payload: Mapping[str, Any]) -> str:
         handler = {
@@ -138,7 +163,23 @@ class ClaudeHooks:
         )
         self.states.save(state)
         self._export_token(state)
+        self._attach(state)
         return state, True
+
+    def _attach(self, state: SessionState) -> None:
+        """Let the ``fleetmem mcp --attach claude-code`` of this Claude Code process find
+        the session's run (it gets no token of its own: see :mod:`.attach`)."""
+        try:
+            attach_session(
+                self.app.home,
+                session_id=state.session_id,
+                run_id=state.run_id,
+                token=state.token,
+                agent=state.agent,
+                owner=self._owner(),
+            )
+        except OSError as exc:  # the session goes on, its MCP calls unattributed
+            log.warning("attach.failed run=%s error=%s", state.run_id, exc.strerror)
 
     def _export_token(self, state: SessionState) -> None:
         env_file = self.environ.get("CLAUDE_ENV_FILE")
@@ -150,22 +191,32 @@ class ClaudeHooks:
             fh.write(f"export FLEETMEM_RUN_ID={state.run_id}\n")
 
     def session_start(self, payload: Mapping[str, Any]) -> str:
-        state, _ = self.open_session(payload)
-        if not self.app.settings.agent(self.agent).memory_briefing:
-            return ""
-        text = self._briefing(state)
-        if not text:
-            return ""
-        block = briefings.fence(text, "").rstrip("\n")
-        return json.dumps(
-            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": block}}
+        state, new = self.open_session(payload)
+        if not new:  # resumed, maybe by another Claude Code process: it is in this run now
+            self._attach(state)
+        block = ""
+        if self.app.settings.agent(self.agent).memory_briefing:
+            text = self._briefing(state)  # first: it has the deadlines to keep
+            block = briefings.fence(text, "").rstrip("\n") if text else ""
+        # The run's assembled context files (loads recorded; a resumed session's first text).
+        context = context_delivery.for_session(
+            self.app,
+            agent=state.agent,
+            token=state.token,
+            run_id=state.run_id,
+            answer_by=self.answer_by,
         )
+        return context_delivery.session_start_answer(context, block)
 
     def _briefing(self, state: SessionState) -> str | None:
         """The run's briefing as served to it (exposure written), computed once per run."""
         app = self.app
         caller = app.runs.resolve_caller(state.token)
-        if not briefings.ensure_stored(app, caller):
+        provider_wait, builtin_start = self._provider_waits()
+        stored = briefings.ensure_stored(
+            app, caller, provider_wait=provider_wait, builtin_start=builtin_start
+        )
+        if not stored:
             log.warning(
                 "briefing.skipped agent=%s run=%s reason=briefing_failed", state.agent, state.run_id
             )
@@ -181,6 +232,15 @@ class ClaudeHooks:
                 briefings.counts(served.text),
             )
         return served.text or None
+
+    def _provider_waits(self) -> tuple[float, float]:
+        """(provider wait, built-in start allowance) within what is left before the answer
+        deadline: the hook's caps while there is time, less as it runs out, none after."""
+        if self.answer_by is None:
+            return HOOK_PROVIDER_S, HOOK_BUILTIN_START_S
+        left = max(0.0, self.answer_by - time.monotonic() - HOOK_LOCAL_S)
+        provider_wait = min(HOOK_PROVIDER_S, left)
+        return provider_wait, min(HOOK_BUILTIN_START_S, left - provider_wait)
 
     def snapshot_after_start(self, payload: Mapping[str, Any]) -> None:
         """Snapshot the checkout (after the answer is out: it may take a moment)."""
@@ -286,6 +346,8 @@ class ClaudeHooks:
         )
         result = self.app.memory.ingest_run(record, process_now=False)
         self.states.remove(sid)
+        context_delivery.forget_session(self.app.home, state.run_id)
+        Owners(self.app.home).forget_session(sid)
         log.info(
             "hook.closed run=%s outcome=%s episode=%s", state.run_id, outcome[0], result.status
         )

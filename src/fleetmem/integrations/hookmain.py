@@ -24,6 +24,10 @@ from typing import Any
 #: Seconds each hook may take in all, before the watchdog exits 0 (Claude Code's own hook
 #: timeouts, set by ``fleetmem install claude-code``, are longer).
 BUDGETS = {"SessionStart": 8.0, "UserPromptSubmit": 8.0, "PostToolUse": 5.0, "SessionEnd": 25.0}
+#: When SessionStart's briefing must be ready, counted from the hook's start: what is left of
+#: it bounds the waits on the episode provider (none at all once it has passed), so the answer
+#: goes out well inside the watchdog's budget even on a loaded machine.
+ANSWER_BY_S = 6.0
 DEFAULT_BUDGET = 5.0
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 AGENT_ENV = "FLEETMEM_AGENT"
@@ -94,11 +98,20 @@ def run_hook(
         from fleetmem.service.bootstrap import build
 
         app = build(fleetmem_home, env)
-        hooks = ClaudeHooks(app, agent=agent or env.get(AGENT_ENV) or "claude-code", environ=env)
+        hooks = ClaudeHooks(
+            app,
+            agent=agent or env.get(AGENT_ENV) or "claude-code",
+            environ=env,
+            answer_by=started + ANSWER_BY_S,
+        )
         if event == "SessionStart" and app.settings.agent(hooks.agent).memory_briefing:
             from fleetmem.integrations.briefing import warm_up
 
-            warm_up(app)
+            # In the background: opening the provider (the built-in one imports the MCP SDK)
+            # overlaps opening the run; the briefing waits for it only within its deadline.
+            threading.Thread(
+                target=warm_up, args=(app,), name="fleetmem-warm-up", daemon=True
+            ).start()
         answer = hooks.handle(event, payload)
         if event == "SessionStart":
             _emit(answer)  # the answer goes out first: the snapshot may take a moment

@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from fleetmem.config import apply_project
+from fleetmem.config import BUILTIN_PROVIDER, apply_project
 from fleetmem.errors import InvalidInput
 from fleetmem.integrations import briefing as briefings
+from fleetmem.integrations import context_delivery
 from fleetmem.integrations.gitdiff import Snapshot, changed_since, take_snapshot
 from fleetmem.integrations.process import Heartbeats, Limits, Spawn, run_process
 from fleetmem.integrations.records import (
@@ -49,9 +50,13 @@ from fleetmem.service.runs import OpenedRun
 log = logging.getLogger("fleetmem.supervisor")
 
 TOKEN_ENV = "FLEETMEM_RUN_TOKEN"
-#: How long ``fleetmem run`` waits for its episode to reach the provider before leaving it
-#: to the daemon's retries.
+#: How long ``fleetmem run`` waits for its episode to reach the in-process built-in provider
+#: before leaving it to the daemon's retries (its cold start is set-up time, as at spawn). An
+#: upstream provider gets ``provider_timeout``: a hung one must not hold the close any longer.
 RECORD_WAIT_S = 10.0
+#: What closing the provider sessions may take once the close budget is spent (a stdio
+#: upstream that hangs would otherwise hold ``fleetmem run`` for its whole close timeout).
+RELEASE_MIN_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +101,7 @@ class Supervisor:
         self.environ = dict(environ)
         self.out = out
         self.clock = clock
+        self._close_by: float | None = None  # monotonic deadline of the run's close
 
     # ---- the run ------------------------------------------------------------------------
     def run(
@@ -160,14 +166,30 @@ class Supervisor:
         snapshotting.join()
         snapshot = snapshots[0] if snapshots else None
         argv = spec.adapter.argv(spec.executable, spec.args, spec.model, argv_prompt)
+        # The run's assembled context (loads recorded), by the adapter's documented way.
+        delivery = context_delivery.for_run(
+            app,
+            agent=spec.name,
+            adapter=spec.adapter.name,
+            repo=repo.key if repo else None,
+            run_id=run_id,
+            argv=argv,
+            env=env,
+            has_prompt=argv_prompt is not None,
+        )
         beats = Heartbeats(
             send=lambda files: app.runs.heartbeat(opened.token, files=files),
             root=repo.root if repo else None,
             workdir=spec.workdir,
             every_s=min(60.0, max(5.0, app.runs.expire_after_s / 4)),
         )
-        spawns = self._spawn_all(spec, argv, env, beats, cancel or threading.Event())
-        del argv, argv_prompt  # the composed prompt goes nowhere else
+        try:
+            spawns = self._spawn_all(
+                spec, delivery.argv, delivery.env, beats, cancel or threading.Event()
+            )
+        finally:
+            delivery.close()
+        del argv, argv_prompt, delivery  # the composed prompt goes nowhere else
         return self._close(spec, opened, repo, snapshot, spawns, operator_prompt, started)
 
     def _child_env(self, spec: AgentSpec, opened: OpenedRun) -> dict[str, str]:
@@ -330,10 +352,36 @@ class Supervisor:
             result_text=last.observation.result_text,
         )
 
+    def close_wait_s(self) -> float:
+        """How long the close waits for the provider: ``provider_timeout`` for an upstream,
+        ``RECORD_WAIT_S`` for the in-process built-in one."""
+        if self.app.providers.configured_name == BUILTIN_PROVIDER:
+            return RECORD_WAIT_S
+        return self.app.settings.memory.episodes.provider_timeout_s
+
+    def release_provider(self) -> None:
+        """Close an upstream provider's session within what is left of the close budget (at
+        least ``RELEASE_MIN_S``): one that hangs would otherwise hold the app's close for its
+        own close timeout. What does not close by then is cancelled when the app closes.
+        ``fleetmem run`` calls this before its app is closed."""
+        providers = self.app.providers
+        if providers.configured_name == BUILTIN_PROVIDER:
+            return  # in-process: nothing to hang on
+        left = RELEASE_MIN_S
+        if self._close_by is not None:
+            left = max(RELEASE_MIN_S, self._close_by - time.monotonic())
+        try:
+            # The session waits twice (stop, then its task): half the budget each.
+            providers.provider(providers.configured_name).session.close(timeout=left / 2)
+        except Exception as exc:  # closing never fails a run
+            log.info("provider.close_failed error=%s", type(exc).__name__)
+
     def _record_episode(self, episode_id: str) -> str:
         """Send the episode to the provider now the run is over, waiting at most
-        ``RECORD_WAIT_S``; what is not done by then stays queued for the daemon's retries
+        :meth:`close_wait_s`; what is not done by then stays queued for the daemon's retries
         (the run's outcome is already stored)."""
+        wait = self.close_wait_s()
+        self._close_by = time.monotonic() + wait
         done = threading.Event()
 
         def work() -> None:
@@ -347,7 +395,8 @@ class Supervisor:
                 done.set()
 
         threading.Thread(target=work, name="fleetmem-record", daemon=True).start()
-        if not done.wait(RECORD_WAIT_S):
+        if not done.wait(wait):
+            log.warning("episode.record_pending episode=%s after=%gs", episode_id, wait)
             return f"{episode_id} (pending)"
         try:
             indexed = self.app.store.index_rows_for_episode(episode_id)

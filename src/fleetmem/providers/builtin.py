@@ -11,13 +11,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from fleetmem.core.episode import content_hash
 from fleetmem.core.ranking import reciprocal_rank_fusion
 from fleetmem.core.textquery import fts_match
 from fleetmem.embed.base import Embedder
 from fleetmem.errors import EmbeddingUnavailable
 from fleetmem.providers.base import MAX_ITEM_TEXT, ProviderItem, ProviderRecall
-from fleetmem.store.base import EpisodeFilter, EpisodeRow, Store, Vector
+from fleetmem.store.base import EpisodeRow, Store, Vector
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +28,6 @@ BUILTIN = "builtin"
 CANDIDATES = 50
 #: Characters of each neighbouring episode's excerpt indexed as context.
 CONTEXT_CHARS = 600
-#: Episodes looked at when searching for an episode's neighbours inside the window.
-NEIGHBOUR_SCAN = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +41,17 @@ class RankingOptions:
     neighbours (the previous and next episode of the same agent in the same scope, started
     within that many seconds): work on one thread is spread over consecutive runs, and the
     words that find one run are often in the run before or after it. 0 turns it off.
+    ``feedback_items`` > 0 adds a third channel (pseudo-relevance feedback on vectors): the
+    query vector plus ``feedback_weight`` times the mean vector of the first fused items,
+    searched again and fused at ``vector_weight``. No model call: the vectors are stored.
     """
 
     candidates: int = CANDIDATES
     rrf_k: int = 10
     vector_weight: float = 0.5
     context_window_s: float = 3600.0
+    feedback_items: int = 0
+    feedback_weight: float = 0.5
 
 
 def semantic_text(episode: Mapping[str, Any]) -> str:
@@ -139,30 +144,7 @@ class BuiltinProvider:
         window = self._options.context_window_s
         if window <= 0:
             return None, None
-        nearby = self._store.list_episodes(
-            EpisodeFilter(
-                agent=row.agent,
-                repo=row.repo,
-                since=row.started_at - window,
-                limit=NEIGHBOUR_SCAN,
-            )
-        )
-        before: EpisodeRow | None = None
-        after: EpisodeRow | None = None
-        here = (row.started_at, row.id)
-        for other in nearby:
-            if other.id == row.id or other.scope != row.scope or other.episode is None:
-                continue
-            key = (other.started_at, other.id)
-            if key < here and (before is None or key > (before.started_at, before.id)):
-                before = other
-            elif (
-                key > here
-                and other.started_at <= row.started_at + window
-                and (after is None or key < (after.started_at, after.id))
-            ):
-                after = other
-        return before, after
+        return self._store.builtin_neighbours(row, window)
 
     def _reindex(self, *rows: EpisodeRow | None) -> None:
         """Rewrite the text index entry of already indexed episodes with fresh context."""
@@ -183,6 +165,7 @@ class BuiltinProvider:
         wide = self._options.candidates
         text_ids = self._store.search_text(match, scopes, wide) if match else []
         vector_ids: list[str] = []
+        feedback_ids: list[str] = []
         if self._embedder is not None:
             try:
                 qvec = self._embedder.embed([query])[0]
@@ -191,10 +174,19 @@ class BuiltinProvider:
             else:
                 hits = self._store.search_vector(qvec, self._embedder.model_id, scopes, wide)
                 vector_ids = [i for i, _ in hits]
-        candidates = list(dict.fromkeys([*text_ids, *vector_ids]))
+                feedback_ids = self._feedback(qvec, text_ids, vector_ids, scopes)
+        candidates = list(dict.fromkeys([*text_ids, *vector_ids, *feedback_ids]))
         if not candidates:
             return ProviderRecall(items=(), degraded=degraded)
-        rows = self._store.get_episodes(candidates)
+        # Bodies are decoded only where needed: every candidate's when paths boost by files
+        # touched, otherwise only the fused winners' (decoding ~100 JSON bodies per recall
+        # cost more than either channel's search at 100k episodes).
+        rows = self._store.get_episodes(candidates) if paths else {}
+        recency = (
+            {eid: row.started_at for eid, row in rows.items() if row.forgotten_at is None}
+            if paths
+            else self._store.builtin_started_at(candidates)
+        )
         wanted = set(paths)
         boosted = frozenset(
             eid
@@ -202,14 +194,20 @@ class BuiltinProvider:
             if wanted and row.episode and wanted & set(row.episode.get("files_touched") or ())
         )
         opts = self._options
+        channels = [text_ids, vector_ids, feedback_ids] if vector_ids else [text_ids]
+        if not feedback_ids:
+            channels = channels[:2]
+        weights = [1.0, *[opts.vector_weight] * (len(channels) - 1)]
         fused = reciprocal_rank_fusion(
-            [text_ids, vector_ids] if vector_ids else [text_ids],
-            recency={eid: row.started_at for eid, row in rows.items()},
+            [[i for i in ids if i in recency] for ids in channels],
+            recency=recency,
             boosted=boosted,
             k=opts.rrf_k,
-            weights=[1.0, opts.vector_weight] if vector_ids else None,
+            weights=weights if vector_ids else None,
             limit=limit,
         )
+        if not paths:
+            rows = self._store.get_episodes([r.id for r in fused])
         items = []
         for ranked in fused:
             row = rows.get(ranked.id)
@@ -219,6 +217,34 @@ class BuiltinProvider:
                 ProviderItem(id=ranked.id, text=row.text[:MAX_ITEM_TEXT], score=ranked.score)
             )
         return ProviderRecall(items=tuple(items), degraded=degraded)
+
+    def _feedback(
+        self, qvec: Vector, text_ids: list[str], vector_ids: list[str], scopes: Sequence[str]
+    ) -> list[str]:
+        """The feedback channel's ranking, or [] when it is off or has nothing to go on."""
+        opts = self._options
+        if opts.feedback_items <= 0 or not vector_ids or self._embedder is None:
+            return []
+        first = reciprocal_rank_fusion(
+            [text_ids, vector_ids],
+            recency={},
+            k=opts.rrf_k,
+            weights=[1.0, opts.vector_weight],
+            limit=opts.feedback_items,
+        )
+        model_id = self._embedder.model_id
+        stored = self._store.builtin_vectors_for([r.id for r in first], model_id)
+        if not stored:
+            return []
+        centre = np.mean(np.stack(list(stored.values())), axis=0)
+        expanded = np.asarray(qvec, dtype=np.float32) + opts.feedback_weight * centre
+        norm = float(np.linalg.norm(expanded))
+        if norm == 0.0:
+            return []
+        hits = self._store.search_vector(
+            (expanded / norm).astype(np.float32), model_id, scopes, opts.candidates
+        )
+        return [i for i, _ in hits]
 
     def forget(self, provider_id: str) -> bool:
         deleted = self._store.builtin_delete(provider_id)

@@ -71,8 +71,7 @@ class AgentWritesMixin:
         """A run's support or contradiction of a fact it may see (seed 000 REQ-17: counted only
         when the run was not shown the fact and did not write it).
 
-        ``reason`` is checked (at most 500 characters) and not stored: the fact service keeps
-        no reasons with votes yet.
+        ``reason`` (at most 500 characters, no secrets) is stored, redacted, with the vote.
         """
         caller = _require(caller, "vote_fact")
         if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON):
@@ -89,6 +88,7 @@ class AgentWritesMixin:
             repo=caller.repo,
             fact_id=fact_id,
             stance=stance,
+            reason=reason,
         )
 
     # ---- context files ----------------------------------------------------------------

@@ -20,6 +20,7 @@ from fleetmem.providers.builtin import BuiltinProvider
 from fleetmem.providers.hub import ProviderHub
 from fleetmem.service.agent_memory import AgentMemory
 from fleetmem.service.briefings import BriefingService
+from fleetmem.service.context_providers import default_providers
 from fleetmem.service.fact_items import FactItems
 from fleetmem.service.facts import FactService
 from fleetmem.service.files import ContextFileService
@@ -105,6 +106,7 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
     files = ContextFileService(store=store, settings=lambda: config.current)
     # Facts of the default workspace; FactService.in_workspace(name) serves another tenant.
     facts = FactService(store=store, settings=lambda: config.current, embedder=embedder)
+    files.providers.update(default_providers(files, facts, runs, lambda: config.current))
     # Briefings and recall answers show facts; what a run is served is recorded by
     # AgentMemory, which also keeps each run's briefing (the MCP server's tools).
     briefings.set_facts_source(FactItems(facts))

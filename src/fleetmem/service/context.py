@@ -19,8 +19,15 @@ from dataclasses import dataclass
 from prometheus_client import Counter
 
 from fleetmem import metrics
-from fleetmem.core.budget import TokenCodec
-from fleetmem.core.context import PROVIDED, Assembly, PartInput, SegmentInput, assemble
+from fleetmem.core.budget import FEED_MARKER, TokenCodec
+from fleetmem.core.context import (
+    PROVIDED,
+    Assembly,
+    PartInput,
+    SegmentInput,
+    SegmentResult,
+    assemble,
+)
 from fleetmem.core.contextfiles import AGENT_FILES, NOTEBOOK, FileRef, resolve
 from fleetmem.core.redact import strip_invisible
 from fleetmem.core.scope import validate_agent_name, validate_repo_key
@@ -56,9 +63,23 @@ class ContextRequest:
     now: float
 
 
+@dataclass(frozen=True, slots=True)
+class Provided:
+    """A provider's entries, with what must happen before a real run is shown any of them.
+
+    ``before_shown`` is called only in a real run, with the entries the assembly kept (a
+    prefix of ``entries``), before the context is returned; it answers the entries that may
+    be shown (e.g. the facts whose exposure rows were written). A different answer makes the
+    context be assembled again with only those entries, so nothing unrecorded is delivered.
+    """
+
+    entries: tuple[str, ...]
+    before_shown: Callable[[tuple[str, ...]], Sequence[str]] | None = None
+
+
 #: Returns the segment's entries (one per line, best or newest first), or None when the
 #: segment is switched off for this agent (e.g. memory recall off: no facts block at all).
-SegmentProvider = Callable[[ContextRequest], Sequence[str] | None]
+SegmentProvider = Callable[[ContextRequest], Sequence[str] | Provided | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +155,11 @@ class ContextMixin:
         if run_id is not None and (not isinstance(run_id, str) or not 0 < len(run_id) <= 128):
             raise InvalidInput("run_id", run_id, "must be a string of 1 to 128 characters")
         request = ContextRequest(self.workspace, agent, repo, run_id, self._clock())
-        segments = self._inputs(request, {**self.providers, **(providers or {})})
+        hooks: dict[str, Provided] = {}
+        segments = self._inputs(request, {**self.providers, **(providers or {})}, hooks)
         assembly = assemble(segments, self.codec, self._nonce)
+        if run_id is not None and hooks:
+            assembly = self._settle(request, segments, assembly, hooks)
         truncations = tuple(_truncations(assembly))
         context = RunContext(agent, repo, run_id, assembly, truncations)
         if run_id is not None:
@@ -166,8 +190,43 @@ class ContextMixin:
         return self.store.loads_for_run(self.workspace, run_id)
 
     # ---- internals ----------------------------------------------------------------------
+    def _settle(
+        self,
+        request: ContextRequest,
+        segments: list[SegmentInput],
+        assembly: Assembly,
+        hooks: Mapping[str, Provided],
+    ) -> Assembly:
+        """Tell each provider what a real run is about to be shown; re-assemble without the
+        entries it withdraws (their records could not be written)."""
+        changed = False
+        for key, provided in hooks.items():
+            assert provided.before_shown is not None
+            shown = kept_entries(assembly.segment(key), provided.entries)
+            try:
+                allowed = tuple(provided.before_shown(shown)) if shown else ()
+            except Exception as exc:  # a provider failure degrades the context, never the run
+                PROVIDER_FAILURES.labels(segment=key).inc()
+                log.warning(
+                    "context.provider_failed segment=%s agent=%s run=%s error=%s",
+                    key,
+                    request.agent,
+                    request.run_id,
+                    type(exc).__name__,
+                )
+                allowed = ()
+            if allowed == shown:
+                continue
+            changed = True
+            index = next(i for i, s in enumerate(segments) if s.key == key)
+            segments[index] = SegmentInput(key, (PartInput(entries=allowed),))
+        return assemble(segments, self.codec, self._nonce) if changed else assembly
+
     def _inputs(
-        self, request: ContextRequest, providers: Mapping[str, SegmentProvider | None]
+        self,
+        request: ContextRequest,
+        providers: Mapping[str, SegmentProvider | None],
+        hooks: dict[str, Provided],
     ) -> list[SegmentInput]:
         inputs: list[SegmentInput] = []
         if request.repo is not None:
@@ -189,7 +248,7 @@ class ContextMixin:
             part = PartInput(text=row.body, ref=str(ref), revision=row.revision)
             inputs.append(SegmentInput(spec.slug, (part,)))
         for key in PROVIDED:
-            inputs.append(_provided(key, providers.get(key), request))
+            inputs.append(_provided(key, providers.get(key), request, hooks))
         return inputs
 
     def _record_read(
@@ -260,7 +319,12 @@ class ContextMixin:
         )
 
 
-def _provided(key: str, provider: SegmentProvider | None, request: ContextRequest) -> SegmentInput:
+def _provided(
+    key: str,
+    provider: SegmentProvider | None,
+    request: ContextRequest,
+    hooks: dict[str, Provided],
+) -> SegmentInput:
     if provider is None:
         return SegmentInput(key, status="off")
     try:
@@ -276,9 +340,35 @@ def _provided(key: str, provider: SegmentProvider | None, request: ContextReques
         return SegmentInput(key, status="error")
     if entries is None:
         return SegmentInput(key, status="off")
+    before_shown: Callable[[tuple[str, ...]], Sequence[str]] | None = None
+    if isinstance(entries, Provided):
+        before_shown = entries.before_shown
+        entries = entries.entries
     # Provided text did not come from this module: drop controls and invisible characters.
     cleaned = tuple(strip_invisible(str(entry)) for entry in entries)
+    if before_shown is not None:
+        originals = dict(zip(cleaned, entries, strict=True))
+        hook = before_shown
+
+        def on_shown(shown: tuple[str, ...]) -> tuple[str, ...]:
+            # The provider is answered in its own words and answers in them.
+            allowed = {strip_invisible(str(e)) for e in hook(tuple(originals[s] for s in shown))}
+            return tuple(s for s in shown if s in allowed)
+
+        hooks[key] = Provided(cleaned, on_shown)
     return SegmentInput(key, (PartInput(entries=cleaned),))
+
+
+def kept_entries(segment: SegmentResult, entries: Sequence[str]) -> tuple[str, ...]:
+    """The entries of a feed segment that reach the agent: the longest prefix delivered."""
+    if segment.dropped_by_backstop or not segment.parts:
+        return ()
+    delivered = segment.parts[0].report.delivered
+    for count in range(len(entries), 0, -1):
+        head = "\n".join(entries[:count])
+        if delivered in (head, f"{head}\n{FEED_MARKER}"):
+            return tuple(entries[:count])
+    return ()
 
 
 def _truncations(assembly: Assembly) -> list[Truncation]:

@@ -33,12 +33,23 @@ class Check:
         return {"name": self.name, "status": self.status, "detail": self.detail}
 
 
-def run_checks(app: Any, *, clock: Callable[[], float] = time.monotonic) -> list[Check]:
-    """Every check against a wired App, in a stable order."""
+def run_checks(
+    app: Any,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    wall: Callable[[], float] = time.time,
+) -> list[Check]:
+    """Every check against a wired App, in a stable order.
+
+    ``clock`` times the embedder; ``wall`` is the UNIX time the 24-hour and outage windows
+    are measured against.
+    """
+    now = wall()
     rows = [_config(app), _store(app), _embedder(app, clock)]
     status = app.memory.status()
-    rows.extend(_provider(app, status, wall=time.time()))
+    rows.extend(_provider(app, status, wall=now))
     rows.extend(_work(status))
+    rows.append(_degraded_recalls(app, now))
     rows.append(_vectors(status))
     rows.append(_summaries(status))
     rows.append(_briefing_agents(app))
@@ -164,11 +175,33 @@ def _work(status: dict[str, Any]) -> list[Check]:
 
 def _vectors(status: dict[str, Any]) -> Check:
     missing = status.get("vectors_missing", 0)
-    if status.get("embedding_model") and missing:
+    model = status.get("embedding_model")
+    if not model:
+        return Check("vectors", "info", "no embedding model is set: episodes are not embedded")
+    if missing:
         return Check(
             "vectors", "warn", f"{missing} episodes have no vector yet; the daemon backfills them"
         )
-    return Check("vectors", "ok", "every indexed episode has a vector")
+    return Check("vectors", "ok", f"every built-in episode has a {model} vector")
+
+
+#: Degraded recalls are looked for in this window (seed 000 REQ-19).
+DEGRADED_WINDOW_S = 86400.0
+
+
+def _degraded_recalls(app: Any, now: float) -> Check:
+    try:
+        reasons = app.store.degraded_recalls_since(now - DEGRADED_WINDOW_S)
+    except Exception as exc:  # the doctor reports, it does not crash
+        return Check("degraded recalls", "warn", f"cannot read the degraded-recall log: {exc}")
+    total = sum(n for _, n in reasons)
+    if not total:
+        return Check("degraded recalls", "ok", "none in the last 24 h")
+    main, main_n = reasons[0]
+    detail = f"{total} in the last 24 h, mostly {main} ({main_n})"
+    if len(reasons) > 1:
+        detail += "; also " + ", ".join(f"{r} ({n})" for r, n in reasons[1:])
+    return Check("degraded recalls", "warn", detail)
 
 
 def _summaries(status: dict[str, Any]) -> Check:

@@ -46,6 +46,7 @@ from fleetmem.errors import EmbeddingUnavailable, RateLimited, UnknownFact
 from fleetmem.service.fact_results import NearDuplicate, SearchHit
 from fleetmem.store.base import Vector
 from fleetmem.store.facts import FactRow, FactStore, JournalRow, SearchRow
+from fleetmem.tokenize import get_tokenizer
 
 log = logging.getLogger("fleetmem.facts")
 
@@ -90,6 +91,11 @@ def local_user() -> Actor:
     return Actor("human", name or "local")
 
 
+def exact_tokens(text: str) -> int:
+    """``text``'s tokens in ``o200k_base`` (``fleetmem.tokenize``; loaded on first use)."""
+    return get_tokenizer().count(text)
+
+
 def new_fact_id() -> str:
     return "f_" + secrets.token_hex(8)
 
@@ -123,8 +129,12 @@ class FactServiceBase:
         new_id: Callable[[], str] = new_fact_id,
         workspace: str = DEFAULT_WORKSPACE,
         limits: Limits | None = None,
+        count_tokens: Callable[[str], int] | None = None,
     ) -> None:
         self.store = store
+        # The facts block's 1,200-token cap is counted with the one exact tokenizer, as the
+        # context assembly and the load meter count, unless a caller passes another counter.
+        self.count_tokens: Callable[[str], int] = count_tokens or exact_tokens
         self._settings = settings
         self.embedder = embedder
         self._clock = clock
@@ -162,7 +172,9 @@ class FactServiceBase:
             raise UnknownFact(fact_id)
         return row
 
-    def _confidence(self, row: FactRow, tally: tuple[Tally, Tally] | None = None) -> float:
+    def confidence_of(self, row: FactRow, tally: tuple[Tally, Tally] | None = None) -> float:
+        """A fact's confidence (0-1) from the (support, contradict) tallies of its counted
+        votes, read from the store when not given; a person's word raises its prior."""
         support, contradict = tally or (
             self.store.fact_tally(self.workspace, row.id, row.revision, "support", 0.0),
             self.store.fact_tally(self.workspace, row.id, row.revision, "contradict", 0.0),

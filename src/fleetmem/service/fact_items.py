@@ -10,9 +10,9 @@ did not fit never blocks a run's vote (seed 000 REQ-17).
   active facts of its scopes by confidence, then recency, then id
   (``FactService.select_for_run``).
 * A recall answer gets active, evidence and suspect facts of the caller's scopes by meaning
-  and by words, best first, each labelled with its status (seed 000 REQ-12). FactService has
-  no public ranking that leaves exposure to the caller (``recall_for_run`` writes it for
-  every fact it returns), so this module calls its ranking directly: the one adapter here.
+  and by words, best first, each labelled with its status (seed 000 REQ-12), from
+  ``FactService.rank_servable``, which ranks without writing exposure (``recall_for_run``
+  writes it for every fact it returns).
 
 Provenance comes from the fact rows: id, scope, status, confidence, the writing agent and its
 run, and when it was written; ``untrusted`` is set on every fact a person did not write.
@@ -25,7 +25,7 @@ import logging
 from collections.abc import Sequence
 
 from fleetmem.core.briefing import BRIEFING_RULES, fact_item
-from fleetmem.core.facts import ACTIVE, SERVABLE, Tally, visible_scopes
+from fleetmem.core.facts import ACTIVE, visible_scopes
 from fleetmem.core.scope import WORKSPACE
 from fleetmem.core.wrapper import Item
 from fleetmem.service.briefings import Subject
@@ -95,16 +95,10 @@ class FactItems:
         if not scopes or not query.strip():
             return []
         limit = max(1, min(int(limit), MAX_RECALL_FACTS))
-        facts = self._facts
-        hits, _degraded = facts._rank(
-            query.strip()[:512], sorted(SERVABLE), list(scopes), limit=limit
+        ranked, _degraded = self._facts.rank_servable(
+            query.strip()[:512], scopes=list(scopes), limit=limit
         )
-        hits = hits[:limit]
-        tallies = facts.store.fact_tallies(facts.workspace) if hits else {}
-        empty = (Tally(), Tally())
-        return [
-            (hit.fact, facts._confidence(hit.fact, tallies.get(hit.fact.id, empty))) for hit in hits
-        ]
+        return [(item.fact, item.confidence) for item in ranked]
 
 
 def fact_scopes(subject: Subject) -> list[str]:

@@ -45,7 +45,7 @@ class FactReadsMixin(FactServiceBase):
         against = self.store.fact_tally(self.workspace, row.id, row.revision, "contradict", 0.0)
         return FactDetail(
             fact=row,
-            confidence=self._confidence(row, (support, against)),
+            confidence=self.confidence_of(row, (support, against)),
             support=support,
             contradict=against,
             provenance=tuple(self.store.fact_provenance(row.id)),
@@ -149,6 +149,17 @@ class FactReadsMixin(FactServiceBase):
         provenance and vectors; the journal keeps what happened) and embed facts saved while
         the embedder was down."""
         return SweepResult(purged=self._purge(limit), embedded=self.backfill(BACKFILL_BATCH))
+
+    def purge_expired(self, batch: int = 500) -> int:
+        """Purge every fact (any workspace) forgotten or rejected more than 30 days ago, in
+        batches of ``batch``; the daemon's background jobs call this on their hourly pass.
+        Returns how many were purged; each purge writes its journal row."""
+        total = 0
+        while True:
+            purged = self._purge(batch)
+            total += purged
+            if purged < batch:
+                return total
 
     def _purge(self, limit: int) -> int:
         self._last_purge = self.now()

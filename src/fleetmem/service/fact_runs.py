@@ -26,6 +26,8 @@ from fleetmem.core.facts import (
     BlockItem,
     Tally,
     block_score,
+    check_scope,
+    clean_vote_reason,
     corroborated,
     fit_block,
     is_suspect,
@@ -116,7 +118,7 @@ class RunFactsMixin(FactServiceBase):
             )
             metrics.FACT_BLOCKS.labels(outcome="failed").inc()
             return _empty_block("failed")
-        fitted = fit_block(selection.pinned, selection.recalled)
+        fitted = fit_block(selection.pinned, selection.recalled, count_tokens=self.count_tokens)
         graded = [(item, "instruction") for item in fitted.items]
         if not self._expose(graded, run_id, agent, repo, surface, call_id):
             metrics.FACT_BLOCKS.labels(outcome="withheld").inc()
@@ -165,7 +167,7 @@ class RunFactsMixin(FactServiceBase):
             r for r in candidates if r.status in INSTRUCTION and r.scope in allowed and not r.pinned
         ]
         conf = {
-            r.id: self._confidence(r, tallies.get(r.id, (Tally(), Tally())))
+            r.id: self.confidence_of(r, tallies.get(r.id, (Tally(), Tally())))
             for r in [*pinned, *others]
         }
         scored: list[tuple[float, FactRow]] = []
@@ -206,23 +208,45 @@ class RunFactsMixin(FactServiceBase):
             raise InvalidInput("query", query, "must be 1 to 512 characters")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidInput("limit", limit, "must be an integer between 1 and 20")
-        limit = min(limit, MAX_RECALL_LIMIT)
         scopes = visible_scopes(agent, repo)
-        hits, degraded = self._rank(query.strip(), sorted(SERVABLE), scopes, limit=limit)
-        tallies = self.store.fact_tallies(self.workspace)
-        items = [
-            RecalledFact(
-                fact=h.fact,
-                score=h.score,
-                confidence=self._confidence(h.fact, tallies.get(h.fact.id, (Tally(), Tally()))),
-                served_as=_grade(h.fact),
-            )
-            for h in hits[:limit]
-        ]
+        items, degraded = self.rank_servable(query, scopes=scopes, limit=limit)
         graded = [(_item(i.fact, i.confidence, i.score), i.served_as) for i in items]
         if not self._expose(graded, run_id, agent, repo, surface, call_id):
             return FactRecall(items=(), degraded=degraded, withheld=len(items))
         return FactRecall(items=tuple(items), degraded=degraded)
+
+    def rank_servable(
+        self, query: str, *, scopes: Sequence[str], limit: int = BLOCK_MAX_RECALLED
+    ) -> tuple[list[RecalledFact], str | None]:
+        """Active, evidence and suspect facts of ``scopes`` matching ``query`` by meaning and
+        by words, best first, each with its confidence and how it may be served; at most
+        ``limit`` (1 to 20), and why the ranking was degraded (or None).
+
+        Writes no exposure: for composers that fit facts into their own document and then
+        record what they show with :meth:`serve_to_run`.
+        """
+        if not isinstance(query, str) or not query.strip() or len(query) > 512:
+            raise InvalidInput("query", query, "must be 1 to 512 characters")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInput("limit", limit, "must be an integer between 1 and 20")
+        limit = min(limit, MAX_RECALL_LIMIT)
+        scopes = [check_scope(scope) for scope in scopes]
+        if not scopes:
+            return [], None
+        hits, degraded = self._rank(query.strip(), sorted(SERVABLE), scopes, limit=limit)
+        hits = hits[:limit]
+        tallies = self.store.fact_tallies(self.workspace) if hits else {}
+        empty = (Tally(), Tally())
+        items = [
+            RecalledFact(
+                fact=h.fact,
+                score=h.score,
+                confidence=self.confidence_of(h.fact, tallies.get(h.fact.id, empty)),
+                served_as=_grade(h.fact),
+            )
+            for h in hits
+        ]
+        return items, degraded
 
     def select_for_run(
         self, *, agent: str, repo: str | None = None, query: str | None = None
@@ -317,9 +341,17 @@ class RunFactsMixin(FactServiceBase):
 
     # ---- votes --------------------------------------------------------------------------
     def vote(
-        self, *, run_id: str, agent: str, repo: str | None, fact_id: str, stance: str
+        self,
+        *,
+        run_id: str,
+        agent: str,
+        repo: str | None,
+        fact_id: str,
+        stance: str,
+        reason: str | None = None,
     ) -> VoteResult:
-        """Store a run's support or contradiction of a fact.
+        """Store a run's support or contradiction of a fact, with the voter's ``reason`` (what
+        it checked; optional, at most 500 characters, refused when it holds a secret).
 
         It counts only when the run was never shown the fact, did not write it, and has not
         voted on it before. Counted votes may mark an active fact ``suspect`` or, with
@@ -328,6 +360,7 @@ class RunFactsMixin(FactServiceBase):
         run_id, agent, repo = check_run(run_id, agent, repo)
         if stance not in STANCES:
             raise InvalidInput("stance", stance, "must be support or contradict")
+        note = clean_vote_reason(reason)
         row = self._require(fact_id)
         if row.status not in LIVE or row.scope not in visible_scopes(agent, repo):
             # A fact the run may not see is as absent as one that never existed.
@@ -336,9 +369,9 @@ class RunFactsMixin(FactServiceBase):
             existing = self.store.fact_vote_get(self.workspace, fact_id, run_id)
             if existing is not None:
                 metrics.FACT_VOTES.labels(stance=stance, reason="repeat").inc()
-                return VoteResult(existing, duplicate=True, confidence=self._confidence(row))
+                return VoteResult(existing, duplicate=True, confidence=self.confidence_of(row))
             authors = {p.run_id for p in self.store.fact_provenance(fact_id)} | {row.run_id}
-            counted, reason = vote_counts(
+            counted, why = vote_counts(
                 exposed=self.store.fact_was_exposed(self.workspace, run_id, fact_id),
                 author_run=run_id in authors,
                 repeat=False,
@@ -352,14 +385,15 @@ class RunFactsMixin(FactServiceBase):
                 repo=repo,
                 stance=stance,
                 counted=counted,
-                reason=reason,
+                reason=why,
                 at=self.now(),
+                note=note,
             )
             self.store.fact_vote_add(vote)
             change = self._after_vote(row) if counted else None
-        metrics.FACT_VOTES.labels(stance=stance, reason=reason).inc()
+        metrics.FACT_VOTES.labels(stance=stance, reason=why).inc()
         current = self._require(fact_id)
-        return VoteResult(vote, False, self._confidence(current), change)
+        return VoteResult(vote, False, self.confidence_of(current), change)
 
     def _after_vote(self, row: FactRow) -> str | None:
         facts = self.settings.memory.facts
@@ -397,7 +431,7 @@ class RunFactsMixin(FactServiceBase):
             votes=tuple(self.store.fact_votes(self.workspace, fact_id)),
             support=support,
             contradict=against,
-            confidence=self._confidence(row, (support, against)),
+            confidence=self.confidence_of(row, (support, against)),
         )
 
 

@@ -83,6 +83,7 @@ class NotesUpdate:
     proposed_text: str
     reason: str | None = None
     message: str | None = None
+    proposal_id: int | None = None  # the stored proposal a person can apply (S17)
 
 
 @dataclass(frozen=True, slots=True)

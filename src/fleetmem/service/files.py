@@ -51,6 +51,7 @@ from fleetmem.errors import (
     StaleRevision,
 )
 from fleetmem.service.context import ContextMixin, SegmentProvider
+from fleetmem.service.file_proposals import ProposalsMixin, default_proposals
 from fleetmem.service.file_types import (
     Actor,
     AskPayload,
@@ -60,6 +61,7 @@ from fleetmem.service.file_types import (
     Meter,
     NotesUpdate,
 )
+from fleetmem.store.file_proposals import ProposalStore
 from fleetmem.store.files import ActivityRow, FileKey, FileRow, FileStore, NewRevision, RevisionRow
 from fleetmem.tokenize import get_tokenizer
 
@@ -105,7 +107,7 @@ def draw_nonce() -> str:
     return f"{secrets.randbelow(10**39):039d}"
 
 
-class ContextFileService(ContextMixin):
+class ContextFileService(ProposalsMixin, ContextMixin):
     """Context files of one workspace (the tenant)."""
 
     def __init__(
@@ -118,8 +120,10 @@ class ContextFileService(ContextMixin):
         nonce: Callable[[], str] = draw_nonce,
         providers: Mapping[str, SegmentProvider] | None = None,
         workspace: str = DEFAULT_WORKSPACE,
+        proposals: ProposalStore | None = None,
     ) -> None:
         self.store = store
+        self.proposals = proposals if proposals is not None else default_proposals(store)
         self._settings = settings
         self._tokenizer = tokenizer
         self._clock = clock
@@ -358,10 +362,12 @@ class ContextFileService(ContextMixin):
             raise InvalidInput("mode", mode, "must be append or replace")
         diff = unified_diff(current.body, proposed, f"notes@{current.revision}", "notes (proposed)")
         if not self._settings().agent(agent).edit_agent_files:
-            self._activity(actor, "proposed", ref, current.revision, "edit_agent_files is off")
+            # Nothing is written to the file: the change waits for a person (S17).
+            kept = self._propose(agent, run_id, mode, current.revision, proposed, diff)
+            self._activity(actor, "proposed", ref, current.revision, f"proposal {kept.id}")
             FILE_WRITES.labels(kind="agent", actor="agent", outcome="proposed").inc()
             return NotesUpdate(
-                False, current.revision, diff, proposed, "not_permitted", CANNOT_EDIT
+                False, current.revision, diff, proposed, "not_permitted", CANNOT_EDIT, kept.id
             )
         if mode == "append":
             view = self._append(ref, note, actor)

@@ -1,4 +1,5 @@
-"""Background work of the daemon: record and forget retries, retention, vector backfill."""
+"""Background work of the daemon: record and forget retries, retention, the facts purge, vector
+backfill."""
 
 from __future__ import annotations
 
@@ -6,10 +7,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from fleetmem.service.memory import MemoryService
 
 log = logging.getLogger("fleetmem.jobs")
+
+
+class FactPurger(Protocol):
+    """What the jobs need from the fact service: purge facts past their 30 restorable days."""
+
+    def purge_expired(self) -> int: ...
 
 
 class BackgroundJobs:
@@ -25,8 +33,10 @@ class BackgroundJobs:
         interval_s: float = 15.0,
         retention_every_s: float = 3600.0,
         clock: Callable[[], float] = time.monotonic,
+        facts: FactPurger | None = None,
     ) -> None:
         self._memory = memory
+        self._facts = facts
         self._interval = interval_s
         self._retention_every = retention_every_s
         self._clock = clock
@@ -52,6 +62,7 @@ class BackgroundJobs:
         now = self._clock()
         if self._last_retention is None or now - self._last_retention >= self._retention_every:
             self._last_retention = now
+            self._purge_facts()
             pruned = self._memory.apply_retention()
             if pruned:
                 log.info("jobs.retention forgotten=%d", pruned)
@@ -59,6 +70,19 @@ class BackgroundJobs:
         if fixed:
             log.info("jobs.backfill vectors=%d", fixed)
         self.ticks += 1
+
+    def _purge_facts(self) -> None:
+        # Its own guard: a failed purge must not skip episode retention or the vector
+        # backfill of this tick; the next hourly pass tries again.
+        if self._facts is None:
+            return
+        try:
+            purged = self._facts.purge_expired()
+        except Exception as exc:
+            log.warning("jobs.facts_purge_failed error=%s", type(exc).__name__)
+            return
+        if purged:
+            log.info("jobs.facts_purged count=%d", purged)
 
     def _loop(self) -> None:
         while not self._stop.is_set():

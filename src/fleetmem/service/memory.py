@@ -495,6 +495,9 @@ class MemoryService:
         except Exception as exc:
             log.warning("recall.provider_unavailable provider=%s error=%s", provider, _short(exc))
             metrics.RECALLS.labels(provider=provider, outcome="degraded").inc()
+            self.store.note_degraded_recall(
+                at=self._clock(), provider=provider, reason="provider_unavailable"
+            )
             return RecallResult(items=(), provider=provider, degraded="provider_unavailable")
         finally:
             metrics.PROVIDER_DURATION.labels(provider=provider, op="recall").observe(
@@ -508,6 +511,10 @@ class MemoryService:
             metrics.RESULTS_DROPPED.labels(provider=provider, reason=reason).inc(n)
         outcome = "degraded" if answer.degraded else "ok"
         metrics.RECALLS.labels(provider=provider, outcome=outcome).inc()
+        if answer.degraded:  # kept for the doctor's 24-hour row (REQ-19)
+            self.store.note_degraded_recall(
+                at=self._clock(), provider=provider, reason=str(answer.degraded)
+            )
         return RecallResult(
             items=tuple(items), provider=provider, degraded=answer.degraded, dropped=dropped
         )

@@ -109,6 +109,8 @@ class VoteRow:
     reason: str
     at: float
     seq: int = 0
+    #: The voter's own words on what it checked (redacted); ``reason`` says why it counted.
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

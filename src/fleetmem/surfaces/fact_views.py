@@ -186,6 +186,7 @@ def vote_view(v: VoteRow) -> dict[str, Any]:
         "revision": v.revision,
         "counted": v.counted,
         "reason": v.reason,
+        "note": v.note,
         "at": iso(v.at),
     }
 

@@ -3,52 +3,94 @@
 The standard library's sqlite3 cannot load vector extensions, and brute-force cosine over
 an in-memory float32 matrix is as fast as an ANN index at the sizes one machine holds
 (100k x 384 in ~15 ms), so vectors live in SQLite as BLOBs and are searched in numpy.
-The matrix is a cache: other processes (the CLI beside the daemon) add rows, so each search
-first picks up rows with a higher sequence number, and reloads fully after any delete.
+The matrices (one per scope, so a scoped search multiplies only its own rows) are a cache:
+other processes (the CLI beside the daemon) add rows, so each search first picks up rows with
+a higher sequence number, and reloads fully after any delete.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from fleetmem.core.textquery import match_phrases, or_match, prune_common
 from fleetmem.store.base import EpisodeRow, Vector
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.records import _EPISODE_COLUMNS, _placeholders, episode_from_row
+from fleetmem.store.sqlite.term_stats import TermStats
 
 #: BM25 weight of the context column relative to the episode's own text and summary.
 CONTEXT_WEIGHT = 0.3
+#: At most this many matching in-scope rows are scored by BM25 (the newest indexed).
+MAX_SCORED = 4_000
+#: The columns user words are matched in (never ``scope_key``).
+TEXT_COLUMNS = "text summary context"
+#: Query phrases in more than this share of the indexed episodes are not scored...
+PRUNE_SHARE = 0.05
+#: ...once they are in more than this many: below it every phrase is kept (exact BM25).
+PRUNE_FLOOR_DOCS = 2_000
 
 
 @dataclass
-class _Matrix:
-    """Rows of one embedding model, grown by doubling so appends stay amortised O(1)."""
+class _Block:
+    """One scope's rows of one embedding model, grown by doubling so appends stay O(1).
 
-    generation: str = ""
-    last_seq: int = 0
+    Rows are kept per scope so a scoped search multiplies only that scope's rows: no mask
+    over the whole store and no copy per query.
+    """
+
     count: int = 0
     ids: list[str] = field(default_factory=list)
-    scopes: list[int] = field(default_factory=list)
     vectors: Vector = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
-    def append(self, ids: list[str], scopes: list[int], block: Vector) -> None:
-        if block.shape[0] == 0:
-            return
+    def append(self, ids: list[str], block: Vector) -> None:
         dim = block.shape[1]
         if self.vectors.shape[1] != dim:
             self.vectors = np.zeros((0, dim), dtype=np.float32)
         need = self.count + block.shape[0]
         if need > self.vectors.shape[0]:
-            grown = np.zeros((max(need, 2 * self.vectors.shape[0], 1024), dim), dtype=np.float32)
+            grown = np.zeros((max(need, 2 * self.vectors.shape[0], 256), dim), dtype=np.float32)
             grown[: self.count] = self.vectors[: self.count]
             self.vectors = grown
         self.vectors[self.count : need] = block
         self.count = need
         self.ids.extend(ids)
-        self.scopes.extend(scopes)
+
+    def top(self, query: Vector, limit: int) -> list[tuple[str, float]]:
+        """The ``limit`` rows most similar to ``query`` (unit rows: dot product = cosine)."""
+        if self.count == 0 or query.shape[0] != self.vectors.shape[1]:
+            return []
+        # einsum runs on the calling thread; a BLAS matrix-vector product wakes OpenBLAS's
+        # thread pool, which on a busy two-core machine (right after onnxruntime used both
+        # cores for the query embedding) waits ~10 ms for a slice instead of taking ~0.2 ms.
+        sims = np.einsum("ij,j->i", self.vectors[: self.count], query)
+        k = min(limit, self.count)
+        top = np.argpartition(-sims, k - 1)[:k] if k < self.count else np.arange(k)
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [(self.ids[int(i)], float(sims[i])) for i in top]
+
+
+@dataclass
+class _Matrix:
+    """Every vector of one embedding model, by scope, as of ``last_seq``."""
+
+    generation: str = ""
+    last_seq: int = 0
+    blocks: dict[str, _Block] = field(default_factory=dict)
+
+
+def scope_token(scope: str) -> str:
+    """The one ``scope_key`` token of ``scope`` (migration m0011 builds the same in SQL).
+
+    Hex of the UTF-8 bytes is exact (no two scopes share a token) and a single unicode61
+    token; the trailing digit keeps the porter stemmer from shortening it.
+    """
+    return "s" + scope.encode("utf-8").hex() + "0"
 
 
 class BuiltinIndexMixin:
@@ -56,8 +98,8 @@ class BuiltinIndexMixin:
 
     def _init_builtin_index(self) -> None:
         self._matrices: dict[str, _Matrix] = {}
-        self._scope_codes: dict[str, int] = {}
         self._matrix_lock = threading.Lock()
+        self._term_stats = TermStats()
 
     # ---- writes -----------------------------------------------------------------------
     def builtin_put(
@@ -73,7 +115,7 @@ class BuiltinIndexMixin:
         """Index ``text`` (and ``context``, ranked below it) and, if given, the vector."""
         with self.db.write() as conn:
             row = conn.execute(
-                "SELECT rowid, content_hash FROM episodes WHERE id = ?", (episode_id,)
+                "SELECT rowid, scope FROM episodes WHERE id = ?", (episode_id,)
             ).fetchone()
             if row is None:
                 raise KeyError(episode_id)
@@ -81,8 +123,9 @@ class BuiltinIndexMixin:
             # Re-recording the same episode replaces its index entry instead of duplicating it.
             conn.execute("DELETE FROM builtin_fts WHERE rowid = ?", (rowid,))
             conn.execute(
-                "INSERT INTO builtin_fts (rowid, text, summary, context) VALUES (?, ?, ?, ?)",
-                (rowid, text, summary or "", context),
+                "INSERT INTO builtin_fts (rowid, text, summary, context, scope_key)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (rowid, text, summary or "", context, scope_token(str(row[1]))),
             )
             if vector is not None:
                 self.cache_embedding(content_hash, model_id, vector)
@@ -123,6 +166,63 @@ class BuiltinIndexMixin:
             (episode_id,),
         ).fetchone()
         return row is not None
+
+    def builtin_started_at(self, episode_ids: Sequence[str]) -> dict[str, float]:
+        """Start times of live episodes by id: fusion's tie-break, without decoding bodies."""
+        out: dict[str, float] = {}
+        ids = list(dict.fromkeys(episode_ids))
+        for offset in range(0, len(ids), 500):
+            chunk = ids[offset : offset + 500]
+            rows = self.db.conn.execute(
+                f"SELECT id, started_at FROM episodes WHERE id IN ({_placeholders(len(chunk))})"
+                " AND forgotten_at IS NULL",
+                chunk,
+            ).fetchall()
+            out.update((str(r[0]), float(r[1])) for r in rows)
+        return out
+
+    def builtin_vectors_for(self, episode_ids: Sequence[str], model_id: str) -> dict[str, Vector]:
+        """The stored vectors of ``episode_ids`` under ``model_id`` (those that have one)."""
+        ids = list(dict.fromkeys(episode_ids))[:500]
+        if not ids:
+            return {}
+        rows = self.db.conn.execute(
+            "SELECT v.episode_id, m.vector FROM builtin_vectors v JOIN embeddings m"
+            " ON m.content_hash = v.content_hash AND m.model_id = v.model_id"
+            f" WHERE v.model_id = ? AND v.episode_id IN ({_placeholders(len(ids))})",
+            [model_id, *ids],
+        ).fetchall()
+        return {str(r[0]): np.frombuffer(r[1], dtype=np.float32).copy() for r in rows}
+
+    def builtin_neighbours(
+        self, row: EpisodeRow, window_s: float
+    ) -> tuple[EpisodeRow | None, EpisodeRow | None]:
+        """The closest earlier and later live episode of ``row``'s agent, repo and scope.
+
+        Both lie within ``window_s`` seconds of ``row`` and still have a body; order is
+        (started_at, id), so episodes started in the same second still have one order.
+        Two indexed lookups of one row each, whatever the size of the store.
+        """
+        same = (
+            f"SELECT {_EPISODE_COLUMNS} FROM episodes e WHERE e.agent = ? AND e.repo = ?"
+            " AND e.scope = ? AND e.forgotten_at IS NULL AND e.episode_json IS NOT NULL"
+        )
+        key = (row.agent, row.repo, row.scope)
+        conn = self.db.conn
+        before = conn.execute(
+            f"{same} AND e.started_at >= ? AND (e.started_at, e.id) < (?, ?)"
+            " ORDER BY e.started_at DESC, e.id DESC LIMIT 1",
+            (*key, row.started_at - window_s, row.started_at, row.id),
+        ).fetchone()
+        after = conn.execute(
+            f"{same} AND e.started_at <= ? AND (e.started_at, e.id) > (?, ?)"
+            " ORDER BY e.started_at, e.id LIMIT 1",
+            (*key, row.started_at + window_s, row.started_at, row.id),
+        ).fetchone()
+        return (
+            episode_from_row(before) if before is not None else None,
+            episode_from_row(after) if after is not None else None,
+        )
 
     @staticmethod
     def _bump_generation(conn: object) -> None:
@@ -169,18 +269,50 @@ class BuiltinIndexMixin:
 
         Words found only in an episode's context (its neighbours' excerpts) count for less
         than its own, so a neighbour never ties with the episode that holds the words.
+
+        Cost at scale is bounded three ways, none of which touches scope enforcement:
+        phrases found in a large share of the store are dropped first (see
+        :func:`~fleetmem.core.textquery.prune_common`); the caller's scope tokens are ANDed
+        into the query so FTS5 scores in-scope rows only; and when even that leaves more than
+        :data:`MAX_SCORED` rows, the most recently indexed of them are scored. FTS5 ranks
+        alone, and only its best rows are joined with ``episodes``, which is what enforces
+        scope and drops forgotten episodes (their index rows may outlive the tombstone until
+        the forget job runs), so the inner list widens until ``limit`` rows survive or it has
+        no more to give. Rows tied on BM25 at the inner cut are taken newest-indexed first.
         """
-        if not scopes:
+        if not scopes or limit <= 0:
             return []
-        rows = self.db.conn.execute(
-            "SELECT e.id FROM builtin_fts JOIN episodes e ON e.rowid = builtin_fts.rowid"
-            f" WHERE builtin_fts MATCH ? AND e.scope IN ({_placeholders(len(scopes))})"
-            " AND e.forgotten_at IS NULL"
-            f" ORDER BY bm25(builtin_fts, 1.0, 1.0, {CONTEXT_WEIGHT}), e.started_at DESC, e.id"
-            " LIMIT ?",
-            [match, *scopes, limit],
-        ).fetchall()
-        return [str(r[0]) for r in rows]
+        conn = self.db.conn
+        words = self._pruned(conn, match)
+        tokens = " OR ".join(f'"{scope_token(s)}"' for s in dict.fromkeys(scopes))
+        scoped = f"scope_key : ({tokens}) AND {{{TEXT_COLUMNS}}} : ({words})"
+        wide = 2 * limit
+        in_scope = f"e.scope IN ({_placeholders(len(scopes))}) AND e.forgotten_at IS NULL"
+        while True:
+            rows = conn.execute(
+                "WITH recent AS (SELECT rowid AS r,"
+                f" bm25(builtin_fts, 1.0, 1.0, {CONTEXT_WEIGHT}, 0.0) AS score"
+                " FROM builtin_fts WHERE builtin_fts MATCH ? ORDER BY rowid DESC LIMIT ?),"
+                " best AS (SELECT r, score FROM recent ORDER BY score, r DESC LIMIT ?)"
+                f" SELECT e.id, coalesce({in_scope}, 0) FROM best"
+                " LEFT JOIN episodes e ON e.rowid = best.r"
+                " ORDER BY best.score, e.started_at DESC, e.id",
+                [scoped, MAX_SCORED, wide, *scopes],
+            ).fetchall()
+            kept = [str(r[0]) for r in rows if r[1]]
+            if len(kept) >= limit or len(rows) < wide or wide >= MAX_SCORED:
+                return kept[:limit]
+            wide *= 4
+
+    def _pruned(self, conn: sqlite3.Connection, match: str) -> str:
+        """``match`` without its phrases too common to rank by, when the store is large."""
+        phrases = match_phrases(match)
+        total = self._term_stats.total_docs(conn)
+        if len(phrases) < 2 or total <= PRUNE_FLOOR_DOCS:
+            return match  # nothing could be pruned: skip the lookups
+        counts = self._term_stats.phrase_counts(conn, phrases, total)
+        kept = prune_common(counts, total, share=PRUNE_SHARE, floor=PRUNE_FLOOR_DOCS)
+        return or_match(kept) or match
 
     def search_vector(
         self, query: Vector, model_id: str, scopes: Sequence[str], limit: int
@@ -188,28 +320,16 @@ class BuiltinIndexMixin:
         """Episode ids in ``scopes`` by cosine similarity to ``query`` (rows are unit length)."""
         if not scopes or limit <= 0:
             return []
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
         with self._matrix_lock:
             matrix = self._refresh(model_id)
-            if matrix.count == 0:
-                return []
-            codes = [self._scope_codes[s] for s in scopes if s in self._scope_codes]
-            if not codes:
-                return []
-            scope_arr = np.asarray(matrix.scopes, dtype=np.int64)
-            rows = np.flatnonzero(np.isin(scope_arr, np.asarray(codes, dtype=np.int64)))
-            if rows.size == 0:
-                return []
-            q = np.asarray(query, dtype=np.float32).reshape(-1)
-            if q.shape[0] != matrix.vectors.shape[1]:
-                return []
-            # One matrix-vector product over every row, then the scope mask: slicing the
-            # matrix first would copy it on every query.
-            sims = (matrix.vectors[: matrix.count] @ q)[rows]
-            k = min(limit, sims.shape[0])
-            top = np.argpartition(-sims, k - 1)[:k] if k < sims.shape[0] else np.arange(k)
-            top = top[np.argsort(-sims[top], kind="stable")]
-            ids = matrix.ids
-            return [(ids[int(rows[i])], float(sims[i])) for i in top]
+            hits: list[tuple[str, float]] = []
+            for scope in dict.fromkeys(scopes):
+                block = matrix.blocks.get(scope)
+                if block is not None:
+                    hits.extend(block.top(q, limit))
+        hits.sort(key=lambda hit: -hit[1])
+        return hits[:limit]
 
     def _refresh(self, model_id: str) -> _Matrix:
         conn = self.db.conn
@@ -229,9 +349,14 @@ class BuiltinIndexMixin:
         ).fetchall()
         if rows:
             dim = int(rows[0][3])
-            good = [r for r in rows if int(r[3]) == dim]
-            block = np.frombuffer(b"".join(r[4] for r in good), dtype=np.float32).reshape(-1, dim)
-            scopes = [self._scope_codes.setdefault(r[2], len(self._scope_codes)) for r in good]
-            matrix.append([str(r[1]) for r in good], scopes, block)
+            by_scope: dict[str, list[Any]] = {}
+            for r in rows:
+                if int(r[3]) == dim:
+                    by_scope.setdefault(str(r[2]), []).append(r)
+            for scope, good in by_scope.items():
+                block = np.frombuffer(b"".join(r[4] for r in good), dtype=np.float32)
+                matrix.blocks.setdefault(scope, _Block()).append(
+                    [str(r[1]) for r in good], block.reshape(-1, dim)
+                )
             matrix.last_seq = int(rows[-1][0])
         return matrix

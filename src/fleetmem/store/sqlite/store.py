@@ -8,6 +8,7 @@ from pathlib import Path
 from fleetmem.store.sqlite.builtin_index import BuiltinIndexMixin
 from fleetmem.store.sqlite.call_log import CallLogMixin
 from fleetmem.store.sqlite.db import Database
+from fleetmem.store.sqlite.degraded_recalls import DegradedRecallsMixin
 from fleetmem.store.sqlite.facts import FactsMixin
 from fleetmem.store.sqlite.files import FilesMixin
 from fleetmem.store.sqlite.records import RecordsMixin
@@ -23,6 +24,7 @@ class SqliteStore(
     FilesMixin,
     FactsMixin,
     RunBriefingsMixin,
+    DegradedRecallsMixin,
 ):
     """All persistence in one SQLite file (WAL), safe to share between processes."""
 

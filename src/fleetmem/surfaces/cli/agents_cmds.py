@@ -81,7 +81,11 @@ def _cmd_run(app: Any, args: argparse.Namespace) -> int:
     workdir = os.path.abspath(args.workdir) if args.workdir else None
     supervisor = Supervisor(app, environ=os.environ, out=None if args.json else sys.stdout)
     with _cancel_on_signals() as cancel:
-        result = supervisor.run(args.agent, prompt=args.prompt, workdir=workdir, cancel=cancel)
+        try:
+            result = supervisor.run(args.agent, prompt=args.prompt, workdir=workdir, cancel=cancel)
+        finally:
+            # Bounded: a hung provider must not hold the exit past the close budget.
+            supervisor.release_provider()
     if args.json:
         print(json.dumps({
             "run_id": result.run_id, "agent": result.agent, "outcome": result.outcome,

@@ -14,6 +14,10 @@ from typing import Any
 from fleetmem.core.facts import FORGET_ALL_PHRASE, FORGET_ALL_UNTOUCHED, KINDS, STATUSES
 from fleetmem.surfaces.cli.common import EXIT_INPUT, EXIT_OK, Handler, emit
 
+#: A write refused by the per-user rate limit (60 writes a minute, 3 forget-alls an hour):
+#: distinct from a failure, so a script can wait and retry. Documented in docs/cli.md.
+EXIT_RATE_LIMITED = 7
+
 REVIEW_CHOICES = (
     "confirm",
     "accept",
@@ -115,7 +119,31 @@ def _cmd_facts(app: Any, args: argparse.Namespace) -> int:
         "trace": _trace,
         "sweep": _sweep,
     }[args.facts_command]
-    return handler(app.facts, args, local_user())
+    from fleetmem.errors import RateLimited
+
+    try:
+        return handler(app.facts, args, local_user())
+    except RateLimited as exc:
+        return rate_limited(args, exc)
+
+
+def rate_limited(args: argparse.Namespace, exc: Any) -> int:
+    """Say when the write may be retried (seconds, and the UTC time) and exit with
+    ``EXIT_RATE_LIMITED``; with ``--json`` the error carries ``retry_after`` in seconds."""
+    import json
+    import math
+    import sys
+    import time
+
+    wait = max(1, math.ceil(float(exc.retry_after)))
+    at = datetime.fromtimestamp(time.time() + wait, UTC).strftime("%H:%M:%S UTC")
+    message = f"rate limited: {exc}; try again in {wait} s (at {at})"
+    if getattr(args, "json", False):
+        error = {"code": "rate_limited", "message": message, "retry_after": wait}
+        print(json.dumps({"error": error}), file=sys.stderr)
+    else:
+        print(f"fleetmem: error: {message}", file=sys.stderr)
+    return EXIT_RATE_LIMITED
 
 
 # ---- handlers -------------------------------------------------------------------------------
@@ -266,41 +294,45 @@ def _edit(facts: Any, args: argparse.Namespace, actor: Any) -> int:
     from fleetmem.surfaces import fact_views as fv
 
     result = facts.edit(args.fact_id, args.text, actor=actor)
-
-    def text(d: dict[str, Any]) -> str:
-        f = d["fact"]
-        if not d["changed"]:
-            return f"{f['id']} unchanged"
-        out = f'Saved {f["id"]} revision {f["revision"]}: "{f["body"]}"'
-        if d["runs_in_flight"]:
-            out += f"\n{d['runs_in_flight']} runs in flight still hold the previous version."
-        return out
-
-    emit(args, fv.edit_view(result), text)
+    emit(args, fv.edit_view(result), edit_text)
     return EXIT_OK
+
+
+def edit_text(d: dict[str, Any]) -> str:
+    f = d["fact"]
+    if not d["changed"]:
+        return f"{f['id']} unchanged"
+    out = f'Saved {f["id"]} revision {f["revision"]}: "{f["body"]}"'
+    if d["runs_in_flight"]:
+        out += f"\n{d['runs_in_flight']} runs in flight still hold the previous version."
+    return out
 
 
 def _forget(facts: Any, args: argparse.Namespace, actor: Any) -> int:
     from fleetmem.surfaces import fact_views as fv
 
     result = facts.forget(args.fact_id, actor=actor)
-    emit(
-        args,
-        fv.forget_view(result),
-        lambda d: (
-            f"Forgot {d['fact']['id']}. Undo: fleetmem facts restore {d['fact']['id']}"
-            f" (restorable until {d['restorable_until']})"
-        ),
-    )
+    emit(args, fv.forget_view(result), forget_text)
     return EXIT_OK
+
+
+def forget_text(d: dict[str, Any]) -> str:
+    return (
+        f"Forgot {d['fact']['id']}. Undo: fleetmem facts restore {d['fact']['id']}"
+        f" (restorable until {d['restorable_until']})"
+    )
 
 
 def _restore(facts: Any, args: argparse.Namespace, actor: Any) -> int:
     from fleetmem.surfaces import fact_views as fv
 
     row = facts.restore(args.fact_id, actor=actor)
-    emit(args, fv.fact_view(row), lambda d: f"Restored {d['id']} ({d['status']})")
+    emit(args, fv.fact_view(row), restore_text)
     return EXIT_OK
+
+
+def restore_text(d: dict[str, Any]) -> str:
+    return f"Restored {d['id']} ({d['status']})"
 
 
 def _pin(facts: Any, args: argparse.Namespace, actor: Any) -> int:
@@ -308,27 +340,26 @@ def _pin(facts: Any, args: argparse.Namespace, actor: Any) -> int:
 
     method = facts.pin if args.facts_command == "pin" else facts.unpin
     row = method(args.fact_id, actor=actor)
-    emit(
-        args,
-        fv.fact_view(row),
-        lambda d: f"{d['id']} is {'pinned' if d['pinned'] else 'not pinned'}",
-    )
+    emit(args, fv.fact_view(row), pin_text)
     return EXIT_OK
+
+
+def pin_text(d: dict[str, Any]) -> str:
+    return f"{d['id']} is {'pinned' if d['pinned'] else 'not pinned'}"
 
 
 def _review(facts: Any, args: argparse.Namespace, actor: Any) -> int:
     from fleetmem.surfaces import fact_views as fv
 
     row = facts.review(args.fact_id, args.action, into=args.into, actor=actor)
-    emit(
-        args,
-        fv.fact_view(row),
-        lambda d: (
-            f"{d['id']} is now {d['status']}"
-            + (f" (merged into {d['merged_into']})" if d["merged_into"] else "")
-        ),
-    )
+    emit(args, fv.fact_view(row), review_text)
     return EXIT_OK
+
+
+def review_text(d: dict[str, Any]) -> str:
+    return f"{d['id']} is now {d['status']}" + (
+        f" (merged into {d['merged_into']})" if d["merged_into"] else ""
+    )
 
 
 def _history(facts: Any, args: argparse.Namespace, _actor: Any) -> int:
@@ -372,6 +403,8 @@ def _votes_text(d: dict[str, Any]) -> str:
     for v in d["votes"]:
         status = "counted" if v["counted"] else f"not counted ({v['reason']})"
         lines.append(f"{v['at']}  {v['stance']:<10} {v['agent']}  run {v['run_id']}  {status}")
+        if v.get("note"):
+            lines.append(f'    reason: "{v["note"]}"')
     return "\n".join(lines)
 
 
@@ -381,42 +414,45 @@ def _forget_all(facts: Any, args: argparse.Namespace, actor: Any) -> int:
     from fleetmem.surfaces import fact_views as fv
 
     if args.confirm is None:
-        live = facts.counts()["live"]
-        print(
-            f"This forgets all {live} live facts of workspace {facts.workspace}; they stay"
-            f" restorable for 30 days.\n{FORGET_ALL_UNTOUCHED}\n"
-            f'To go ahead: fleetmem facts forget-all --confirm "{FORGET_ALL_PHRASE}"',
-            file=sys.stderr,
-        )
+        print(forget_all_preview_text(facts.counts()["live"], facts.workspace), file=sys.stderr)
         return EXIT_INPUT
     result = facts.forget_all(args.confirm, actor=actor)
-    emit(
-        args,
-        fv.forget_all_view(result),
-        lambda d: (
-            f"Forgot {d['forgotten']} facts. {d['untouched']}\n"
-            "Nothing remembered yet. Agents start learning again immediately."
-        ),
-    )
+    emit(args, fv.forget_all_view(result), forget_all_text)
     return EXIT_OK
+
+
+def forget_all_preview_text(live: int, workspace: str) -> str:
+    """What ``forget-all`` without ``--confirm`` prints (to stderr) before refusing."""
+    return (
+        f"This forgets all {live} live facts of workspace {workspace}; they stay"
+        f" restorable for 30 days.\n{FORGET_ALL_UNTOUCHED}\n"
+        f'To go ahead: fleetmem facts forget-all --confirm "{FORGET_ALL_PHRASE}"'
+    )
+
+
+def forget_all_text(d: dict[str, Any]) -> str:
+    return (
+        f"Forgot {d['forgotten']} facts. {d['untouched']}\n"
+        "Nothing remembered yet. Agents start learning again immediately."
+    )
 
 
 def _trace(facts: Any, args: argparse.Namespace, _actor: Any) -> int:
     from fleetmem.surfaces import fact_views as fv
 
     rows = [fv.exposure_view(e) for e in facts.offered_to_run(args.run_id)]
-    emit(
-        args,
-        rows,
-        lambda ds: (
-            "\n".join(
-                f"{d['at']}  {d['fact_id']} r{d['revision']}  {d['surface']}  as {d['served_as']}"
-                for d in ds
-            )
-            or f"no fact was offered to run {args.run_id}"
-        ),
-    )
+    emit(args, rows, lambda ds: trace_text(ds, args.run_id))
     return EXIT_OK
+
+
+def trace_text(ds: list[dict[str, Any]], run_id: str) -> str:
+    return (
+        "\n".join(
+            f"{d['at']}  {d['fact_id']} r{d['revision']}  {d['surface']}  as {d['served_as']}"
+            for d in ds
+        )
+        or f"no fact was offered to run {run_id}"
+    )
 
 
 def _sweep(facts: Any, args: argparse.Namespace, _actor: Any) -> int:

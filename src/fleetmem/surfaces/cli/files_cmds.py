@@ -1,6 +1,6 @@
 """CLI commands for context files, the load meter and what an agent receives.
 
-``fleetmem files list|show|edit|mode|history|restore|ask|activity|loads``,
+``fleetmem files list|show|edit|mode|history|restore|ask|activity|loads|proposals|apply|dismiss``,
 ``fleetmem report AGENT`` (the whole-agent context report) and ``fleetmem context AGENT``
 (the exact context a run would receive now). Documented in docs/context-files.md.
 """
@@ -80,6 +80,24 @@ def register(sub: Any) -> dict[str, Handler]:
     p.add_argument("run_id")
     p.add_argument("--json", action="store_true")
 
+    p = actions.add_parser("proposals", help="Notes changes agents proposed, for you to apply")
+    p.add_argument("--agent", help="one agent's proposals")
+    p.add_argument(
+        "--status", choices=["pending", "applied", "dismissed", "all"], default="pending"
+    )
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--json", action="store_true")
+
+    p = actions.add_parser("apply", help="apply a proposed Notes change (a new revision by you)")
+    p.add_argument("proposal", help="the proposal number (see files proposals)")
+    p.add_argument("--user", help="who is applying it (default: your login name)")
+    p.add_argument("--json", action="store_true")
+
+    p = actions.add_parser("dismiss", help="set a proposed Notes change aside, unapplied")
+    p.add_argument("proposal")
+    p.add_argument("--user")
+    p.add_argument("--json", action="store_true")
+
     rp = sub.add_parser("report", help="everything an agent receives per run, with budgets")
     rp.add_argument("agent")
     rp.add_argument("--repo", help="the repository the run would work in (its notebook)")
@@ -103,6 +121,9 @@ def _cmd_files(app: Any, args: argparse.Namespace) -> int:
         "ask": _ask,
         "activity": _activity,
         "loads": _loads,
+        "proposals": _proposals,
+        "apply": _apply,
+        "dismiss": _dismiss,
     }[args.files_command]
     handler(app, args)
     return EXIT_OK
@@ -197,14 +218,14 @@ def _list(app: Any, args: argparse.Namespace) -> None:
         "agents": list(listing.agents),
         "notebooks": list(listing.notebooks),
     }
+    emit(args, data, listing_text)
 
-    def text(d: dict[str, Any]) -> str:
-        out = ["Workspace context files (⟳ = loaded every run)", _list_text(d["workspace"])]
-        out.append("Agents with files: " + (", ".join(d["agents"]) or "none"))
-        out.append("Project notebooks: " + (", ".join(d["notebooks"]) or "none"))
-        return "\n".join(out)
 
-    emit(args, data, text)
+def listing_text(d: dict[str, Any]) -> str:
+    out = ["Workspace context files (⟳ = loaded every run)", _list_text(d["workspace"])]
+    out.append("Agents with files: " + (", ".join(d["agents"]) or "none"))
+    out.append("Project notebooks: " + (", ".join(d["notebooks"]) or "none"))
+    return "\n".join(out)
 
 
 def _show(app: Any, args: argparse.Namespace) -> None:
@@ -213,17 +234,21 @@ def _show(app: Any, args: argparse.Namespace) -> None:
     ref = _ref(app, args)
     if args.revision is not None:
         row = app.files.revision(ref, args.revision)
-        emit(args, revision_view(row, body=True), lambda d: d["body"])
+        emit(args, revision_view(row, body=True), revision_text)
         return
     data = file_view(app.files.get(ref))
     if args.preview:
         data["preview"] = app.files.preview(ref)
+    emit(args, data, show_text)
 
-    def text(d: dict[str, Any]) -> str:
-        body = str(d.get("preview", d["body"]))
-        return "\n".join([*_header(d), "─" * 72]) + "\n" + body
 
-    emit(args, data, text)
+def revision_text(d: dict[str, Any]) -> str:
+    return str(d["body"])
+
+
+def show_text(d: dict[str, Any]) -> str:
+    body = str(d.get("preview", d["body"]))
+    return "\n".join([*_header(d), "─" * 72]) + "\n" + body
 
 
 def _read_source(source: str) -> tuple[str, Path | None]:
@@ -251,15 +276,23 @@ def _edit(app: Any, args: argparse.Namespace) -> None:
         view = app.files.save(ref, text, base_revision=args.base, actor=_actor(args))
     except StaleRevision as exc:
         kept = path if path is not None else _keep(app.home, str(ref), exc.base_revision, text)
-        print(
-            f"fleetmem: {ref.display} is at revision {exc.current_revision} (changed by"
-            f" {exc.changed_by}); your text is kept in {kept}. Compare with"
-            f" `fleetmem files show {ref.name}`, then save again with --base"
-            f" {exc.current_revision}.",
-            file=sys.stderr,
-        )
+        print(stale_text(ref, exc.current_revision, exc.changed_by, kept), file=sys.stderr)
         raise
-    emit(args, file_view(view, body=False), lambda d: "\n".join(_header(d)))
+    emit(args, file_view(view, body=False), saved_text)
+
+
+def saved_text(d: dict[str, Any]) -> str:
+    """A file's header after a save, a mode change or a restore."""
+    return "\n".join(_header(d))
+
+
+def stale_text(ref: Any, current: int, changed_by: str, kept: Path) -> str:
+    """Why a save was refused, and where the refused text is kept."""
+    return (
+        f"fleetmem: {ref.display} is at revision {current} (changed by"
+        f" {changed_by}); your text is kept in {kept}. Compare with"
+        f" `fleetmem files show {ref.name}`, then save again with --base {current}."
+    )
 
 
 def _keep(home: Path, ref: str, base: int, text: str) -> Path:
@@ -276,80 +309,109 @@ def _mode(app: Any, args: argparse.Namespace) -> None:
     from fleetmem.surfaces.files_views import file_view
 
     view = app.files.set_mode(args.name, args.mode, actor=_actor(args))
-    emit(args, file_view(view, body=False), lambda d: "\n".join(_header(d)))
+    emit(args, file_view(view, body=False), saved_text)
 
 
 def _history(app: Any, args: argparse.Namespace) -> None:
     from fleetmem.surfaces.files_views import revision_view
 
-    rows = [revision_view(r) for r in app.files.history(_ref(app, args))]
+    emit(args, [revision_view(r) for r in app.files.history(_ref(app, args))], history_text)
 
-    def text(items: list[dict[str, Any]]) -> str:
-        return "\n".join(
-            f"{d['revision']:>4}  {d['created_at']}  {d['author']:<28} {d['action']}"
-            + (f" of {d['restored_from']}" if d["restored_from"] is not None else "")
-            + f"  {d['bytes']:,} bytes"
-            for d in items
-        )
 
-    emit(args, rows, text)
+def history_text(items: list[dict[str, Any]]) -> str:
+    return "\n".join(
+        f"{d['revision']:>4}  {d['created_at']}  {d['author']:<28} {d['action']}"
+        + (f" of {d['restored_from']}" if d["restored_from"] is not None else "")
+        + f"  {d['bytes']:,} bytes"
+        for d in items
+    )
 
 
 def _restore(app: Any, args: argparse.Namespace) -> None:
     from fleetmem.surfaces.files_views import file_view
 
     view = app.files.restore(_ref(app, args), args.revision, actor=_actor(args))
-    emit(args, file_view(view, body=False), lambda d: "\n".join(_header(d)))
+    emit(args, file_view(view, body=False), saved_text)
 
 
 def _ask(app: Any, args: argparse.Namespace) -> None:
     from fleetmem.surfaces.files_views import ask_view
 
-    payload = app.files.ask(_ref(app, args), to_agent=args.to)
+    emit(args, ask_view(app.files.ask(_ref(app, args), to_agent=args.to)), ask_text)
 
-    def text(d: dict[str, Any]) -> str:
-        a = d["attachment"]
-        return "\n".join(
-            [f"Message: {d['message']}", f"📎 {a['title']}", a["intro"], "─" * 72, a["text"]]
-        )
 
-    emit(args, ask_view(payload), text)
+def ask_text(d: dict[str, Any]) -> str:
+    a = d["attachment"]
+    return "\n".join(
+        [f"Message: {d['message']}", f"📎 {a['title']}", a["intro"], "─" * 72, a["text"]]
+    )
 
 
 def _activity(app: Any, args: argparse.Namespace) -> None:
     from fleetmem.surfaces.files_views import activity_view
 
-    rows = [activity_view(r) for r in app.files.activity(limit=args.limit)]
+    emit(args, [activity_view(r) for r in app.files.activity(limit=args.limit)], activity_text)
 
-    def text(items: list[dict[str, Any]]) -> str:
-        return (
-            "\n".join(
-                f"{d['at']}  {d['actor']:<28} {d['action']:<9} {d['ref']}"
-                + (f" @{d['revision']}" if d["revision"] is not None else "")
-                for d in items
-            )
-            or "no activity"
+
+def activity_text(items: list[dict[str, Any]]) -> str:
+    return (
+        "\n".join(
+            f"{d['at']}  {d['actor']:<28} {d['action']:<9} {d['ref']}"
+            + (f" @{d['revision']}" if d["revision"] is not None else "")
+            for d in items
         )
-
-    emit(args, rows, text)
+        or "no activity"
+    )
 
 
 def _loads(app: Any, args: argparse.Namespace) -> None:
     from fleetmem.surfaces.files_views import load_view
 
-    rows = [load_view(r) for r in app.files.run_loads(args.run_id)]
+    emit(args, [load_view(r) for r in app.files.run_loads(args.run_id)], loads_text)
 
-    def text(items: list[dict[str, Any]]) -> str:
-        return (
-            "\n".join(
-                f"{d['segment']:<18} {d['ref'] or '-':<48} rev {d['revision']}"
-                f"  {d['used']:,}/{d['budget']:,}"
-                for d in items
-            )
-            or "no loads recorded for that run"
+
+def loads_text(items: list[dict[str, Any]]) -> str:
+    return (
+        "\n".join(
+            f"{d['segment']:<18} {d['ref'] or '-':<48} rev {d['revision']}"
+            f"  {d['used']:,}/{d['budget']:,}"
+            for d in items
         )
+        or "no loads recorded for that run"
+    )
 
-    emit(args, rows, text)
+
+def _proposals(app: Any, args: argparse.Namespace) -> None:
+    from fleetmem.surfaces.proposal_views import proposal_view, proposals_text
+
+    status = None if args.status == "all" else args.status
+    rows = app.files.list_proposals(agent=args.agent, status=status, limit=args.limit)
+    emit(args, [proposal_view(r) for r in rows], proposals_text)
+
+
+def _apply(app: Any, args: argparse.Namespace) -> None:
+    from fleetmem.surfaces.files_views import file_view
+
+    proposal = app.files.get_proposal(args.proposal)
+    try:
+        view = app.files.apply_proposal(proposal.id, actor=_actor(args))
+    except StaleRevision as exc:
+        print(
+            f"fleetmem: proposal {proposal.id} was made on revision {exc.base_revision} of"
+            f" {proposal.agent}'s Notes, which is now at revision {exc.current_revision}"
+            f" (changed by {exc.changed_by}); nothing was written. Ask the agent again, or"
+            " copy what you need from `fleetmem files proposals`.",
+            file=sys.stderr,
+        )
+        raise
+    emit(args, file_view(view, body=False), saved_text)
+
+
+def _dismiss(app: Any, args: argparse.Namespace) -> None:
+    from fleetmem.surfaces.proposal_views import proposal_line, proposal_view
+
+    row = app.files.dismiss_proposal(args.proposal, actor=_actor(args))
+    emit(args, proposal_view(row), proposal_line)
 
 
 def _bar(used: int, budget: int, width: int = 16) -> str:
@@ -360,41 +422,38 @@ def _bar(used: int, budget: int, width: int = 16) -> str:
 def _cmd_report(app: Any, args: argparse.Namespace) -> int:
     from fleetmem.surfaces.files_views import report_view
 
-    data = report_view(app.files.report(args.agent, repo=args.repo))
-
-    def text(d: dict[str, Any]) -> str:
-        lines = [
-            f"{d['agent']} — what it receives every run"
-            f"{' in ' + d['repo'] if d['repo'] else ''}  {d['total']:,} / {d['backstop']:,}"
-        ]
-        for s in d["segments"]:
-            note = ""
-            if s["status"] != "ok":
-                note = f"  {s['status']}"
-            elif s["skipped_tokens"]:
-                note = f"  ⚠ {s['skipped_tokens']:,} skipped"
-            labels = [p["label"] for p in s["parts"] if p["label"] and p["tokens"]]
-            if labels:
-                note += "  " + ", ".join(labels)
-            lines.append(
-                f"  {s['title'].split(' — ')[0]:<20} {_bar(s['used'], s['budget'])}"
-                f" {s['used']:>6,} / {s['budget']:>6,}  {s['state']}{note}"
-            )
-        if d["message"]:
-            lines.append(d["message"])
-        lines.append(f"Framing (headings, fences): {d['overhead']:,} tokens.")
-        agreed = d["last_run"]["agreed"]
-        if agreed is not None:
-            mark = "✓" if agreed else "✗ (the meter and the last run differ)"
-            lines.append(
-                f"Measured from the current content — no run needed. Last run agreed: {mark}"
-            )
-        else:
-            lines.append("Measured from the current content — no run needed.")
-        return "\n".join(lines)
-
-    emit(args, data, text)
+    emit(args, report_view(app.files.report(args.agent, repo=args.repo)), report_text)
     return EXIT_OK
+
+
+def report_text(d: dict[str, Any]) -> str:
+    lines = [
+        f"{d['agent']} — what it receives every run"
+        f"{' in ' + d['repo'] if d['repo'] else ''}  {d['total']:,} / {d['backstop']:,}"
+    ]
+    for s in d["segments"]:
+        note = ""
+        if s["status"] != "ok":
+            note = f"  {s['status']}"
+        elif s["skipped_tokens"]:
+            note = f"  ⚠ {s['skipped_tokens']:,} skipped"
+        labels = [p["label"] for p in s["parts"] if p["label"] and p["tokens"]]
+        if labels:
+            note += "  " + ", ".join(labels)
+        lines.append(
+            f"  {s['title'].split(' — ')[0]:<20} {_bar(s['used'], s['budget'])}"
+            f" {s['used']:>6,} / {s['budget']:>6,}  {s['state']}{note}"
+        )
+    if d["message"]:
+        lines.append(d["message"])
+    lines.append(f"Framing (headings, fences): {d['overhead']:,} tokens.")
+    agreed = d["last_run"]["agreed"]
+    if agreed is not None:
+        mark = "✓" if agreed else "✗ (the meter and the last run differ)"
+        lines.append(f"Measured from the current content — no run needed. Last run agreed: {mark}")
+    else:
+        lines.append("Measured from the current content — no run needed.")
+    return "\n".join(lines)
 
 
 def _cmd_context(app: Any, args: argparse.Namespace) -> int:

@@ -50,6 +50,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "fleetmem.surfaces.cli.doctor_cmds",
     "fleetmem.surfaces.cli.mcp_cmds",
     "fleetmem.surfaces.cli.agents_cmds",
+    "fleetmem.surfaces.cli.token_cmds",
 )
 
 
@@ -62,6 +63,12 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         "--home", help="fleetmem home directory (default: $FLEETMEM_HOME or ~/.fleetmem)"
     )
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO to stderr")
+    p.add_argument(
+        "--server",
+        metavar="URL",
+        help="act through the daemon at URL instead of opening the local store"
+        " (default: $FLEETMEM_SERVER; see docs/cli.md)",
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     handlers: dict[str, Handler] = {}
     for name in COMMAND_MODULES:
@@ -121,6 +128,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     app = None
     try:
+        # `serve` is the daemon itself: an exported FLEETMEM_SERVER must not turn it away.
+        if args.server is not None or (
+            os.environ.get("FLEETMEM_SERVER") and args.command != "serve"
+        ):
+            from fleetmem.surfaces.cli.remote_ops import run_remote
+
+            return run_remote(args, os.environ)
         home = Path(args.home) if args.home else None
         app = build(home, os.environ)
         return handlers[args.command](app, args)

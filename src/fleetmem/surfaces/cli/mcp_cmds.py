@@ -10,10 +10,13 @@ from typing import Any
 from fleetmem.core.briefing import MAX_BRIEFING_BYTES, Composed
 from fleetmem.surfaces.cli.common import EXIT_OK, Handler, emit
 
+#: Agents whose own ``fleetmem mcp`` can be attributed through their session hooks.
+ATTACHABLE = ("claude-code",)
+
 
 def register(sub: Any) -> dict[str, Handler]:
     """Add this module's commands to ``sub``; return handlers by command name."""
-    sub.add_parser(
+    mcp = sub.add_parser(
         "mcp",
         help="the agent-facing MCP server over stdio (attributed by $FLEETMEM_RUN_TOKEN)",
         description=(
@@ -21,6 +24,12 @@ def register(sub: Any) -> dict[str, Handler]:
             "update_notes over MCP on stdin/stdout, for the run whose token is in "
             "FLEETMEM_RUN_TOKEN (see docs/mcp.md)."
         ),
+    )
+    mcp.add_argument(
+        "--attach",
+        choices=ATTACHABLE,
+        help="without FLEETMEM_RUN_TOKEN: serve the run the agent's session hook opened for "
+        "the process that started this server (set by `fleetmem install claude-code`)",
     )
     br = sub.add_parser(
         "briefing",
@@ -36,7 +45,7 @@ def register(sub: Any) -> dict[str, Handler]:
 def _cmd_mcp(app: Any, args: argparse.Namespace) -> int:
     from fleetmem.surfaces.mcp.server import stdio_server
 
-    server = stdio_server(app, os.environ)
+    server = stdio_server(app, os.environ, attach=getattr(args, "attach", None))
     # Open the provider's session now, so the first recall does not wait for it.
     app.providers.start()
     try:

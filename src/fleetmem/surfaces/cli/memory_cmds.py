@@ -70,15 +70,14 @@ def _cmd_ingest(app: Any, args: argparse.Namespace) -> int:
     from fleetmem.surfaces import views
 
     result = app.memory.ingest_run(_read_record(args.file))
-    emit(
-        args,
-        views.ingest_view(result),
-        lambda d: (
-            f"run {d['run_id']}: {d['status']}"
-            + (f" (episode {d['episode_id']})" if d["episode_id"] else "")
-        ),
-    )
+    emit(args, views.ingest_view(result), ingest_text)
     return EXIT_OK
+
+
+def ingest_text(d: dict[str, Any]) -> str:
+    return f"run {d['run_id']}: {d['status']}" + (
+        f" (episode {d['episode_id']})" if d["episode_id"] else ""
+    )
 
 
 def _episode_line(d: dict[str, Any]) -> str:
@@ -104,9 +103,12 @@ def _cmd_episodes(app: Any, args: argparse.Namespace) -> int:
         return EXIT_OK
     since = parse_since(args.since, app.memory.now()) if args.since else None
     rows = app.memory.list_episodes(agent=args.agent, repo=args.repo, since=since, limit=args.limit)
-    data = [views.episode_brief(r) for r in rows]
-    emit(args, data, lambda ds: "\n".join(map(_episode_line, ds)) or "no episodes")
+    emit(args, [views.episode_brief(r) for r in rows], episodes_text)
     return EXIT_OK
+
+
+def episodes_text(ds: list[dict[str, Any]]) -> str:
+    return "\n".join(map(_episode_line, ds)) or "no episodes"
 
 
 def _show_text(d: dict[str, Any]) -> str:
@@ -159,18 +161,17 @@ def _recall_text(d: dict[str, Any]) -> str:
 def _cmd_forget(app: Any, args: argparse.Namespace) -> int:
     from fleetmem.surfaces import views
 
-    data = views.forget_view(app.memory.forget(args.episode_id))
-    emit(
-        args,
-        data,
-        lambda d: (
-            f"forgot {d['episode_id']}"
-            + (" (already forgotten)" if d["already_forgotten"] else "")
-            + f": {d['provider_ids_forgotten']} provider ids forgotten,"
-            f" {d['provider_ids_pending']} pending"
-        ),
-    )
+    emit(args, views.forget_view(app.memory.forget(args.episode_id)), forget_text)
     return EXIT_OK
+
+
+def forget_text(d: dict[str, Any]) -> str:
+    return (
+        f"forgot {d['episode_id']}"
+        + (" (already forgotten)" if d["already_forgotten"] else "")
+        + f": {d['provider_ids_forgotten']} provider ids forgotten,"
+        f" {d['provider_ids_pending']} pending"
+    )
 
 
 def _status_text(d: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -27,7 +28,9 @@ from fleetmem.errors import (
     RateLimited,
     StoreError,
 )
+from fleetmem.service.api_tokens import ApiTokens
 from fleetmem.service.bootstrap import App
+from fleetmem.surfaces.http.schemas import install_openapi, validation_error
 
 _STATUS: dict[type[FleetmemError], int] = {
     InvalidInput: 400,
@@ -69,8 +72,13 @@ ROUTE_MODULES: tuple[str, ...] = (
 )
 
 
-def create_app(app: App) -> FastAPI:
+def create_app(app: App, tokens: ApiTokens | None = None) -> FastAPI:
+    """The daemon's ASGI app. ``tokens`` are the API tokens it accepts; by default those of
+    ``app.home``, whose ``control.token`` is created here when missing."""
+    from fleetmem.surfaces.http.auth import ApiGuard
     from fleetmem.surfaces.mcp.http import mcp_endpoint
+
+    tokens = tokens or ApiTokens(app.home, app.config)
 
     # The agent-facing MCP server at /mcp; its session manager lives as long as the app.
     mcp = mcp_endpoint(app)
@@ -92,6 +100,10 @@ def create_app(app: App) -> FastAPI:
             headers = {"Retry-After": str(max(1, round(exc.retry_after)))}
         return JSONResponse(error_body(exc), status_code=_status_for(exc), headers=headers)
 
+    @api.exception_handler(RequestValidationError)
+    def _parameter_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(validation_error(exc), status_code=422)
+
     @api.get("/healthz")
     def healthz() -> dict[str, Any]:
         return {"status": "ok", "version": __version__, "schema": app.store.db.schema_version()}
@@ -102,8 +114,12 @@ def create_app(app: App) -> FastAPI:
 
     for name in ROUTE_MODULES:
         api.include_router(importlib.import_module(name).routes(app))
+    install_openapi(api)  # also served at /api/v1/openapi.json
     # The web UI's pages (/, /login, /memory/...) and /static; sign-in state in api.state.
     from fleetmem.surfaces.web import mount as mount_web
 
-    mount_web(api, app)
+    web_auth = mount_web(api, app)
+    # Checked before routing reaches any /api/v1 handler; every API route must have a tier.
+    api.add_middleware(ApiGuard, tokens=tokens, web_auth=web_auth, routes=api.router.routes)
+    api.state.api_tokens = tokens
     return api

@@ -21,6 +21,8 @@ from fleetmem.errors import InvalidInput
 from fleetmem.service.bootstrap import App
 from fleetmem.service.fact_base import local_user
 from fleetmem.surfaces import fact_views as fv
+from fleetmem.surfaces.http import schemas_facts as sf
+from fleetmem.surfaces.http.schemas import documented
 
 _MAX_BODY = 64 * 1024
 
@@ -29,7 +31,7 @@ def routes(app: App) -> APIRouter:
     api = APIRouter()
     facts = app.facts
 
-    @api.get("/api/v1/facts")
+    @api.get("/api/v1/facts", **documented(sf.FactPage))
     def list_facts(
         status: str | None = None,
         scope: str | None = None,
@@ -40,11 +42,11 @@ def routes(app: App) -> APIRouter:
         page = facts.list(status=status, scope=scope, pinned=pinned, limit=limit, cursor=cursor)
         return fv.page_view(page)
 
-    @api.get("/api/v1/facts/counts")
+    @api.get("/api/v1/facts/counts", **documented(sf.FactCounts))
     def counts() -> dict[str, int]:
         return facts.counts()
 
-    @api.get("/api/v1/facts/search")
+    @api.get("/api/v1/facts/search", **documented(sf.FactSearch, 429))
     def search(
         q: str = Query(...),
         status: str | None = None,
@@ -53,7 +55,7 @@ def routes(app: App) -> APIRouter:
     ) -> dict[str, Any]:
         return fv.search_view(facts.search(q, status=status, scope=scope, limit=limit))
 
-    @api.get("/api/v1/facts/forget-all")
+    @api.get("/api/v1/facts/forget-all", **documented(sf.ForgetAllPreview))
     def forget_all_preview() -> dict[str, Any]:
         """What Forget all would do, before it is confirmed."""
         return {
@@ -62,7 +64,9 @@ def routes(app: App) -> APIRouter:
             "confirm": FORGET_ALL_PHRASE,
         }
 
-    @api.post("/api/v1/facts/forget-all")
+    @api.post(
+        "/api/v1/facts/forget-all", **documented(sf.ForgetAllDone, 409, 429, body=sf.ForgetAllIn)
+    )
     async def forget_all(request: Request) -> dict[str, Any]:
         body = await _json_object(request, {"confirm"})
         result = await run_in_threadpool(
@@ -70,14 +74,20 @@ def routes(app: App) -> APIRouter:
         )
         return fv.forget_all_view(result)
 
-    @api.get("/api/v1/facts/offered")
+    @api.get("/api/v1/facts/offered", **documented(sf.OfferedFacts, 404))
     def offered(run_id: str = Query(...)) -> dict[str, Any]:
         return {
             "run_id": run_id,
             "offered": [fv.exposure_view(e) for e in facts.offered_to_run(run_id)],
         }
 
-    @api.post("/api/v1/facts", status_code=201)
+    @api.post(
+        "/api/v1/facts",
+        status_code=201,
+        **documented(
+            sf.FactWritten, 409, 429, status=201, also={200: sf.FactWritten}, body=sf.FactIn
+        ),
+    )
     async def add(request: Request) -> JSONResponse:
         body = await _json_object(
             request, {"body", "kind", "scope", "pin", "source", "idempotency_key"}
@@ -99,34 +109,39 @@ def routes(app: App) -> APIRouter:
         )
         return JSONResponse(fv.write_view(result), status_code=201 if result.created else 200)
 
-    @api.get("/api/v1/facts/{fact_id}")
+    @api.get("/api/v1/facts/{fact_id}", **documented(sf.FactDetail, 404))
     def show(fact_id: str) -> dict[str, Any]:
         return fv.detail_view(facts.get(fact_id))
 
-    @api.patch("/api/v1/facts/{fact_id}")
+    @api.patch(
+        "/api/v1/facts/{fact_id}", **documented(sf.FactEdited, 404, 409, 429, body=sf.FactEditIn)
+    )
     async def edit(fact_id: str, request: Request) -> dict[str, Any]:
         body = await _json_object(request, {"body"})
         text = _text(body, "body", required=True)
         result = await run_in_threadpool(lambda: facts.edit(fact_id, text, actor=local_user()))
         return fv.edit_view(result)
 
-    @api.delete("/api/v1/facts/{fact_id}")
+    @api.delete("/api/v1/facts/{fact_id}", **documented(sf.FactForgotten, 404, 409, 429))
     def forget(fact_id: str) -> dict[str, Any]:
         return fv.forget_view(facts.forget(fact_id, actor=local_user()))
 
-    @api.post("/api/v1/facts/{fact_id}/restore")
+    @api.post("/api/v1/facts/{fact_id}/restore", **documented(sf.Fact, 404, 409, 429))
     def restore(fact_id: str) -> dict[str, Any]:
         return fv.fact_view(facts.restore(fact_id, actor=local_user()))
 
-    @api.post("/api/v1/facts/{fact_id}/pin")
+    @api.post("/api/v1/facts/{fact_id}/pin", **documented(sf.Fact, 404, 409, 429))
     def pin(fact_id: str) -> dict[str, Any]:
         return fv.fact_view(facts.pin(fact_id, actor=local_user()))
 
-    @api.delete("/api/v1/facts/{fact_id}/pin")
+    @api.delete("/api/v1/facts/{fact_id}/pin", **documented(sf.Fact, 404, 409, 429))
     def unpin(fact_id: str) -> dict[str, Any]:
         return fv.fact_view(facts.unpin(fact_id, actor=local_user()))
 
-    @api.post("/api/v1/facts/{fact_id}/review")
+    @api.post(
+        "/api/v1/facts/{fact_id}/review",
+        **documented(sf.Fact, 404, 409, 429, body=sf.ReviewIn),
+    )
     async def review(fact_id: str, request: Request) -> dict[str, Any]:
         body = await _json_object(request, {"action", "into"})
         action = _text(body, "action", required=True)
@@ -136,11 +151,11 @@ def routes(app: App) -> APIRouter:
         )
         return fv.fact_view(row)
 
-    @api.get("/api/v1/facts/{fact_id}/history")
+    @api.get("/api/v1/facts/{fact_id}/history", **documented(sf.FactHistory, 404))
     def history(fact_id: str) -> dict[str, Any]:
         return fv.history_view(facts.history(fact_id))
 
-    @api.get("/api/v1/facts/{fact_id}/votes")
+    @api.get("/api/v1/facts/{fact_id}/votes", **documented(sf.FactVotes, 404))
     def votes(fact_id: str) -> dict[str, Any]:
         return fv.votes_view(facts.votes(fact_id))
 

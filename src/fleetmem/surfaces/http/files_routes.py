@@ -19,7 +19,9 @@ from fleetmem.errors import InvalidInput, StaleRevision
 from fleetmem.service.bootstrap import App
 from fleetmem.service.files import Actor
 from fleetmem.surfaces import files_views as fv
+from fleetmem.surfaces.http import schemas_files as sx
 from fleetmem.surfaces.http.app import error_body
+from fleetmem.surfaces.http.schemas import documented
 
 _MAX_BODY = 256 * 1024  # a 64 KB file is at most 256 KB of JSON-escaped text
 
@@ -31,7 +33,7 @@ def routes(app: App) -> APIRouter:
     def ref(name: str, agent: str | None, repo: str | None) -> FileRef:
         return files.ref(name, agent=agent, repo=repo)
 
-    @api.get("/api/v1/files")
+    @api.get("/api/v1/files", **documented(sx.FilesOut))  # type: ignore[arg-type]
     def list_files(agent: str | None = None, repo: str | None = None) -> dict[str, Any]:
         if agent is not None or repo is not None:
             views = files.list_files(agent=agent, repo=repo)
@@ -43,7 +45,7 @@ def routes(app: App) -> APIRouter:
             "notebooks": list(listing.notebooks),
         }
 
-    @api.get("/api/v1/files/{name}")
+    @api.get("/api/v1/files/{name}", **documented(sx.FileOut, 404))
     def get_file(
         name: str, agent: str | None = None, repo: str | None = None, preview: bool = False
     ) -> dict[str, Any]:
@@ -53,7 +55,10 @@ def routes(app: App) -> APIRouter:
             out["preview"] = files.preview(target)
         return out
 
-    @api.put("/api/v1/files/{name}")
+    @api.put(
+        "/api/v1/files/{name}",
+        **documented(sx.FileSummary, 404, 413, also={409: sx.StaleSave}, body=sx.SaveIn),
+    )
     async def save_file(
         name: str, request: Request, agent: str | None = None, repo: str | None = None
     ) -> JSONResponse:
@@ -68,7 +73,7 @@ def routes(app: App) -> APIRouter:
             return _conflict(app, target, exc, text if isinstance(text, str) else "")
         return JSONResponse(fv.file_view(view, body=False))
 
-    @api.put("/api/v1/files/{name}/mode")
+    @api.put("/api/v1/files/{name}/mode", **documented(sx.FileSummary, 404, 409, body=sx.ModeIn))
     async def set_mode(name: str, request: Request) -> dict[str, Any]:
         body = await _json_object(request, {"mode", "user"})
         mode = body.get("mode")
@@ -76,18 +81,21 @@ def routes(app: App) -> APIRouter:
             raise InvalidInput("mode", mode, "must be every_run or on_demand")
         return fv.file_view(files.set_mode(name, mode, actor=_user(body)), body=False)
 
-    @api.get("/api/v1/files/{name}/revisions")
+    @api.get("/api/v1/files/{name}/revisions", **documented(sx.RevisionList, 404))
     def history(name: str, agent: str | None = None, repo: str | None = None) -> dict[str, Any]:
         rows = files.history(ref(name, agent, repo))
         return {"revisions": [fv.revision_view(r) for r in rows]}
 
-    @api.get("/api/v1/files/{name}/revisions/{revision}")
+    @api.get("/api/v1/files/{name}/revisions/{revision}", **documented(sx.Revision, 404))
     def revision(
         name: str, revision: int, agent: str | None = None, repo: str | None = None
     ) -> dict[str, Any]:
         return fv.revision_view(files.revision(ref(name, agent, repo), revision), body=True)
 
-    @api.post("/api/v1/files/{name}/revisions/{revision}/restore")
+    @api.post(
+        "/api/v1/files/{name}/revisions/{revision}/restore",
+        **documented(sx.FileSummary, 404, 409, body=sx.UserIn, body_required=False),
+    )
     async def restore(
         name: str,
         revision: int,
@@ -99,25 +107,25 @@ def routes(app: App) -> APIRouter:
         view = files.restore(ref(name, agent, repo), revision, actor=_user(body))
         return fv.file_view(view, body=False)
 
-    @api.get("/api/v1/files/{name}/ask")
+    @api.get("/api/v1/files/{name}/ask", **documented(sx.AskOut, 404))
     def ask(
         name: str, agent: str | None = None, repo: str | None = None, to: str | None = None
     ) -> dict[str, Any]:
         return fv.ask_view(files.ask(ref(name, agent, repo), to_agent=to))
 
-    @api.get("/api/v1/context-files/activity")
+    @api.get("/api/v1/context-files/activity", **documented(sx.ActivityList))
     def activity(limit: int = 50) -> dict[str, Any]:
         return {"activity": [fv.activity_view(r) for r in files.activity(limit=limit)]}
 
-    @api.get("/api/v1/runs/{run_id}/context-loads")
+    @api.get("/api/v1/runs/{run_id}/context-loads", **documented(sx.ContextLoads, 404))
     def loads(run_id: str) -> dict[str, Any]:
         return {"loads": [fv.load_view(r) for r in files.run_loads(run_id)]}
 
-    @api.get("/api/v1/agents/{agent}/context-report")
+    @api.get("/api/v1/agents/{agent}/context-report", **documented(sx.ContextReport, 404))
     def report(agent: str, repo: str | None = None) -> dict[str, Any]:
         return fv.report_view(files.report(agent, repo=repo))
 
-    @api.get("/api/v1/agents/{agent}/context")
+    @api.get("/api/v1/agents/{agent}/context", **documented(sx.RunContextOut, 404))
     def context(agent: str, repo: str | None = None) -> dict[str, Any]:
         return fv.context_view(files.assemble(agent, repo=repo))
 

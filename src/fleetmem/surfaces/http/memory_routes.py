@@ -13,16 +13,24 @@ from fleetmem.errors import InvalidInput
 from fleetmem.service.bootstrap import App
 from fleetmem.surfaces import views
 from fleetmem.surfaces.cli.parsing import parse_since
+from fleetmem.surfaces.http import schemas_memory as m
+from fleetmem.surfaces.http.schemas import documented, run_record_schema
 
 
 def routes(app: App) -> APIRouter:
     api = APIRouter()
 
-    @api.get("/api/v1/status")
+    @api.get("/api/v1/status", **documented(m.StatusOut))
     def status() -> dict[str, Any]:
         return app.memory.status()
 
-    @api.post("/api/v1/runs", status_code=201)
+    @api.post(
+        "/api/v1/runs",
+        status_code=201,
+        **documented(
+            m.IngestOut, 409, 413, status=201, also={200: m.IngestOut}, body=run_record_schema()
+        ),
+    )
     async def ingest(request: Request) -> JSONResponse:
         body = await request.body()
         # Parsing and storing is blocking work: keep it off the event loop.
@@ -30,7 +38,7 @@ def routes(app: App) -> APIRouter:
         code = 200 if result.status == "duplicate" else 201
         return JSONResponse(views.ingest_view(result), status_code=code)
 
-    @api.get("/api/v1/episodes")
+    @api.get("/api/v1/episodes", **documented(m.EpisodeList))
     def list_episodes(
         agent: str | None = None,
         repo: str | None = None,
@@ -45,16 +53,16 @@ def routes(app: App) -> APIRouter:
         )
         return {"episodes": [views.episode_brief(r) for r in rows]}
 
-    @api.get("/api/v1/episodes/{episode_id}")
+    @api.get("/api/v1/episodes/{episode_id}", **documented(m.EpisodeDetail, 404))
     def get_episode(episode_id: str) -> dict[str, Any]:
         row = app.memory.get_episode(episode_id)
         return views.episode_detail(row, app.store.index_rows_for_episode(episode_id))
 
-    @api.delete("/api/v1/episodes/{episode_id}")
+    @api.delete("/api/v1/episodes/{episode_id}", **documented(m.EpisodeForgotten, 404, 409))
     def forget(episode_id: str) -> dict[str, Any]:
         return views.forget_view(app.memory.forget(episode_id))
 
-    @api.post("/api/v1/recall")
+    @api.post("/api/v1/recall", **documented(m.RecallOut, body=m.RecallIn))
     async def recall(request: Request) -> dict[str, Any]:
         body = await _json_object(request)
         return await run_in_threadpool(_recall, app, body)

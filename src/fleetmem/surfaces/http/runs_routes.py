@@ -11,7 +11,9 @@ from starlette.concurrency import run_in_threadpool
 from fleetmem.errors import InvalidInput
 from fleetmem.service.bootstrap import App
 from fleetmem.surfaces import runs_views
+from fleetmem.surfaces.http import schemas_memory as m
 from fleetmem.surfaces.http.memory_routes import _json_object
+from fleetmem.surfaces.http.schemas import documented
 
 _OPEN_FIELDS = frozenset({"agent", "repo", "workdir", "branch", "adapter", "run_id", "source"})
 _HEARTBEAT_FIELDS = frozenset({"files", "branch"})
@@ -33,7 +35,11 @@ def _only(body: dict[str, Any], allowed: frozenset[str]) -> None:
 def routes(app: App) -> APIRouter:
     api = APIRouter()
 
-    @api.post("/api/v1/runs/open", status_code=201)
+    @api.post(
+        "/api/v1/runs/open",
+        status_code=201,
+        **documented(m.OpenedRun, 404, 409, status=201, body=m.OpenRunIn),
+    )
     async def open_run(request: Request) -> JSONResponse:
         body = await _json_object(request)
         _only(body, _OPEN_FIELDS)
@@ -50,7 +56,10 @@ def routes(app: App) -> APIRouter:
         )
         return JSONResponse(runs_views.opened_view(opened), status_code=201)
 
-    @api.post("/api/v1/runs/heartbeat")
+    @api.post(
+        "/api/v1/runs/heartbeat",
+        **documented(m.LiveRun, 404, 409, body=m.HeartbeatIn, body_required=False),
+    )
     async def heartbeat(request: Request) -> dict[str, Any]:
         body = await _json_object(request)
         _only(body, _HEARTBEAT_FIELDS)
@@ -63,22 +72,22 @@ def routes(app: App) -> APIRouter:
         )
         return runs_views.live_view(run)
 
-    @api.get("/api/v1/runs")
+    @api.get("/api/v1/runs", **documented(m.RunList))
     def list_runs(
         repo: str | None = None, agent: str | None = None, limit: int = Query(20)
     ) -> dict[str, Any]:
         rows = app.runs.list_runs(repo=repo, agent=agent, limit=limit)
         return {"runs": [runs_views.summary_view(r) for r in rows]}
 
-    @api.get("/api/v1/runs/{run_id}")
+    @api.get("/api/v1/runs/{run_id}", **documented(m.RunDetail, 404))
     def show_run(run_id: str) -> dict[str, Any]:
         return runs_views.detail_view(app.runs.show_run(run_id))
 
-    @api.get("/api/v1/presence")
+    @api.get("/api/v1/presence", **documented(m.Presence))
     def presence(repo: str | None = None) -> dict[str, Any]:
         return runs_views.presence_view(app.runs.live_runs(repo))
 
-    @api.get("/api/v1/caller")
+    @api.get("/api/v1/caller", **documented(m.CallerOut))
     def caller(request: Request) -> dict[str, Any]:
         """Who the bearer token stands for, and the live runs it collides with."""
         found = app.runs.resolve_caller(bearer(request))

@@ -10,6 +10,7 @@ from types import FrameType
 import uvicorn
 
 from fleetmem.errors import InvalidInput
+from fleetmem.service.api_tokens import ApiTokens
 from fleetmem.service.bootstrap import App
 from fleetmem.service.jobs import BackgroundJobs
 from fleetmem.surfaces.http.app import create_app
@@ -18,27 +19,32 @@ from fleetmem.surfaces.web import announce_login_links
 log = logging.getLogger("fleetmem.serve")
 
 
-def check_bind(host: str) -> None:
-    """Only loopback until API tokens exist: the API has no authentication yet."""
+def check_bind(host: str, *, has_configured_token: bool) -> None:
+    """Loopback always; any other address only when a token beyond ``control.token`` is
+    configured, so exposing the API is a deliberate act with a credential to hand out."""
     if host == "localhost":
         return
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError as exc:
         raise InvalidInput("host", host, "must be an IP address or localhost") from exc
-    if not loopback:
+    if not loopback and not has_configured_token:
         raise InvalidInput(
             "host",
             host,
-            "binding beyond loopback requires API tokens, which this version does not have",
+            "binding beyond loopback requires a configured API token: mint one with "
+            "`fleetmem token create --tier read` or list one under [server] tokens in "
+            "fleetmem.toml (see docs/configuration.md)",
         )
 
 
 def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> None:
-    check_bind(host)
+    # Reading the tokens first also creates control.token and checks every token file.
+    tokens = ApiTokens(app.home, app.config)
+    check_bind(host, has_configured_token=tokens.has_configured())
     if not 0 <= port <= 65535:
         raise InvalidInput("port", port, "must be between 0 and 65535")
-    jobs = BackgroundJobs(app.memory, interval_s=jobs_interval_s)
+    jobs = BackgroundJobs(app.memory, interval_s=jobs_interval_s, facts=app.facts)
 
     def reload(_signum: int, _frame: FrameType | None) -> None:
         error = app.config.reload()
@@ -51,11 +57,12 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
     # Open the provider's session now, so no recall at spawn waits for it to start.
     app.providers.start()
     jobs.start()
-    api = create_app(app)
+    api = create_app(app, tokens)
     config = uvicorn.Config(api, host=host, port=port, log_level="warning", access_log=False)
     server = uvicorn.Server(config)
     log.info("serve.listening url=http://%s:%d home=%s", host, server.config.port, app.home)
     print(f"fleetmem serving on http://{host}:{port} (home {app.home})", flush=True)
+    print(f"API control token: {tokens.control_path} (send: Authorization: Bearer)", flush=True)
     # The browser's one-time sign-in link (printed, never logged: it is a credential).
     url_host = f"[{host}]" if ":" in host else host
     announce_login_links(api.state.web_auth, f"http://{url_host}:{port}")

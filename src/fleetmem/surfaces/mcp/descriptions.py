@@ -76,7 +76,7 @@ episode of your run itself when the run ends."""
 
 VOTE_FACT: Final = """\
 Record that your own work supports or contradicts a fact (`fact_id`, e.g. `f_0123456789abcdef`; \
-`stance` `support` or `contradict`; an optional short `reason`, not stored).
+`stance` `support` or `contradict`; an optional short `reason`, kept with the vote; no secrets).
 
 Vote after you checked the fact against the code, a test or a command's output, not because you \
 read it. A vote counts toward the fact's confidence only when this run found the evidence \

@@ -259,9 +259,19 @@ def build_server(app: App, tokens: TokenSource, *, workers: int = WORKERS) -> Fl
     return server
 
 
-def stdio_server(app: App, environ: Mapping[str, str]) -> FleetmemMCP:
-    """The server ``fleetmem mcp`` runs: attributed by ``FLEETMEM_RUN_TOKEN``."""
+def stdio_server(app: App, environ: Mapping[str, str], *, attach: str | None = None) -> FleetmemMCP:
+    """The server ``fleetmem mcp`` runs: attributed by ``FLEETMEM_RUN_TOKEN``, or, with
+    ``attach="claude-code"`` and no such variable (Claude Code started it from its settings),
+    by the session its parent process is in at each call
+    (:mod:`fleetmem.integrations.attach`)."""
     token = environ.get(TOKEN_ENV)
+    if attach is not None and not token:
+        from fleetmem.integrations.attach import AttachedToken, session_owner
+
+        owner = session_owner()
+        attached = AttachedToken(app.home, owner)
+        log.info("mcp.attach integration=%s owner=%s", attach, owner.pid if owner else "-")
+        return build_server(app, lambda _headers: attached.current())
     if not token:
         log.warning("mcp.unattributed reason=%s is not set", TOKEN_ENV)
     elif app.agent_memory.caller(token) is None:

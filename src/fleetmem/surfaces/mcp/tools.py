@@ -82,7 +82,7 @@ Stance = Annotated[
 Reason = Annotated[
     str | None,
     Field(
-        description="Optional: what you checked, in a sentence (not stored).",
+        description="Optional: what you checked, in a sentence (stored with the vote).",
         json_schema_extra={"maxLength": 500},
     ),
 ]
@@ -206,6 +206,8 @@ def register(server: FleetmemMCP) -> list[str]:
         out = files_views.notes_update_view(update)
         if update.written:
             out["message"] = f"Your Notes file is now at revision {update.revision}."
+        elif update.proposal_id is not None:  # kept for a person to apply (S17)
+            out["proposal_id"] = update.proposal_id
         return out
 
     tools: list[tuple[str, Callable[..., Any], str, ToolAnnotations, str]] = [

@@ -16,9 +16,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from fleetmem.core.contextfiles import AUTHORING_RULE, WORKSPACE_FILES, FileRef
-from fleetmem.errors import CapReached, InvalidInput, StaleRevision
+from fleetmem.errors import CapReached, InvalidInput, NotFound, StaleRevision
 from fleetmem.service.files import Actor, FileView
 from fleetmem.surfaces.files_views import meter_text
+from fleetmem.surfaces.proposal_views import proposal_view
 from fleetmem.surfaces.web.base import Web, WebRoute, call, redirect, with_query
 from fleetmem.surfaces.web.render import marked
 
@@ -141,7 +142,16 @@ def editor_context(
         "flash": flash,
         "error": error,
         "now": time.time(),
+        "proposals": _pending_proposals(web, target.ref),
     }
+
+
+def _pending_proposals(web: Web, ref: FileRef) -> list[dict[str, Any]]:
+    """Changes the agent proposed to its own Notes, waiting for Apply (S17)."""
+    if ref.kind != "agent" or ref.name != "notes":
+        return []
+    rows = web.app.files.list_proposals(agent=ref.owner, status="pending")
+    return [proposal_view(row) for row in rows]
 
 
 def routes(web: Web) -> APIRouter:
@@ -157,7 +167,7 @@ def routes(web: Web) -> APIRouter:
             view_mode="preview" if q.get("view") == "preview" else "write",
             to_agent=q.get("to") or None,
             ask_open=q.get("ask") == "1",
-            flash="Saved. Takes effect on the next run." if q.get("saved") else "",
+            flash=_flash(q),
         )
         return web.page(request, session, "file.html", target.section, ctx)
 
@@ -258,6 +268,30 @@ def routes(web: Web) -> APIRouter:
     async def agent_restore(agent: str, name: str, request: Request) -> Response:
         return await restore(request, agent_target(web, agent, name))
 
+    @router.post("/memory/agents/{agent}/files/notes/proposals/{number}/{op}")
+    async def decide_proposal(agent: str, number: str, op: str, request: Request) -> Response:
+        session, _form = await web.form(request)
+        target = agent_target(web, agent, "notes")
+        proposal = await call(lambda: files.get_proposal(number))
+        if proposal.agent != target.ref.owner:
+            raise NotFound(f"no proposal {number} for {target.ref.owner}", proposal=number)
+        if op == "dismiss":
+            await call(lambda: files.dismiss_proposal(proposal.id, actor=web_user()))
+            return redirect(target.url(dismissed=proposal.id))
+        if op != "apply":
+            raise InvalidInput("op", op, "must be apply or dismiss")
+        try:
+            await call(lambda: files.apply_proposal(proposal.id, actor=web_user()))
+        except StaleRevision as exc:
+            error = (
+                f"Not applied: the agent proposed this change on revision {exc.base_revision},"
+                f" and Notes is now at revision {exc.current_revision} (changed by"
+                f" {exc.changed_by.partition(':')[2] or exc.changed_by}). Nothing was written."
+            )
+            ctx = editor_context(web, target, error=error)
+            return web.page(request, session, "file.html", target.section, ctx, status_code=409)
+        return redirect(target.url(applied=proposal.id))
+
     # ---- project notebooks --------------------------------------------------------------
     @router.get("/memory/notebook")
     def notebook(request: Request, repo: str | None = None) -> Response:
@@ -299,6 +333,16 @@ def list_context(
             }
         )
     return {"files": rows, "error": error}
+
+
+def _flash(query: Any) -> str:
+    if query.get("saved"):
+        return "Saved. Takes effect on the next run."
+    if query.get("applied"):
+        return f"Applied proposal {query.get('applied')}. Takes effect on the next run."
+    if query.get("dismissed"):
+        return f"Dismissed proposal {query.get('dismissed')}; Notes is unchanged."
+    return ""
 
 
 def _lf(text: str) -> str:

@@ -1,0 +1,274 @@
+"""How a real run receives its assembled context (docs/context-files.md, "What reaches a run").
+
+The context (:meth:`fleetmem.service.files.ContextFileService.assemble` with the run's id, which
+records the revision of every file it loaded and logs each truncation) is assembled once per
+run and handed over by the documented mechanism of each agent:
+
+- ``claude-code``: ``claude -p --append-system-prompt TEXT`` (the flag appends to Claude Code's
+  own system prompt; it works in print mode);
+- ``codex``: ``codex exec -c developer_instructions=TEXT`` (``developer_instructions`` is the
+  Codex configuration key for extra developer instructions; ``-c`` takes a TOML value, so the
+  text goes as a TOML basic string);
+- ``command``: ``$FLEETMEM_CONTEXT_FILE`` names a file (mode 0600, in a private directory
+  removed when the run ends) holding the text;
+- a Claude Code session (SessionStart hook): ``additionalContext`` of the hook's answer.
+
+A respawned process gets the argv and environment of the first start, so the same text (S20);
+a resumed Claude Code session gets the text its run was first given, kept beside the hook's
+own state (0600) until the session ends. An empty context adds nothing. The text is never
+logged: only its size and the run id are. A failure to assemble never stops a run: the run
+starts without context and the failure is logged and counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prometheus_client import Counter
+
+from fleetmem import metrics
+from fleetmem.integrations.briefing import fits
+from fleetmem.service.bootstrap import App
+
+log = logging.getLogger("fleetmem.context")
+
+CONTEXT_FILE_ENV = "FLEETMEM_CONTEXT_FILE"
+CONTEXT_FILE_NAME = "fleetmem-context.md"
+#: Where a Claude Code session's context is kept between its hooks (beside the hook state).
+SESSION_DIR = ("hooks", "claude-code")
+#: How long past its answer deadline a SessionStart hook may still wait for the context.
+SESSION_GRACE_S = 1.0
+
+CONTEXT_DELIVERIES = Counter(
+    "fleetmem_context_deliveries_total",
+    "Assembled contexts handed to real runs, by how and with what outcome.",
+    ["how", "outcome"],
+    registry=metrics.REGISTRY,
+)
+
+
+@dataclass
+class Delivery:
+    """The argv and environment a run's process is started with, and what to clean up."""
+
+    argv: list[str]
+    env: dict[str, str]
+    via: str | None = None  # how the context went: "argv", "file", or None (nothing to give)
+    directory: str | None = field(default=None, repr=False)
+
+    def close(self) -> None:
+        """Remove the run's private context directory (if any); safe to call twice."""
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+
+def assemble_for_run(app: App, *, agent: str, repo: str | None, run_id: str) -> str:
+    """The run's context text, its loads recorded; ``""`` when it could not be assembled."""
+    try:
+        context = app.files.assemble(agent, repo=repo, run_id=run_id)
+    except Exception as exc:  # context is an aid: its failure never stops a run
+        log.warning("context.failed agent=%s run=%s error=%s", agent, run_id, type(exc).__name__)
+        CONTEXT_DELIVERIES.labels(how="none", outcome="failed").inc()
+        return ""
+    return context.text
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: every control character escaped (DEL included)."""
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char == '"':
+            out.append('\\"')
+        elif char == "\\":
+            out.append("\\\\")
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04X}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def context_options(adapter: str, text: str) -> list[str] | None:
+    """The documented options that give ``text`` to an agent CLI; None when it has none."""
+    if adapter == "claude-code":
+        return ["--append-system-prompt", text]
+    if adapter == "codex":
+        return ["-c", "developer_instructions=" + toml_string(text)]
+    return None
+
+
+def with_options(argv: Sequence[str], options: Sequence[str], *, has_prompt: bool) -> list[str]:
+    """``argv`` with ``options`` before the ``-- PROMPT`` that ends it (or at its end)."""
+    cut = len(argv) - 2 if has_prompt and len(argv) >= 2 and argv[-2] == "--" else len(argv)
+    return [*argv[:cut], *options, *argv[cut:]]
+
+
+def deliver(
+    adapter: str,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    text: str,
+    *,
+    has_prompt: bool,
+    agent: str,
+    run_id: str,
+) -> Delivery:
+    """The argv and environment that carry ``text`` to a ``fleetmem run`` process."""
+    base = Delivery(list(argv), dict(env))
+    if not text:
+        CONTEXT_DELIVERIES.labels(how="none", outcome="empty").inc()
+        return base
+    options = context_options(adapter, text)
+    if options is not None:
+        given = with_options(argv, options, has_prompt=has_prompt)
+        if not fits(given, env):
+            log.warning(
+                "context.skipped agent=%s run=%s reason=argument_too_large bytes=%d",
+                agent,
+                run_id,
+                len(text.encode("utf-8")),
+            )
+            CONTEXT_DELIVERIES.labels(how="argv", outcome="skipped").inc()
+            return base
+        log.info(
+            "context.given agent=%s run=%s via=%s bytes=%d",
+            agent,
+            run_id,
+            options[0],
+            len(text.encode("utf-8")),
+        )
+        CONTEXT_DELIVERIES.labels(how="argv", outcome="ok").inc()
+        return Delivery(given, dict(env), "argv")
+    directory = tempfile.mkdtemp(prefix="fleetmem-run-")  # 0700, this user only
+    path = os.path.join(directory, CONTEXT_FILE_NAME)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    log.info(
+        "context.given agent=%s run=%s via=%s bytes=%d",
+        agent,
+        run_id,
+        CONTEXT_FILE_ENV,
+        len(text.encode("utf-8")),
+    )
+    CONTEXT_DELIVERIES.labels(how="file", outcome="ok").inc()
+    return Delivery(list(argv), {**env, CONTEXT_FILE_ENV: path}, "file", directory)
+
+
+def for_run(
+    app: App,
+    *,
+    agent: str,
+    adapter: str,
+    repo: str | None,
+    run_id: str,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    has_prompt: bool,
+) -> Delivery:
+    """Assemble a ``fleetmem run``'s context (recording its loads) and hand it over."""
+    text = assemble_for_run(app, agent=agent, repo=repo, run_id=run_id)
+    return deliver(adapter, argv, env, text, has_prompt=has_prompt, agent=agent, run_id=run_id)
+
+
+# ---- Claude Code sessions (hooks) ----------------------------------------------------------
+def _session_file(home: Path, run_id: str) -> Path:
+    key = hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:32]
+    return home.joinpath(*SESSION_DIR) / f"{key}.context.md"
+
+
+def for_session(
+    app: App, *, agent: str, token: str, run_id: str, answer_by: float | None = None
+) -> str:
+    """A hooked session's context: the text its run was first given, or assembled now.
+
+    ``answer_by`` (``time.monotonic()``) is when the hook's answer is due; the context gets at
+    most ``SESSION_GRACE_S`` past it (the hook's watchdog ends the process soon after, and the
+    briefing must not be lost with it): what is not ready by then is left out, logged.
+    """
+    path = _session_file(app.home, run_id)
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    if answer_by is None:
+        return _assemble_session(app, agent, token, run_id, path, threading.Event())
+    late = threading.Event()
+    result: list[str] = []
+    worker = threading.Thread(
+        target=lambda: result.append(_assemble_session(app, agent, token, run_id, path, late)),
+        name="fleetmem-session-context",
+        daemon=True,
+    )
+    worker.start()
+    worker.join(max(0.0, answer_by + SESSION_GRACE_S - time.monotonic()))
+    if result:
+        return result[0]
+    late.set()
+    log.warning("context.skipped agent=%s run=%s reason=deadline", agent, run_id)
+    CONTEXT_DELIVERIES.labels(how="hook", outcome="skipped").inc()
+    return ""
+
+
+def _assemble_session(
+    app: App, agent: str, token: str, run_id: str, path: Path, late: threading.Event
+) -> str:
+    try:
+        repo = app.runs.resolve_caller(token).repo
+    except Exception as exc:  # the run is gone: no context rather than a failed hook
+        log.warning("context.failed agent=%s run=%s error=%s", agent, run_id, type(exc).__name__)
+        return ""
+    text = assemble_for_run(app, agent=agent, repo=repo, run_id=run_id)
+    if late.is_set():
+        return text  # not given: nothing kept, so a resumed session assembles afresh
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:  # a resumed session then gets the context of that moment
+        log.warning("context.keep_failed run=%s error=%s", run_id, type(exc).__name__)
+    CONTEXT_DELIVERIES.labels(how="hook", outcome="ok" if text else "empty").inc()
+    if text:
+        log.info(
+            "context.given agent=%s run=%s via=additionalContext bytes=%d",
+            agent,
+            run_id,
+            len(text.encode("utf-8")),
+        )
+    return text
+
+
+def forget_session(home: Path, run_id: str) -> None:
+    """Drop a finished session's kept context."""
+    with contextlib.suppress(OSError):
+        _session_file(home, run_id).unlink()
+
+
+def session_start_answer(context: str, briefing: str) -> str:
+    """The SessionStart hook's stdout: the context, then the fenced briefing; "" for none."""
+    parts = [part for part in (context.rstrip("\n"), briefing) if part]
+    if not parts:
+        return ""
+    additional = "\n\n".join(parts)
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": additional}}
+    )

@@ -1,0 +1,194 @@
+"""OpenAPI models of facts and the review queue, mirroring :mod:`fleetmem.surfaces.fact_views`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from fleetmem.surfaces.http.schemas import Open, Strict
+
+
+class Fact(Strict):
+    id: str
+    body: str
+    kind: str
+    scope: str = Field(description="workspace, project:<repo> or agent:<name>")
+    status: str = Field(description="proposed, live, forgotten, rejected, ...")
+    pinned: bool
+    origin: str = Field(description="human, agent or tidy-up")
+    author: str
+    run_id: str | None
+    conversation: str | None
+    source: str | None
+    revision: int
+    created_at: str
+    updated_at: str
+    confirmed_at: str | None
+    forgotten_at: str | None
+    merged_into: str | None
+
+
+class NearDuplicate(Strict):
+    id: str
+    similarity: float
+    body: str
+
+
+class Tally(Strict):
+    runs: int
+    agents: int
+    repos: int
+
+
+class Provenance(Strict):
+    origin: str
+    author: str
+    run_id: str | None
+    conversation: str | None
+    merged_from: str | None
+    at: str
+
+
+class FactWritten(Strict):
+    fact: Fact
+    created: bool = Field(description="false: an existing fact (duplicate or same idempotency key)")
+    near_duplicates: list[NearDuplicate]
+
+
+class FactDetail(Fact):
+    provenance: list[Provenance]
+    confidence: float
+    support: Tally
+    contradict: Tally
+    runs_in_flight: int
+
+
+class FactPage(Strict):
+    facts: list[Fact]
+    next_cursor: str | None = Field(description="pass as ?cursor= for the next page")
+    counts: dict[str, int]
+
+
+class SearchHit(Strict):
+    fact: Fact
+    score: float
+    similarity: float | None
+    matched: list[str]
+
+
+class FactSearch(Strict):
+    query: str
+    degraded: str | None = Field(description="set when search fell back to exact words")
+    pending_vectors: int
+    hits: list[SearchHit]
+
+
+class FactEdited(Strict):
+    fact: Fact
+    changed: bool
+    runs_in_flight: int
+
+
+class FactForgotten(Strict):
+    fact: Fact
+    already_forgotten: bool
+    undo_until: str
+    restorable_until: str
+
+
+class ForgetAllPreview(Strict):
+    live: int
+    untouched: str
+    confirm: str = Field(description="the phrase to send as confirm")
+
+
+class ForgetAllDone(Strict):
+    forgotten: int
+    untouched: str
+    restorable_until: str
+
+
+class HistoryEntry(Strict):
+    seq: int
+    action: str
+    actor_kind: str
+    actor: str
+    run_id: str | None
+    at: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    body_before: str | None
+    body_after: str | None
+
+
+class FactHistory(Strict):
+    fact_id: str
+    entries: list[HistoryEntry]
+
+
+class Vote(Strict):
+    run_id: str
+    agent: str
+    repo: str | None
+    stance: str
+    revision: int
+    counted: bool
+    reason: str
+    note: str | None
+    at: str
+
+
+class FactVotes(Strict):
+    confidence: float
+    support: Tally
+    contradict: Tally
+    votes: list[Vote]
+
+
+class Exposure(Strict):
+    run_id: str
+    fact_id: str
+    revision: int
+    surface: str
+    served_as: str
+    call_id: str | None
+    agent: str
+    repo: str | None
+    at: str
+
+
+class OfferedFacts(Strict):
+    run_id: str
+    offered: list[Exposure]
+
+
+class FactCounts(Open):
+    """Counts by status and list: live, proposed, pinned, forgotten, ..."""
+
+    __pydantic_extra__: dict[str, int]
+
+
+# ---- request bodies ------------------------------------------------------------------------
+class FactIn(Strict):
+    body: str = Field(description="the fact, one or two sentences")
+    kind: str | None = Field(
+        None, description="note (default), decision, lesson, constraint, failure, ..."
+    )
+    scope: str | None = Field(None, description="workspace (default), project:<repo>, agent:<n>")
+    pin: bool = False
+    source: str | None = None
+    idempotency_key: str | None = Field(None, description="or the Idempotency-Key header")
+
+
+class FactEditIn(Strict):
+    body: str
+
+
+class ReviewIn(Strict):
+    action: str = Field(description="confirm, evidence_only, restrict, reject, stale or merge")
+    into: str | None = Field(None, description="the fact to merge into (merge only)")
+
+
+class ForgetAllIn(Strict):
+    confirm: str = Field(description="the exact phrase GET /api/v1/facts/forget-all shows")

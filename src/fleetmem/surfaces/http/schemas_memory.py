@@ -1,0 +1,252 @@
+"""OpenAPI models of status, episodes, recall, forgetting, runs and presence.
+
+They mirror :mod:`fleetmem.surfaces.views` and :mod:`fleetmem.surfaces.runs_views` field for
+field (times are RFC 3339 UTC strings); see :mod:`fleetmem.surfaces.http.schemas` for how
+they are attached to routes and checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from fleetmem.surfaces.http.schemas import Open, Strict
+
+
+# ---- status --------------------------------------------------------------------------------
+class ProviderState(Open):
+    """The provider's self-description; upstreams add transport, where, breaker and more."""
+
+    name: str
+    state: str = Field(description="ok, starting, unavailable, breaker_open or incompatible")
+    contract: int | None
+
+
+class PendingWork(Strict):
+    record: int
+    forget: int
+    oldest_record_age_s: float | None
+    oldest_forget_age_s: float | None
+
+
+class FailedWork(Strict):
+    record: int
+    forget: int
+
+
+class StatusOut(Strict):
+    provider: ProviderState
+    embedding_model: str | None
+    summaries: bool
+    episodes: dict[str, int] = Field(description="total, live, forgotten, with_summary")
+    runs: dict[str, int] = Field(description="runs by episode status")
+    pending: PendingWork
+    failed: FailedWork
+    vectors_missing: int
+    retention_s: float | None
+
+
+# ---- episodes ------------------------------------------------------------------------------
+class IngestOut(Strict):
+    run_id: str
+    episode_id: str | None
+    status: str = Field(description="recorded, pending, duplicate or skipped:<reason>")
+
+
+class EpisodeBrief(Strict):
+    episode_id: str
+    run_id: str
+    agent: str
+    adapter: str
+    model: str | None
+    repo: str
+    branch: str | None
+    outcome: str
+    scope: str
+    trust_class: str
+    started_at: str
+    recorded_at: str
+    forgotten_at: str | None
+    summary: str | None
+
+
+class EpisodeList(Strict):
+    episodes: list[EpisodeBrief]
+
+
+class IndexEntry(Strict):
+    provider: str
+    provider_id: str
+    scope: str
+    state: str
+    recorded_at: str
+    forgotten_at: str | None
+
+
+class EpisodeDetail(EpisodeBrief):
+    """What left the daemon: the episode object and text exactly as sent to providers."""
+
+    episode: dict[str, Any] | None
+    text: str | None
+    summary_outcome: str | None
+    index: list[IndexEntry]
+
+
+class EpisodeForgotten(Strict):
+    episode_id: str
+    already_forgotten: bool
+    provider_ids_pending: int = Field(description="provider copies still to forget (retried)")
+    provider_ids_forgotten: int = Field(description="provider copies forgotten now")
+
+
+class RecallIn(Strict):
+    """Exactly one of ``repo`` and ``agent`` scopes the recall."""
+
+    query: str = Field(min_length=1, description="what to look for (at most 512 characters)")
+    repo: str | None = Field(None, description="a repository key, e.g. github.com/acme/api")
+    agent: str | None = Field(None, description="an agent: the repository of its latest run")
+    paths: list[str] = Field(default_factory=list, description="files the caller works on")
+    limit: int = Field(8, ge=1, le=50)
+
+
+class RecalledEpisode(Strict):
+    kind: str
+    episode_id: str
+    provider: str
+    provider_id: str
+    score: float | None
+    run_id: str
+    agent: str
+    adapter: str
+    model: str | None
+    repo: str
+    branch: str | None
+    outcome: str
+    started_at: str
+    trust_class: str
+    untrusted: bool
+    text: str
+
+
+class RecallOut(Strict):
+    provider: str
+    degraded: str | None = Field(description="why the answer is partial, e.g. provider_unavailable")
+    dropped: dict[str, int] = Field(description="provider items dropped, by reason")
+    items: list[RecalledEpisode]
+
+
+# ---- runs and presence ---------------------------------------------------------------------
+class OpenRunIn(Strict):
+    agent: str
+    repo: str | None = None
+    workdir: str | None = None
+    branch: str | None = None
+    adapter: str | None = None
+    run_id: str | None = None
+    source: str = "api"
+
+
+class OpenedRun(Strict):
+    run_id: str
+    token: str = Field(description="the run token: Authorization: Bearer on the run endpoints")
+    agent: str
+    repo: str | None
+    branch: str | None
+    workdir: str | None
+    opened_at: str
+    expire_after_s: float
+
+
+class HeartbeatIn(Strict):
+    files: list[str] = Field(default_factory=list)
+    branch: str | None = None
+
+
+class LiveRun(Strict):
+    run_id: str
+    agent: str
+    adapter: str | None
+    repo: str | None
+    branch: str | None
+    workdir: str | None
+    source: str
+    opened_at: str
+    last_seen_at: str
+    closed_at: str | None
+    close_reason: str | None
+    files: list[str]
+    state: str | None = None
+
+
+class RunSummary(Strict):
+    run_id: str
+    agent: str
+    adapter: str | None
+    repo: str | None
+    branch: str | None
+    state: str = Field(description="live, expired or recorded")
+    started_at: str
+    ended_at: str | None
+    outcome: str | None
+    reason: str | None
+    duration_ms: int | None
+    pull_request: str | None
+    files: int = Field(description="how many files the run touched")
+
+
+class RunList(Strict):
+    runs: list[RunSummary]
+
+
+class StoredRun(Strict):
+    agent: str
+    adapter: str
+    model: str | None
+    trigger: str
+    repo: str | None
+    branch: str | None
+    started_at: str
+    ended_at: str
+    duration_ms: int
+    outcome: str
+    reason: str
+    pull_request: str | None
+    episode: str = Field(description="the episode id, or skipped:<reason>")
+
+
+class RunSession(Strict):
+    session_id: str
+    parent_id: str | None
+    subagent: bool
+    cwd: str
+    repo: str | None
+    branch: str | None
+    edits: list[str]
+
+
+class RunDetail(Strict):
+    run_id: str
+    live: LiveRun | None
+    record: StoredRun | None
+    sessions: list[RunSession]
+
+
+class Presence(Strict):
+    runs: list[LiveRun]
+
+
+class Collision(Strict):
+    strength: str
+    overlap: list[str]
+    run: LiveRun
+
+
+class CallerOut(Strict):
+    run_id: str
+    agent: str
+    repo: str | None
+    branch: str | None
+    scopes: list[str]
+    state: str
+    collisions: list[Collision]

@@ -1,0 +1,252 @@
+"""The benchmark harness on tiny inputs, so the benchmarks never rot.
+
+``python -m bench.run_all --tiny`` runs as a real subprocess, every benchmark module on a few
+dozen items, into a temporary results directory. No figure is asserted (speed is measured
+only in bench/, never in tests): the tests check that every benchmark ran, that each result
+carries its machine block and the keys the docs and the report read, that the plots and the
+targets table were generated, and that bench/results/ was not touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import harness, plots, report, run_all
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Each benchmark and the paths (dotted; ``*`` = every key at that level) its tiny result
+#: must hold: what docs/benchmarks.md, the report and the plots read.
+EXPECTED: dict[str, tuple[str, ...]] = {
+    "daemon": (
+        "after_start.vmrss",
+        "after_warm_recalls.vmrss",
+        "after_measured_recalls.vmrss",
+        "recall_http.p95_ms",
+        "healthz.p50_ms",
+        "reference.vectors_mib",
+        "reference.store_files_mib",
+    ),
+    "facts": (
+        "list_first_page.fleetmem.p95_ms",
+        "list_first_page.bare_sql.p95_ms",
+        "search.fleetmem.p95_ms",
+        "search.embed_query_alone.p95_ms",
+        "accuracy_labelled_set.top3",
+    ),
+    "load_report": ("load_report.p95_ms", "baseline_encode.p95_ms", "service_meter.p95_ms"),
+    "mcp_recall": (
+        "sizes.*.mcp_stdio.p95_ms",
+        "sizes.*.mcp_in_process.p95_ms",
+        "sizes.*.bare_index.p95_ms",
+        "sizes.*.embed_query.p95_ms",
+        "sizes.*.briefing_compute_no_provider.p99_ms",
+        "sizes.*.briefing_served.p95_ms",
+        "sizes.*.briefing_profile.top",
+        "populate.*.records",
+    ),
+    "provider_path": ("modes.text.*.service_mcp.p95_ms", "modes.text.*.direct_index.p95_ms"),
+    "recall_scale": (
+        "sizes.*.recall.p95_ms",
+        "sizes.*.recall.p99_ms",
+        "sizes.*.numpy_bruteforce.p50_ms",
+        "sizes.*.fts5_bare.p50_ms",
+        "sizes.*.rss_mib.after_warm_recall",
+        "sizes.*.write_path_ms.p50_ms",
+        "ingest.records_per_s",
+    ),
+    "redact": ("cases", "baseline.cases"),
+    "web": ("web_page.p95_ms", "api_page.p95_ms", "healthz.p95_ms", "service_list.p95_ms"),
+}
+LOCOMO_KEYS = ("rows.bm25.recall@10", "rows.fleetmem-default.latency_ms.p95")
+MACHINE_KEYS = ("cpu", "cores", "cores_usable", "python", "sqlite", "date", "loadavg_1m")
+
+
+def _paths(data: Any, dotted: str) -> list[Any]:
+    """Every value at ``dotted`` (``*`` fans out over a dict); raises KeyError naming the
+    missing part."""
+    values = [data]
+    for part in dotted.split("."):
+        nxt: list[Any] = []
+        for value in values:
+            if not isinstance(value, dict):
+                raise KeyError(f"{dotted}: {part!r} under a {type(value).__name__}")
+            if part == "*":
+                if not value:
+                    raise KeyError(f"{dotted}: nothing under '*'")
+                nxt.extend(value.values())
+            elif part in value:
+                nxt.append(value[part])
+            else:
+                raise KeyError(f"{dotted}: no {part!r} (have {sorted(value)[:12]})")
+        values = nxt
+    return values
+
+
+@pytest.fixture(scope="module")
+def tiny_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    out = tmp_path_factory.mktemp("bench-tiny")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETMEM_")}
+    env["HF_HUB_OFFLINE"] = "1"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.run_all", "--tiny", "--results-dir", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,  # a hang guard on a busy machine, not a figure
+        check=False,
+    )
+    return proc, out
+
+
+def _result(out: Path, name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out / f"{name}-tiny.json").read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_every_benchmark_runs_in_tiny_mode(tiny_run: tuple[Any, Path]) -> None:
+    proc, out = tiny_run
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for name in (*EXPECTED, "locomo"):
+        assert (out / f"{name}-tiny.json").is_file(), f"{name} wrote no result:\n{proc.stdout}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_result_has_machine_block_and_expected_keys(tiny_run: tuple[Any, Path], name: str) -> None:
+    _, out = tiny_run
+    data = _result(out, name)
+    assert data["benchmark"] == name
+    assert data["mode"] == "tiny"
+    for key in MACHINE_KEYS:
+        assert key in data["machine"], f"{name}: machine block lacks {key}"
+    for dotted in EXPECTED[name]:
+        values = _paths(data, dotted)
+        assert all(v is not None for v in values), f"{name}: {dotted} is null"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_locomo_runs_on_a_slice_or_is_skipped_with_a_note(tiny_run: tuple[Any, Path]) -> None:
+    from bench.bench_locomo import DATA
+
+    _, out = tiny_run
+    data = _result(out, "locomo")
+    assert "machine" in data
+    if DATA.exists():
+        assert data["conversations"] == 2
+        assert data["turns"] == 2 * harness.TINY_TURNS
+        for dotted in LOCOMO_KEYS:
+            _paths(data, dotted)
+        n = data["rows"]["bm25"]["n"] + data["rows"]["bm25"]["per_category"].get("5", {}).get(
+            "n", 0
+        )
+        assert 0 < n <= 2 * harness.TINY_QUESTIONS
+    else:
+        assert str(DATA) in data["skipped"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_plots_and_report_are_generated_beside_the_results(tiny_run: tuple[Any, Path]) -> None:
+    _, out = tiny_run
+    for stem in ("latency-vs-size-tiny.png", "recall-at-k-tiny.png"):
+        assert (out / stem).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", stem
+    table = (out / "report-tiny.md").read_text(encoding="utf-8")
+    assert "| issue | figure | measured |" in table
+    # Each issue with a speed target has its row, read from the tiny results.
+    for needle in (
+        "briefing computation without the provider",
+        "recall through the MCP tool (stdio)",
+        "facts list first page p95",
+        "load report of a 64 KB file",
+        "daemon resident memory",
+        "mem0 paper",
+    ):
+        assert needle in table, needle
+    assert "daemon-tiny.json" in table
+    # The project's results and docs are untouched by a tiny run.
+    assert not list(plots.RESULTS.glob("*-tiny.*"))
+    assert not list(plots.DOCS_IMAGES.glob("*-tiny.png"))
+
+
+def test_tiny_results_are_refused_in_the_projects_results_directory() -> None:
+    proc = subprocess.run(
+        [*(sys.executable, "-m", "bench.run_all", "--tiny"), "--results-dir", str(plots.RESULTS)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "--results-dir" in proc.stderr and "tiny results never go into" in proc.stderr
+
+
+def test_a_module_whose_data_file_is_absent_is_named_as_missing(tmp_path: Path) -> None:
+    module = types.ModuleType("bench_example")
+    module.DATA = tmp_path / "absent.json"  # type: ignore[attr-defined]
+    assert run_all.missing_data(module) == tmp_path / "absent.json"
+    (tmp_path / "absent.json").write_text("[]", encoding="utf-8")
+    assert run_all.missing_data(module) is None
+    assert run_all.missing_data(types.ModuleType("bench_without_data")) is None
+
+
+def test_report_says_not_measured_for_missing_results(tmp_path: Path) -> None:
+    path = report.render(tmp_path, "quick")
+    table = path.read_text(encoding="utf-8")
+    assert path == tmp_path / "report-quick.md"
+    assert "| met |" not in table
+    assert "not measured" in table
+
+
+def test_report_replaces_only_the_marked_block() -> None:
+    doc = f"# Title\n\nprose before\n\n{report.BEGIN}\nold table\n{report.END}\n\nprose after\n"
+    new = report.replace_block(doc, "new table")
+    assert new == (
+        f"# Title\n\nprose before\n\n{report.BEGIN}\nnew table\n{report.END}\n\nprose after\n"
+    )
+    appended = report.replace_block("# Title\n", "table")
+    assert appended == f"# Title\n\n{report.BEGIN}\ntable\n{report.END}\n"
+
+
+def test_plots_are_drawn_even_when_no_results_exist(tmp_path: Path) -> None:
+    made = list(plots.render(tmp_path, "quick"))
+    assert [p.name for p in made] == ["latency-vs-size-quick.png", "recall-at-k-quick.png"]
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in made)
+    assert plots.latency_series(tmp_path, "quick") == {}
+
+
+def test_shared_store_is_built_once_and_copied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(harness.STORES_ENV, str(tmp_path / "stores"))
+    builds: list[Path] = []
+
+    def build(home: Path) -> dict[str, Any]:
+        builds.append(home)
+        home.mkdir(parents=True)
+        (home / "fleetmem.db").write_bytes(b"rows")
+        return {"records": 7}
+
+    first = harness.shared_episode_store(tmp_path / "a", 7, 3, build)
+    second = harness.shared_episode_store(tmp_path / "b", 7, 3, build)
+    assert builds == [tmp_path / "a"]
+    assert first["reused"] is False and second["reused"] is True
+    assert (tmp_path / "b" / "fleetmem.db").read_bytes() == b"rows"
+    harness.shared_episode_store(tmp_path / "c", 7, 4, build)  # other vectors: another store
+    assert builds == [tmp_path / "a", tmp_path / "c"]
