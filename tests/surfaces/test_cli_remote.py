@@ -237,6 +237,15 @@ def test_report_and_context(pair: Pair, tmp_path: Path) -> None:
     assert "Ana owns the billing service." in context
 
 
+def test_briefing_preview(pair: Pair) -> None:
+    pair.same("briefing", "coder", "--repo", REPO, normalize=True)
+    preview = json.loads(pair.remote("briefing", "coder", "--repo", REPO, "--json").stdout)
+    assert (preview["agent"], preview["repo"]) == ("coder", REPO)
+    assert preview["bytes"] == len(preview["text"].encode("utf-8"))
+    pair.same("briefing", "coder")  # the repository of its newest run, or the empty briefing
+    pair.same("briefing", "Bad Name!", code=2)
+
+
 def test_runs_open_heartbeat_and_presence(pair: Pair) -> None:
     opened = pair.remote("runs", "open", "coder", "--repo", REPO, "--branch", "main", "--json")
     assert opened.returncode == 0, opened.stderr
@@ -287,7 +296,6 @@ def test_commands_without_a_route_refuse_and_never_touch_the_local_store(
     for args, name in (
         (("jobs",), "jobs"),
         (("doctor",), "doctor"),
-        (("briefing", "coder"), "briefing"),
         (("facts", "sweep"), "facts sweep"),
         (("recall", "x", "--repo", REPO), "recall"),
         (("runs", "touch", "a.py"), "runs touch"),

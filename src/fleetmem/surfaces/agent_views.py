@@ -6,12 +6,16 @@ docs/cli.md; fields are only ever added.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from fleetmem.core.briefing import MAX_BRIEFING_BYTES
 from fleetmem.service.agent_memory import OperatorRecall
 from fleetmem.store.base import RunRow
 from fleetmem.surfaces.fact_views import fact_view
 from fleetmem.surfaces.views import iso
+
+if TYPE_CHECKING:
+    from fleetmem.service.bootstrap import App
 
 
 def recent_run_view(row: RunRow) -> dict[str, Any]:
@@ -61,3 +65,34 @@ def recall_sections_text(d: dict[str, Any], section: str) -> list[str]:
             + (f"  {r['pull_request']}" if r["pull_request"] else "")
         )
     return lines
+
+
+def briefing_preview(
+    app: App, agent: str, *, repo: str | None = None, branch: str | None = None
+) -> dict[str, Any]:
+    """The JSON of ``fleetmem briefing`` and ``GET /api/v1/agents/{agent}/briefing``: the
+    document the agent would receive now and what went into it. Writes no exposure."""
+    subject = app.briefings.preview_subject(agent, repo=repo, branch=branch)
+    composed = app.briefings.briefing(subject)
+    settings = app.settings.agent(agent)
+    doc = composed.document
+    return {
+        "agent": agent,
+        "repo": subject.repo,
+        "branch": subject.branch,
+        "run_id": subject.run_id,
+        "text": composed.text,
+        "empty": composed.empty,
+        "chars": composed.chars,
+        "bytes": composed.size_bytes,
+        "max_chars": settings.briefing_max_chars,
+        "max_bytes": MAX_BRIEFING_BYTES,
+        "sections": [
+            {"name": s.name, "shown": len(s.items), "omitted": s.omitted}
+            for s in (doc.sections if doc is not None else ())
+        ],
+        "facts": list(composed.ids("facts")),
+        "provider": app.memory.provider.name,
+        "degraded": composed.degraded,
+        "memory_briefing": bool(getattr(settings, "memory_briefing", False)),
+    }

@@ -7,7 +7,6 @@ import os
 import sys
 from typing import Any
 
-from fleetmem.core.briefing import MAX_BRIEFING_BYTES, Composed
 from fleetmem.surfaces.cli.common import EXIT_OK, Handler, emit
 
 #: Agents whose own ``fleetmem mcp`` can be attributed through their session hooks.
@@ -56,63 +55,23 @@ def _cmd_mcp(app: Any, args: argparse.Namespace) -> int:
 
 
 def _cmd_briefing(app: Any, args: argparse.Namespace) -> int:
-    subject = app.briefings.preview_subject(args.agent, repo=args.repo, branch=args.branch)
-    composed = app.briefings.briefing(subject)
-    agent = app.settings.agent(args.agent)
-    data = preview_view(
-        composed,
-        agent=args.agent,
-        repo=subject.repo,
-        branch=subject.branch,
-        run_id=subject.run_id,
-        max_chars=agent.briefing_max_chars,
-        memory_briefing=bool(getattr(agent, "memory_briefing", False)),
-        provider=app.memory.provider.name,
-    )
+    from fleetmem.surfaces.agent_views import briefing_preview
+
+    data = briefing_preview(app, args.agent, repo=args.repo, branch=args.branch)
+    return print_briefing(args, data)
+
+
+def print_briefing(args: argparse.Namespace, data: dict[str, Any]) -> int:
+    """What ``fleetmem briefing`` prints, from its JSON (the local and the --server path)."""
     if getattr(args, "json", False):
         emit(args, data, str)
-    elif composed.text:
+    elif data["text"]:
         # Exactly the document, byte for byte (no newline is added after its last line).
-        sys.stdout.write(composed.text)
+        sys.stdout.write(data["text"])
         if sys.stdout.isatty():
             sys.stdout.write("\n")
         sys.stdout.flush()
     else:
-        why = "outside any repository" if subject.repo is None else "nothing to brief yet"
+        why = "outside any repository" if data["repo"] is None else "nothing to brief yet"
         print(f"(empty briefing: {why})", file=sys.stderr)
     return EXIT_OK
-
-
-def preview_view(
-    composed: Composed,
-    *,
-    agent: str,
-    repo: str | None,
-    branch: str | None,
-    run_id: str | None,
-    max_chars: int,
-    memory_briefing: bool,
-    provider: str,
-) -> dict[str, Any]:
-    """The JSON of ``fleetmem briefing``: the document and what went into it."""
-    doc = composed.document
-    return {
-        "agent": agent,
-        "repo": repo,
-        "branch": branch,
-        "run_id": run_id,
-        "text": composed.text,
-        "empty": composed.empty,
-        "chars": composed.chars,
-        "bytes": composed.size_bytes,
-        "max_chars": max_chars,
-        "max_bytes": MAX_BRIEFING_BYTES,
-        "sections": [
-            {"name": s.name, "shown": len(s.items), "omitted": s.omitted}
-            for s in (doc.sections if doc is not None else ())
-        ],
-        "facts": list(composed.ids("facts")),
-        "provider": provider,
-        "degraded": composed.degraded,
-        "memory_briefing": memory_briefing,
-    }

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from fleetmem.config import default_home
 from fleetmem.surfaces.cli.common import EXIT_OK, emit
+from fleetmem.surfaces.cli.mcp_cmds import print_briefing
 from fleetmem.surfaces.cli.remote import (
     SERVER_ENV,
     LocalOnly,
@@ -172,6 +173,12 @@ def _presence(client: RemoteClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _briefing(client: RemoteClient, args: argparse.Namespace) -> int:
+    path = f"/api/v1/agents/{_quoted(args.agent)}/briefing"
+    data = client.call("GET", path, params={"repo": args.repo, "branch": args.branch})
+    return print_briefing(args, data)
+
+
 #: Every command that works through a daemon, by its name as typed.
 OPERATIONS: dict[str, Operation] = {
     "status": _status,
@@ -183,6 +190,7 @@ OPERATIONS: dict[str, Operation] = {
     "runs list": _runs_list,
     "runs show": _runs_show,
     "presence": _presence,
+    "briefing": _briefing,
     **FACT_OPERATIONS,
     **FILE_OPERATIONS,
 }

@@ -69,6 +69,7 @@ ROUTE_MODULES: tuple[str, ...] = (
     "fleetmem.surfaces.http.runs_routes",
     "fleetmem.surfaces.http.files_routes",
     "fleetmem.surfaces.http.facts_routes",
+    "fleetmem.surfaces.http.agents_routes",
 )
 
 

@@ -250,3 +250,28 @@ class CallerOut(Strict):
     scopes: list[str]
     state: str
     collisions: list[Collision]
+
+
+# ---- briefing preview ----------------------------------------------------------------------
+class BriefingSection(Strict):
+    name: str
+    shown: int
+    omitted: int
+
+
+class BriefingPreview(Strict):
+    agent: str
+    repo: str | None = Field(description="the repository briefed for; null outside any")
+    branch: str | None
+    run_id: str | None = Field(description="the agent's live run the preview stands for, if any")
+    text: str = Field(description="the document, byte for byte as the agent would receive it")
+    empty: bool
+    chars: int
+    bytes: int
+    max_chars: int = Field(description="the agent's briefing_max_chars")
+    max_bytes: int
+    sections: list[BriefingSection]
+    facts: list[str] = Field(description="ids of the facts the document shows")
+    provider: str
+    degraded: str | None
+    memory_briefing: bool = Field(description="whether runs get it prepended to their prompt")

@@ -1,0 +1,28 @@
+"""API routes about agents: the briefing an agent would receive now (a preview)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query
+from starlette.concurrency import run_in_threadpool
+
+from fleetmem.service.bootstrap import App
+from fleetmem.surfaces.agent_views import briefing_preview
+from fleetmem.surfaces.http import schemas_memory as m
+from fleetmem.surfaces.http.schemas import documented
+
+
+def routes(app: App) -> APIRouter:
+    api = APIRouter()
+
+    @api.get("/api/v1/agents/{agent}/briefing", **documented(m.BriefingPreview))
+    async def briefing(
+        agent: str,
+        repo: str | None = Query(None, description="brief for this repository key"),
+        branch: str | None = Query(None),
+    ) -> dict[str, Any]:
+        # A preview, like `fleetmem briefing`: computed now, exposure-free, never stored.
+        return await run_in_threadpool(briefing_preview, app, agent, repo=repo, branch=branch)
+
+    return api
