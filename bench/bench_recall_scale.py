@@ -173,9 +173,10 @@ def populate_bulk(
     Records go in chunks of :data:`CHUNK` (stored, vectors cached, jobs processed), so the
     rate of each step is reported as the store grows. ``real`` holds the embedded vectors of
     records 0..len(real)-1 and is extended in place up to ``real_vectors``. When ``stop_at``
-    is reached and the time spent so far, doubled, exceeds :data:`LARGE_BUDGET_S` (populating
-    gets slower as the store grows, so twice the records take at least twice as long), the
-    store stops there; ``records`` in the result says how many it holds.
+    is reached and the time spent so far plus the rest at the last chunk's pace (with a
+    quarter's margin: populating slows as the store grows) would exceed
+    :data:`LARGE_BUDGET_S`, the store stops there; ``records`` in the result says how many it
+    holds.
     """
     app = _open(home)
     try:
@@ -200,7 +201,12 @@ def populate_bulk(
                 }
             )
             spent = time.perf_counter() - started - totals["embed_batches"]
-            if stop_at is not None and done >= stop_at and done < n and 2 * spent > LARGE_BUDGET_S:
+            # The rest at the pace of the last chunk (the slowest so far: writes slow down as
+            # the store grows), with a quarter's margin for the growth still to come.
+            last = secs["ingest_deferred"] + secs["process_jobs"] + secs["cache_vectors"]
+            rest = 1.25 * last * (n - done) / size
+            over_budget = spent + rest > LARGE_BUDGET_S
+            if stop_at is not None and done >= stop_at and done < n and over_budget:
                 break
         model_id = app.embedder.model_id
         if app.store.builtin_missing_vectors(model_id, 1):

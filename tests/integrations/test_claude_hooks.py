@@ -16,6 +16,7 @@ import pytest
 
 from fleetmem.core.fence import parse_block
 from fleetmem.core.wrapper import parse
+from fleetmem.errors import NotFound
 from fleetmem.service.bootstrap import App
 from tests.integrations.conftest import FIXTURES, REPO_KEY, World
 from tests.surfaces.cli_helpers import FLEETMEM, env_for
@@ -90,6 +91,28 @@ def test_session_start_opens_a_run_and_briefs_only_with_memory_briefing(
     assert live is not None and live.state == "live" and live.row.repo == REPO_KEY
     assert live.row.source == "hook" and live.row.adapter == "claude-code"
     assert app.facts.offered_to_run(session.run_id()) == []
+
+
+def test_hooks_inside_a_fleetmem_run_leave_the_session_to_the_supervisor(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    # `claude -p` started by `fleetmem run` fires the user's installed hooks too.
+    world.config("[agent.claude-code]\nmemory_briefing = true\n")
+    session = Session(world, FLEETMEM_RUN_ID="run-supervised")
+    for event, name in (
+        ("SessionStart", "session_start"),
+        ("UserPromptSubmit", "user_prompt_submit"),
+        ("SessionEnd", "session_end"),
+    ):
+        proc, _ = session.hook(event, session.payload(name))
+        assert (proc.returncode, proc.stdout) == (0, b""), event
+    app = open_app()
+    with pytest.raises(NotFound):
+        app.runs.show_run(session.run_id())
+    assert app.facts.list().items == ()
+    # The same session outside a supervised run is recorded as usual.
+    Session(world).hook("SessionStart", session.payload("session_start"))
+    assert app.runs.show_run(session.run_id()).live is not None
 
 
 def test_session_start_returns_the_fenced_briefing_and_writes_exposure(

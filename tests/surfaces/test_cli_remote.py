@@ -237,8 +237,29 @@ def test_report_and_context(pair: Pair, tmp_path: Path) -> None:
     assert "Ana owns the billing service." in context
 
 
+def test_recall_with_facts_episodes_and_runs(pair: Pair) -> None:
+    pair.same("recall", "ledger cutoff", "--repo", REPO)
+    pair.same("recall", "billing", "--repo", REPO, "--paths", "billing/x.py", "--limit", "3")
+    answer = json.loads(pair.remote("recall", "ledger", "--repo", REPO, "--json").stdout)
+    assert {"items", "facts", "recent_runs", "repo"} <= set(answer)
+    pair.same("recall", "ledger", "--repo", REPO, "--limit", "0", code=2)
+    pair.same("recall", "ledger", "--as", "Bad Name!", code=4)  # no run to take a scope from
+
+
+def _unnonced(text: str) -> str:
+    """A briefing with its fresh per-document nonce replaced wherever it occurs."""
+    found = re.search(r'nonce=\\?"([0-9a-f]{32})', text)
+    return text.replace(found.group(1), "<nonce>") if found else text
+
+
 def test_briefing_preview(pair: Pair) -> None:
-    pair.same("briefing", "coder", "--repo", REPO, normalize=True)
+    for variant in (
+        ("briefing", "coder", "--repo", REPO),
+        ("briefing", "coder", "--repo", REPO, "--json"),
+    ):
+        remote, local = pair.remote(*variant), pair.local(*variant)
+        assert remote.returncode == local.returncode == 0, (remote, local)
+        assert _unnonced(remote.stdout) == _unnonced(local.stdout), variant
     preview = json.loads(pair.remote("briefing", "coder", "--repo", REPO, "--json").stdout)
     assert (preview["agent"], preview["repo"]) == ("coder", REPO)
     assert preview["bytes"] == len(preview["text"].encode("utf-8"))
@@ -297,7 +318,6 @@ def test_commands_without_a_route_refuse_and_never_touch_the_local_store(
         (("jobs",), "jobs"),
         (("doctor",), "doctor"),
         (("facts", "sweep"), "facts sweep"),
-        (("recall", "x", "--repo", REPO), "recall"),
         (("runs", "touch", "a.py"), "runs touch"),
         (("serve",), "serve"),
     ):

@@ -31,6 +31,8 @@ ANSWER_BY_S = 6.0
 DEFAULT_BUDGET = 5.0
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 AGENT_ENV = "FLEETMEM_AGENT"
+#: Set by ``fleetmem run`` in its child's environment (Claude Code passes it on to its hooks).
+SUPERVISED_ENV = "FLEETMEM_RUN_ID"
 #: The longest a hook waits for the app to close once its work is done.
 CLOSE_S = 0.5
 
@@ -92,6 +94,11 @@ def run_hook(
         payload = json.loads(raw or b"{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook payload is not a JSON object")
+        if env.get(SUPERVISED_ENV):
+            # `fleetmem run` already opened, briefs and records this session from the agent's
+            # own stream: a second run opened by the hooks would count the same work twice.
+            log.info("hook.skipped event=%s reason=supervised", event)
+            return 0, ""
         if not _worth_a_store(event, payload):
             return 0, ""  # most prompts and tool uses: nothing to do, no store opened
         from fleetmem.integrations.claude_hooks import ClaudeHooks

@@ -130,11 +130,11 @@ def _cmd_recall(app: Any, args: argparse.Namespace) -> int:
     data = views.recall_view(found.episodes)
     # Facts and the runs that edited --paths, beside the episodes (as an agent's recall).
     data.update(recall_sections_view(found))
-    emit(args, data, _recall_text)
+    emit(args, data, recall_text)
     return EXIT_OK
 
 
-def _recall_text(d: dict[str, Any]) -> str:
+def recall_text(d: dict[str, Any]) -> str:
     from fleetmem.surfaces.agent_views import recall_sections_text
 
     head = f"provider {d['provider']}"

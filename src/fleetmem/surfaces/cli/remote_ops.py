@@ -19,6 +19,7 @@ from pathlib import Path
 from fleetmem.config import default_home
 from fleetmem.surfaces.cli.common import EXIT_OK, emit
 from fleetmem.surfaces.cli.mcp_cmds import print_briefing
+from fleetmem.surfaces.cli.memory_cmds import recall_text
 from fleetmem.surfaces.cli.remote import (
     SERVER_ENV,
     LocalOnly,
@@ -37,7 +38,6 @@ _ACTION_ATTRS = ("facts_command", "files_command", "runs_command", "provider_com
 #: Why some commands stay local, beyond "no API route" (printed in the refusal).
 _WHY_LOCAL: dict[str, str] = {
     "serve": "it is the daemon",
-    "recall": "the API's recall answers episodes only, without the facts and runs sections",
     "runs touch": "the API has no route to record edited files",
     "runs import": "it reads session logs on this machine",
     "hook": "agent hooks always act on this machine",
@@ -173,6 +173,13 @@ def _presence(client: RemoteClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _recall(client: RemoteClient, args: argparse.Namespace) -> int:
+    body = {"query": args.query, "paths": args.paths, "limit": args.limit}
+    body.update({"repo": args.repo} if args.repo is not None else {"agent": args.as_agent})
+    emit(args, client.call("POST", "/api/v1/recall", body=body), recall_text)
+    return EXIT_OK
+
+
 def _briefing(client: RemoteClient, args: argparse.Namespace) -> int:
     path = f"/api/v1/agents/{_quoted(args.agent)}/briefing"
     data = client.call("GET", path, params={"repo": args.repo, "branch": args.branch})
@@ -191,6 +198,7 @@ OPERATIONS: dict[str, Operation] = {
     "runs show": _runs_show,
     "presence": _presence,
     "briefing": _briefing,
+    "recall": _recall,
     **FACT_OPERATIONS,
     **FILE_OPERATIONS,
 }

@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from fleetmem.errors import InvalidInput
 from fleetmem.service.bootstrap import App
 from fleetmem.surfaces import views
+from fleetmem.surfaces.agent_views import recall_sections_view
 from fleetmem.surfaces.cli.parsing import parse_since
 from fleetmem.surfaces.http import schemas_memory as m
 from fleetmem.surfaces.http.schemas import documented, run_record_schema
@@ -96,11 +97,15 @@ def _recall(app: App, body: dict[str, Any]) -> dict[str, Any]:
     paths = body.get("paths", [])
     if not isinstance(paths, list):
         raise InvalidInput("paths", paths, "must be a list of strings")
-    scopes = app.memory.scopes_for(repo=repo, agent=agent)
-    result = app.memory.recall(
+    # The operator's recall, as `fleetmem recall`: facts, episodes and the runs that edited
+    # `paths`, with no exposure written.
+    found = app.agent_memory.operator_recall(
         body.get("query"),  # type: ignore[arg-type]  # validated by the service
-        scopes=scopes,
-        limit=body.get("limit", 8),
+        repo=repo,
+        agent=agent,
         paths=paths,
+        limit=body.get("limit", 8),
     )
-    return views.recall_view(result)
+    data = views.recall_view(found.episodes)
+    data.update(recall_sections_view(found))
+    return data

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import Field
 
 from fleetmem.surfaces.http.schemas import Open, Strict
+from fleetmem.surfaces.http.schemas_facts import Fact
 
 
 # ---- status --------------------------------------------------------------------------------
@@ -129,11 +130,31 @@ class RecalledEpisode(Strict):
     text: str
 
 
+class RecalledFact(Fact):
+    confidence: float = Field(description="from counted votes and human confirmation, 0 to 1")
+
+
+class RecentRun(Strict):
+    run_id: str
+    agent: str
+    adapter: str
+    repo: str | None
+    branch: str | None
+    outcome: str
+    reason: str
+    ended_at: str
+    duration_ms: int
+    pull_request: str | None
+
+
 class RecallOut(Strict):
     provider: str
     degraded: str | None = Field(description="why the answer is partial, e.g. provider_unavailable")
     dropped: dict[str, int] = Field(description="provider items dropped, by reason")
-    items: list[RecalledEpisode]
+    items: list[RecalledEpisode] = Field(description="the episodes, best first")
+    repo: str = Field(description="the repository recalled in")
+    facts: list[RecalledFact] = Field(description="active facts of the scopes, best first")
+    recent_runs: list[RecentRun] = Field(description="the runs that edited the given paths")
 
 
 # ---- runs and presence ---------------------------------------------------------------------
