@@ -252,6 +252,16 @@ def _unnonced(text: str) -> str:
     return text.replace(found.group(1), "<nonce>") if found else text
 
 
+def test_provider_check(pair: Pair) -> None:
+    remote = pair.remote("provider", "check", "--json")
+    assert remote.returncode == 0, remote
+    report = json.loads(remote.stdout)
+    assert report["passed"] and [c["outcome"] for c in report["checks"]] == ["pass"] * 7
+    text = pair.remote("provider", "check")
+    assert text.returncode == 0 and text.stdout.splitlines()[-1] == "result: passed"
+    pair.same("provider", "check", "--provider", "nowhere", code=2)
+
+
 def test_briefing_preview(pair: Pair) -> None:
     for variant in (
         ("briefing", "coder", "--repo", REPO),

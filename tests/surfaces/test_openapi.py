@@ -101,6 +101,9 @@ def _memory(walk: Walk) -> None:
     walk("GET", "/api/v1/episodes/{episode_id}", 404, path_parameters={"episode_id": "ep-nope"})
     walk("POST", "/api/v1/recall", 400, body={"query": "ledger", "repo": REPO, "extra": 1})
     walk("DELETE", "/api/v1/episodes/{episode_id}", 200, path_parameters=ep)
+    checked = walk("POST", "/api/v1/provider/check", 200, body={})
+    assert checked["provider"] == "builtin" and checked["passed"] and len(checked["checks"]) == 7
+    walk("POST", "/api/v1/provider/check", 400, body={"provider": "nowhere"})
 
 
 def _runs(walk: Walk) -> None:

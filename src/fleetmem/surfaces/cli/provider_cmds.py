@@ -60,7 +60,7 @@ def _schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _check_text(d: dict[str, Any]) -> str:
+def check_text(d: dict[str, Any]) -> str:
     impl = d["implementation"] or {}
     about = ", ".join(
         part
@@ -85,7 +85,7 @@ def _check_text(d: dict[str, Any]) -> str:
 
 def _check(app: Any, args: argparse.Namespace) -> int:
     report = app.providers.check(args.provider)
-    emit(args, report.as_dict(), _check_text)
+    emit(args, report.as_dict(), check_text)
     return EXIT_OK if report.passed else EXIT_FAIL
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from fleetmem.config import default_home
-from fleetmem.surfaces.cli.common import EXIT_OK, emit
+from fleetmem.surfaces.cli.common import EXIT_FAIL, EXIT_OK, emit
 from fleetmem.surfaces.cli.mcp_cmds import print_briefing
 from fleetmem.surfaces.cli.memory_cmds import recall_text
 from fleetmem.surfaces.cli.remote import (
@@ -180,6 +180,15 @@ def _recall(client: RemoteClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _provider_check(client: RemoteClient, args: argparse.Namespace) -> int:
+    from fleetmem.surfaces.cli.provider_cmds import check_text
+
+    body = {} if args.provider is None else {"provider": args.provider}
+    report = client.call("POST", "/api/v1/provider/check", body=body)
+    emit(args, report, check_text)
+    return EXIT_OK if report["passed"] else EXIT_FAIL
+
+
 def _briefing(client: RemoteClient, args: argparse.Namespace) -> int:
     path = f"/api/v1/agents/{_quoted(args.agent)}/briefing"
     data = client.call("GET", path, params={"repo": args.repo, "branch": args.branch})
@@ -199,6 +208,7 @@ OPERATIONS: dict[str, Operation] = {
     "presence": _presence,
     "briefing": _briefing,
     "recall": _recall,
+    "provider check": _provider_check,
     **FACT_OPERATIONS,
     **FILE_OPERATIONS,
 }

@@ -68,6 +68,20 @@ def routes(app: App) -> APIRouter:
         body = await _json_object(request)
         return await run_in_threadpool(_recall, app, body)
 
+    @api.post("/api/v1/provider/check", **documented(m.ProviderCheckOut, body=m.ProviderCheckIn))
+    async def provider_check(request: Request) -> dict[str, Any]:
+        # As `fleetmem provider check`: the seven conformance checks over a fresh session
+        # (the built-in provider over a scratch store); "passed" says whether any failed.
+        body = await _json_object(request)
+        for key in body:
+            if key != "provider":
+                raise InvalidInput(key, body[key], "is not a known field")
+        name = body.get("provider")
+        if name is not None and not isinstance(name, str):
+            raise InvalidInput("provider", name, "must be a string")
+        report = await run_in_threadpool(app.providers.check, name)
+        return report.as_dict()
+
     return api
 
 

@@ -296,3 +296,31 @@ class BriefingPreview(Strict):
     provider: str
     degraded: str | None
     memory_briefing: bool = Field(description="whether runs get it prepended to their prompt")
+
+
+# ---- provider conformance ------------------------------------------------------------------
+class ProviderCheckIn(Strict):
+    provider: str | None = Field(None, description="builtin or an [mcp.NAME]; default: configured")
+
+
+class ConformanceCheck(Strict):
+    number: int
+    name: str
+    outcome: str = Field(description="pass, warn, fail or skip")
+    detail: str
+
+
+class ConformanceCleanup(Strict):
+    recorded: int
+    forgotten: int
+    failed: int
+
+
+class ProviderCheckOut(Strict):
+    provider: str
+    transport: str
+    contract: int | None = Field(description="the contract version the provider declared")
+    implementation: dict[str, Any] | None
+    passed: bool
+    checks: list[ConformanceCheck]
+    cleanup: ConformanceCleanup
