@@ -19,8 +19,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from fleetmem import metrics
 from fleetmem.integrations.context_delivery import (
     CONTEXT_FILE_ENV,
@@ -31,7 +29,8 @@ from fleetmem.integrations.context_delivery import (
 )
 from fleetmem.service.bootstrap import build
 from fleetmem.service.files import Actor
-from tests.integrations.conftest import FIXTURES, REPO_KEY, World, make_repo, toml_str, wrapper
+from tests.integrations.conftest import FIXTURES, REPO_KEY, World, make_repo, toml_str
+from tests.integrations.conftest import world as world  # the fixture: home, repo, fake agents
 from tests.surfaces.cli_helpers import FLEETMEM, env_for, run_cli
 
 AGENT = "nightly-triage"
@@ -39,21 +38,6 @@ NOTES = "Always run the ledger tests twice: the first run warms the fixture cach
 NEWER = "Notes written while the run was in flight.\n"
 NONCE = re.compile(r'id="\d{39}"')
 MARINA = Actor("user", "marina")
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    home = tmp_path / "home"
-    home.mkdir()
-    bin_dir = tmp_path / "bin"
-    return World(
-        tmp=tmp_path,
-        home=home,
-        repo=make_repo(tmp_path / "src" / "api"),
-        claude=wrapper(bin_dir, "claude", "fake_claude.py"),
-        codex=wrapper(bin_dir, "codex", "fake_codex.py"),
-        log=tmp_path / "starts.jsonl",
-    )
 
 
 def write_notes(world: World, text: str = NOTES, base: int = 0) -> None:
