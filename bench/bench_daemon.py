@@ -1,8 +1,9 @@
 """Resident memory of the daemon over a large store, and recall through its HTTP API.
 
 A real ``fleetmem serve`` subprocess over a copy of the run's populated store of 100k
-episodes (``--quick``: 10k; ``--tiny``: :data:`bench.harness.TINY_SIZES`; the store is the one
-``bench_recall_scale`` measures, built once per ``run_all`` by
+episodes (``--quick``: the first of :data:`bench.harness.QUICK_SIZES`, 1k, and fewer recalls;
+``--tiny``: :data:`bench.harness.TINY_SIZES`; the store is the one ``bench_recall_scale``
+measures, filled by :func:`bench.populate.populate_bulk` once per ``run_all`` through
 :func:`bench.harness.shared_episode_store`, with the same 50k fallback when 100k would take
 too long to populate). Its resident set (``VmRSS``) and peak (``VmHWM``) are read from
 ``/proc/<pid>/status``:
@@ -37,9 +38,11 @@ from bench.common import FleetData, latency_summary, machine_line, timed_ms
 
 FLEETMEM = str(Path(sys.executable).with_name("fleetmem"))
 SIZE = 100_000
-QUICK_SIZE = 10_000
 WARM_RECALLS = 30
 RECALLS = 100
+#: ``--quick``: recalls before the memory reading, and recalls timed.
+QUICK_WARM_RECALLS = 10
+QUICK_RECALLS = 30
 DIM = 384
 
 
@@ -86,7 +89,7 @@ def _wait_healthy(client: httpx.Client, proc: subprocess.Popen[bytes]) -> float:
 
 
 def _store(home: Path, planned: int, real_vectors: int, forced: bool) -> dict[str, Any]:
-    from bench.bench_recall_scale import FALLBACK_LARGE, populate_bulk
+    from bench.populate import FALLBACK_LARGE, populate_bulk
 
     stop_at = FALLBACK_LARGE if planned > FALLBACK_LARGE and not forced else None
     real: list[Any] = []
@@ -148,14 +151,15 @@ def measure(home: Path, episodes: int, warm: int, n: int) -> dict[str, Any]:
 
 def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
     """The daemon's memory over the run's largest store; see the module docstring."""
-    from bench.bench_recall_scale import LARGE_ENV, REAL_VECTORS
+    from bench.populate import LARGE_ENV, REAL_VECTORS
 
     forced = bool(os.environ.get(LARGE_ENV)) and not (quick or tiny)
     if tiny:
         planned, real_vectors = harness.TINY_SIZES[-1], harness.TINY_REAL_VECTORS
         warm, n = 3, harness.TINY_QUERIES
     elif quick:
-        planned, real_vectors, warm, n = QUICK_SIZE, 1_000, WARM_RECALLS, RECALLS // 2
+        planned, real_vectors = harness.QUICK_SIZES[0], harness.QUICK_REAL_VECTORS
+        warm, n = QUICK_WARM_RECALLS, QUICK_RECALLS
     else:
         planned = int(os.environ[LARGE_ENV]) if forced else SIZE
         real_vectors, warm, n = REAL_VECTORS, WARM_RECALLS, RECALLS

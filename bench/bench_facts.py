@@ -4,7 +4,8 @@ One temporary ``FLEETMEM_HOME`` with ``embedding_model = "local:minilm"``. The w
 the 164 facts of the labelled set (``tests/data/facts_paraphrase.json``) plus synthetic
 coding-team facts (deterministic, built from :mod:`bench.common`'s fleet vocabulary) up to
 2,000, all written through ``FactService.add`` (their vectors are embedded in batches first
-and land in fleetmem's own embedding cache, which ``add`` then finds).
+and land in fleetmem's own embedding cache, which ``add`` then finds). ``--quick``:
+:data:`QUICK_SIZE` facts and :data:`QUICK_REPEATS` repeats, for catching regressions.
 
 Speed, each beside its physical baseline measured in the same run:
 
@@ -38,6 +39,9 @@ from bench.common import ROOT as _ROOT
 DATA = _ROOT / "tests" / "data" / "facts_paraphrase.json"
 CONFIG = '[model_api]\nembedding_model = "local:minilm"\n'
 SIZE = 2000
+#: ``--quick``: the labelled set plus distractors, and fewer timed repeats per operation.
+QUICK_SIZE = 300
+QUICK_REPEATS = 30
 EMBED_BATCH = 64
 
 
@@ -186,8 +190,8 @@ def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
         data = tiny_labelled_set(data)
     labelled = [f["body"] for f in data["facts"]]
     # tiny (the test suite's run): the labelled set and a few distractors, a few repeats.
-    size = len(labelled) + 40 if tiny else 500 if quick else SIZE
-    repeats = 3 if tiny else 50 if quick else 300
+    size = len(labelled) + 40 if tiny else QUICK_SIZE if quick else SIZE
+    repeats = 3 if tiny else QUICK_REPEATS if quick else 300
     base = Path(tempfile.mkdtemp(prefix="fleetmem-bench-facts-"))
     try:
         # Quality on the labelled set alone.

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -38,6 +39,11 @@ CASES: dict[str, str | None] = {
     "never_answers": f'command = "{sys.executable}"\n'
     'args = ["-c", "import time; time.sleep(60)"]\n',
 }
+RUNS = 5
+#: ``--quick``: one run per case (the dead-provider cases are dominated by their timeouts).
+QUICK_RUNS = 1
+#: ``--tiny``: a healthy and a dead provider, neither of which waits for a timeout.
+TINY_CASES = ("healthy", "exits")
 #: Set to a duration ("2s") to measure with a provider_timeout other than the default.
 PROVIDER_TIMEOUT: str | None = None
 
@@ -46,28 +52,46 @@ def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, timeout=30)
 
 
-def _setup(base: Path, upstream: str | None) -> tuple[Path, Path, dict[str, str]]:
+def _template(base: Path) -> Path:
+    """A home holding one fact and a small git repository, made once and copied per case
+    (``fleetmem facts add`` is a whole process start: once is enough)."""
     home, repo = base / "home", base / "repo"
-    home.mkdir()
+    home.mkdir(parents=True)
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "remote", "add", "origin", "git@github.com:acme/api.git")
     (repo / "app.py").write_text("VALUE = 1\n", encoding="utf-8")
     _git(repo, "add", "-A")
     _git(repo, "-c", "user.name=b", "-c", "user.email=b@example.com", "commit", "-q", "-m", "i")
+    _write_config(home, None)
+    subprocess.run(
+        [FLEETMEM, "facts", "add", "Run the tests with -p no:cacheprovider."],
+        env=_env(home, base), check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    return base
+
+
+def _write_config(home: Path, upstream: str | None) -> None:
     config = '[model_api]\nembedding_model = ""\n[agent.claude-code]\nmemory_briefing = true\n'
     if PROVIDER_TIMEOUT:
         config += f'[memory.episodes]\nprovider_timeout = "{PROVIDER_TIMEOUT}"\n'
     if upstream is not None:
         config += f'[mcp.dead]\n{upstream}[memory]\nprovider = "dead"\n'
     (home / "fleetmem.toml").write_text(config, encoding="utf-8")
+
+
+def _env(home: Path, base: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETMEM_")}
     env.update({"FLEETMEM_HOME": str(home), "HOME": str(base), "HF_HUB_OFFLINE": "1"})
-    subprocess.run(
-        [FLEETMEM, "facts", "add", "Run the tests with -p no:cacheprovider."],
-        env=env, check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
-    return home, repo, env
+    return env
+
+
+def _setup(base: Path, upstream: str | None, template: Path) -> tuple[Path, Path, dict[str, str]]:
+    """A copy of the template in ``base``, configured with ``upstream`` as the provider."""
+    shutil.copytree(template, base, dirs_exist_ok=True)
+    home, repo = base / "home", base / "repo"
+    _write_config(home, upstream)
+    return home, repo, _env(home, base)
 
 
 def _one(repo: Path, env: dict[str, str]) -> tuple[float, str]:
@@ -91,9 +115,9 @@ def _one(repo: Path, env: dict[str, str]) -> tuple[float, str]:
     return took, context
 
 
-def _case(name: str, upstream: str | None, runs: int) -> dict[str, Any]:
+def _case(name: str, upstream: str | None, runs: int, template: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix=f"fleetmem-bench-hooks-{name}-") as tmp:
-        _home, repo, env = _setup(Path(tmp), upstream)
+        _home, repo, env = _setup(Path(tmp), upstream, template)
         times, briefed, degraded = [], 0, 0
         for _ in range(runs):
             took, context = _one(repo, env)
@@ -110,11 +134,11 @@ def _case(name: str, upstream: str | None, runs: int) -> dict[str, Any]:
     }
 
 
-def _close_case(name: str, upstream: str | None, runs: int) -> dict[str, Any]:
+def _close_case(name: str, upstream: str | None, runs: int, template: Path) -> dict[str, Any]:
     """Wall time of ``fleetmem run`` for an agent that exits at once (``/bin/echo``, no
     briefing): start-up plus the close, where a hung provider used to hold the exit."""
     with tempfile.TemporaryDirectory(prefix=f"fleetmem-bench-close-{name}-") as tmp:
-        home, repo, env = _setup(Path(tmp), upstream)
+        home, repo, env = _setup(Path(tmp), upstream, template)
         with (home / "fleetmem.toml").open("a", encoding="utf-8") as fh:
             fh.write('[agent.quick]\nadapter = "command"\ncommand = "/bin/echo"\nprompt = "hi"\n')
         times = []
@@ -133,15 +157,22 @@ def _close_case(name: str, upstream: str | None, runs: int) -> dict[str, Any]:
     }
 
 
-def run(quick: bool = False) -> dict[str, Any]:
+def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
     """Time SessionStart hooks per provider case, and ``fleetmem run``'s close with a healthy
-    and a hung provider; five runs each (three when quick)."""
-    runs = 3 if quick else 5
+    and a hung provider; :data:`RUNS` runs each (:data:`QUICK_RUNS` when quick: every case
+    still runs). ``tiny`` (the test suite's run): one run of the cases in :data:`TINY_CASES`,
+    which are not bound by a provider timeout."""
+    runs = QUICK_RUNS if quick or tiny else RUNS
+    hooks = {n: CASES[n] for n in TINY_CASES} if tiny else CASES
+    closing = ("healthy",) if tiny else ("healthy", "never_answers")
     load_before = os.getloadavg()
-    cases = {name: _case(name, upstream, runs) for name, upstream in CASES.items()}
-    closes = {name: _close_case(name, CASES[name], runs) for name in ("healthy", "never_answers")}
+    with tempfile.TemporaryDirectory(prefix="fleetmem-bench-hooks-template-") as tmp:
+        template = _template(Path(tmp) / "base")
+        cases = {name: _case(name, upstream, runs, template) for name, upstream in hooks.items()}
+        closes = {name: _close_case(name, CASES[name], runs, template) for name in closing}
     return {
         "provider_timeout": PROVIDER_TIMEOUT or "default",
+        "runs": runs,
         "cases": cases,
         "run_close": closes,
         "loadavg_before": [round(x, 2) for x in load_before],

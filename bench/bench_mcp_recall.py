@@ -1,7 +1,8 @@
 """Recall end to end through the agent-facing MCP tool, and briefing computation.
 
-Stores of 10k episodes and 100k (``--quick``: 10k only; ``--tiny``: 100 episodes, 20 facts,
-one repository, a handful of queries) are the very stores ``bench_recall_scale`` measures:
+Stores of 10k episodes and 100k (``--quick``: 1k episodes and 500 facts; ``--tiny``: 100
+episodes, 20 facts, one repository, a handful of queries) are the very stores
+``bench_recall_scale`` measures:
 within one ``run_all`` the first of the two to need a size populates it
 (:func:`bench.bench_recall_scale.populate_bulk`: synthetic run records through
 ``ingest_run(process_now=False)``, vectors embedded in batches with the local MiniLM model into
@@ -13,6 +14,13 @@ populating 100k would blow the budget, and the result's ``notes`` say so. Each s
 repository they name, the rest workspace-wide, taught through ``FactService.add``), and three
 live runs per repository (collisions).
 
+Iterating on recall speed: populating 100k episodes takes many minutes. Point
+``$FLEETMEM_BENCH_STORES`` at a directory of your own (``run_all`` then leaves it in place) and
+every populated store is kept there and copied for the next run instead of being built again;
+with ``FLEETMEM_BENCH_LARGE=100000`` the large store is built whole (no 50k fallback), e.g.
+``FLEETMEM_BENCH_STORES=~/.cache/fleetmem-bench FLEETMEM_BENCH_LARGE=100000 python -m
+bench.run_all --only mcp_recall``. Developer-only: nothing else reads these variables.
+
 For each query (``FleetData.queries``, scoped to one repository, limit 8), in rotating order,
 every figure with the query embedding included (the vector a recall embeds once for its
 episodes and its facts is forgotten before each row; each stdio server sees a query once):
@@ -21,10 +29,17 @@ episodes and its facts is forgotten before each row; each stdio server sees a qu
   repository, attributed by a run token), called through the official SDK client over stdio;
 * ``mcp_in_process``: the same tool through the SDK's in-process transport;
 * ``service``: ``AgentMemory.recall``: facts, episodes and recent runs composed and fenced,
-  exposure rows written (what the tool calls);
+  exposure rows written (what the tool calls); its facts are ranked while the provider
+  searches episodes (``MemoryService.recall_alongside``);
+* ``service_sequential``: the same with the two one after the other (``overlap_recalls`` off),
+  which is what the overlap buys;
 * ``episodes_service``: ``MemoryService.recall`` alone (the provider over MCP and the index
   filter);
 * ``bare_index``: ``BuiltinProvider.recall`` called directly (embedding, FTS5, vectors, fusion);
+* ``facts_rank``: the facts section's ranking alone (``FactItems.rank``: embedding, cosine over
+  every fact, words), what runs beside the episodes;
+* ``text_channel`` and ``vector_channel``: the built-in index's two searches alone (FTS5 BM25;
+  cosine over the scope's vectors, the query already embedded);
 * ``embed_query``: one query embedding alone.
 
 Briefings, per repository's run, repeatedly:
@@ -62,7 +77,9 @@ from bench import harness
 from bench.common import REPOS, FleetData, Repo, latency_summary, machine_line
 
 SIZES = (10_000, 100_000)
-QUICK_SIZES = (10_000,)
+#: Quick runs: one small store (shared with recall_scale's quick 1k) and fewer facts.
+QUICK_SIZES = (1_000,)
+QUICK_FACTS = 500
 FACTS = 2_000
 QUERIES = 200
 QUICK_QUERIES = 60
@@ -95,7 +112,10 @@ def plan(quick: bool, tiny: bool) -> Plan:
             2, 2, REPOS[:1],
         )  # fmt: skip
     if quick:
-        return Plan(QUICK_SIZES, 1_000, FACTS, QUICK_QUERIES, WARMUP, BRIEFING_ROUNDS, REPOS)
+        return Plan(
+            QUICK_SIZES, harness.QUICK_REAL_VECTORS, QUICK_FACTS, QUICK_QUERIES, WARMUP,
+            BRIEFING_ROUNDS, REPOS,
+        )  # fmt: skip
     return Plan(SIZES, REAL_VECTORS, FACTS, QUERIES, WARMUP, BRIEFING_ROUNDS, REPOS)
 
 
@@ -103,8 +123,12 @@ ROWS = (
     "mcp_stdio",
     "mcp_in_process",
     "service",
+    "service_sequential",
     "episodes_service",
     "bare_index",
+    "facts_rank",
+    "text_channel",
+    "vector_channel",
     "embed_query",
 )
 
@@ -213,8 +237,9 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int, p: Plan) 
     from mcp.client.client import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
+    from fleetmem.core.textquery import fts_match
     from fleetmem.service.briefings import BriefingService, subject_of
-    from fleetmem.service.fact_items import FactItems
+    from fleetmem.service.fact_items import FactItems, fact_scopes
     from fleetmem.service.memory import MemoryService
     from fleetmem.surfaces.mcp.server import build_server, fixed_token
 
@@ -235,6 +260,27 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int, p: Plan) 
     }
     counts = {"facts": 0, "episodes": 0, "degraded": 0}
     forget = getattr(app.embedder, "forget", lambda: None)
+    fact_items = FactItems(app.facts)
+    fact_scopes_of = {key: fact_scopes(subject_of(c)) for key, c in callers.items() if c}
+
+    def sequential(caller: Any, query: str) -> Any:
+        app.memory.overlap_recalls = False
+        try:
+            return memory.recall(caller, query)
+        finally:
+            app.memory.overlap_recalls = True
+
+    def text_channel(query: str, scopes: list[str]) -> list[str]:
+        match = fts_match(query)
+        return app.store.search_text(match, scopes, 50) if match else []
+
+    def vector_channel(query: str, scopes: list[str]) -> float:
+        # The query's embedding is not part of this row: only the cosine search is timed.
+        vector = app.embedder.embed([query])[0]
+        start = time.perf_counter()
+        app.store.search_vector(vector, app.embedder.model_id, scopes, 50)
+        return (time.perf_counter() - start) * 1000
+
     servers = {key: build_server(app, fixed_token(run.token)) for key, run in runs.items()}
     down = MemoryService(store=app.store, settings=lambda: app.config.current, provider=_Down())
     no_provider = BriefingService(
@@ -290,6 +336,9 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int, p: Plan) 
                 }
                 sync_ops = {
                     "service": lambda q=query, k=key: memory.recall(callers[k], q),
+                    "service_sequential": lambda q=query, k=key: sequential(callers[k], q),
+                    "facts_rank": lambda q=query, k=key: fact_items.rank(fact_scopes_of[k], q, 8),
+                    "text_channel": lambda q=query, s=scopes: text_channel(q, s),
                     "episodes_service": lambda q=query, s=scopes: app.memory.recall(q, scopes=s),
                     "bare_index": lambda q=query, s=scopes: app.providers.builtin.recall(
                         q, s, 8, []
@@ -303,6 +352,8 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int, p: Plan) 
                     forget()
                     if row in ops:
                         ms, out = await ops[row]()
+                    elif row == "vector_channel":
+                        ms, out = vector_channel(query, scopes), None
                     else:
                         ms, out = timed_sync(sync_ops[row])
                     if i < warmup:
@@ -350,6 +401,10 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int, p: Plan) 
             out["mcp_in_process"]["p50_ms"] - out["service"]["p50_ms"], 3
         ),
         "stdio_over_service": round(out["mcp_stdio"]["p50_ms"] - out["service"]["p50_ms"], 3),
+    }
+    out["overlap_saves_ms"] = {
+        q: round(out["service_sequential"][f"{q}_ms"] - out["service"][f"{q}_ms"], 3)
+        for q in ("p50", "p95")
     }
     out["loadavg"] = list(os.getloadavg())
     return out

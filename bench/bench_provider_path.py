@@ -6,8 +6,9 @@ contract, sent through an ``mcp.Client`` on the background loop thread, served b
 built-in ``MCPServer`` (its tool runs in a worker thread), and the response is validated
 again before the index filter. This benchmark measures what that costs.
 
-Stores of 1k and 10k episodes (``--tiny``: :data:`bench.harness.TINY_SIZES`) are the ones
-``bench_recall_scale`` fills (:func:`bench.bench_recall_scale.populate_bulk`: synthetic run
+Stores of 1k and 10k episodes (``--quick``: :data:`bench.harness.QUICK_SIZES`, text mode
+only, fewer queries; ``--tiny``: :data:`bench.harness.TINY_SIZES`) are the ones
+``bench_recall_scale`` measures (:func:`bench.populate.populate_bulk`: synthetic run
 records through ``MemoryService.ingest_run(record, process_now=False)``, vectors embedded in
 batches into fleetmem's embedding cache, then ``process_jobs`` records every episode to the
 built-in provider over MCP, as the daemon's job thread does), shared for the length of a
@@ -42,6 +43,8 @@ from bench.common import FleetData, latency_summary, machine_line
 
 SIZES = (1_000, 10_000)
 WARMUP = 20
+QUICK_QUERIES = 40
+QUICK_WARMUP = 5
 MODES = {
     "text": '[model_api]\nembedding_model = ""\n',
     "hybrid": '[model_api]\nembedding_model = "local:minilm"\n',
@@ -59,7 +62,7 @@ def _open(home: Path, mode: str) -> Any:
 
 def shared_store(home: Path, size: int, real_vectors: int) -> dict[str, Any]:
     """A copy of the run's populated store of ``size`` episodes in ``home``; its stats."""
-    from bench.bench_recall_scale import populate_bulk
+    from bench.populate import populate_bulk
 
     real: list[Any] = []
 
@@ -117,16 +120,18 @@ def measure(app: Any, data: FleetData, n_queries: int, warmup: int = WARMUP) -> 
 
 
 def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
-    """Measure both paths at 1k and 10k episodes; ``quick`` skips hybrid mode and uses fewer
-    queries; ``tiny`` is quick on the tiny stores."""
-    from bench.bench_recall_scale import REAL_VECTORS
+    """Measure both paths at 1k and 10k episodes; ``quick`` skips hybrid mode and uses the
+    quick stores and fewer queries; ``tiny`` is quick on the tiny stores."""
+    from bench.populate import REAL_VECTORS
 
     data = FleetData()
-    sizes = harness.TINY_SIZES if tiny else SIZES
+    sizes = harness.TINY_SIZES if tiny else harness.QUICK_SIZES if quick else SIZES
     # The same vectors as recall_scale's stores of this mode, so the stores are shared.
-    real_vectors = harness.TINY_REAL_VECTORS if tiny else 1_000 if quick else REAL_VECTORS
-    n_queries = harness.TINY_QUERIES if tiny else 100 if quick else 300
-    warmup = 2 if tiny else WARMUP
+    real_vectors = (
+        harness.TINY_REAL_VECTORS if tiny else harness.QUICK_REAL_VECTORS if quick else REAL_VECTORS
+    )
+    n_queries = harness.TINY_QUERIES if tiny else QUICK_QUERIES if quick else 300
+    warmup = 2 if tiny else QUICK_WARMUP if quick else WARMUP
     modes = ["text"] if quick or tiny else ["text", "hybrid"]
     out: dict[str, Any] = {"quick": quick, "tiny": tiny, "queries": n_queries, "modes": {}}
     work = Path(tempfile.mkdtemp(prefix="fleetmem-bench-provider-"))

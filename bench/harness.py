@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 STORES_ENV = "FLEETMEM_BENCH_STORES"
 STARTED_ENV = "FLEETMEM_BENCH_STARTED"
 STAMP = "populate.json"
@@ -96,6 +98,52 @@ def shared_episode_store(
     stamp.write_text(json.dumps(stats, default=str), encoding="utf-8")
     progress(f"populated {stats.get('records', planned):,} episodes")
     return {**stats, "reused": False}
+
+
+# ---- embedded vectors, once per run ------------------------------------------------------
+def _vectors_path(model_id: str) -> Path | None:
+    cache_root = os.environ.get(STORES_ENV)
+    if not cache_root:
+        return None
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in model_id)
+    return Path(cache_root) / f"vectors-{safe}.npy"
+
+
+def load_vectors(real: list[Any], want: int, model_id: str) -> int:
+    """Extend ``real`` towards ``want`` vectors from the run's cache; how many were added.
+
+    The populated stores all embed the same first records of one deterministic stream, so a
+    vector embedded while one benchmark filled its store serves every later one.
+    """
+    path = _vectors_path(model_id)
+    if path is None or not path.is_file() or len(real) >= want:
+        return 0
+    cached = np.load(path)
+    added = list(cached[len(real) : want])
+    real.extend(added)
+    return len(added)
+
+
+def save_vectors(real: list[Any], model_id: str) -> None:
+    """Keep ``real`` in the run's cache when it holds more vectors than the cache does."""
+    path = _vectors_path(model_id)
+    if path is None or not real:
+        return
+    if path.is_file() and len(np.load(path, mmap_mode="r")) >= len(real):
+        return
+    partial = path.with_suffix(".partial.npy")
+    np.save(partial, np.stack(real).astype(np.float32))
+    partial.replace(path)
+
+
+# ---- quick mode -------------------------------------------------------------------------
+#: Store sizes of ``--quick`` runs (recall_scale, provider_path; daemon takes the first):
+#: enough to catch a regression and show the curve's slope in well under two minutes.
+QUICK_SIZES = (1_000, 3_000)
+#: Vectors really embedded in quick stores (episode i beyond them reuses i mod this): one
+#: embedding batch, the dearest step of populating on a busy machine. Benchmarks that pass
+#: the same number share one populated store per size.
+QUICK_REAL_VECTORS = 64
 
 
 # ---- tiny mode --------------------------------------------------------------------------

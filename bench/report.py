@@ -180,6 +180,27 @@ def mcp_rows(res: Results) -> list[Row]:
     return rows
 
 
+def briefing_episode_rows(res: Results) -> list[Row]:
+    """How many episodes a default briefing shows (a count, not a timing)."""
+    got = res("briefing_episodes")
+    small = _get(got, "max_chars_2000") or {}
+    roomy = _get(got, "max_chars_4000") or {}
+    least = small.get("min_shown")
+    return [
+        Row(
+            "6",
+            "episodes shown in a default briefing (2,000 characters), fewest over"
+            f" {len(small.get('agents') or [])} agents, {_count(_get(got, 'episodes'))}"
+            " episodes in the repository",
+            str(least) if isinstance(least, int) else "not measured",
+            f"at 4,000 characters: fewest {roomy.get('min_shown', '?')}",
+            "≥ 2",
+            _status(least, 2, below=False),
+            _command("briefing_episodes"),
+        )
+    ]
+
+
 def facts_rows(res: Results) -> list[Row]:
     facts = res("facts")
     n = _count(_get(facts, "facts"))
@@ -277,26 +298,73 @@ RUN_BUDGET_S = {"full": (30 * 60, "`make bench`"), "quick": (2 * 60, "`make benc
 RUN_BUDGET_S["tiny"] = (60, "`python -m bench.run_all --tiny` (in `make test`)")
 
 
+#: Every benchmark of a whole run, for when the run's own timings file is absent.
+BENCHMARKS = (
+    "briefing_episodes", "daemon", "facts", "hooks", "load_report", "locomo", "mcp_recall",
+    "provider_path", "recall_scale", "redact", "web",
+)  # fmt: skip
+
+
+def _seconds(res: Results) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Each benchmark's own elapsed seconds (None when not measured) and the run's timings
+    file (``run_all<suffix>.json``) when there is one; the file names the benchmarks that
+    ran, otherwise every benchmark is expected."""
+    run = res("run_all")
+    ran = _get(run, "benchmarks")
+    if isinstance(ran, dict) and ran:
+        return {n: t.get("elapsed_s") if t.get("ok") else None for n, t in ran.items()}, run
+    return {n: _get(res(n), "elapsed_s") for n in BENCHMARKS}, None
+
+
 def budget_row(res: Results, mode: str = "full") -> Row:
     """The whole run's time: the sum of the benchmarks' own elapsed times."""
-    names = (
-        "daemon", "facts", "load_report", "locomo", "mcp_recall", "provider_path",
-        "recall_scale", "redact", "web",
-    )  # fmt: skip
-    spent = [_get(res(n), "elapsed_s") for n in names]
-    known = [s for s in spent if isinstance(s, (int, float))]
+    spent, run = _seconds(res)
+    known = [s for s in spent.values() if isinstance(s, (int, float))]
     total = sum(known) if known else None
     missing = len(spent) - len(known)
     budget, command = RUN_BUDGET_S[mode]
+    reference = f"{missing} of {len(spent)} results without a time" if missing else "all timed"
+    if run is not None:
+        before, after = _get(run, "loadavg_before"), _get(run, "loadavg_after")
+        reference += (
+            f"; whole run {run.get('wall_s')} s wall, load"
+            f" {before[0] if before else '?'} -> {after[0] if after else '?'}"
+        )
     return Row(
         "3",
         "the whole run, every benchmark (sum of their elapsed times)",
-        f"{total / 60:.1f} min" if total is not None else "not measured",
-        f"{missing} of {len(names)} results without a time" if missing else "all timed",
+        f"{total / 60:.1f} min ({total:.0f} s)" if total is not None else "not measured",
+        reference,
         f"under {budget / 60:g} min on 2 cores",
         _status(total, budget) if not missing else "not measured (incomplete)",
         command,
     )
+
+
+def timings(res: Results) -> list[str]:
+    """A table of each benchmark's own seconds, the CPU seconds it used (when the run's
+    timings file has them) and the machine's load as it started."""
+    spent, run = _seconds(res)
+    cpu = {n: _get(run, "benchmarks", n, "cpu_s") for n in spent}
+    out = [
+        "",
+        "| benchmark | seconds | CPU seconds | load (1 min) at its start |",
+        "|---|---|---|---|",
+    ]
+
+    def shown(value: Any) -> str:
+        return f"{value:.1f}" if isinstance(value, (int, float)) else "not measured"
+
+    for name, seconds in spent.items():
+        load = _get(res(name), "machine", "loadavg_1m")
+        out.append(
+            f"| {name} | {shown(seconds)} | {shown(cpu[name])} |"
+            f" {load if load is not None else '?'} |"
+        )
+    known = [s for s in spent.values() if isinstance(s, (int, float))]
+    used = [c for c in cpu.values() if isinstance(c, (int, float))]
+    out.append(f"| **sum** | {sum(known):.1f} | {shown(sum(used)) if used else '-'} | |")
+    return out
 
 
 def rows(res: Results, mode: str = "full") -> list[Row]:
@@ -304,6 +372,7 @@ def rows(res: Results, mode: str = "full") -> list[Row]:
         *locomo_rows(res),
         *scale_rows(res),
         *mcp_rows(res),
+        *briefing_episode_rows(res),
         *facts_rows(res),
         *other_rows(res),
         budget_row(res, mode),
@@ -344,7 +413,7 @@ def sources(directory: Path, mode: str) -> list[str]:
             continue
         lines.append(
             f"- `{path.name}`: {m.get('date', 'no date')}, commit {m.get('commit', '?')},"
-            f" load {m.get('loadavg_1m', '?')}, {data.get('elapsed_s', '?')} s"
+            f" load {m.get('loadavg_1m', '?')}, {data.get('elapsed_s', data.get('wall_s', '?'))} s"
         )
     return lines
 
@@ -365,6 +434,7 @@ def table(directory: Path, mode: str) -> str:
             f" | {r.command} |"
         )
     out += briefing_profile(res)
+    out += timings(res)
     out += ["", f"Read from these results files ({mode} run):", "", *sources(directory, mode)]
     return "\n".join(out)
 

@@ -15,9 +15,12 @@ Each result is written to ``bench/results/<name>.json`` (``<name>-quick.json`` f
 so a quick run never overwrites full figures; ``--tiny`` writes ``<name>-tiny.json`` into a
 temporary directory, or ``--results-dir``, and never into bench/results) with a ``machine``
 block, and a summary is printed: the module's own ``summarize(result) -> str`` when it has
-one, otherwise its top-level figures. Populated stores are shared between modules for the
-length of the run (:mod:`bench.harness`). At the end, the plots (:mod:`bench.plots`) and the
-targets table (:mod:`bench.report`) are generated from the results just written.
+one, otherwise its top-level figures. Each benchmark's header shows its place in the run and
+each ends with its elapsed seconds; ``run_all<suffix>.json`` records every benchmark's
+seconds, their sum, the whole run's wall time and the machine's load before and after.
+Populated stores are shared between modules for the length of the run (:mod:`bench.harness`).
+At the end, the plots (:mod:`bench.plots`) and the targets table (:mod:`bench.report`) are
+generated from the results just written.
 
 Benchmarks are never tests: nothing here runs under pytest, and no figure is asserted.
 """
@@ -118,10 +121,12 @@ def _call(fn: Callable[..., Any], mode: str) -> tuple[str, Any]:
     return "full", fn()
 
 
-def run_one(name: str, *, mode: str = "full") -> tuple[bool, float, Path | None]:
+def run_one(
+    name: str, *, mode: str = "full", position: str = ""
+) -> tuple[bool, float, Path | None]:
     """Import, run, write and summarise one benchmark; (ok, seconds, results path)."""
     started = time.perf_counter()
-    print(f"== {name}", flush=True)
+    print(f"== {name}{f' ({position})' if position else ''}", flush=True)
     harness.progress(f"{name}: starting ({mode})")
     try:
         module = importlib.import_module(f"bench.{PREFIX}{name}")
@@ -153,13 +158,59 @@ def run_one(name: str, *, mode: str = "full") -> tuple[bool, float, Path | None]
         print(f"   run() returned {type(result).__name__}, not a dict", file=sys.stderr)
         return False, elapsed, None
     figures = {"mode": ran, "quick": ran == "quick", "elapsed_s": round(elapsed, 1), **result}
-    path = write_result(name, figures, info, suffix=SUFFIX[ran])
+    # Under the requested mode's name even when the module ran in full: a quick run must
+    # never overwrite the full run's figures.
+    path = write_result(name, figures, info, suffix=SUFFIX[mode])
     body = {"benchmark": name, "machine": info, **figures}
     print(summary_of(module, body), flush=True)
     shown = path.relative_to(BENCH_DIR.parent) if path.is_relative_to(BENCH_DIR.parent) else path
     print(f"   -> {shown} ({elapsed:.0f} s)", flush=True)
     harness.progress(f"{name}: done in {elapsed:.0f} s")
     return True, elapsed, path
+
+
+TIMINGS = "run_all"
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have been waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def write_timings(
+    mode: str,
+    outcomes: list[tuple[str, bool, float, Path | None]],
+    wall_s: float,
+    load_before: tuple[float, float, float],
+    cpu_s: dict[str, float] | None = None,
+) -> Path:
+    """``run_all<suffix>.json``: each benchmark's own seconds, their sum and the whole run's
+    wall time, with the machine's load before and after (other work on the machine shows
+    up in the wall time; the report reads this file). ``cpu_s``: the CPU seconds each one
+    used, its finished child processes included: unlike wall time, hardly stretched by
+    other work on a shared machine, so runs under different loads can be compared."""
+    cpu_s = cpu_s or {}
+    benchmarks = {
+        name: {
+            "ok": ok,
+            "elapsed_s": round(seconds, 1),
+            "cpu_s": round(cpu_s[name], 1) if name in cpu_s else None,
+            "result": path.name if path else None,
+        }
+        for name, ok, seconds, path in outcomes
+        if path is not None or not ok  # a module skipped for having no run() took no time
+    }
+    body = {
+        "mode": mode,
+        "benchmarks": benchmarks,
+        "sum_elapsed_s": round(sum(b["elapsed_s"] for b in benchmarks.values()), 1),
+        "sum_cpu_s": round(sum(b["cpu_s"] or 0.0 for b in benchmarks.values()), 1),
+        "wall_s": round(wall_s, 1),
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+    }
+    return write_result(TIMINGS, body, suffix=SUFFIX[mode])
 
 
 def _outputs(mode: str, directory: Path) -> tuple[bool, list[str]]:
@@ -227,15 +278,31 @@ def main(argv: list[str] | None = None) -> int:
     stores = Path(tempfile.mkdtemp(prefix="fleetmem-bench-stores-"))
     os.environ.setdefault(harness.STORES_ENV, str(stores))
     os.environ.setdefault(harness.STARTED_ENV, str(time.time()))
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    cpu: dict[str, float] = {}
     try:
-        outcomes = [(name, *run_one(name, mode=mode)) for name in names]
+        outcomes: list[tuple[str, bool, float, Path | None]] = []
+        for i, name in enumerate(names, 1):
+            cpu_before = cpu_seconds()
+            outcomes.append((name, *run_one(name, mode=mode, position=f"{i}/{len(names)}")))
+            cpu[name] = cpu_seconds() - cpu_before
     finally:
         shutil.rmtree(stores, ignore_errors=True)
+    wall = time.perf_counter() - started
+    timings = write_timings(mode, outcomes, wall, load_before, cpu)
     outputs_ok, lines = (True, []) if args.no_outputs else _outputs(mode, results_dir())
     print("\n== summary")
     for name, ok, seconds, path in outcomes:
         where = path.name if path else "-"
-        print(f"   {name:<16} {'ok' if ok else 'FAILED':<6} {seconds:>7.0f} s  {where}")
+        used = f"{cpu[name]:>7.1f} s CPU" if name in cpu else ""
+        print(f"   {name:<16} {'ok' if ok else 'FAILED':<6} {seconds:>7.1f} s {used}  {where}")
+    print(
+        f"   {'benchmarks':<16} {'':<6} {sum(s for _, _, s, _ in outcomes):>7.1f} s"
+        f" {sum(cpu.values()):>7.1f} s CPU"
+        f"  (whole run {wall:.1f} s, load {load_before[0]:.2f} -> {os.getloadavg()[0]:.2f})"
+    )
+    print(f"   timings {timings}")
     print("\n".join(lines))
     print(f"   results in {results_dir()}/")
     return 0 if outputs_ok and all(ok for _, ok, _, _ in outcomes) else 1

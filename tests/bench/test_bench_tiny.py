@@ -42,6 +42,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "search.embed_query_alone.p95_ms",
         "accuracy_labelled_set.top3",
     ),
+    "hooks": ("cases.*.median_s", "cases.*.briefed", "run_close.healthy.median_s"),
     "load_report": ("load_report.p95_ms", "baseline_encode.p95_ms", "service_meter.p95_ms"),
     "mcp_recall": (
         "sizes.*.mcp_stdio.p95_ms",
@@ -250,3 +251,86 @@ def test_shared_store_is_built_once_and_copied(
     assert (tmp_path / "b" / "fleetmem.db").read_bytes() == b"rows"
     harness.shared_episode_store(tmp_path / "c", 7, 4, build)  # other vectors: another store
     assert builds == [tmp_path / "a", tmp_path / "c"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_run_records_every_benchmarks_own_seconds(tiny_run: tuple[Any, Path]) -> None:
+    _, out = tiny_run
+    timings = json.loads((out / f"{run_all.TIMINGS}-tiny.json").read_text(encoding="utf-8"))
+    ran = timings["benchmarks"]
+    assert {*EXPECTED, "locomo"} <= set(ran)
+    for name in (*EXPECTED, "locomo"):
+        entry = ran[name]
+        assert entry["ok"] is True, name
+        assert entry["elapsed_s"] >= 0, name
+        assert entry["result"] == f"{name}-tiny.json"
+        result = _result(out, name)
+        if "skipped" not in result:  # LoCoMo away from this machine
+            assert entry["elapsed_s"] == result["elapsed_s"], name
+    total = round(sum(e["elapsed_s"] for e in ran.values()), 1)
+    assert timings["sum_elapsed_s"] == pytest.approx(total, abs=0.01)
+    assert timings["wall_s"] >= timings["sum_elapsed_s"] - 0.5
+    assert len(timings["loadavg_before"]) == 3 and len(timings["loadavg_after"]) == 3
+    table = (out / "report-tiny.md").read_text(encoding="utf-8")
+    assert "| benchmark | seconds | CPU seconds | load (1 min) at its start |" in table
+    for name, entry in ran.items():
+        assert entry["cpu_s"] >= 0, name
+        assert f"| {name} | {entry['elapsed_s']:.1f} | {entry['cpu_s']:.1f} |" in table, name
+    assert timings["sum_cpu_s"] == pytest.approx(sum(e["cpu_s"] for e in ran.values()), abs=0.01)
+    assert f"| **sum** | {sum(e['elapsed_s'] for e in ran.values()):.1f} |" in table
+
+
+def test_a_quick_run_never_overwrites_full_results_even_without_a_quick_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = types.ModuleType("bench.bench_fullonly")
+    calls: list[str] = []
+
+    def run() -> dict[str, Any]:
+        calls.append("full")
+        return {"figure": 1}
+
+    module.run = run  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "bench.bench_fullonly", module)
+    monkeypatch.setenv("FLEETMEM_BENCH_RESULTS", str(tmp_path))
+    ok, _, path = run_all.run_one("fullonly", mode="quick")
+    assert ok and calls == ["full"]
+    assert path == tmp_path / "fullonly-quick.json"
+    assert not (tmp_path / "fullonly.json").exists()
+    assert json.loads(path.read_text(encoding="utf-8"))["mode"] == "full"
+
+
+def test_embedded_vectors_are_kept_for_the_rest_of_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    vectors = [rng.standard_normal(4).astype(np.float32) for _ in range(5)]
+    monkeypatch.delenv(harness.STORES_ENV, raising=False)
+    harness.save_vectors(vectors, "local:m")  # no run directory: nothing kept
+    assert harness.load_vectors([], 5, "local:m") == 0
+
+    monkeypatch.setenv(harness.STORES_ENV, str(tmp_path))
+    harness.save_vectors(vectors[:3], "local:m")
+    harness.save_vectors(vectors, "local:m")
+    harness.save_vectors(vectors[:2], "local:m")  # shorter: the longer cache stays
+    real = [vectors[0]]
+    assert harness.load_vectors(real, 4, "local:m") == 3
+    assert len(real) == 4
+    assert all(np.array_equal(a, b) for a, b in zip(real, vectors[:4], strict=True))
+    assert harness.load_vectors(real, 4, "local:m") == 0  # already long enough
+    assert harness.load_vectors([], 4, "other:model") == 0  # another model's vectors: none
+
+
+def test_quick_recall_scale_measures_the_shared_quick_stores() -> None:
+    from bench import bench_recall_scale
+
+    quick = bench_recall_scale.plan(quick=True, tiny=False)
+    full = bench_recall_scale.plan(quick=False, tiny=False)
+    assert quick.sizes == harness.QUICK_SIZES
+    assert quick.real_vectors == harness.QUICK_REAL_VECTORS
+    assert 0 < quick.separate_ingest < quick.sizes[0]
+    assert quick.queries < full.queries and quick.writes < full.writes
+    assert full.sizes == bench_recall_scale.SIZES and full.separate_ingest == 0

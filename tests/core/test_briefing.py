@@ -24,6 +24,7 @@ from fleetmem.core.briefing import (
     iso,
     recent_run_item,
 )
+from fleetmem.core.episode_brief import EpisodeBrief
 from fleetmem.core.fence import NonceCollision
 from fleetmem.core.wrapper import Item, item_block, parse, render
 
@@ -90,6 +91,23 @@ def episode(
     )
 
 
+def brief(i: int, what: str = "Fixed the flaky ledger test.", **kw: object) -> EpisodeBrief:
+    args: dict[str, object] = {
+        "episode_id": f"ep_{i:020d}",
+        "run_id": f"run-e{i}",
+        "agent": "api-fixer",
+        "branch": "main",
+        "outcome": "failed",
+        "started_at": NOW - 86400 * i,
+        "reason": "verify_failed",
+        "what": what,
+        "files": ("billing/ledger.py", "tests/test_ledger.py"),
+        "failures": (("AssertionError", 2),),
+    }
+    args.update(kw)
+    return EpisodeBrief(**args)  # type: ignore[arg-type]
+
+
 def tiny(kind: str, i: int) -> Item:
     return Item(kind=kind, text=str(i))
 
@@ -101,7 +119,7 @@ def seed_inputs(**kw: object) -> BriefingInputs:
         "collisions": [collision(i) for i in range(3)],
         "recent_runs": [recent(i) for i in range(5)],
         "facts": [fact(i) for i in range(20)],
-        "episodes": [episode(i) for i in range(3)],
+        "episodes": [brief(i) for i in range(3)],
         "episodes_provider": "builtin",
     }
     args.update(kw)
@@ -134,8 +152,10 @@ def test_the_composed_text_is_the_rendered_document() -> None:
 
 @pytest.mark.parametrize(("name", "count"), [(r.name, r.max_items) for r in BRIEFING_RULES])
 def test_each_section_has_its_item_cap(name: str, count: int) -> None:
-    kinds = {"collisions": "run", "recent_runs": "run", "facts": "fact", "episodes": "episode"}
-    inputs = BriefingInputs(repo=REPO, **{name: [tiny(kinds[name], i) for i in range(30)]})  # type: ignore[arg-type]
+    kinds = {"collisions": "run", "recent_runs": "run", "facts": "fact"}
+    given = [brief(i, "", files=(), failures=()) if name == "episodes" else tiny(kinds[name], i)
+             for i in range(30)]  # fmt: skip
+    inputs = BriefingInputs(repo=REPO, **{name: given})  # type: ignore[arg-type]
     composed = compose_briefing(inputs, max_chars=4000, nonce=nonce())
     assert composed.shown[name] == count
     assert composed.omitted[name] == 30 - count
@@ -145,7 +165,7 @@ def test_no_section_takes_more_than_its_share() -> None:
     many = seed_inputs(
         collisions=[collision(i) for i in range(10)],
         facts=[fact(i) for i in range(50)],
-        episodes=[episode(i) for i in range(3)],
+        episodes=[brief(i) for i in range(3)],
     )
     for max_chars in (500, 1000, 2000, 3000, 4000):
         n = nonce()
@@ -192,7 +212,7 @@ def test_the_byte_cap_holds_with_wide_characters() -> None:
         collisions=[collision(i, files=[wide]) for i in range(10)],
         recent_runs=[recent(i) for i in range(5)],
         facts=[fact(i, wide) for i in range(8)],
-        episodes=[episode(i, wide) for i in range(3)],
+        episodes=[brief(i, wide, files=(wide,)) for i in range(3)],
     )
     composed = compose_briefing(inputs, max_chars=4000, nonce=nonce())
     assert composed.size_bytes <= MAX_BRIEFING_BYTES
@@ -219,10 +239,12 @@ def test_the_smallest_cap_holds_even_with_long_labels() -> None:
     st.integers(min_value=500, max_value=4000),
     st.lists(st.text(max_size=300), max_size=12),
     st.lists(st.text(max_size=300), max_size=25),
-    st.lists(st.text(max_size=2000), max_size=3),
+    st.lists(
+        st.tuples(st.text(max_size=600), st.lists(st.text(max_size=80), max_size=5)), max_size=4
+    ),
 )
 def test_caps_hold_for_any_content(
-    max_chars: int, paths: list[str], facts: list[str], episodes: list[str]
+    max_chars: int, paths: list[str], facts: list[str], episodes: list[tuple[str, list[str]]]
 ) -> None:
     n = nonce()
     inputs = BriefingInputs(
@@ -231,7 +253,10 @@ def test_caps_hold_for_any_content(
         collisions=[collision(i, files=paths) for i in range(len(paths))],
         recent_runs=[recent(i) for i in range(5)],
         facts=[fact(i, t) for i, t in enumerate(facts)],
-        episodes=[episode(i, t) for i, t in enumerate(episodes)],
+        episodes=[
+            brief(i, what, files=tuple(files), agent=files[0] if files else "api-fixer")
+            for i, (what, files) in enumerate(episodes)
+        ],
     )
     composed = compose_briefing(inputs, max_chars=max_chars, nonce=n)
     assert composed.chars <= max_chars
@@ -274,7 +299,8 @@ def test_with_every_section_empty_the_briefing_is_empty() -> None:
 def test_a_degraded_provider_is_named_in_the_episodes_section() -> None:
     inputs = seed_inputs(episodes=[], episodes_degraded="provider_unavailable")
     composed = compose_briefing(inputs, max_chars=2000, nonce=nonce())
-    assert '<episodes provider="builtin" degraded="provider_unavailable"/>' in composed.text
+    expected = f'<episodes repo="{REPO}" provider="builtin" degraded="provider_unavailable"/>'
+    assert expected in composed.text
     assert composed.degraded == "provider_unavailable"
 
 

@@ -20,13 +20,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fleetmem.core.redact import (
-    _RULE_NAMES,
     REDACTED,
     find_secrets,
     redact,
     redact_value,
     strip_invisible,
 )
+from fleetmem.core.redact_rules import RULE_NAMES as _RULE_NAMES
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_ALNUM = string.ascii_uppercase + string.digits

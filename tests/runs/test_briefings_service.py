@@ -138,7 +138,8 @@ def test_a_callers_briefing_has_every_section_from_the_stores(world: World) -> N
     assert facts is not None and len(facts.items) + facts.omitted == 12
     assert facts.items[0].get("id") == "f_0" and all(i.untrusted for i in facts.items)
     episodes = doc.section("episodes")
-    assert episodes is not None and dict(episodes.attrs) == {"provider": "builtin"}
+    assert episodes is not None
+    assert (dict(episodes.attrs)["repo"], dict(episodes.attrs)["provider"]) == (API, "builtin")
     assert len(episodes.items) + episodes.omitted >= 1
     assert composed.ids("facts") == tuple(str(i.get("id")) for i in facts.items)
 
@@ -180,7 +181,8 @@ def test_without_the_provider_the_briefing_is_deterministic(make_app: Callable[.
     first = world.briefings.briefing(world.caller_subject())
     second = world.briefings.briefing(world.caller_subject())
     assert first.text == second.text
-    assert '<episodes provider="scripted" degraded="provider_unavailable"/>' in first.text
+    expected = f'<episodes repo="{API}" provider="scripted" degraded="provider_unavailable"/>'
+    assert expected in first.text
     assert first.degraded == "provider_unavailable"
     third = world.briefings.briefing(world.caller_subject())  # a fresh nonce
     assert third.nonce is not None and third.text.replace(third.nonce, n) == first.text

@@ -15,7 +15,7 @@ import pytest
 
 from fleetmem.core.textquery import fts_match
 from fleetmem.service.bootstrap import App
-from fleetmem.store.sqlite import builtin_index
+from fleetmem.store.sqlite import builtin_index, term_stats
 from fleetmem.store.sqlite.builtin_index import scope_token
 from fleetmem.store.sqlite.db import _statements
 from fleetmem.store.sqlite.migrations import MIGRATIONS
@@ -218,3 +218,96 @@ def test_vectors_for_returns_the_stored_vectors_of_one_model(
     assert list(got) == [a]
     np.testing.assert_array_equal(got[a], np.array([1, 0], np.float32))
     assert app.store.builtin_vectors_for([], "m") == {}
+
+
+# ---- phrase-pruning counts shared through the store (migration 13) -------------------------
+def _vocab_walks(store: SqliteStore) -> list[str]:
+    """The statements of ``store``'s connection on this thread that count a term's postings."""
+    seen: list[str] = []
+    store.db.conn.set_trace_callback(
+        lambda sql: seen.append(sql) if "builtin_index_vocab" in sql and "max(doc)" in sql else None
+    )
+    return seen
+
+
+def _shared_rows(app: App) -> dict[str, tuple[int, int]]:
+    rows = app.store.db.conn.execute("SELECT term, docs, taken_at FROM builtin_term_counts")
+    return {str(t): (int(d), int(a)) for t, d, a in rows}
+
+
+def test_a_second_process_prunes_with_the_counts_the_first_one_took(
+    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(builtin_index, "PRUNE_FLOOR_DOCS", 0)
+    monkeypatch.setattr(term_stats, "SHARE_MIN_DOCS", 2)
+    app = make_app()
+    scope = [f"project:{API}"]
+    common = [_episode(app, i, API, f"deploy pipeline step {i}") for i in range(5)]
+    rare = _episode(app, 9, API, "reconcile ledger")
+    match = fts_match("deploy ledger")
+    assert match is not None
+    monkeypatch.setattr(builtin_index, "PRUNE_SHARE", 0.5)
+    first = SqliteStore(Path(app.store.db.path))
+    walks = _vocab_walks(first)
+    # "deploy" is in 5 of 6 documents (over half): only "ledger" is scored.
+    assert first.search_text(match, scope, 20) == [rare]
+    assert len(walks) == 2, "the first process counts both (stemmed) terms itself"
+    # Only the common term is shared ("ledger" is in one document, under SHARE_MIN_DOCS).
+    shared = _shared_rows(app)
+    assert set(shared) == {"deploi"} and shared["deploi"][0] == len(common)
+    # Another process (its own connection and memo) asks the same: the common term's posting
+    # list is not walked again, and it prunes exactly as the first did.
+    second = SqliteStore(Path(app.store.db.path))
+    walks = _vocab_walks(second)
+    assert second.search_text(match, scope, 20) == [rare]
+    assert len(walks) == 1 and "deploi" not in str(walks)
+    first.db.close()
+    second.db.close()
+
+
+def test_counts_taken_at_another_store_size_are_taken_again(
+    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(builtin_index, "PRUNE_FLOOR_DOCS", 0)
+    monkeypatch.setattr(term_stats, "SHARE_MIN_DOCS", 2)
+    app = make_app()
+    for i in range(4):
+        _episode(app, i, API, f"deploy pipeline step {i}")
+    with app.store.db.write() as conn:  # a count from when the store was 40 times larger
+        conn.execute("INSERT INTO builtin_term_counts VALUES ('deploi', 900, 160)")
+    match = fts_match("deploy pipeline")
+    assert match is not None
+    fresh = SqliteStore(Path(app.store.db.path))
+    walks = _vocab_walks(fresh)
+    assert len(fresh.search_text(match, [f"project:{API}"], 20)) == 4
+    assert len(walks) == 2  # "deploy" too: its stored count is from another size
+    assert _shared_rows(app)["deploi"] == (4, fresh._term_stats.total_docs(fresh.db.conn))
+    fresh.db.close()
+
+
+def test_a_store_busy_writing_keeps_the_counts_in_the_process_and_still_answers(
+    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(builtin_index, "PRUNE_FLOOR_DOCS", 0)
+    monkeypatch.setattr(term_stats, "SHARE_MIN_DOCS", 2)
+    app = make_app()
+    ids = {_episode(app, i, API, f"deploy pipeline step {i}") for i in range(4)}
+    match = fts_match("deploy pipeline")
+    assert match is not None
+    reader = SqliteStore(Path(app.store.db.path))
+    other = sqlite3.connect(app.store.db.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        with reader.db.try_write(10) as conn:
+            assert conn is None
+        assert set(reader.search_text(match, [f"project:{API}"], 20)) == ids
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert _shared_rows(app) == {}
+    # The write lock is free again: the next process to count shares.
+    again = SqliteStore(Path(app.store.db.path))
+    assert set(again.search_text(match, [f"project:{API}"], 20)) == ids
+    assert set(_shared_rows(app)) == {"deploi", "pipelin"}
+    reader.db.close()
+    again.db.close()

@@ -7,7 +7,9 @@ Briefing (seed 000 REQ-14): sections collisions, recent_runs, facts, episodes, i
 each with an item cap and a share of ``max_chars``. Sections fill in order; an item that does
 not fit its section's share, the character cap or the 4,096-byte cap is dropped whole, never
 cut, and the section ends with how many it left out and a pointer to recall. A briefing
-outside a repository, or with nothing in any section, is the empty string.
+outside a repository, or with nothing in any section, is the empty string. Episodes come as
+briefs and are shown in their short form (:mod:`fleetmem.core.episode_brief`), at the
+largest text size that shows the most of them.
 
 Recall (REQ-12): sections facts, episodes, recent_runs, never interleaved or re-scored; at
 most 16 KiB, dropping from the end of episodes, then recent runs, then facts, with the count
@@ -22,11 +24,13 @@ from datetime import UTC, datetime
 from typing import Final
 
 from fleetmem.core.durations import format_duration
+from fleetmem.core.episode_brief import TEXT_BUDGETS, EpisodeBrief, shared_labels
 from fleetmem.core.wrapper import (
     Attrs,
     Document,
     Item,
     Section,
+    Value,
     attrs,
     document_close,
     document_open,
@@ -115,7 +119,9 @@ def episode_item(
     outcome: str,
     started_at: float,
 ) -> Item:
-    """A recalled episode: text from the provider, every label from fleetmem's episode row."""
+    """A recalled episode as recall shows it: the provider's text, every label from
+    fleetmem's episode row. Briefings use the short form instead
+    (:class:`fleetmem.core.episode_brief.EpisodeBrief`)."""
     return Item(
         kind="episode",
         text=text,
@@ -209,14 +215,18 @@ def _listing(paths: Sequence[str], limit: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class BriefingInputs:
-    """Everything a briefing is made of, each list in its section's ranking order."""
+    """Everything a briefing is made of, each list in its section's ranking order.
+
+    Episodes come as briefs (their short form is made here, at the size that fits); the
+    other sections as ready items.
+    """
 
     repo: str | None
     branch: str | None = None
     collisions: Sequence[Item] = ()
     recent_runs: Sequence[Item] = ()
     facts: Sequence[Item] = ()
-    episodes: Sequence[Item] = ()
+    episodes: Sequence[EpisodeBrief] = ()
     episodes_provider: str | None = None
     episodes_degraded: str | None = None
 
@@ -266,19 +276,60 @@ def _size(text: str) -> tuple[int, int]:
     return len(text), len(text.encode("utf-8"))
 
 
-def _shell_variants(inputs: BriefingInputs) -> list[tuple[Attrs, Attrs]]:
-    """Document and episodes-section attributes, fullest first, for when space is very short."""
+def _shell_variants(inputs: BriefingInputs, shared: Attrs) -> list[tuple[Attrs, Attrs, Attrs]]:
+    """Document and episodes-section attributes, and the default labels the section gives
+    its items, fullest first, for when space is very short.
+
+    The episodes section carries the ``repo`` and ``provider`` its items share, and the
+    ``shared`` default labels (agent, adapter, model, branch) of its candidates; without
+    ``repo`` it shows no episode, since its items would lose their repository.
+    """
     doc_full = attrs(repo=inputs.repo, branch=inputs.branch)
     doc_repo = attrs(repo=inputs.repo)
-    ep_full = attrs(provider=inputs.episodes_provider, degraded=inputs.episodes_degraded)
+    ep_plain = attrs(repo=inputs.repo, provider=inputs.episodes_provider)
     ep_degraded = attrs(degraded=inputs.episodes_degraded)
+    ep_full = (*ep_plain, *shared, *ep_degraded)
     return [
-        (doc_full, ep_full),
-        (doc_repo, ep_full),
-        ((), ep_full),
-        ((), ep_degraded),
-        ((), ()),
+        (doc_full, ep_full, shared),
+        (doc_repo, ep_full, shared),
+        ((), ep_full, shared),
+        ((), (*ep_plain, *ep_degraded), ()),
+        ((), ep_degraded, ()),
+        ((), (), ()),
     ]
+
+
+@dataclass(slots=True)
+class _Room:
+    """What the document has used so far, against its character and byte caps."""
+
+    chars: int
+    nbytes: int
+    max_chars: int
+    max_bytes: int = MAX_BRIEFING_BYTES
+
+    def fill(self, items: Sequence[Item], nonce: str, share: int) -> tuple[list[Item], list[str]]:
+        """The items that fit ``share`` and the caps, in order, each whole; the rest skipped.
+
+        Takes the room they use. Items must already be sanitised.
+        """
+        kept: list[Item] = []
+        blocks: list[str] = []
+        section_used = 0
+        for item in items:
+            block = sanitized_item_block(item, nonce)
+            size_c, size_b = _size(block)
+            if (
+                section_used + size_c > share
+                or self.chars + size_c > self.max_chars
+                or self.nbytes + size_b > self.max_bytes
+            ):
+                continue  # dropped whole; counted in the section's omitted line
+            kept.append(item)
+            blocks.append(block)
+            section_used += size_c
+            self.chars, self.nbytes = self.chars + size_c, self.nbytes + size_b
+        return kept, blocks
 
 
 def compose_briefing(inputs: BriefingInputs, *, max_chars: int, nonce: str) -> Composed:
@@ -291,57 +342,47 @@ def compose_briefing(inputs: BriefingInputs, *, max_chars: int, nonce: str) -> C
         "collisions": _shown_sanitized("collisions", inputs.collisions),
         "recent_runs": _shown_sanitized("recent_runs", inputs.recent_runs),
         "facts": _shown_sanitized("facts", inputs.facts),
-        "episodes": _shown_sanitized("episodes", inputs.episodes),
     }
-    if inputs.repo is None or not any(given.values()):
+    briefs = list(inputs.episodes[:_MAX_CONSIDERED])
+    if inputs.repo is None or not (briefs or any(given.values())):
         return Composed(text="", document=None, nonce=None, degraded=inputs.episodes_degraded)
+    counts = {name: len(items) for name, items in given.items()}
+    counts["episodes"] = len(briefs)
+    # Only the first max_items episodes can be shown; their labels decide what is shared.
+    candidates = [b.cleaned() for b in briefs[: _MAX_ITEMS["episodes"]]]
+    shared = shared_labels(candidates)
 
-    limit_chars, limit_bytes = max_chars, MAX_BRIEFING_BYTES
     close = document_close(nonce)
-    for doc_attrs, episode_attrs in _shell_variants(inputs):
+    for variant in _shell_variants(inputs, shared):
+        doc_attrs, episode_attrs, defaults = variant  # the last one tried is the one used
         shell = Document(kind="briefing", sections=(), attrs=doc_attrs)
         used_c, used_b = _size(document_open(shell, nonce) + close)
         for rule in BRIEFING_RULES:
             section_attrs = episode_attrs if rule.name == "episodes" else ()
-            worst = _worst_shell(rule.name, section_attrs, len(given[rule.name]), nonce)
+            worst = _worst_shell(rule.name, section_attrs, counts[rule.name], nonce)
             used_c, used_b = used_c + worst[0], used_b + worst[1]
-        if used_c <= limit_chars and used_b <= limit_bytes:
+        if used_c <= max_chars and used_b <= MAX_BRIEFING_BYTES:
             break
     else:  # unreachable for max_chars >= 500; kept so the caps hold whatever the inputs
         raise ValueError("a briefing shell does not fit briefing_max_chars")
 
+    room = _Room(chars=used_c, nbytes=used_b, max_chars=max_chars)
     sections: list[Section] = []
     parts = [document_open(shell, nonce)]
-    shown: dict[str, int] = {}
-    omitted: dict[str, int] = {}
     for rule in BRIEFING_RULES:
         share = max_chars * rule.share_percent // 100
-        section_used = 0
-        kept: list[Item] = []
-        blocks: list[str] = []
-        candidates = given[rule.name]
-        for item in candidates[: rule.max_items]:
-            block = sanitized_item_block(item, nonce)
-            size_c, size_b = _size(block)
-            if (
-                section_used + size_c > share
-                or used_c + size_c > limit_chars
-                or used_b + size_b > limit_bytes
-            ):
-                continue  # dropped whole; counted below
-            kept.append(item)
-            blocks.append(block)
-            section_used += size_c
-            used_c, used_b = used_c + size_c, used_b + size_b
+        if rule.name == "episodes":
+            showable = candidates if "repo" in dict(episode_attrs) else []
+            kept, blocks = _fill_episodes(showable, dict(defaults), room, nonce, share)
+        else:
+            kept, blocks = room.fill(given[rule.name][: rule.max_items], nonce, share)
         section = Section(
             name=rule.name,
             items=tuple(kept),
             attrs=episode_attrs if rule.name == "episodes" else (),
-            omitted=len(candidates) - len(kept),
+            omitted=counts[rule.name] - len(kept),
         )
         sections.append(section)
-        shown[rule.name] = len(kept)
-        omitted[rule.name] = section.omitted
         parts.append(section_open(section, nonce))
         parts.extend(blocks)
         parts.append(section_close(section))
@@ -351,10 +392,48 @@ def compose_briefing(inputs: BriefingInputs, *, max_chars: int, nonce: str) -> C
         text="".join(parts),
         document=document,
         nonce=nonce,
-        shown=shown,
-        omitted=omitted,
+        shown={s.name: len(s.items) for s in sections},
+        omitted={s.name: s.omitted for s in sections},
         degraded=inputs.episodes_degraded,
     )
+
+
+def _fill_episodes(
+    cleaned: Sequence[EpisodeBrief],
+    defaults: Mapping[str, Value],
+    room: _Room,
+    nonce: str,
+    share: int,
+) -> tuple[list[Item], list[str]]:
+    """The episodes section's items at the largest text size that shows the most of them.
+
+    The smallest size (no text) shows the most episodes that can fit; a bisection over
+    :data:`TEXT_BUDGETS` finds the largest size that still shows as many, so more episodes
+    beat longer texts and room buys detail. Each size is tried on a copy of the room.
+    Deterministic: it depends only on its arguments.
+    """
+    if not cleaned:
+        return [], []
+
+    def shown_at(index: int) -> list[Item]:
+        items = [b.item(TEXT_BUDGETS[index], defaults) for b in cleaned]
+        return replace(room).fill(items, nonce, share)[0]
+
+    best = shown_at(0)
+    if len(best) < len(cleaned):
+        last = len(TEXT_BUDGETS) - 1
+        most = len(smallest := shown_at(last))
+        low, high, best = 0, last, smallest  # invariant: the size at `high` shows `most`
+        while low < high:
+            middle = (low + high) // 2
+            tried = shown_at(middle)
+            if len(tried) >= most:
+                high, best = middle, tried
+            else:
+                low = middle + 1
+    # Joining clean parts leaves the text clean, but the document must hold exactly what
+    # the renderer would, so the winners are sanitised and fitted once more for real.
+    return room.fill([sanitize_item(i) for i in best], nonce, share)
 
 
 def _shown_sanitized(name: str, items: Sequence[Item]) -> list[Item]:

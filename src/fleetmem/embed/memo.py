@@ -6,6 +6,11 @@ configured embedder and remembers the vectors of single texts (queries) embedded
 few seconds, so the second use within one recall is free. It remembers nothing longer than
 ``ttl_s`` and at most ``size`` texts; batches (documents being indexed) pass straight through.
 Everything else about the wrapped embedder (``model_id``, ``load``, ``close``...) is its own.
+
+A recall ranks its facts and its episodes at the same time (on two threads), so both may ask
+for the query's vector at once: the second asker waits for the embedding already running
+instead of starting its own (on two cores, a second model run would slow both), and gets its
+vector, or its error, when it finishes.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from fleetmem.embed.base import Embedder, Vectors
@@ -40,6 +46,8 @@ class RecentQueries:
         self._clock = clock
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, tuple[float, Vectors]] = OrderedDict()
+        # Queries being embedded right now, so a concurrent asker waits instead of repeating.
+        self._running: dict[str, Future[Vectors]] = {}
 
     @property
     def model_id(self) -> str:
@@ -50,7 +58,8 @@ class RecentQueries:
         return self.inner.dim
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """As the wrapped embedder; a single text embedded in the last ``ttl_s`` is reused."""
+        """As the wrapped embedder; a single text embedded in the last ``ttl_s`` (or being
+        embedded by another thread right now) is reused."""
         if isinstance(texts, str) or len(texts) != 1:
             return self.inner.embed(texts)
         text = texts[0]
@@ -60,12 +69,26 @@ class RecentQueries:
             if hit is not None and 0 <= now - hit[0] <= self._ttl_s:
                 self._recent.move_to_end(text)
                 return hit[1].copy()
-        vectors = self.inner.embed(texts)
+            running = self._running.get(text)
+            if running is None:
+                mine: Future[Vectors] = Future()
+                self._running[text] = mine
+        if running is not None:
+            return running.result().copy()
+        try:
+            vectors = self.inner.embed(texts)
+        except BaseException as exc:
+            with self._lock:
+                self._running.pop(text, None)
+            mine.set_exception(exc)
+            raise
         with self._lock:
+            self._running.pop(text, None)
             self._recent[text] = (now, vectors.copy())
             self._recent.move_to_end(text)
             while len(self._recent) > self._size:
                 self._recent.popitem(last=False)
+        mine.set_result(vectors.copy())
         return vectors
 
     def forget(self) -> None:

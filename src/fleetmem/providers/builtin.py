@@ -17,7 +17,7 @@ from fleetmem.core.episode import content_hash
 from fleetmem.core.ranking import reciprocal_rank_fusion
 from fleetmem.core.textquery import fts_match
 from fleetmem.embed.base import Embedder
-from fleetmem.errors import EmbeddingUnavailable
+from fleetmem.errors import EmbeddingUnavailable, InvalidInput
 from fleetmem.providers.base import MAX_ITEM_TEXT, ProviderItem, ProviderRecall
 from fleetmem.store.base import EpisodeRow, Store, Vector
 
@@ -41,6 +41,10 @@ class RankingOptions:
     neighbours (the previous and next episode of the same agent in the same scope, started
     within that many seconds): work on one thread is spread over consecutive runs, and the
     words that find one run are often in the run before or after it. 0 turns it off.
+    ``context_neighbours`` is how many such episodes on each side lend their words (each one
+    within the window of the next): on LoCoMo two on each side found more evidence than one
+    (an answer is often two turns away from the words of the question) and three fewer (a
+    wider context starts to match everything).
     ``feedback_items`` > 0 adds a third channel (pseudo-relevance feedback on vectors): the
     query vector plus ``feedback_weight`` times the mean vector of the first fused items,
     searched again and fused at ``vector_weight``. No model call: the vectors are stored.
@@ -50,8 +54,16 @@ class RankingOptions:
     rrf_k: int = 10
     vector_weight: float = 0.5
     context_window_s: float = 3600.0
+    context_neighbours: int = 2
     feedback_items: int = 0
     feedback_weight: float = 0.5
+
+    def __post_init__(self) -> None:
+        # A negative count would silently mean "off"; say so instead.
+        for name in ("candidates", "rrf_k", "context_neighbours", "feedback_items"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidInput(f"RankingOptions.{name}", value, "must be an integer >= 0")
 
 
 def semantic_text(episode: Mapping[str, Any]) -> str:
@@ -125,7 +137,7 @@ class BuiltinProvider:
         vector, digest, model_id = self.embed_document(episode)
         summary = episode.get("summary")
         row = self._store.get_episodes([episode_id]).get(episode_id)
-        before, after = self._neighbours(row) if row is not None else (None, None)
+        near = self._neighbours(row) if row is not None else []
         self._store.builtin_put(
             episode_id,
             text,
@@ -133,28 +145,41 @@ class BuiltinProvider:
             vector,
             digest,
             model_id,
-            context=_context(before, after),
+            context=_context(near),
         )
-        # This episode is now the neighbour of the ones beside it: their context changes.
-        self._reindex(before, after)
+        # This episode is now a neighbour of the ones around it: their context changes.
+        self._reindex(near)
         return [episode_id]
 
-    def _neighbours(self, row: EpisodeRow) -> tuple[EpisodeRow | None, EpisodeRow | None]:
-        """The closest earlier and later live episode of the same agent and repository."""
-        window = self._options.context_window_s
-        if window <= 0:
-            return None, None
-        return self._store.builtin_neighbours(row, window)
+    def _neighbours(self, row: EpisodeRow) -> list[EpisodeRow]:
+        """Up to ``context_neighbours`` live episodes of the same agent and repository on
+        each side of ``row``, nearest first on each side (earlier ones, then later ones).
 
-    def _reindex(self, *rows: EpisodeRow | None) -> None:
+        Each step is the store's nearest-neighbour lookup from the previous one, so a chain
+        of runs each within the window of the next counts as one thread of work.
+        """
+        window = self._options.context_window_s
+        if window <= 0 or self._options.context_neighbours <= 0:
+            return []
+        near: list[EpisodeRow] = []
+        for side in (0, 1):  # 0: earlier, 1: later
+            anchor = row
+            for _ in range(self._options.context_neighbours):
+                step = self._store.builtin_neighbours(anchor, window)[side]
+                if step is None or step.id == row.id:
+                    break
+                near.append(step)
+                anchor = step
+        return near
+
+    def _reindex(self, rows: Sequence[EpisodeRow]) -> None:
         """Rewrite the text index entry of already indexed episodes with fresh context."""
         for row in rows:
-            if row is None or row.text is None or not self._store.builtin_has(row.id):
+            if row.text is None or not self._store.builtin_has(row.id):
                 continue
-            before, after = self._neighbours(row)
             # No vector: the embedded text has no context, so the stored vector stays valid.
             self._store.builtin_put(
-                row.id, row.text, row.summary, None, "", "", context=_context(before, after)
+                row.id, row.text, row.summary, None, "", "", context=_context(self._neighbours(row))
             )
 
     def recall(
@@ -251,15 +276,15 @@ class BuiltinProvider:
         # A forgotten episode's words must not keep finding its neighbours.
         row = self._store.get_episodes([provider_id]).get(provider_id)
         if row is not None:
-            self._reindex(*self._neighbours(row))
+            self._reindex(self._neighbours(row))
         return deleted
 
 
-def _context(before: EpisodeRow | None, after: EpisodeRow | None) -> str:
+def _context(rows: Sequence[EpisodeRow]) -> str:
     """The index-only context built from the neighbours' excerpts (and summaries)."""
     parts = []
-    for row in (before, after):
-        if row is None or row.episode is None:
+    for row in rows:
+        if row.episode is None:
             continue
         excerpt = str(row.episode.get("result_excerpt") or "")[:CONTEXT_CHARS]
         summary = row.summary or ""

@@ -27,13 +27,14 @@ from fleetmem.core.briefing import (
     episode_item,
     recent_run_item,
 )
+from fleetmem.core.episode_brief import EpisodeBrief, brief_from_episode
 from fleetmem.core.fence import FenceError, NonceCollision
 from fleetmem.core.scope import project_scope, validate_agent_name, validate_repo_key
 from fleetmem.core.wrapper import Item
 from fleetmem.errors import InvalidInput
 from fleetmem.service.memory import DEFAULT_RECALL_LIMIT, EpisodeHit, MemoryService
 from fleetmem.service.runs import Caller, RunsService
-from fleetmem.store.base import RunRow
+from fleetmem.store.base import EpisodeRow, RunRow
 
 log = logging.getLogger("fleetmem.briefings")
 
@@ -143,14 +144,14 @@ class BriefingService:
             exclude_run_id=subject.run_id,
         )[:MAX_COLLISIONS_CONSIDERED]
         recent = self._runs.recent_runs(subject.repo, subject.branch, RECENT_RUNS)
-        episodes: list[Item] = []
+        episodes: list[EpisodeBrief] = []
         degraded: str | None = None
         if subject.episode_scopes:
             query = " ".join(p for p in (subject.repo, subject.branch, subject.agent) if p)
             result = self._memory.recall(
                 query[:512], scopes=subject.episode_scopes, limit=BRIEFING_EPISODES
             )
-            episodes = [_episode(hit) for hit in result.items]
+            episodes = self._episode_briefs(subject, result.items)
             degraded = result.degraded
         inputs = BriefingInputs(
             repo=subject.repo,
@@ -208,14 +209,21 @@ class BriefingService:
     ) -> Composed:
         """A recall answer (REQ-12): facts, episodes, recent runs editing ``paths``; 16 KiB."""
         # With no project scope (unattributed, or outside a repository) the provider is not
-        # asked, but the arguments are still checked the same way.
-        result = self._memory.recall(query, scopes=subject.episode_scopes, limit=limit, paths=paths)
+        # asked, but the arguments are still checked the same way. Facts are ranked while the
+        # provider searches (both need the query's vector: it is embedded once, see
+        # fleetmem.embed.memo); the sections are the ones the two give one after the other.
+        result, facts = self._memory.recall_alongside(
+            query,
+            lambda: list(self._fact_items(subject, query, limit))[:limit],
+            scopes=subject.episode_scopes,
+            limit=limit,
+            paths=paths,
+        )
         episodes = [_episode(hit) for hit in result.items]
         degraded = result.degraded
         runs: list[RunRow] = []
         if paths and subject.repo is not None:
             runs = self._runs.runs_editing(subject.repo, paths, RECENT_RUNS)
-        facts = list(self._fact_items(subject, query, limit))[:limit]
         return self._with_fresh_nonce(
             lambda nonce: assemble_recall(
                 facts=facts,
@@ -229,6 +237,33 @@ class BriefingService:
         )
 
     # ---- helpers ----------------------------------------------------------------------
+    def _episode_briefs(self, subject: Subject, hits: Sequence[EpisodeHit]) -> list[EpisodeBrief]:
+        """The short forms of the episodes the provider chose, in its order, from our rows.
+
+        Recall already dropped forgotten and out-of-scope hits; an episode forgotten since,
+        or (defensively) not of this repository, is left out here too, never shown.
+        """
+        rows = self._memory.store.get_episodes([hit.episode_id for hit in hits])
+        briefs: list[EpisodeBrief] = []
+        for hit in hits:
+            row = rows.get(hit.episode_id)
+            if row is not None and _briefable(row, subject):
+                briefs.append(
+                    brief_from_episode(
+                        episode_id=row.id,
+                        run_id=row.run_id,
+                        agent=row.agent,
+                        branch=row.branch,
+                        outcome=row.outcome,
+                        started_at=row.started_at,
+                        body=row.episode,
+                        summary=row.summary,
+                        adapter=row.adapter,
+                        model=row.model,
+                    )
+                )
+        return briefs
+
     def _fact_items(self, subject: Subject, query: str | None, limit: int) -> Sequence[Item]:
         if self._facts is None:
             return ()
@@ -248,6 +283,14 @@ class BriefingService:
             except NonceCollision:
                 log.warning("briefing.nonce_collision drawing a fresh nonce")
         raise FenceError("could not draw a nonce absent from the content")
+
+
+def _briefable(row: EpisodeRow, subject: Subject) -> bool:
+    return (
+        row.forgotten_at is None
+        and row.repo == subject.repo
+        and row.scope in subject.episode_scopes
+    )
 
 
 def _episode(hit: EpisodeHit) -> Item:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from prometheus_client import Counter
 
@@ -117,8 +118,12 @@ class AgentReport:
     last_run_agreed: bool | None
 
 
-class ContextMixin:
-    """Context assembly for :class:`fleetmem.service.files.ContextFileService`."""
+class ContextHost(Protocol):
+    """What context assembly needs from the service that hosts it (``ContextFileService``).
+
+    The mixin's methods take ``self`` as this protocol, so mypy checks at every call that the
+    host really has these members, with these types.
+    """
 
     store: FileStore
     workspace: str
@@ -128,16 +133,23 @@ class ContextMixin:
 
     @property
     def codec(self) -> TokenCodec:
-        raise NotImplementedError
+        """The tokenizer that counts against every budget."""
+        ...
 
     def _row(self, ref: FileRef) -> FileRow:
-        raise NotImplementedError
+        """The stored row of ``ref``, or an empty revision 0 for a file never written."""
+        ...
 
     def every_run_rows(self) -> list[FileRow]:
-        raise NotImplementedError
+        """The workspace files whose mode puts them in every run, in catalog order."""
+        ...
+
+
+class ContextMixin:
+    """Context assembly for :class:`fleetmem.service.files.ContextFileService`."""
 
     def assemble(
-        self,
+        self: ContextHost,
         agent: str,
         *,
         repo: str | None = None,
@@ -150,31 +162,17 @@ class ContextMixin:
         ``run_id`` the loads are recorded once per run (the first assembly wins) and
         truncations are logged; without it nothing is written.
         """
-        agent = validate_agent_name(agent)
-        repo = None if repo is None else validate_repo_key(repo)
-        if run_id is not None and (not isinstance(run_id, str) or not 0 < len(run_id) <= 128):
-            raise InvalidInput("run_id", run_id, "must be a string of 1 to 128 characters")
-        request = ContextRequest(self.workspace, agent, repo, run_id, self._clock())
-        hooks: dict[str, Provided] = {}
-        segments = self._inputs(request, {**self.providers, **(providers or {})}, hooks)
-        assembly = assemble(segments, self.codec, self._nonce)
-        if run_id is not None and hooks:
-            assembly = self._settle(request, segments, assembly, hooks)
-        truncations = tuple(_truncations(assembly))
-        context = RunContext(agent, repo, run_id, assembly, truncations)
-        if run_id is not None:
-            self._record_run(request, context)
-        return context
+        return _assemble(self, agent, repo, run_id, providers)
 
     def report(
-        self,
+        self: ContextHost,
         agent: str,
         *,
         repo: str | None = None,
         providers: Mapping[str, SegmentProvider | None] | None = None,
     ) -> AgentReport:
         """Budget, usage and state of every segment the agent receives now (FR-46)."""
-        context = self.assemble(agent, repo=repo, providers=providers)
+        context = _assemble(self, agent, repo, None, providers)
         empty = all(context.assembly.segment(spec.slug).tokens == 0 for spec in AGENT_FILES)
         last = self.store.last_loads(self.workspace, context.agent)
         return AgentReport(
@@ -185,74 +183,12 @@ class ContextMixin:
             last_run_agreed=_agreement(context.assembly, last),
         )
 
-    def run_loads(self, run_id: str) -> list[LoadRow]:
+    def run_loads(self: ContextHost, run_id: str) -> list[LoadRow]:
         """Which revision of each file a run loaded, with budgets and sizes (its receipt)."""
         return self.store.loads_for_run(self.workspace, run_id)
 
-    # ---- internals ----------------------------------------------------------------------
-    def _settle(
-        self,
-        request: ContextRequest,
-        segments: list[SegmentInput],
-        assembly: Assembly,
-        hooks: Mapping[str, Provided],
-    ) -> Assembly:
-        """Tell each provider what a real run is about to be shown; re-assemble without the
-        entries it withdraws (their records could not be written)."""
-        changed = False
-        for key, provided in hooks.items():
-            assert provided.before_shown is not None
-            shown = kept_entries(assembly.segment(key), provided.entries)
-            try:
-                allowed = tuple(provided.before_shown(shown)) if shown else ()
-            except Exception as exc:  # a provider failure degrades the context, never the run
-                PROVIDER_FAILURES.labels(segment=key).inc()
-                log.warning(
-                    "context.provider_failed segment=%s agent=%s run=%s error=%s",
-                    key,
-                    request.agent,
-                    request.run_id,
-                    type(exc).__name__,
-                )
-                allowed = ()
-            if allowed == shown:
-                continue
-            changed = True
-            index = next(i for i, s in enumerate(segments) if s.key == key)
-            segments[index] = SegmentInput(key, (PartInput(entries=allowed),))
-        return assemble(segments, self.codec, self._nonce) if changed else assembly
-
-    def _inputs(
-        self,
-        request: ContextRequest,
-        providers: Mapping[str, SegmentProvider | None],
-        hooks: dict[str, Provided],
-    ) -> list[SegmentInput]:
-        inputs: list[SegmentInput] = []
-        if request.repo is not None:
-            ref = FileRef(NOTEBOOK, request.repo)
-            row = self._row(ref)
-            part = PartInput(text=row.body, ref=str(ref), revision=row.revision)
-            inputs.append(SegmentInput("notebook", (part,), title=ref.display))
-        parts = []
-        for row in self.every_run_rows():
-            spec = resolve("workspace", row.key.name)
-            ref = FileRef(spec)
-            parts.append(
-                PartInput(text=row.body, label=spec.title, ref=str(ref), revision=row.revision)
-            )
-        inputs.append(SegmentInput("workspace_context", tuple(parts)))
-        for spec in AGENT_FILES:
-            ref = FileRef(spec, request.agent)
-            row = self._row(ref)
-            part = PartInput(text=row.body, ref=str(ref), revision=row.revision)
-            inputs.append(SegmentInput(spec.slug, (part,)))
-        for key in PROVIDED:
-            inputs.append(_provided(key, providers.get(key), request, hooks))
-        return inputs
-
     def _record_read(
-        self, run_id: str, agent: str, ref: FileRef, revision: int, tokens: int
+        self: ContextHost, run_id: str, agent: str, ref: FileRef, revision: int, tokens: int
     ) -> None:
         self.store.record_loads(
             [
@@ -272,51 +208,140 @@ class ContextMixin:
             ]
         )
 
-    def _record_run(self, request: ContextRequest, context: RunContext) -> None:
-        assert request.run_id is not None
-        rows: list[LoadRow] = []
-        for segment in context.assembly.segments:
-            if segment.status != "ok":
-                continue
-            for part in segment.parts:
-                report = part.report
-                rows.append(
-                    LoadRow(
-                        self.workspace,
-                        request.run_id,
-                        request.agent,
-                        request.repo,
-                        segment.key,
-                        part.ref or "",
-                        part.revision,
-                        report.budget,
-                        report.tokens,
-                        0 if segment.dropped_by_backstop else report.used,
-                        request.now,
-                    )
-                )
-        self.store.record_loads(rows)
-        for cut in context.truncations:
-            CONTEXT_TRUNCATIONS.labels(segment=cut.segment).inc()
-            log.info(
-                "context.truncated run=%s agent=%s segment=%s file=%s budget=%d original=%d"
-                " truncated=%d",
-                request.run_id,
+
+# ---- internals --------------------------------------------------------------------------
+def _assemble(
+    host: ContextHost,
+    agent: str,
+    repo: str | None,
+    run_id: str | None,
+    providers: Mapping[str, SegmentProvider | None] | None,
+) -> RunContext:
+    agent = validate_agent_name(agent)
+    repo = None if repo is None else validate_repo_key(repo)
+    if run_id is not None and (not isinstance(run_id, str) or not 0 < len(run_id) <= 128):
+        raise InvalidInput("run_id", run_id, "must be a string of 1 to 128 characters")
+    request = ContextRequest(host.workspace, agent, repo, run_id, host._clock())
+    hooks: dict[str, Provided] = {}
+    segments = _inputs(host, request, {**host.providers, **(providers or {})}, hooks)
+    assembly = assemble(segments, host.codec, host._nonce)
+    if run_id is not None and hooks:
+        assembly = _settle(host, request, segments, assembly, hooks)
+    truncations = tuple(_truncations(assembly))
+    context = RunContext(agent, repo, run_id, assembly, truncations)
+    if run_id is not None:
+        _record_run(host, request, context)
+    return context
+
+
+def _settle(
+    host: ContextHost,
+    request: ContextRequest,
+    segments: list[SegmentInput],
+    assembly: Assembly,
+    hooks: Mapping[str, Provided],
+) -> Assembly:
+    """Tell each provider what a real run is about to be shown; re-assemble without the
+    entries it withdraws (their records could not be written)."""
+    changed = False
+    for key, provided in hooks.items():
+        assert provided.before_shown is not None
+        shown = kept_entries(assembly.segment(key), provided.entries)
+        try:
+            allowed = tuple(provided.before_shown(shown)) if shown else ()
+        except Exception as exc:  # a provider failure degrades the context, never the run
+            PROVIDER_FAILURES.labels(segment=key).inc()
+            log.warning(
+                "context.provider_failed segment=%s agent=%s run=%s error=%s",
+                key,
                 request.agent,
-                cut.segment,
-                cut.ref or "-",
-                cut.budget,
-                cut.original,
-                cut.truncated,
+                request.run_id,
+                type(exc).__name__,
             )
+            allowed = ()
+        if allowed == shown:
+            continue
+        changed = True
+        index = next(i for i, s in enumerate(segments) if s.key == key)
+        segments[index] = SegmentInput(key, (PartInput(entries=allowed),))
+    return assemble(segments, host.codec, host._nonce) if changed else assembly
+
+
+def _inputs(
+    host: ContextHost,
+    request: ContextRequest,
+    providers: Mapping[str, SegmentProvider | None],
+    hooks: dict[str, Provided],
+) -> list[SegmentInput]:
+    inputs: list[SegmentInput] = []
+    if request.repo is not None:
+        ref = FileRef(NOTEBOOK, request.repo)
+        row = host._row(ref)
+        part = PartInput(text=row.body, ref=str(ref), revision=row.revision)
+        inputs.append(SegmentInput("notebook", (part,), title=ref.display))
+    parts = []
+    for row in host.every_run_rows():
+        spec = resolve("workspace", row.key.name)
+        ref = FileRef(spec)
+        parts.append(
+            PartInput(text=row.body, label=spec.title, ref=str(ref), revision=row.revision)
+        )
+    inputs.append(SegmentInput("workspace_context", tuple(parts)))
+    for spec in AGENT_FILES:
+        ref = FileRef(spec, request.agent)
+        row = host._row(ref)
+        part = PartInput(text=row.body, ref=str(ref), revision=row.revision)
+        inputs.append(SegmentInput(spec.slug, (part,)))
+    for key in PROVIDED:
+        inputs.append(_provided(key, providers.get(key), request, hooks))
+    return inputs
+
+
+def _record_run(host: ContextHost, request: ContextRequest, context: RunContext) -> None:
+    assert request.run_id is not None
+    rows: list[LoadRow] = []
+    for segment in context.assembly.segments:
+        if segment.status != "ok":
+            continue
+        for part in segment.parts:
+            report = part.report
+            rows.append(
+                LoadRow(
+                    host.workspace,
+                    request.run_id,
+                    request.agent,
+                    request.repo,
+                    segment.key,
+                    part.ref or "",
+                    part.revision,
+                    report.budget,
+                    report.tokens,
+                    0 if segment.dropped_by_backstop else report.used,
+                    request.now,
+                )
+            )
+    host.store.record_loads(rows)
+    for cut in context.truncations:
+        CONTEXT_TRUNCATIONS.labels(segment=cut.segment).inc()
         log.info(
-            "context.assembled run=%s agent=%s repo=%s tokens=%d truncations=%d",
+            "context.truncated run=%s agent=%s segment=%s file=%s budget=%d original=%d"
+            " truncated=%d",
             request.run_id,
             request.agent,
-            request.repo or "-",
-            context.assembly.total,
-            len(context.truncations),
+            cut.segment,
+            cut.ref or "-",
+            cut.budget,
+            cut.original,
+            cut.truncated,
         )
+    log.info(
+        "context.assembled run=%s agent=%s repo=%s tokens=%d truncations=%d",
+        request.run_id,
+        request.agent,
+        request.repo or "-",
+        context.assembly.total,
+        len(context.truncations),
+    )
 
 
 def _provided(

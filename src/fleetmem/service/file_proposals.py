@@ -12,7 +12,7 @@ decided and when.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Protocol
 
 from fleetmem.core.contextfiles import FileRef
 from fleetmem.core.scope import validate_agent_name
@@ -24,8 +24,12 @@ from fleetmem.store.files import FileStore
 MAX_LISTED: Final = 200
 
 
-class ProposalsMixin:
-    """Pending Notes proposals for :class:`fleetmem.service.files.ContextFileService`."""
+class ProposalHost(Protocol):
+    """What the proposals need from the service that hosts them (``ContextFileService``).
+
+    The mixin's methods take ``self`` as this protocol, so mypy checks at every call that the
+    host really has these members, with these types.
+    """
 
     workspace: str
     store: FileStore
@@ -33,32 +37,43 @@ class ProposalsMixin:
     _clock: Callable[[], float]
 
     def ref(self, name: str, *, agent: str | None = None, repo: str | None = None) -> FileRef:
-        raise NotImplementedError
+        """The file ``name`` of the workspace, of ``agent``, or of repository ``repo``."""
+        ...
 
     def _write(
-        self,
-        ref: FileRef,
-        body: str,
-        base_revision: int,
-        actor: Actor,
-        action: str,
-        restored_from: int | None = None,
+        self, ref: FileRef, body: str, base_revision: int, actor: Actor, action: str
     ) -> FileView:
-        raise NotImplementedError
+        """Write ``body`` as a new revision based on ``base_revision``; refuse a stale base."""
+        ...
 
     def _activity(
         self, actor: Actor, action: str, ref: FileRef, revision: int | None, detail: str | None
     ) -> None:
-        raise NotImplementedError
+        """Record who did what to which file in the activity log."""
+        ...
+
+
+class ProposalsMixin:
+    """Pending Notes proposals for :class:`fleetmem.service.files.ContextFileService`."""
 
     def _propose(
-        self, agent: str, run_id: str | None, mode: str, base: int, text: str, diff: str
+        self: ProposalHost,
+        agent: str,
+        run_id: str | None,
+        mode: str,
+        base: int,
+        text: str,
+        diff: str,
     ) -> ProposalRow:
         row = ProposalRow(self.workspace, agent, run_id, mode, base, text, diff, self._clock())
         return self.proposals.add_proposal(row)
 
     def list_proposals(
-        self, *, agent: str | None = None, status: str | None = "pending", limit: int = 50
+        self: ProposalHost,
+        *,
+        agent: str | None = None,
+        status: str | None = "pending",
+        limit: int = 50,
     ) -> list[ProposalRow]:
         """Proposals, newest first: one agent's or everyone's; ``status`` None for all."""
         if agent is not None:
@@ -71,15 +86,11 @@ class ProposalsMixin:
             self.workspace, agent=agent, status=status, limit=limit
         )
 
-    def get_proposal(self, proposal_id: object) -> ProposalRow:
+    def get_proposal(self: ProposalHost, proposal_id: object) -> ProposalRow:
         """One proposal; NotFound when this workspace has none by that id."""
-        number = _proposal_id(proposal_id)
-        found = self.proposals.get_proposal(self.workspace, number)
-        if found is None:
-            raise NotFound(f"no proposal {number}", proposal=number)
-        return found
+        return _find(self, proposal_id)
 
-    def apply_proposal(self, proposal_id: object, *, actor: Actor) -> FileView:
+    def apply_proposal(self: ProposalHost, proposal_id: object, *, actor: Actor) -> FileView:
         """Write a pending proposal as a new revision of the agent's Notes, by ``actor``.
 
         Raises StaleRevision (nothing written, the proposal stays pending) when the Notes
@@ -87,47 +98,55 @@ class ProposalsMixin:
         """
         if actor.kind != "user":
             raise InvalidInput("actor", str(actor), "only a person applies a proposed change")
-        proposal = self._pending(proposal_id)
+        proposal = _pending(self, proposal_id)
         ref = self.ref("notes", agent=proposal.agent)
         with self.store.transaction():
             view = self._write(ref, proposal.proposed_text, proposal.base_revision, actor, "save")
-            self._decide(proposal, "applied", actor, view.revision)
+            _decide(self, proposal, "applied", actor, view.revision)
         self._activity(actor, "applied", ref, view.revision, f"proposal {proposal.id}")
         return view
 
-    def dismiss_proposal(self, proposal_id: object, *, actor: Actor) -> ProposalRow:
+    def dismiss_proposal(self: ProposalHost, proposal_id: object, *, actor: Actor) -> ProposalRow:
         """Set a pending proposal aside; the file is not touched."""
-        proposal = self._pending(proposal_id)
-        self._decide(proposal, "dismissed", actor, None)
+        proposal = _pending(self, proposal_id)
+        _decide(self, proposal, "dismissed", actor, None)
         ref = self.ref("notes", agent=proposal.agent)
         self._activity(actor, "dismissed", ref, proposal.base_revision, f"proposal {proposal.id}")
-        return self.get_proposal(proposal.id)
+        return _find(self, proposal.id)
 
-    def _pending(self, proposal_id: object) -> ProposalRow:
-        proposal = self.get_proposal(proposal_id)
-        if proposal.status != "pending":
-            raise Conflict(
-                f"proposal {proposal.id} was already {proposal.status} by {proposal.decided_by}",
-                existing=str(proposal.id),
-            )
-        return proposal
 
-    def _decide(
-        self, proposal: ProposalRow, status: str, actor: Actor, revision: int | None
-    ) -> None:
-        assert proposal.id is not None
-        decided = self.proposals.decide_proposal(
-            self.workspace,
-            proposal.id,
-            status=status,
-            decided_at=self._clock(),
-            decided_by=str(actor),
-            applied_revision=revision,
+def _find(host: ProposalHost, proposal_id: object) -> ProposalRow:
+    number = _proposal_id(proposal_id)
+    found = host.proposals.get_proposal(host.workspace, number)
+    if found is None:
+        raise NotFound(f"no proposal {number}", proposal=number)
+    return found
+
+
+def _pending(host: ProposalHost, proposal_id: object) -> ProposalRow:
+    proposal = _find(host, proposal_id)
+    if proposal.status != "pending":
+        raise Conflict(
+            f"proposal {proposal.id} was already {proposal.status} by {proposal.decided_by}",
+            existing=str(proposal.id),
         )
-        if not decided:  # another person decided it a moment ago: undo this write
-            raise Conflict(
-                f"proposal {proposal.id} was decided meanwhile", existing=str(proposal.id)
-            )
+    return proposal
+
+
+def _decide(
+    host: ProposalHost, proposal: ProposalRow, status: str, actor: Actor, revision: int | None
+) -> None:
+    assert proposal.id is not None
+    decided = host.proposals.decide_proposal(
+        host.workspace,
+        proposal.id,
+        status=status,
+        decided_at=host._clock(),
+        decided_by=str(actor),
+        applied_revision=revision,
+    )
+    if not decided:  # another person decided it a moment ago: undo this write
+        raise Conflict(f"proposal {proposal.id} was decided meanwhile", existing=str(proposal.id))
 
 
 def _proposal_id(value: object) -> int:

@@ -10,14 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,31 +33,54 @@ from fleetmem.core.redact import redact, redact_value
 from fleetmem.core.runrecord import RunRecord
 from fleetmem.core.scope import project_scope, validate_repo_key
 from fleetmem.errors import (
-    FleetmemError,
     InvalidInput,
     InvalidRunRecord,
     NotAttributed,
     UnknownEpisode,
 )
 from fleetmem.providers.base import (
-    MAX_ITEM_ID,
-    MAX_ITEM_TEXT,
-    MAX_LIMIT,
-    MAX_PATHS,
-    MAX_QUERY_CHARS,
-    MAX_RECORD_IDS,
     EpisodeProvider,
 )
+from fleetmem.service.episode_recall import (
+    DEFAULT_RECALL_LIMIT,
+    RECALL_WORKERS,
+    EpisodeRecallMixin,
+)
+from fleetmem.service.episode_results import (
+    EpisodeHit,
+    ForgetResult,
+    IngestResult,
+    RecallResult,
+    RunStored,
+)
 from fleetmem.service.gitrepo import RepositoryResolver
+from fleetmem.service.memory_inputs import (
+    episode_row,
+    session_rows,
+    short_error,
+    valid_record_ids,
+)
 from fleetmem.service.runrecords import parse_run_record
 from fleetmem.service.summaries import Summarizer
-from fleetmem.store.base import EpisodeFilter, EpisodeRow, EventRow, Job, RunRow, SessionRow, Store
+from fleetmem.store.base import EpisodeFilter, EpisodeRow, Job, RunRow, Store
+
+#: The result types live in episode_results and the recall half in episode_recall; callers
+#: keep importing them from here.
+__all__ = [
+    "DEFAULT_RECALL_LIMIT",
+    "EpisodeHit",
+    "ForgetResult",
+    "IngestResult",
+    "MemoryService",
+    "RecallResult",
+    "RunStored",
+    "backoff",
+]
 
 log = logging.getLogger("fleetmem.memory")
 
 #: Failed records and forgets are retried for this long, then marked failed.
 RETRY_WINDOW_S = 24 * 3600.0
-DEFAULT_RECALL_LIMIT = 8
 #: How long status waits for a provider session that has not been checked yet in this process.
 PROVIDER_PROBE_S = 5.0
 
@@ -70,61 +90,7 @@ def backoff(attempts: int) -> float:
     return float(min(3600, 30 * 2 ** min(attempts, 7)))
 
 
-@dataclass(frozen=True, slots=True)
-class IngestResult:
-    run_id: str
-    episode_id: str | None
-    status: str  # "recorded", "pending", "duplicate" or "skipped:<reason>"
-
-
-@dataclass(frozen=True, slots=True)
-class EpisodeHit:
-    """One recalled episode item: text and score from the provider, the rest from our rows."""
-
-    episode_id: str
-    provider: str
-    provider_id: str
-    text: str
-    score: float | None
-    run_id: str
-    agent: str
-    adapter: str
-    model: str | None
-    repo: str
-    branch: str | None
-    outcome: str
-    started_at: float
-    trust_class: str
-    untrusted: bool = True  # excerpts and summaries are agent-written text
-
-
-@dataclass(frozen=True, slots=True)
-class RecallResult:
-    items: tuple[EpisodeHit, ...]
-    provider: str
-    degraded: str | None
-    dropped: Mapping[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class ForgetResult:
-    episode_id: str
-    already_forgotten: bool
-    pending: int
-    forgotten: int
-
-
-@dataclass(frozen=True, slots=True)
-class RunStored:
-    """Told to run listeners once a new run record is stored: the run, the record, and the
-    repository each session ran in (sessions missing from ``repos`` ran outside any)."""
-
-    run: RunRow
-    record: RunRecord
-    repos: Mapping[str, SessionRepo]
-
-
-class MemoryService:
+class MemoryService(EpisodeRecallMixin):
     """Episodes: ingest run records, record to the provider, recall, forget, retain."""
 
     def __init__(
@@ -148,6 +114,13 @@ class MemoryService:
         self._provider_for = provider_for
         # Provider calls run here so a hung provider cannot hold a caller past its timeout.
         self._calls = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fleetmem-provider")
+        # Episode recalls that overlap the caller's own work (the facts of a recall answer).
+        self._recalls = ThreadPoolExecutor(
+            max_workers=RECALL_WORKERS, thread_name_prefix="fleetmem-recall"
+        )
+        self._closed = False
+        #: False runs ``recall_alongside``'s two halves one after the other (comparisons).
+        self.overlap_recalls = True
         self._run_listeners: list[Callable[[RunStored], None]] = []
 
     def add_run_listener(self, listener: Callable[[RunStored], None]) -> None:
@@ -160,10 +133,14 @@ class MemoryService:
             try:
                 listener(event)
             except Exception as exc:
-                log.warning("run.listener_failed run=%s error=%s", event.run.run_id, _short(exc))
+                log.warning(
+                    "run.listener_failed run=%s error=%s", event.run.run_id, short_error(exc)
+                )
 
     def close(self) -> None:
+        self._closed = True
         self._calls.shutdown(wait=False, cancel_futures=True)
+        self._recalls.shutdown(wait=False, cancel_futures=True)
 
     @property
     def settings(self) -> Settings:
@@ -235,12 +212,12 @@ class MemoryService:
             branch=home.branch if home else None,
             episode_status=episode.episode_id if episode else f"skipped:{skip}",
         )
-        sessions, events = _session_rows(record, repos)
+        sessions, events = session_rows(record, repos)
         with self.store.transaction():
             self.store.insert_run(run_row, sessions, events, record_json, record_hash, now)
             if episode is not None:
                 self.store.insert_episode(
-                    _episode_row(episode, record, now), record_job_provider=self.provider.name
+                    episode_row(episode, record, now), record_job_provider=self.provider.name
                 )
         self._notify_run_stored(RunStored(run=run_row, record=record, repos=repos))
         if episode is None:
@@ -341,7 +318,7 @@ class MemoryService:
                 ),
                 timeout=max(10.0, self.settings.memory.episodes.provider_timeout_s),
             )
-            ids = _valid_record_ids(ids)
+            ids = valid_record_ids(ids)
         except Exception as exc:  # any provider failure becomes a retry, never a lost episode
             metrics.PROVIDER_DURATION.labels(provider=job.provider, op="record").observe(
                 time.perf_counter() - started
@@ -350,9 +327,9 @@ class MemoryService:
                 "episode.record_failed provider=%s episode=%s error=%s",
                 job.provider,
                 job.episode_id,
-                _short(exc),
+                short_error(exc),
             )
-            return self._retry(job, _short(exc), "record")
+            return self._retry(job, short_error(exc), "record")
         metrics.PROVIDER_DURATION.labels(provider=job.provider, op="record").observe(
             time.perf_counter() - started
         )
@@ -389,9 +366,9 @@ class MemoryService:
                 "episode.forget_failed provider=%s episode=%s error=%s",
                 job.provider,
                 job.episode_id,
-                _short(exc),
+                short_error(exc),
             )
-            return self._retry(job, _short(exc), "forget")
+            return self._retry(job, short_error(exc), "forget")
         finally:
             metrics.PROVIDER_DURATION.labels(provider=job.provider, op="forget").observe(
                 time.perf_counter() - started
@@ -413,19 +390,6 @@ class MemoryService:
             return "failed"
         self.store.retry_job(job.id, now + backoff(job.attempts), error)
         return "retry"
-
-    def _call(self, fn: Callable[[], Any], *, timeout: float) -> Any:
-        if getattr(self.provider, "enforces_deadlines", False):
-            # An MCP-backed provider cuts its own calls off at their deadline.
-            return fn()
-        future = self._calls.submit(fn)
-        try:
-            return future.result(timeout=timeout)
-        except FutureTimeout as exc:
-            if future.done():
-                raise  # the provider itself raised TimeoutError
-            future.cancel()
-            raise TimeoutError(f"provider call exceeded {timeout:g}s") from exc
 
     def _update_pending_gauges(self) -> None:
         counts = self.store.job_counts()
@@ -469,111 +433,6 @@ class MemoryService:
                 )
             return [project_scope(last.repo)]
         raise NotAttributed("recall needs a repository or an agent to scope it")
-
-    def recall(
-        self,
-        query: str,
-        *,
-        scopes: Sequence[str],
-        limit: int = DEFAULT_RECALL_LIMIT,
-        paths: Sequence[str] = (),
-    ) -> RecallResult:
-        """Episodes matching ``query`` in ``scopes``, filtered through fleetmem's own index."""
-        query = _check_query(query)
-        limit = _check_limit(limit)
-        paths = _check_paths(paths)
-        provider = self.provider.name
-        if not scopes:
-            metrics.RECALLS.labels(provider=provider, outcome="ok").inc()
-            return RecallResult(items=(), provider=provider, degraded=None)
-        started = time.perf_counter()
-        try:
-            answer = self._call(
-                lambda: self.provider.recall(query, list(scopes), limit, list(paths)),
-                timeout=self.settings.memory.episodes.provider_timeout_s,
-            )
-        except Exception as exc:
-            log.warning("recall.provider_unavailable provider=%s error=%s", provider, _short(exc))
-            metrics.RECALLS.labels(provider=provider, outcome="degraded").inc()
-            self.store.note_degraded_recall(
-                at=self._clock(), provider=provider, reason="provider_unavailable"
-            )
-            return RecallResult(items=(), provider=provider, degraded="provider_unavailable")
-        finally:
-            metrics.PROVIDER_DURATION.labels(provider=provider, op="recall").observe(
-                time.perf_counter() - started
-            )
-        items, dropped = self._filter(answer.items, set(scopes), limit)
-        invalid = getattr(answer, "invalid", 0)
-        if invalid:
-            dropped["invalid"] = dropped.get("invalid", 0) + invalid
-        for reason, n in dropped.items():
-            metrics.RESULTS_DROPPED.labels(provider=provider, reason=reason).inc(n)
-        outcome = "degraded" if answer.degraded else "ok"
-        metrics.RECALLS.labels(provider=provider, outcome=outcome).inc()
-        if answer.degraded:  # kept for the doctor's 24-hour row (REQ-19)
-            self.store.note_degraded_recall(
-                at=self._clock(), provider=provider, reason=str(answer.degraded)
-            )
-        return RecallResult(
-            items=tuple(items), provider=provider, degraded=answer.degraded, dropped=dropped
-        )
-
-    def _filter(
-        self, raw: Sequence[Any], allowed: set[str], limit: int
-    ) -> tuple[list[EpisodeHit], dict[str, int]]:
-        provider = self.provider.name
-        dropped: Counter[str] = Counter()
-        valid = []
-        for item in raw:
-            text, pid, score = getattr(item, "text", None), getattr(item, "id", None), item.score
-            if (
-                not isinstance(pid, str)
-                or not isinstance(text, str)
-                or not 0 < len(pid) <= MAX_ITEM_ID
-                or len(text) > MAX_ITEM_TEXT
-                or (score is not None and not math.isfinite(score))
-            ):
-                dropped["invalid"] += 1
-                continue
-            valid.append(item)
-        index = self.store.index_rows(provider, [i.id for i in valid])
-        episodes = self.store.get_episodes([r.episode_id for r in index.values()])
-        kept: list[EpisodeHit] = []
-        for item in valid:
-            row = index.get(item.id)
-            if row is None:
-                dropped["unknown_id"] += 1
-                continue
-            ep = episodes.get(row.episode_id)
-            if row.forgotten_at is not None or ep is None or ep.forgotten_at is not None:
-                dropped["forgotten"] += 1
-                continue
-            # The indexed scope is the only one trusted; the provider's opinion is ignored.
-            if row.scope not in allowed:
-                dropped["scope"] += 1
-                continue
-            if len(kept) >= limit:
-                break
-            kept.append(
-                EpisodeHit(
-                    episode_id=ep.id,
-                    provider=provider,
-                    provider_id=item.id,
-                    text=item.text,
-                    score=item.score,
-                    run_id=ep.run_id,
-                    agent=ep.agent,
-                    adapter=ep.adapter,
-                    model=ep.model,
-                    repo=ep.repo,
-                    branch=ep.branch,
-                    outcome=ep.outcome,
-                    started_at=ep.started_at,
-                    trust_class=ep.trust_class,
-                )
-            )
-        return kept, dict(dropped)
 
     # ---- forgetting -------------------------------------------------------------------
     def forget(self, episode_id: str) -> ForgetResult:
@@ -662,106 +521,3 @@ class MemoryService:
             "vectors_missing": missing,
             "retention_s": settings.memory.episodes.retention_s,
         }
-
-
-# ---- helpers ----------------------------------------------------------------------------
-def _short(exc: BaseException) -> str:
-    """An error for logs and job rows: class and message, redacted, bounded."""
-    text = f"{type(exc).__name__}: {exc}" if not isinstance(exc, FleetmemError) else str(exc)
-    return str(redact(text))[:300]
-
-
-def _valid_record_ids(ids: object) -> list[str]:
-    if not isinstance(ids, list) or not 1 <= len(ids) <= MAX_RECORD_IDS:
-        raise ValueError("memory_record_episode must return 1 to 32 ids")
-    if not all(isinstance(i, str) and 0 < len(i) <= MAX_ITEM_ID for i in ids):
-        raise ValueError("memory_record_episode returned an id that is not a string of 1-128")
-    return list(dict.fromkeys(ids))
-
-
-def _check_query(query: object) -> str:
-    if not isinstance(query, str):
-        raise InvalidInput("query", query, "must be a string")
-    cleaned = query.strip()
-    if not cleaned:
-        raise InvalidInput("query", query, "must not be empty")
-    if len(cleaned) > MAX_QUERY_CHARS:
-        raise InvalidInput("query", f"{len(cleaned)} characters", "must be at most 512 characters")
-    return cleaned
-
-
-def _check_limit(limit: object) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidInput("limit", limit, "must be an integer between 1 and 20")
-    return limit
-
-
-def _check_paths(paths: Sequence[str]) -> list[str]:
-    items = list(paths)
-    if len(items) > MAX_PATHS:
-        raise InvalidInput("paths", f"{len(items)} paths", "at most 20 paths are allowed")
-    out = []
-    for p in items:
-        if (
-            not isinstance(p, str)
-            or not p
-            or len(p) > 1024
-            or p.startswith("/")
-            or ".." in p.split("/")
-            or any(ord(c) < 32 for c in p)
-        ):
-            raise InvalidInput("paths", p, "must be repository-relative paths")
-        out.append(p)
-    return out
-
-
-def _episode_row(ep: Episode, record: RunRecord, now: float) -> EpisodeRow:
-    text = render_text(ep)
-    return EpisodeRow(
-        id=ep.episode_id,
-        run_id=record.run_id,
-        agent=ep.agent,
-        adapter=ep.adapter,
-        model=ep.model,
-        repo=ep.repo,
-        branch=ep.branch,
-        outcome=ep.outcome,
-        scope=ep.scope,
-        trust_class=ep.trust_class,
-        started_at=record.started_at.timestamp(),
-        recorded_at=now,
-        forgotten_at=None,
-        summary=None,
-        summary_outcome=None,
-        episode=ep.to_dict(),
-        text=text,
-        content_hash=content_hash(text),
-    )
-
-
-def _session_rows(
-    record: RunRecord, repos: Mapping[str, SessionRepo]
-) -> tuple[list[SessionRow], list[EventRow]]:
-    sessions: list[SessionRow] = []
-    events: list[EventRow] = []
-    for ord_, s in enumerate(record.sessions):
-        where = repos.get(s.id)
-        sessions.append(
-            SessionRow(
-                session_id=s.id,
-                ord=ord_,
-                parent_id=s.parent_id,
-                subagent=s.is_subagent,
-                cwd=redact(s.cwd),
-                repo=where.key if where else None,
-                branch=where.branch if where else None,
-            )
-        )
-        seq = 0
-        for e in s.edits:
-            events.append(EventRow(s.id, seq, "edit", redact(e.path), None, None))
-            seq += 1
-        for v in s.verifies:
-            events.append(EventRow(s.id, seq, "verify", None, v.passed, v.error_class))
-            seq += 1
-    return sessions, events

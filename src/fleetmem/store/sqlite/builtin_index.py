@@ -99,7 +99,7 @@ class BuiltinIndexMixin:
     def _init_builtin_index(self) -> None:
         self._matrices: dict[str, _Matrix] = {}
         self._matrix_lock = threading.Lock()
-        self._term_stats = TermStats()
+        self._term_stats = TermStats(self.db)
 
     # ---- writes -----------------------------------------------------------------------
     def builtin_put(

@@ -85,6 +85,44 @@ class Database:
             else:
                 conn.execute("COMMIT")
 
+    @contextmanager
+    def try_write(self, wait_ms: int) -> Iterator[sqlite3.Connection | None]:
+        """A write transaction if one can start within ``wait_ms``, else ``None``.
+
+        For best-effort cache writes made on a read path (a recall must not wait seconds
+        behind the daemon's ingest for the sake of a cache): the process's write lock and
+        SQLite's are both given ``wait_ms`` at most.
+        """
+        if not self._write_lock.acquire(timeout=wait_ms / 1000):
+            yield None
+            return
+        try:
+            conn = self.conn
+            if conn.in_transaction:
+                yield conn  # nested use joins the outer transaction
+                return
+            conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError:
+                began = False
+            else:
+                began = True
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+            if not began:
+                yield None
+                return
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
+        finally:
+            self._write_lock.release()
+
     def migrate(self) -> None:
         """Apply every migration not yet recorded, each in its own transaction."""
         with self.write() as conn:

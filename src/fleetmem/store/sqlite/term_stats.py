@@ -11,14 +11,23 @@ tokens the index holds. Counts come from an ``fts5vocab`` view of the index's te
 (the ``scope_key`` column is not text a user searches); walking a
 common term's postings is the costly part, so counts are remembered until the store has
 grown or shrunk by a quarter since they were taken: the pruning only needs their order of
-magnitude.
+magnitude. They are remembered twice: in this process, and in the store's
+``builtin_term_counts`` table (migration 13), so a short-lived process (a ``fleetmem mcp``
+started for one agent run) starts with the counts the daemon or an earlier run already took.
+Writing that table is best effort: when the store's write lock is not free within a few
+milliseconds the counts stay in this process only, and a recall never waits behind an ingest.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Sequence
+
+from fleetmem.store.sqlite.db import Database
+
+log = logging.getLogger("fleetmem.store")
 
 #: The built-in index's tokenizer (migrations m0001 and m0006).
 TOKENIZER = "porter unicode61"
@@ -26,6 +35,12 @@ TOKENIZER = "porter unicode61"
 DRIFT = 0.25
 #: More remembered terms than this and the memo starts over (bounded memory).
 MAX_TERMS = 50_000
+#: Only terms in at least this many documents are shared through the store: rarer ones cost
+#: little to count, and leaving them out bounds the table by the index's common vocabulary,
+#: whatever callers type.
+SHARE_MIN_DOCS = 100
+#: The longest a recall waits for the write lock to share its counts.
+SHARE_WAIT_MS = 20
 
 _SETUP = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.builtin_query_tokens"
@@ -40,7 +55,8 @@ _SETUP = (
 class TermStats:
     """Per-phrase document counts over ``builtin_fts``, with a size-bounded memo."""
 
-    def __init__(self) -> None:
+    def __init__(self, db: Database | None = None) -> None:
+        self._db = db  # None: counts stay in this process
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
         self._taken_at_size = 0
@@ -96,6 +112,12 @@ class TermStats:
             known = {t: self._counts[t] for t in terms if t in self._counts}
         missing = [t for t in terms if t not in known]
         if missing:
+            shared = self._shared(conn, missing, total)
+            with self._lock:
+                self._counts.update(shared)
+            known.update(shared)
+            missing = [t for t in missing if t not in shared]
+        if missing:
             # One lookup per term: fts5vocab answers ``term = ?`` by walking that term only.
             fresh = {t: 0 for t in missing}
             for term in missing:
@@ -112,7 +134,39 @@ class TermStats:
             with self._lock:
                 self._counts.update(fresh)
             known.update(fresh)
+            self._share(fresh, total)
         return known
+
+    @staticmethod
+    def _shared(conn: sqlite3.Connection, terms: Sequence[str], total: int) -> dict[str, int]:
+        """Counts another process (or this one, earlier) stored, taken near today's size."""
+        rows = conn.execute(
+            "SELECT term, docs, taken_at FROM builtin_term_counts"
+            f" WHERE term IN ({', '.join('?' * len(terms))})",
+            list(terms),
+        ).fetchall()
+        return {
+            str(term): int(docs)
+            for term, docs, taken_at in rows
+            if int(taken_at) > 0 and abs(total - int(taken_at)) <= DRIFT * int(taken_at)
+        }
+
+    def _share(self, fresh: dict[str, int], total: int) -> None:
+        common = [(t, n, total) for t, n in fresh.items() if n >= SHARE_MIN_DOCS]
+        if self._db is None or not common:
+            return
+        try:
+            with self._db.try_write(SHARE_WAIT_MS) as conn:
+                if conn is None:
+                    return  # the store is busy writing: keep the counts in this process
+                conn.executemany(
+                    "INSERT INTO builtin_term_counts (term, docs, taken_at) VALUES (?, ?, ?)"
+                    " ON CONFLICT (term) DO UPDATE SET docs = excluded.docs,"
+                    " taken_at = excluded.taken_at",
+                    common,
+                )
+        except sqlite3.Error as exc:  # a read-only store file, say: the cache is optional
+            log.debug("term counts not shared: %s", type(exc).__name__)
 
     def forget(self) -> None:
         """Drop every remembered count (after deletes; the next query recounts)."""

@@ -100,26 +100,13 @@ def register(sub: Any) -> dict[str, Handler]:
 
 
 def _cmd_facts(app: Any, args: argparse.Namespace) -> int:
+    from fleetmem.errors import RateLimited
     from fleetmem.service.fact_base import local_user
 
-    handler = {
-        "add": _add,
-        "list": _list,
-        "search": _search,
-        "show": _show,
-        "edit": _edit,
-        "forget": _forget,
-        "restore": _restore,
-        "pin": _pin,
-        "unpin": _pin,
-        "review": _review,
-        "history": _history,
-        "votes": _votes,
-        "forget-all": _forget_all,
-        "trace": _trace,
-        "sweep": _sweep,
-    }[args.facts_command]
-    from fleetmem.errors import RateLimited
+    # Imported here: the table imports this module for its handlers.
+    from fleetmem.surfaces.cli.facts_actions import FACT_ACTIONS
+
+    handler = FACT_ACTIONS[args.facts_command].local
 
     try:
         return handler(app.facts, args, local_user())

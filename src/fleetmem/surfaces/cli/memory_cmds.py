@@ -45,7 +45,9 @@ def register(sub: Any) -> dict[str, Handler]:
     st = sub.add_parser("status", help="provider, counts, pending and failed work")
     st.add_argument("--json", action="store_true")
 
-    jb = sub.add_parser("jobs", help="run due background work once (retries, retention)")
+    jb = sub.add_parser(
+        "jobs", help="run due background work once (retries, retention, facts purge)"
+    )
     jb.add_argument("--json", action="store_true")
     return {
         "serve": _cmd_serve,
@@ -206,10 +208,18 @@ def _cmd_status(app: Any, args: argparse.Namespace) -> int:
 
 
 def _cmd_jobs(app: Any, args: argparse.Namespace) -> int:
+    # The same work as one hourly pass of the daemon's BackgroundJobs, so a machine that runs
+    # `fleetmem jobs` from cron instead of a daemon still purges facts past their 30 days.
     done = app.memory.process_jobs()
     pruned = app.memory.apply_retention()
+    purged = app.facts.purge_expired()
     fixed = app.memory.backfill_vectors()
-    data = {"processed": done, "retention_forgotten": pruned, "vectors_backfilled": fixed}
+    data = {
+        "processed": done,
+        "retention_forgotten": pruned,
+        "facts_purged": purged,
+        "vectors_backfilled": fixed,
+    }
     emit(args, data, lambda d: json.dumps(d))
     return EXIT_OK
 

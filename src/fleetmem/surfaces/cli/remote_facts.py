@@ -1,5 +1,6 @@
 """``fleetmem --server URL facts ...``: each action through ``/api/v1/facts`` (facts_routes),
-printed by ``facts_cmds``' own text functions. ``facts sweep`` has no route and stays local.
+printed by ``facts_cmds``' own text functions. Which action uses which operation is the one
+table in ``facts_actions``; ``facts sweep`` has no route there.
 """
 
 from __future__ import annotations
@@ -8,13 +9,16 @@ import argparse
 import sys
 import urllib.parse
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from fleetmem.surfaces.cli import facts_cmds as fc
 from fleetmem.surfaces.cli.common import EXIT_INPUT, EXIT_OK, emit
-from fleetmem.surfaces.cli.remote import RemoteClient
+
+if TYPE_CHECKING:  # httpx is imported only when a command really goes to a daemon
+    from fleetmem.surfaces.cli.remote import RemoteClient
 
 _FACTS = "/api/v1/facts"
-Operation = Callable[[RemoteClient, argparse.Namespace], int]
+Operation = Callable[["RemoteClient", argparse.Namespace], int]
 
 
 def _one(args: argparse.Namespace, suffix: str = "") -> str:
@@ -115,7 +119,7 @@ def _trace(client: RemoteClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _rate_limited_as_locally(op: Operation) -> Operation:
+def rate_limited_as_locally(op: Operation) -> Operation:
     """A 429 is told as the local command tells it (when to retry; its own exit code)."""
 
     def run(client: RemoteClient, args: argparse.Namespace) -> int:
@@ -127,25 +131,3 @@ def _rate_limited_as_locally(op: Operation) -> Operation:
             return fc.rate_limited(args, exc)
 
     return run
-
-
-#: ``facts ACTION`` -> its operation through the daemon.
-FACT_OPERATIONS: dict[str, Operation] = {
-    f"facts {action}": _rate_limited_as_locally(op)
-    for action, op in {
-        "add": _add,
-        "list": _list,
-        "search": _search,
-        "show": _show,
-        "edit": _edit,
-        "forget": _forget,
-        "restore": _restore,
-        "pin": _pin,
-        "unpin": _pin,
-        "review": _review,
-        "history": _history,
-        "votes": _votes,
-        "forget-all": _forget_all,
-        "trace": _trace,
-    }.items()
-}

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from fleetmem.config import default_home
 from fleetmem.surfaces.cli.common import EXIT_FAIL, EXIT_OK, emit
+from fleetmem.surfaces.cli.facts_actions import FACT_OPERATIONS
 from fleetmem.surfaces.cli.mcp_cmds import print_briefing
 from fleetmem.surfaces.cli.memory_cmds import recall_text
 from fleetmem.surfaces.cli.remote import (
@@ -27,7 +28,6 @@ from fleetmem.surfaces.cli.remote import (
     resolve_token,
     server_url,
 )
-from fleetmem.surfaces.cli.remote_facts import FACT_OPERATIONS
 from fleetmem.surfaces.cli.remote_files import FILE_OPERATIONS
 
 Operation = Callable[[RemoteClient, argparse.Namespace], int]
