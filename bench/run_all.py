@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import json
 import os
 import shutil
 import sys
@@ -184,12 +185,19 @@ def write_timings(
     wall_s: float,
     load_before: tuple[float, float, float],
     cpu_s: dict[str, float] | None = None,
+    *,
+    partial: bool = False,
 ) -> Path:
     """``run_all<suffix>.json``: each benchmark's own seconds, their sum and the whole run's
     wall time, with the machine's load before and after (other work on the machine shows
     up in the wall time; the report reads this file). ``cpu_s``: the CPU seconds each one
     used, its finished child processes included: unlike wall time, hardly stretched by
-    other work on a shared machine, so runs under different loads can be compared."""
+    other work on a shared machine, so runs under different loads can be compared.
+
+    ``partial`` (an ``--only`` run): the benchmarks that ran replace their own entries in
+    the existing file, whose whole-run wall time and loads stay those of the run that wrote
+    it; ``rerun`` lists what was replaced since. Without an existing file, a partial run
+    writes its own."""
     cpu_s = cpu_s or {}
     benchmarks = {
         name: {
@@ -201,6 +209,20 @@ def write_timings(
         for name, ok, seconds, path in outcomes
         if path is not None or not ok  # a module skipped for having no run() took no time
     }
+    existing = results_dir() / f"{TIMINGS}{SUFFIX[mode]}.json"
+    if partial and existing.is_file():
+        whole = json.loads(existing.read_text(encoding="utf-8"))
+        merged = {**whole.get("benchmarks", {}), **benchmarks}
+        rerun = sorted({*whole.get("rerun", []), *benchmarks})
+        whole.pop("benchmark", None)
+        whole.update(
+            benchmarks=merged,
+            sum_elapsed_s=round(sum(b["elapsed_s"] for b in merged.values()), 1),
+            sum_cpu_s=round(sum(b["cpu_s"] or 0.0 for b in merged.values()), 1),
+            rerun=rerun,
+        )
+        machine_block = whole.pop("machine", None)
+        return write_result(TIMINGS, whole, machine_block, suffix=SUFFIX[mode])
     body = {
         "mode": mode,
         "benchmarks": benchmarks,
@@ -290,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(stores, ignore_errors=True)
     wall = time.perf_counter() - started
-    timings = write_timings(mode, outcomes, wall, load_before, cpu)
+    timings = write_timings(mode, outcomes, wall, load_before, cpu, partial=bool(args.only))
     outputs_ok, lines = (True, []) if args.no_outputs else _outputs(mode, results_dir())
     print("\n== summary")
     for name, ok, seconds, path in outcomes:

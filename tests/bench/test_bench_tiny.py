@@ -334,3 +334,30 @@ def test_quick_recall_scale_measures_the_shared_quick_stores() -> None:
     assert 0 < quick.separate_ingest < quick.sizes[0]
     assert quick.queries < full.queries and quick.writes < full.writes
     assert full.sizes == bench_recall_scale.SIZES and full.separate_ingest == 0
+
+
+def test_an_only_run_updates_its_own_entries_and_keeps_the_whole_runs_timings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FLEETMEM_BENCH_RESULTS", str(tmp_path))
+    whole = [("a", True, 100.0, tmp_path / "a.json"), ("b", True, 50.0, tmp_path / "b.json")]
+    run_all.write_timings("full", whole, 151.0, (1.0, 1.0, 1.0), {"a": 90.0, "b": 40.0})
+    # A later `--only b` replaces b's entry; the whole run's wall time and loads stay.
+    again = [("b", True, 20.0, tmp_path / "b.json")]
+    path = run_all.write_timings("full", again, 20.0, (3.0, 3.0, 3.0), {"b": 19.0}, partial=True)
+    timings = json.loads(path.read_text(encoding="utf-8"))
+    assert timings["benchmarks"]["a"]["elapsed_s"] == 100.0
+    assert timings["benchmarks"]["b"] == {
+        "ok": True,
+        "elapsed_s": 20.0,
+        "cpu_s": 19.0,
+        "result": "b.json",
+    }
+    assert (timings["sum_elapsed_s"], timings["sum_cpu_s"]) == (120.0, 109.0)
+    assert timings["wall_s"] == 151.0 and timings["loadavg_before"] == [1.0, 1.0, 1.0]
+    assert timings["rerun"] == ["b"] and timings["benchmark"] == "run_all"
+    # With no whole-run file yet, an --only run writes its own.
+    fresh = tmp_path / "fresh"
+    monkeypatch.setenv("FLEETMEM_BENCH_RESULTS", str(fresh))
+    path = run_all.write_timings("full", again, 20.0, (3.0, 3.0, 3.0), {"b": 19.0}, partial=True)
+    assert json.loads(path.read_text(encoding="utf-8"))["wall_s"] == 20.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -400,3 +401,55 @@ def test_long_shared_labels_never_break_the_caps_or_lose_provenance(max_chars: i
     for item in section.items:
         full = dict(full_provenance(section, item))
         assert (full["repo"], full["agent"], full["branch"]) == (REPO, "a" * 200, "b" * 250)
+
+
+def test_adapter_and_model_give_way_when_carrying_them_would_show_fewer_episodes() -> None:
+    # Three agents on three adapters and models: no label is shared, so every item would
+    # carry its own adapter and model.
+    several = [
+        brief(0, agent="api-fixer", adapter="claude-code", model="claude-sonnet-4-5"),
+        brief(1, agent="reviewer", adapter="codex", model="gpt-5-codex-high"),
+        brief(2, agent="test-writer", adapter="command", model="local-qwen-coder-32b"),
+    ]
+    lean = [replace(b, adapter=None, model=None) for b in several]
+    gave_way = 0
+    for max_chars in range(1500, 2800, 25):
+        n = nonce()
+        chosen = compose(several, max_chars, n)
+        labelled = compose_briefing_labelled(several, max_chars, n)
+        without = compose_briefing_labelled(lean, max_chars, n)
+        if without.shown["episodes"] > labelled.shown["episodes"]:
+            gave_way += 1
+            assert chosen.text == without.text
+            section = parse(chosen.text)[0].section("episodes")
+            assert section is not None
+            assert all("adapter" not in dict(full_provenance(section, i)) for i in section.items)
+        else:
+            assert chosen.text == labelled.text
+    assert gave_way, "some size shows more episodes without the labels"
+    # With room for every episode, each keeps the labels recall gives it.
+    roomy = parse(compose(several, 4000).text)[0].section("episodes")
+    assert roomy is not None and len(roomy.items) == 3
+    assert [dict(full_provenance(roomy, i)).get("model") for i in roomy.items] == [
+        b.model for b in several
+    ]
+    # One agent's runs share adapter and model: the section says them once and the default
+    # briefing keeps them.
+    same = parse(compose([brief(i) for i in range(3)], 2000).text)[0].section("episodes")
+    assert same is not None and len(same.items) >= 2
+    assert dict(same.attrs)["adapter"] == "claude-code"
+    assert dict(same.attrs)["model"] == "claude-sonnet-4-5"
+
+
+def compose_briefing_labelled(episodes: list[EpisodeBrief], max_chars: int, n: str) -> Composed:
+    """The document with the episodes' labels as given (no fallback to fewer labels)."""
+    from fleetmem.core import briefing
+
+    args: dict[str, object] = {
+        "repo": REPO,
+        "branch": "main",
+        "episodes": episodes,
+        "episodes_provider": "builtin",
+        **busy_sections(),
+    }
+    return briefing._compose(BriefingInputs(**args), max_chars=max_chars, nonce=n)  # type: ignore[arg-type]

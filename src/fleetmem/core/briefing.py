@@ -335,8 +335,24 @@ class _Room:
 def compose_briefing(inputs: BriefingInputs, *, max_chars: int, nonce: str) -> Composed:
     """The briefing document for ``inputs`` (see the module docstring for the rules).
 
+    Episodes carry their ``adapter`` and ``model`` unless that shows fewer of them: runs of
+    several agents in one repository rarely share those labels, so each item would carry its
+    own, and a default-size briefing would then show one episode where it could show two.
+    Which one is used depends only on the inputs, so the document stays deterministic.
+
     Raises :class:`fence.NonceCollision` when the nonce occurs in any item; draw another.
     """
+    full = _compose(inputs, max_chars=max_chars, nonce=nonce)
+    wanted = min(len(inputs.episodes), _MAX_ITEMS["episodes"])
+    if full.shown.get("episodes", 0) >= wanted:
+        return full
+    lean = replace(inputs, episodes=[replace(b, adapter=None, model=None) for b in inputs.episodes])
+    shorter = _compose(lean, max_chars=max_chars, nonce=nonce)
+    more = shorter.shown.get("episodes", 0) > full.shown.get("episodes", 0)
+    return shorter if more else full
+
+
+def _compose(inputs: BriefingInputs, *, max_chars: int, nonce: str) -> Composed:
     check_max_chars(max_chars)
     given: dict[str, list[Item]] = {
         "collisions": _shown_sanitized("collisions", inputs.collisions),
