@@ -4,7 +4,6 @@ much of it fits, and that it stays labelled, fenced and parseable whatever the t
 from __future__ import annotations
 
 import re
-import secrets
 from dataclasses import replace
 
 import pytest
@@ -32,14 +31,8 @@ from fleetmem.core.episode_brief import (
 )
 from fleetmem.core.fence import fold
 from fleetmem.core.wrapper import ROOT, Item, Section, parse, sanitize_item
+from tests.core.test_briefing import NOW, REPO, nonce
 from tests.core.test_wrapper import _MARKER_TAG, HOSTILE
-
-REPO = "github.com/acme/api"
-NOW = 1_800_000_000.0
-
-
-def nonce() -> str:
-    return secrets.token_hex(16)
 
 
 def brief(i: int, **kw: object) -> EpisodeBrief:
@@ -91,9 +84,8 @@ def busy_sections() -> dict[str, object]:
     return {"recent_runs": runs, "facts": facts}
 
 
-def compose(
-    episodes: list[EpisodeBrief], max_chars: int, n: str | None = None, **kw: object
-) -> Composed:
+def inputs(episodes: list[EpisodeBrief], **kw: object) -> BriefingInputs:
+    """A one-repository briefing's inputs with busy recent-runs and facts sections."""
     args: dict[str, object] = {
         "repo": REPO,
         "branch": "main",
@@ -102,7 +94,13 @@ def compose(
         **busy_sections(),
     }
     args.update(kw)
-    return compose_briefing(BriefingInputs(**args), max_chars=max_chars, nonce=n or nonce())  # type: ignore[arg-type]
+    return BriefingInputs(**args)  # type: ignore[arg-type]
+
+
+def compose(
+    episodes: list[EpisodeBrief], max_chars: int, n: str | None = None, **kw: object
+) -> Composed:
+    return compose_briefing(inputs(episodes, **kw), max_chars=max_chars, nonce=n or nonce())
 
 
 # ---- how many fit ---------------------------------------------------------------------------
@@ -445,11 +443,4 @@ def compose_briefing_labelled(episodes: list[EpisodeBrief], max_chars: int, n: s
     """The document with the episodes' labels as given (no fallback to fewer labels)."""
     from fleetmem.core import briefing
 
-    args: dict[str, object] = {
-        "repo": REPO,
-        "branch": "main",
-        "episodes": episodes,
-        "episodes_provider": "builtin",
-        **busy_sections(),
-    }
-    return briefing._compose(BriefingInputs(**args), max_chars=max_chars, nonce=n)  # type: ignore[arg-type]
+    return briefing._compose(inputs(episodes), max_chars=max_chars, nonce=n)

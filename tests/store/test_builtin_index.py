@@ -24,6 +24,7 @@ from tests.conftest import make_record, session
 
 API = "github.com/acme/api"
 WEB = "github.com/acme/web"
+SCOPE = [f"project:{API}"]
 
 
 def _episode(app: App, n: int, repo: str, text: str, *, minute: int = 0) -> str:
@@ -235,79 +236,86 @@ def _shared_rows(app: App) -> dict[str, tuple[int, int]]:
     return {str(t): (int(d), int(a)) for t, d, a in rows}
 
 
-def test_a_second_process_prunes_with_the_counts_the_first_one_took(
+@pytest.fixture
+def counting(
     make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[App, list[str], str]:
+    """A store small enough to read (pruning and sharing thresholds lowered): five episodes
+    saying "deploy pipeline" and one saying "reconcile ledger"; (app, common, rare)."""
     monkeypatch.setattr(builtin_index, "PRUNE_FLOOR_DOCS", 0)
+    monkeypatch.setattr(builtin_index, "PRUNE_SHARE", 0.5)
     monkeypatch.setattr(term_stats, "SHARE_MIN_DOCS", 2)
     app = make_app()
-    scope = [f"project:{API}"]
     common = [_episode(app, i, API, f"deploy pipeline step {i}") for i in range(5)]
-    rare = _episode(app, 9, API, "reconcile ledger")
+    return app, common, _episode(app, 9, API, "reconcile ledger")
+
+
+def _other_process(app: App) -> SqliteStore:
+    """The same store opened again: its own connection and its own in-process memo."""
+    return SqliteStore(Path(app.store.db.path))
+
+
+def test_a_second_process_prunes_with_the_counts_the_first_one_took(
+    counting: tuple[App, list[str], str],
+) -> None:
+    app, common, rare = counting
     match = fts_match("deploy ledger")
     assert match is not None
-    monkeypatch.setattr(builtin_index, "PRUNE_SHARE", 0.5)
-    first = SqliteStore(Path(app.store.db.path))
+    first = _other_process(app)
     walks = _vocab_walks(first)
     # "deploy" is in 5 of 6 documents (over half): only "ledger" is scored.
-    assert first.search_text(match, scope, 20) == [rare]
+    assert first.search_text(match, SCOPE, 20) == [rare]
     assert len(walks) == 2, "the first process counts both (stemmed) terms itself"
     # Only the common term is shared ("ledger" is in one document, under SHARE_MIN_DOCS).
     shared = _shared_rows(app)
     assert set(shared) == {"deploi"} and shared["deploi"][0] == len(common)
-    # Another process (its own connection and memo) asks the same: the common term's posting
-    # list is not walked again, and it prunes exactly as the first did.
-    second = SqliteStore(Path(app.store.db.path))
+    # Another process asks the same: the common term's posting list is not walked again,
+    # and it prunes exactly as the first did.
+    second = _other_process(app)
     walks = _vocab_walks(second)
-    assert second.search_text(match, scope, 20) == [rare]
+    assert second.search_text(match, SCOPE, 20) == [rare]
     assert len(walks) == 1 and "deploi" not in str(walks)
     first.db.close()
     second.db.close()
 
 
 def test_counts_taken_at_another_store_size_are_taken_again(
-    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+    counting: tuple[App, list[str], str],
 ) -> None:
-    monkeypatch.setattr(builtin_index, "PRUNE_FLOOR_DOCS", 0)
-    monkeypatch.setattr(term_stats, "SHARE_MIN_DOCS", 2)
-    app = make_app()
-    for i in range(4):
-        _episode(app, i, API, f"deploy pipeline step {i}")
-    with app.store.db.write() as conn:  # a count from when the store was 40 times larger
+    app, common, _rare = counting
+    with app.store.db.write() as conn:  # a count taken when the store was far larger
         conn.execute("INSERT INTO builtin_term_counts VALUES ('deploi', 900, 160)")
     match = fts_match("deploy pipeline")
     assert match is not None
-    fresh = SqliteStore(Path(app.store.db.path))
+    fresh = _other_process(app)
     walks = _vocab_walks(fresh)
-    assert len(fresh.search_text(match, [f"project:{API}"], 20)) == 4
+    assert set(fresh.search_text(match, SCOPE, 20)) == set(common)
     assert len(walks) == 2  # "deploy" too: its stored count is from another size
-    assert _shared_rows(app)["deploi"] == (4, fresh._term_stats.total_docs(fresh.db.conn))
+    total = fresh._term_stats.total_docs(fresh.db.conn)
+    assert _shared_rows(app)["deploi"] == (len(common), total)
     fresh.db.close()
 
 
 def test_a_store_busy_writing_keeps_the_counts_in_the_process_and_still_answers(
-    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+    counting: tuple[App, list[str], str],
 ) -> None:
-    monkeypatch.setattr(builtin_index, "PRUNE_FLOOR_DOCS", 0)
-    monkeypatch.setattr(term_stats, "SHARE_MIN_DOCS", 2)
-    app = make_app()
-    ids = {_episode(app, i, API, f"deploy pipeline step {i}") for i in range(4)}
+    app, common, _rare = counting
     match = fts_match("deploy pipeline")
     assert match is not None
-    reader = SqliteStore(Path(app.store.db.path))
+    reader = _other_process(app)
     other = sqlite3.connect(app.store.db.path, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
     try:
         with reader.db.try_write(10) as conn:
             assert conn is None
-        assert set(reader.search_text(match, [f"project:{API}"], 20)) == ids
+        assert set(reader.search_text(match, SCOPE, 20)) == set(common)
     finally:
         other.execute("ROLLBACK")
         other.close()
     assert _shared_rows(app) == {}
     # The write lock is free again: the next process to count shares.
-    again = SqliteStore(Path(app.store.db.path))
-    assert set(again.search_text(match, [f"project:{API}"], 20)) == ids
+    again = _other_process(app)
+    assert set(again.search_text(match, SCOPE, 20)) == set(common)
     assert set(_shared_rows(app)) == {"deploi", "pipelin"}
     reader.db.close()
     again.db.close()

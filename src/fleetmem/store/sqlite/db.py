@@ -77,13 +77,8 @@ class Database:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
                 raise StoreError(f"the store is busy: {exc}", path=self.path) from exc
-            try:
+            with _committed(conn):
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            else:
-                conn.execute("COMMIT")
 
     @contextmanager
     def try_write(self, wait_ms: int) -> Iterator[sqlite3.Connection | None]:
@@ -113,13 +108,8 @@ class Database:
             if not began:
                 yield None
                 return
-            try:
+            with _committed(conn):
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            else:
-                conn.execute("COMMIT")
         finally:
             self._write_lock.release()
 
@@ -157,6 +147,18 @@ class Database:
             with suppress(sqlite3.Error):
                 conn.close()
         self._local = threading.local()
+
+
+@contextmanager
+def _committed(conn: sqlite3.Connection) -> Iterator[None]:
+    """Commit the transaction ``conn`` began when the block ends, roll it back if it raises."""
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
 
 
 def _statements(sql: str) -> list[str]:
