@@ -462,6 +462,7 @@ def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
                 "vectors_embedded": stats["vectors_embedded"],
                 "vectors_reused": stats["vectors_reused"],
                 "shared_store_reused": stats.get("reused", False),
+                "compaction": stats.get("compaction"),
             }
             if size != planned:
                 spent = stats["seconds"]["total"] - stats["seconds"]["embed_batches"]

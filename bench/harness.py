@@ -132,6 +132,7 @@ def save_vectors(real: list[Any], model_id: str) -> None:
     if path.is_file() and len(np.load(path, mmap_mode="r")) >= len(real):
         return
     partial = path.with_suffix(".partial.npy")
+    path.parent.mkdir(parents=True, exist_ok=True)  # the variable may name a new directory
     np.save(partial, np.stack(real).astype(np.float32))
     partial.replace(path)
 

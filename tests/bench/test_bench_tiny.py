@@ -312,7 +312,8 @@ def test_embedded_vectors_are_kept_for_the_rest_of_the_run(
     harness.save_vectors(vectors, "local:m")  # no run directory: nothing kept
     assert harness.load_vectors([], 5, "local:m") == 0
 
-    monkeypatch.setenv(harness.STORES_ENV, str(tmp_path))
+    # The variable may name a directory that does not exist yet: the first save makes it.
+    monkeypatch.setenv(harness.STORES_ENV, str(tmp_path / "new" / "stores"))
     harness.save_vectors(vectors[:3], "local:m")
     harness.save_vectors(vectors, "local:m")
     harness.save_vectors(vectors[:2], "local:m")  # shorter: the longer cache stays

@@ -64,5 +64,9 @@ def test_the_real_command_reports_the_purge_beside_the_other_work(home: Path) ->
         "processed",
         "retention_forgotten",
         "facts_purged",
+        "index_compacted",
         "vectors_backfilled",
     }
+    # A new home's index has no segments to merge: the pass looked and did nothing.
+    assert report["index_compacted"]["steps"] == 0
+    assert report["index_compacted"]["table"] == "builtin_fts"

@@ -1,5 +1,5 @@
-"""Background work of the daemon: record and forget retries, retention, the facts purge, vector
-backfill."""
+"""Background work of the daemon: record and forget retries, retention, the facts purge, the
+text index's upkeep, vector backfill."""
 
 from __future__ import annotations
 
@@ -63,6 +63,7 @@ class BackgroundJobs:
         if self._last_retention is None or now - self._last_retention >= self._retention_every:
             self._last_retention = now
             self._purge_facts()
+            self._compact_index()
             pruned = self._memory.apply_retention()
             if pruned:
                 log.info("jobs.retention forgotten=%d", pruned)
@@ -83,6 +84,14 @@ class BackgroundJobs:
             return
         if purged:
             log.info("jobs.facts_purged count=%d", purged)
+
+    def _compact_index(self) -> None:
+        # Guarded like the purge: a failed merge leaves the index as correct as before (each
+        # step is its own transaction), and retention and the backfill still run.
+        try:
+            self._memory.compact_index()
+        except Exception as exc:
+            log.warning("jobs.index_compact_failed error=%s", type(exc).__name__)
 
     def _loop(self) -> None:
         while not self._stop.is_set():

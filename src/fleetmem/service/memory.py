@@ -62,7 +62,7 @@ from fleetmem.service.memory_inputs import (
 )
 from fleetmem.service.runrecords import parse_run_record
 from fleetmem.service.summaries import Summarizer
-from fleetmem.store.base import EpisodeFilter, EpisodeRow, Job, RunRow, Store
+from fleetmem.store.base import Compaction, EpisodeFilter, EpisodeRow, Job, RunRow, Store
 
 #: The result types live in episode_results and the recall half in episode_recall; callers
 #: keep importing them from here.
@@ -83,6 +83,8 @@ log = logging.getLogger("fleetmem.memory")
 RETRY_WINDOW_S = 24 * 3600.0
 #: How long status waits for a provider session that has not been checked yet in this process.
 PROVIDER_PROBE_S = 5.0
+#: The longest one upkeep pass spends merging the built-in text index (it resumes next pass).
+COMPACT_BUDGET_S = 30.0
 
 
 def backoff(attempts: int) -> float:
@@ -463,6 +465,25 @@ class MemoryService(EpisodeRecallMixin):
                 self.forget(episode_id)
             total += len(batch)
 
+    def compact_index(self, budget_s: float = COMPACT_BUDGET_S) -> Compaction:
+        """Merge the built-in text index's segments (see ``store/sqlite/fts_upkeep.py``).
+
+        The daemon's hourly pass and ``fleetmem jobs`` call this: an index fed one episode at
+        a time splits into more segments as it grows, and each one costs every text query
+        a lookup per term.
+        """
+        done = self.store.builtin_compact(budget_s)
+        if done.steps:
+            log.info(
+                "jobs.index_compacted segments=%d->%d steps=%d seconds=%.2f complete=%s",
+                done.segments_before,
+                done.segments_after,
+                done.steps,
+                done.seconds,
+                done.complete,
+            )
+        return done
+
     def backfill_vectors(self, limit: int = 50) -> int:
         """Re-embed built-in episodes that were indexed while the embedder was down."""
         embed_document = getattr(self.provider, "embed_document", None)
@@ -519,5 +540,6 @@ class MemoryService(EpisodeRecallMixin):
                 "forget": jobs.get(("forget", "failed"), 0),
             },
             "vectors_missing": missing,
+            "index_segments": self.store.builtin_segments(),
             "retention_s": settings.memory.episodes.retention_s,
         }

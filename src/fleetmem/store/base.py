@@ -118,6 +118,29 @@ class EpisodeFilter:
     limit: int = 100
 
 
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """What one upkeep pass did to a text index's segments."""
+
+    table: str
+    segments_before: int
+    segments_after: int
+    steps: int
+    seconds: float
+    #: False when the pass's time budget ran out first (the next pass continues the merge).
+    complete: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "segments_before": self.segments_before,
+            "segments_after": self.segments_after,
+            "steps": self.steps,
+            "seconds": self.seconds,
+            "complete": self.complete,
+        }
+
+
 Vector = npt.NDArray[np.float32]
 
 
@@ -210,5 +233,12 @@ class Store(Protocol):
     def cached_embedding(self, content_hash: str, model_id: str) -> Vector | None: ...
     def cache_embedding(self, content_hash: str, model_id: str, vector: Vector) -> None: ...
     def builtin_missing_vectors(self, model_id: str, limit: int) -> list[EpisodeRow]: ...
+    def builtin_segments(self) -> int:
+        """How many segments the built-in text index is split into (1 is the fastest)."""
+        ...
+
+    def builtin_compact(self, budget_s: float) -> Compaction:
+        """Merge the built-in text index's segments, in short steps, for at most ``budget_s``."""
+        ...
 
     def close(self) -> None: ...

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from fleetmem.core.textquery import match_phrases, or_match, prune_common
-from fleetmem.store.base import EpisodeRow, Vector
+from fleetmem.store.base import Compaction, EpisodeRow, Vector
+from fleetmem.store.sqlite import fts_upkeep
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.records import _EPISODE_COLUMNS, _placeholders, episode_from_row
 from fleetmem.store.sqlite.term_stats import TermStats
@@ -262,6 +263,13 @@ class BuiltinIndexMixin:
             (model_id, limit),
         ).fetchall()
         return [episode_from_row(r) for r in rows]
+
+    # ---- upkeep -----------------------------------------------------------------------
+    def builtin_segments(self) -> int:
+        return fts_upkeep.segment_count(self.db.conn, "builtin_fts")
+
+    def builtin_compact(self, budget_s: float = fts_upkeep.PASS_BUDGET_S) -> Compaction:
+        return fts_upkeep.compact(self.db, "builtin_fts", budget_s=budget_s)
 
     # ---- search -----------------------------------------------------------------------
     def search_text(self, match: str, scopes: Sequence[str], limit: int) -> list[str]:

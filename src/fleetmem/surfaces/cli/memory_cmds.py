@@ -46,7 +46,7 @@ def register(sub: Any) -> dict[str, Handler]:
     st.add_argument("--json", action="store_true")
 
     jb = sub.add_parser(
-        "jobs", help="run due background work once (retries, retention, facts purge)"
+        "jobs", help="run due background work once (retries, retention, facts purge, index upkeep)"
     )
     jb.add_argument("--json", action="store_true")
     return {
@@ -190,6 +190,7 @@ def _status_text(d: dict[str, Any]) -> str:
             f"pending         {p['record']} records, {p['forget']} forgets",
             f"failed          {f['record']} records, {f['forget']} forgets",
             f"vectors missing {d['vectors_missing']}",
+            f"index segments  {d['index_segments']}",
         ]
     )
 
@@ -209,15 +210,18 @@ def _cmd_status(app: Any, args: argparse.Namespace) -> int:
 
 def _cmd_jobs(app: Any, args: argparse.Namespace) -> int:
     # The same work as one hourly pass of the daemon's BackgroundJobs, so a machine that runs
-    # `fleetmem jobs` from cron instead of a daemon still purges facts past their 30 days.
+    # `fleetmem jobs` from cron instead of a daemon still purges facts past their 30 days and
+    # keeps the text index in few segments.
     done = app.memory.process_jobs()
     pruned = app.memory.apply_retention()
     purged = app.facts.purge_expired()
+    compacted = app.memory.compact_index()
     fixed = app.memory.backfill_vectors()
     data = {
         "processed": done,
         "retention_forgotten": pruned,
         "facts_purged": purged,
+        "index_compacted": compacted.as_dict(),
         "vectors_backfilled": fixed,
     }
     emit(args, data, lambda d: json.dumps(d))

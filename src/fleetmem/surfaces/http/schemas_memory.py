@@ -45,6 +45,9 @@ class StatusOut(Strict):
     pending: PendingWork
     failed: FailedWork
     vectors_missing: int
+    index_segments: int = Field(
+        description="segments of the built-in text index; the hourly upkeep merges 8 or more"
+    )
     retention_s: float | None
 
 
