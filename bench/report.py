@@ -165,6 +165,7 @@ def mcp_rows(res: Results) -> list[Row]:
                 _command("mcp_recall"),
             )
         )
+    rows.extend(upkeep_rows(_get(mcp, "populate") or {}))
     if largest is not None and not any(int(s) >= 100_000 for s in sizes):
         rows.append(
             Row(
@@ -174,6 +175,35 @@ def mcp_rows(res: Results) -> list[Row]:
                 f"largest store measured: {largest[0]:,} (see the notes in mcp_recall)",
                 "p95 < 25 ms at 100k",
                 "not measured",
+                _command("mcp_recall"),
+            )
+        )
+    return rows
+
+
+def _seconds_text(value: Any) -> str:
+    return f"{value:.1f} s" if isinstance(value, (int, float)) else "? s"
+
+
+def upkeep_rows(populate: dict[str, Any]) -> list[Row]:
+    """The text channel before and after the hourly index upkeep, per populated store."""
+    rows: list[Row] = []
+    for size, stats in sorted(populate.items(), key=lambda kv: int(kv[0])):
+        done = stats.get("compaction") if isinstance(stats, dict) else None
+        if not isinstance(done, dict) or not done.get("steps"):
+            continue
+        before, after = done.get("text_channel_before", {}), done.get("text_channel_after", {})
+        rows.append(
+            Row(
+                "6",
+                f"text channel p50 / p95 at {int(size):,} episodes after the hourly index"
+                f" upkeep ({done.get('segments_before')} segments merged into"
+                f" {done.get('segments_after')} in {_seconds_text(done.get('seconds'))})",
+                f"{_ms(after.get('p50_ms'))} / {_ms(after.get('p95_ms'))}",
+                f"same queries before the upkeep {_ms(before.get('p50_ms'))} /"
+                f" {_ms(before.get('p95_ms'))}",
+                "none (reported)",
+                _reported(after.get("p95_ms")),
                 _command("mcp_recall"),
             )
         )

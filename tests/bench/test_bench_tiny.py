@@ -215,6 +215,28 @@ def test_report_says_not_measured_for_missing_results(tmp_path: Path) -> None:
     assert "not measured" in table
 
 
+def test_report_shows_the_upkeep_only_for_stores_it_changed() -> None:
+    timed = {"p50_ms": 4.3, "p95_ms": 6.7}
+    populate = {
+        "100000": {
+            "compaction": {
+                "segments_before": 23,
+                "segments_after": 1,
+                "steps": 99,
+                "seconds": 2.0,
+                "text_channel_before": {"p50_ms": 7.4, "p95_ms": 14.3},
+                "text_channel_after": timed,
+            }
+        },
+        "1000": {"compaction": {"segments_before": 2, "segments_after": 2, "steps": 0}},
+        "500": {"records": 500},  # a result from before the upkeep existed
+    }
+    (row,) = report.upkeep_rows(populate)
+    assert "100,000 episodes" in row.what and "23 segments merged into 1 in 2.0 s" in row.what
+    assert row.figure == "4.3 ms / 6.7 ms"
+    assert row.reference == "same queries before the upkeep 7.4 ms / 14.3 ms"
+
+
 def test_report_replaces_only_the_marked_block() -> None:
     doc = f"# Title\n\nprose before\n\n{report.BEGIN}\nold table\n{report.END}\n\nprose after\n"
     new = report.replace_block(doc, "new table")
