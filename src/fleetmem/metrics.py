@@ -52,6 +52,12 @@ PENDING = Gauge(
     ["provider", "kind"],
     registry=REGISTRY,
 )
+INDEX_SEGMENTS = Gauge(
+    "fleetmem_index_segments",
+    "Segments of the built-in text index after the last upkeep pass (1 is the fastest to"
+    " query; the hourly pass merges 8 or more).",
+    registry=REGISTRY,
+)
 RUNS_SKIPPED = Counter(
     "fleetmem_runs_skipped_total",
     "Closed runs that produced no episode, by reason.",

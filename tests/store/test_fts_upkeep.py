@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from fleetmem import metrics
 from fleetmem.core.textquery import fts_match
 from fleetmem.service.bootstrap import App
 from fleetmem.service.jobs import BackgroundJobs
@@ -209,6 +210,7 @@ def test_the_hourly_pass_compacts_the_episode_index_and_status_shows_it(
     with caplog.at_level(logging.INFO, logger="fleetmem.memory"):
         jobs.tick()
     assert app.memory.status()["index_segments"] == 1
+    assert metrics.REGISTRY.get_sample_value("fleetmem_index_segments") == 1
     assert f"jobs.index_compacted segments={before}->1" in caplog.text
     assert app.store.search_text(match, scopes, 50) == found
 

@@ -473,6 +473,7 @@ class MemoryService(EpisodeRecallMixin):
         a lookup per term.
         """
         done = self.store.builtin_compact(budget_s)
+        metrics.INDEX_SEGMENTS.set(done.segments_after)
         if done.steps:
             log.info(
                 "jobs.index_compacted segments=%d->%d steps=%d seconds=%.2f complete=%s",
