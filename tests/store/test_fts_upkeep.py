@@ -15,6 +15,7 @@ import pytest
 
 from fleetmem import metrics
 from fleetmem.core.textquery import fts_match
+from fleetmem.service import doctor
 from fleetmem.service.bootstrap import App
 from fleetmem.service.jobs import BackgroundJobs
 from fleetmem.store.sqlite import fts_upkeep
@@ -121,13 +122,17 @@ def test_an_index_under_the_threshold_is_not_rewritten(tmp_path: Path) -> None:
     db.close()
 
 
-def test_a_spent_budget_leaves_the_rest_to_the_next_pass(notes: Database) -> None:
+def test_a_spent_budget_leaves_the_rest_to_the_next_pass(notes: Database, tmp_path: Path) -> None:
     answers = _answers(notes)
     first = compact(notes, "notes_fts", pages=1, budget_s=1.0, clock=Clock(step=1.0))
     assert first.steps == 1 and not first.complete and first.segments_after > 1
     # Mid-merge the index still answers exactly as before.
     assert _answers(notes) == answers
-    second = compact(notes, "notes_fts", pages=1, min_segments=2)
+    # The unfinished merge lives in the index itself: another process (here another
+    # connection, as `fleetmem jobs` beside the daemon) finishes it.
+    other = Database(tmp_path / "notes.db")
+    second = compact(other, "notes_fts", pages=1, min_segments=2)
+    other.close()
     assert second.complete and second.segments_after == 1
     assert _answers(notes) == answers
 
@@ -213,6 +218,25 @@ def test_the_hourly_pass_compacts_the_episode_index_and_status_shows_it(
     assert metrics.REGISTRY.get_sample_value("fleetmem_index_segments") == 1
     assert f"jobs.index_compacted segments={before}->1" in caplog.text
     assert app.store.search_text(match, scopes, 50) == found
+
+
+def test_the_doctor_warns_until_an_upkeep_pass_has_merged_the_segments(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    with app.store.db.write() as conn:  # segments as a far larger index would have them
+        conn.execute("INSERT INTO builtin_fts (builtin_fts, rank) VALUES ('automerge', 0)")
+        conn.execute("INSERT INTO builtin_fts (builtin_fts, rank) VALUES ('crisismerge', 200)")
+    for n in range(12):
+        _ingest(app, n)
+    segments = app.store.builtin_segments()
+    assert segments >= doctor.INDEX_SEGMENTS_WARN
+    row = {c.name: c for c in doctor.run_checks(app)}["text index"]
+    assert row.status == "warn"
+    assert row.detail.startswith(f"{segments} segments:") and "fleetmem jobs" in row.detail
+    app.memory.compact_index()
+    row = {c.name: c for c in doctor.run_checks(app)}["text index"]
+    assert (row.status, row.detail) == ("ok", "1 segment")
 
 
 def test_a_failed_compaction_never_stops_the_tick(

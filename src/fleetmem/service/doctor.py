@@ -51,6 +51,7 @@ def run_checks(
     rows.extend(_work(status))
     rows.append(_degraded_recalls(app, now))
     rows.append(_vectors(status))
+    rows.append(_text_index(status))
     rows.append(_summaries(status))
     rows.append(_briefing_agents(app))
     return rows
@@ -183,6 +184,23 @@ def _vectors(status: dict[str, Any]) -> Check:
             "vectors", "warn", f"{missing} episodes have no vector yet; the daemon backfills them"
         )
     return Check("vectors", "ok", f"every built-in episode has a {model} vector")
+
+
+#: Twice the count at which the hourly upkeep merges the text index's segments: more than
+#: this means no upkeep has run for a while (no daemon, no ``fleetmem jobs`` from cron).
+INDEX_SEGMENTS_WARN = 16
+
+
+def _text_index(status: dict[str, Any]) -> Check:
+    segments = status.get("index_segments", 0)
+    if segments >= INDEX_SEGMENTS_WARN:
+        return Check(
+            "text index",
+            "warn",
+            f"{segments} segments: each text query looks its terms up in every one; the daemon"
+            " merges them hourly, or run `fleetmem jobs`",
+        )
+    return Check("text index", "ok", f"{segments} segment{'' if segments == 1 else 's'}")
 
 
 #: Degraded recalls are looked for in this window (seed 000 REQ-19).
