@@ -55,7 +55,7 @@ PENDING = Gauge(
 INDEX_SEGMENTS = Gauge(
     "fleetmem_index_segments",
     "Segments of the built-in text index after the last upkeep pass (1 is the fastest to"
-    " query; the hourly pass merges 8 or more).",
+    " query; see docs/episodes.md for when the hourly pass merges them).",
     registry=REGISTRY,
 )
 RUNS_SKIPPED = Counter(

@@ -122,6 +122,56 @@ def test_an_index_under_the_threshold_is_not_rewritten(tmp_path: Path) -> None:
     db.close()
 
 
+@pytest.mark.parametrize(
+    ("sizes", "worth"),
+    [
+        ([], False),
+        ([500], False),
+        ([100] * 7, False),  # under 8 segments: left to FTS5's own merging
+        ([100] * 8, True),
+        ([1000] + [10] * 7, False),  # 6.5% outside the largest: not yet
+        ([1000] + [16] * 7, True),  # 10.1%
+        ([10_000] + [1] * 15, True),  # 16 segments: merged whatever their sizes
+    ],
+)
+def test_a_rewrite_waits_for_enough_segments_and_enough_data_outside_the_largest(
+    sizes: list[int], worth: bool
+) -> None:
+    assert fts_upkeep.worth_merging(sizes, fts_upkeep.COMPACT_MIN_SEGMENTS) is worth
+
+
+def test_a_few_small_segments_beside_a_large_one_are_left_until_they_add_up(
+    tmp_path: Path,
+) -> None:
+    db = Database(tmp_path / "grown.db")
+    with db.write() as conn:
+        conn.execute("CREATE VIRTUAL TABLE notes_fts USING fts5 (body)")
+        conn.executemany(
+            "INSERT INTO notes_fts (body) VALUES (?)", [(_text(i),) for i in range(1000)]
+        )
+        conn.execute("INSERT INTO notes_fts (notes_fts) VALUES ('optimize')")  # one segment
+        conn.execute("INSERT INTO notes_fts (notes_fts, rank) VALUES ('automerge', 0)")
+        conn.execute("INSERT INTO notes_fts (notes_fts, rank) VALUES ('crisismerge', 200)")
+
+    def add_one(i: int) -> None:
+        with db.write() as conn:
+            conn.execute("INSERT INTO notes_fts (body) VALUES (?)", (f"ledger entry {i}",))
+
+    for i in range(9):
+        add_one(i)
+    sizes = fts_upkeep.segment_sizes(db.conn, "notes_fts")
+    assert len(sizes) == 10 and sum(sizes[1:]) < fts_upkeep.COMPACT_MIN_SHARE * sum(sizes)
+    blocks = _data(db)
+    assert compact(db, "notes_fts").steps == 0  # nine one-row segments: not worth a rewrite
+    assert _data(db) == blocks
+    for i in range(9, 15):
+        add_one(i)
+    assert segment_count(db.conn, "notes_fts") == fts_upkeep.COMPACT_MAX_SEGMENTS
+    done = compact(db, "notes_fts")
+    assert done.steps >= 1 and done.segments_after == 1
+    db.close()
+
+
 def test_a_spent_budget_leaves_the_rest_to_the_next_pass(notes: Database, tmp_path: Path) -> None:
     answers = _answers(notes)
     first = compact(notes, "notes_fts", pages=1, budget_s=1.0, clock=Clock(step=1.0))

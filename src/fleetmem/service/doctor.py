@@ -15,6 +15,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from fleetmem.errors import EmbeddingUnavailable, FleetmemError
+from fleetmem.store.sqlite.fts_upkeep import COMPACT_MAX_SEGMENTS
 from fleetmem.store.sqlite.migrations import MIGRATIONS
 
 Status = Literal["ok", "info", "note", "warn", "fail"]
@@ -186,9 +187,9 @@ def _vectors(status: dict[str, Any]) -> Check:
     return Check("vectors", "ok", f"every built-in episode has a {model} vector")
 
 
-#: Twice the count at which the hourly upkeep merges the text index's segments: more than
-#: this means no upkeep has run for a while (no daemon, no ``fleetmem jobs`` from cron).
-INDEX_SEGMENTS_WARN = 16
+#: The count from which the hourly upkeep merges the text index's segments whatever their
+#: sizes: reaching it means no upkeep has run for a while (no daemon, no ``fleetmem jobs``).
+INDEX_SEGMENTS_WARN = COMPACT_MAX_SEGMENTS
 
 
 def _text_index(status: dict[str, Any]) -> Check:

@@ -28,6 +28,12 @@ MERGE_PAGES = 200
 #: Below this many segments a pass leaves the index as it is: FTS5's own merging keeps a few
 #: segments per level, and rewriting the whole index for two or three small ones is waste.
 COMPACT_MIN_SEGMENTS = 8
+#: ...and from that count on, it merges only once this share of the index lies outside its
+#: largest segment. Merging rewrites everything, so waiting for a tenth of new data bounds the
+#: rewriting to about ten times what was written; a few tiny new segments cost a query little.
+COMPACT_MIN_SHARE = 0.10
+#: From this many segments on a pass merges whatever their sizes (the doctor warns there too).
+COMPACT_MAX_SEGMENTS = 16
 #: The longest one pass merges before leaving the rest to the next pass.
 PASS_BUDGET_S = 30.0
 
@@ -45,6 +51,22 @@ def segment_count(conn: sqlite3.Connection, table: str) -> int:
     return int(row[0])
 
 
+def segment_sizes(conn: sqlite3.Connection, table: str) -> list[int]:
+    """Each segment's size in ``%_idx`` rows (about its leaf pages), largest first."""
+    _check_name(table)
+    rows = conn.execute(f"SELECT count(*) FROM {table}_idx GROUP BY segid").fetchall()
+    return sorted((int(r[0]) for r in rows), reverse=True)
+
+
+def worth_merging(sizes: list[int], min_segments: int) -> bool:
+    """Whether segments of these sizes (largest first) are worth a whole rewrite."""
+    if len(sizes) < max(min_segments, 2):
+        return False
+    if len(sizes) >= max(COMPACT_MAX_SEGMENTS, min_segments):
+        return True
+    return (sum(sizes) - sizes[0]) >= COMPACT_MIN_SHARE * sum(sizes)
+
+
 def compact(
     db: Database,
     table: str,
@@ -57,10 +79,12 @@ def compact(
     """Merge ``table``'s segments towards one, in steps, within ``budget_s``.
 
     Nothing happens when it holds fewer than ``min_segments`` segments (default
-    :data:`COMPACT_MIN_SEGMENTS`); each step merges ``pages`` leaf pages (default
-    :data:`MERGE_PAGES`). Queries see the
-    same rows and the same BM25 scores before, during and after: a merge moves postings
-    between segments and drops nothing but the entries of deleted rows.
+    :data:`COMPACT_MIN_SEGMENTS`), nor, below :data:`COMPACT_MAX_SEGMENTS`, while less than
+    :data:`COMPACT_MIN_SHARE` of it lies outside its largest segment (see
+    :func:`worth_merging`). Each step merges ``pages`` leaf pages (default
+    :data:`MERGE_PAGES`). Queries see the same rows and the same BM25 scores before, during
+    and after: a merge moves postings between segments and drops nothing but the entries of
+    deleted rows.
     """
     _check_name(table)
     min_segments = COMPACT_MIN_SEGMENTS if min_segments is None else min_segments
@@ -70,8 +94,9 @@ def compact(
     if budget_s < 0:
         raise ValueError(f"budget_s must not be negative, got {budget_s}")
     start = clock()
-    before = segment_count(db.conn, table)
-    if before < max(min_segments, 2):
+    sizes = segment_sizes(db.conn, table)
+    before = len(sizes)
+    if not worth_merging(sizes, min_segments):
         return Compaction(table, before, before, 0, 0.0, True)
     segments, steps, moved = before, 0, True
     while moved and segments > 1 and (steps == 0 or clock() - start < budget_s):

@@ -46,7 +46,7 @@ class StatusOut(Strict):
     failed: FailedWork
     vectors_missing: int
     index_segments: int = Field(
-        description="segments of the built-in text index; the hourly upkeep merges 8 or more"
+        description="segments of the built-in text index; the hourly upkeep merges them"
     )
     retention_s: float | None
 
