@@ -131,7 +131,7 @@ def test_an_index_under_the_threshold_is_not_rewritten(tmp_path: Path) -> None:
         ([100] * 8, True),
         ([1000] + [10] * 7, False),  # 6.5% outside the largest: not yet
         ([1000] + [16] * 7, True),  # 10.1%
-        ([10_000] + [1] * 15, True),  # 16 segments: merged whatever their sizes
+        ([10_000] + [1] * 30, False),  # many tiny segments cost a query little
     ],
 )
 def test_a_rewrite_waits_for_enough_segments_and_enough_data_outside_the_largest(
@@ -166,7 +166,14 @@ def test_a_few_small_segments_beside_a_large_one_are_left_until_they_add_up(
     assert _data(db) == blocks
     for i in range(9, 15):
         add_one(i)
-    assert segment_count(db.conn, "notes_fts") == fts_upkeep.COMPACT_MAX_SEGMENTS
+    assert segment_count(db.conn, "notes_fts") == 16
+    assert compact(db, "notes_fts").steps == 0  # fifteen tiny ones, a few pages: still not
+    with db.write() as conn:  # then a tenth of the index arrives at once
+        conn.executemany(
+            "INSERT INTO notes_fts (body) VALUES (?)", [(_text(i),) for i in range(100)]
+        )
+    sizes = fts_upkeep.segment_sizes(db.conn, "notes_fts")
+    assert fts_upkeep.outside_share(sizes) >= fts_upkeep.COMPACT_MIN_SHARE
     done = compact(db, "notes_fts")
     assert done.steps >= 1 and done.segments_after == 1
     db.close()
@@ -264,7 +271,8 @@ def test_the_hourly_pass_compacts_the_episode_index_and_status_shows_it(
     jobs = BackgroundJobs(app.memory, clock=Hour(), retention_every_s=3600.0)
     with caplog.at_level(logging.INFO, logger="fleetmem.memory"):
         jobs.tick()
-    assert app.memory.status()["index_segments"] == 1
+    status = app.memory.status()
+    assert (status["index_segments"], status["index_outside_largest"]) == (1, 0.0)
     assert metrics.REGISTRY.get_sample_value("fleetmem_index_segments") == 1
     assert f"jobs.index_compacted segments={before}->1" in caplog.text
     assert app.store.search_text(match, scopes, 50) == found
@@ -279,11 +287,12 @@ def test_the_doctor_warns_until_an_upkeep_pass_has_merged_the_segments(
         conn.execute("INSERT INTO builtin_fts (builtin_fts, rank) VALUES ('crisismerge', 200)")
     for n in range(12):
         _ingest(app, n)
-    segments = app.store.builtin_segments()
-    assert segments >= doctor.INDEX_SEGMENTS_WARN
+    sizes = app.store.builtin_segments()
+    assert len(sizes) >= fts_upkeep.COMPACT_MIN_SEGMENTS
+    assert fts_upkeep.outside_share(sizes) >= doctor.INDEX_WARN_SHARE
     row = {c.name: c for c in doctor.run_checks(app)}["text index"]
     assert row.status == "warn"
-    assert row.detail.startswith(f"{segments} segments:") and "fleetmem jobs" in row.detail
+    assert row.detail.startswith(f"{len(sizes)} segments, ") and "fleetmem jobs" in row.detail
     app.memory.compact_index()
     row = {c.name: c for c in doctor.run_checks(app)}["text index"]
     assert (row.status, row.detail) == ("ok", "1 segment")

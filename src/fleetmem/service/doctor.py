@@ -15,7 +15,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from fleetmem.errors import EmbeddingUnavailable, FleetmemError
-from fleetmem.store.sqlite.fts_upkeep import COMPACT_MAX_SEGMENTS
+from fleetmem.store.sqlite.fts_upkeep import COMPACT_MIN_SEGMENTS, COMPACT_MIN_SHARE
 from fleetmem.store.sqlite.migrations import MIGRATIONS
 
 Status = Literal["ok", "info", "note", "warn", "fail"]
@@ -187,21 +187,23 @@ def _vectors(status: dict[str, Any]) -> Check:
     return Check("vectors", "ok", f"every built-in episode has a {model} vector")
 
 
-#: The count from which the hourly upkeep merges the text index's segments whatever their
-#: sizes: reaching it means no upkeep has run for a while (no daemon, no ``fleetmem jobs``).
-INDEX_SEGMENTS_WARN = COMPACT_MAX_SEGMENTS
+#: The hourly upkeep merges the text index once a tenth of it lies outside its largest
+#: segment; three times that means no upkeep has run for a while (no daemon, no cron job).
+INDEX_WARN_SHARE = 3 * COMPACT_MIN_SHARE
 
 
 def _text_index(status: dict[str, Any]) -> Check:
     segments = status.get("index_segments", 0)
-    if segments >= INDEX_SEGMENTS_WARN:
+    outside = status.get("index_outside_largest", 0.0)
+    counted = f"{segments} segment{'' if segments == 1 else 's'}"
+    if segments >= COMPACT_MIN_SEGMENTS and outside >= INDEX_WARN_SHARE:
         return Check(
             "text index",
             "warn",
-            f"{segments} segments: each text query looks its terms up in every one; the daemon"
-            " merges them hourly, or run `fleetmem jobs`",
+            f"{counted}, {outside:.0%} of the index outside the largest: each text query looks"
+            " its terms up in every one; the daemon merges them hourly, or run `fleetmem jobs`",
         )
-    return Check("text index", "ok", f"{segments} segment{'' if segments == 1 else 's'}")
+    return Check("text index", "ok", counted)
 
 
 #: Degraded recalls are looked for in this window (seed 000 REQ-19).

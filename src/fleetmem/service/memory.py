@@ -63,6 +63,7 @@ from fleetmem.service.memory_inputs import (
 from fleetmem.service.runrecords import parse_run_record
 from fleetmem.service.summaries import Summarizer
 from fleetmem.store.base import Compaction, EpisodeFilter, EpisodeRow, Job, RunRow, Store
+from fleetmem.store.sqlite.fts_upkeep import outside_share
 
 #: The result types live in episode_results and the recall half in episode_recall; callers
 #: keep importing them from here.
@@ -511,6 +512,7 @@ class MemoryService(EpisodeRecallMixin):
             len(self.store.builtin_missing_vectors(embedder.model_id, 10_000)) if embedder else 0
         )
         now = self._clock()
+        segments = self.store.builtin_segments()
         oldest_record = self.store.oldest_pending("record")
         oldest_forget = self.store.oldest_pending("forget")
         settings = self.settings
@@ -541,6 +543,7 @@ class MemoryService(EpisodeRecallMixin):
                 "forget": jobs.get(("forget", "failed"), 0),
             },
             "vectors_missing": missing,
-            "index_segments": self.store.builtin_segments(),
+            "index_segments": len(segments),
+            "index_outside_largest": round(outside_share(segments), 4),
             "retention_s": settings.memory.episodes.retention_s,
         }

@@ -265,8 +265,8 @@ class BuiltinIndexMixin:
         return [episode_from_row(r) for r in rows]
 
     # ---- upkeep -----------------------------------------------------------------------
-    def builtin_segments(self) -> int:
-        return fts_upkeep.segment_count(self.db.conn, "builtin_fts")
+    def builtin_segments(self) -> list[int]:
+        return fts_upkeep.segment_sizes(self.db.conn, "builtin_fts")
 
     def builtin_compact(self, budget_s: float = fts_upkeep.PASS_BUDGET_S) -> Compaction:
         return fts_upkeep.compact(self.db, "builtin_fts", budget_s=budget_s)

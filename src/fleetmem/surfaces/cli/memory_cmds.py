@@ -190,7 +190,8 @@ def _status_text(d: dict[str, Any]) -> str:
             f"pending         {p['record']} records, {p['forget']} forgets",
             f"failed          {f['record']} records, {f['forget']} forgets",
             f"vectors missing {d['vectors_missing']}",
-            f"index segments  {d['index_segments']}",
+            f"index segments  {d['index_segments']}"
+            f" ({d['index_outside_largest']:.0%} outside the largest)",
         ]
     )
 

@@ -48,6 +48,9 @@ class StatusOut(Strict):
     index_segments: int = Field(
         description="segments of the built-in text index; the hourly upkeep merges them"
     )
+    index_outside_largest: float = Field(
+        description="share of the built-in text index outside its largest segment (0 to 1)"
+    )
     retention_s: float | None
 
 
