@@ -2,9 +2,9 @@
 
 FTS5 writes each transaction's terms as a new segment and merges segments a few at a time
 (its ``automerge``), so an index fed one episode at a time holds more segments the larger it
-grows, and every query term is looked up in each of them. On the 100k-episode
-bench store, 19 segments merged into one took the text channel from 6.6 / 10.5 ms to
-3.9 / 5.8 ms (p50 / p95, same queries, same run).
+grows, and every query term is looked up in each of them. On the 100k-episode bench store,
+23 segments merged into one took the text channel from 7.2 / 13.9 ms to 4.1 / 6.4 ms
+(p50 / p95, the same 200 queries, one run).
 
 Merging rewrites the whole index, so it is done in steps of :data:`MERGE_PAGES` leaf pages,
 each step its own short write transaction: an ingest waits behind one step at most (about
@@ -25,8 +25,8 @@ from fleetmem.store.sqlite.db import Database
 
 #: Leaf pages merged per write transaction.
 MERGE_PAGES = 200
-#: Below this many segments a pass leaves the index as it is: FTS5's own merging keeps a few
-#: segments per level, and rewriting the whole index for two or three small ones is waste.
+#: Below this many segments a pass leaves the index as it is: rewriting the whole index to
+#: save a query two or three lookups per term is waste.
 COMPACT_MIN_SEGMENTS = 8
 #: ...and from that count on, it merges only once this share of the index lies outside its
 #: largest segment. Merging rewrites everything, so waiting for a tenth of new data bounds the
