@@ -63,7 +63,7 @@ from fleetmem.service.memory_inputs import (
 from fleetmem.service.runrecords import parse_run_record
 from fleetmem.service.summaries import Summarizer
 from fleetmem.store.base import Compaction, EpisodeFilter, EpisodeRow, Job, RunRow, Store
-from fleetmem.store.sqlite.fts_upkeep import outside_share
+from fleetmem.store.sqlite.fts_upkeep import PASS_BUDGET_S, outside_share
 
 #: The result types live in episode_results and the recall half in episode_recall; callers
 #: keep importing them from here.
@@ -84,8 +84,6 @@ log = logging.getLogger("fleetmem.memory")
 RETRY_WINDOW_S = 24 * 3600.0
 #: How long status waits for a provider session that has not been checked yet in this process.
 PROVIDER_PROBE_S = 5.0
-#: The longest one upkeep pass spends merging the built-in text index (it resumes next pass).
-COMPACT_BUDGET_S = 30.0
 
 
 def backoff(attempts: int) -> float:
@@ -466,7 +464,7 @@ class MemoryService(EpisodeRecallMixin):
                 self.forget(episode_id)
             total += len(batch)
 
-    def compact_index(self, budget_s: float = COMPACT_BUDGET_S) -> Compaction:
+    def compact_index(self, budget_s: float = PASS_BUDGET_S) -> Compaction:
         """Merge the built-in text index's segments (see ``store/sqlite/fts_upkeep.py``).
 
         The daemon's hourly pass and ``fleetmem jobs`` call this: an index fed one episode at
