@@ -245,15 +245,21 @@ def _ingest(app: App, n: int) -> None:
     assert app.memory.ingest_run(record).episode_id is not None
 
 
+def _segmented_app(make_app: Callable[..., App], runs: int) -> App:
+    """A real app whose episode index has as many segments as a far larger one would."""
+    app = make_app()
+    with app.store.db.write() as conn:
+        conn.execute("INSERT INTO builtin_fts (builtin_fts, rank) VALUES ('automerge', 0)")
+        conn.execute("INSERT INTO builtin_fts (builtin_fts, rank) VALUES ('crisismerge', 200)")
+    for n in range(runs):
+        _ingest(app, n)
+    return app
+
+
 def test_the_hourly_pass_compacts_the_episode_index_and_status_shows_it(
     make_app: Callable[..., App], caplog: pytest.LogCaptureFixture
 ) -> None:
-    app = make_app()
-    with app.store.db.write() as conn:  # segments as a far larger index would have them
-        conn.execute("INSERT INTO builtin_fts (builtin_fts, rank) VALUES ('automerge', 0)")
-        conn.execute("INSERT INTO builtin_fts (builtin_fts, rank) VALUES ('crisismerge', 200)")
-    for n in range(30):
-        _ingest(app, n)
+    app = _segmented_app(make_app, 30)
     before = app.memory.status()["index_segments"]
     assert before >= fts_upkeep.COMPACT_MIN_SEGMENTS
     match = fts_match("tests fix")
@@ -262,13 +268,7 @@ def test_the_hourly_pass_compacts_the_episode_index_and_status_shows_it(
     found = app.store.search_text(match, scopes, 50)
     assert found
 
-    class Hour:
-        now = 0.0
-
-        def __call__(self) -> float:
-            return self.now
-
-    jobs = BackgroundJobs(app.memory, clock=Hour(), retention_every_s=3600.0)
+    jobs = BackgroundJobs(app.memory, clock=lambda: 0.0, retention_every_s=3600.0)
     with caplog.at_level(logging.INFO, logger="fleetmem.memory"):
         jobs.tick()
     status = app.memory.status()
@@ -281,12 +281,7 @@ def test_the_hourly_pass_compacts_the_episode_index_and_status_shows_it(
 def test_the_doctor_warns_until_an_upkeep_pass_has_merged_the_segments(
     make_app: Callable[..., App],
 ) -> None:
-    app = make_app()
-    with app.store.db.write() as conn:  # segments as a far larger index would have them
-        conn.execute("INSERT INTO builtin_fts (builtin_fts, rank) VALUES ('automerge', 0)")
-        conn.execute("INSERT INTO builtin_fts (builtin_fts, rank) VALUES ('crisismerge', 200)")
-    for n in range(12):
-        _ingest(app, n)
+    app = _segmented_app(make_app, 12)
     sizes = app.store.builtin_segments()
     assert len(sizes) >= fts_upkeep.COMPACT_MIN_SEGMENTS
     assert fts_upkeep.outside_share(sizes) >= doctor.INDEX_WARN_SHARE
