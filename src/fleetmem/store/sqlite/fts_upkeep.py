@@ -40,22 +40,21 @@ PASS_BUDGET_S = 30.0
 _TABLE_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
-def segment_count(conn: sqlite3.Connection, table: str) -> int:
-    """How many segments ``table`` (an FTS5 table) holds, an unfinished merge's output included.
-
-    Every segment has at least one row in the ``%_idx`` shadow table (one per leaf page
-    that starts a new term range), so counting its distinct ``segid`` is exact.
-    """
-    _check_name(table)
-    row = conn.execute(f"SELECT count(DISTINCT segid) FROM {table}_idx").fetchone()
-    return int(row[0])
-
-
 def segment_sizes(conn: sqlite3.Connection, table: str) -> list[int]:
-    """Each segment's size in ``%_idx`` rows (about its leaf pages), largest first."""
+    """Each segment's size in ``%_idx`` rows (about its leaf pages), largest first.
+
+    Every segment, an unfinished merge's output included, has at least one row in the
+    ``%_idx`` shadow table (one per leaf page that starts a new term range), so the list has
+    exactly one entry per segment.
+    """
     _check_name(table)
     rows = conn.execute(f"SELECT count(*) FROM {table}_idx GROUP BY segid").fetchall()
     return sorted((int(r[0]) for r in rows), reverse=True)
+
+
+def segment_count(conn: sqlite3.Connection, table: str) -> int:
+    """How many segments ``table`` (an FTS5 table) holds."""
+    return len(segment_sizes(conn, table))
 
 
 def outside_share(sizes: list[int]) -> float:
