@@ -130,13 +130,18 @@ def load(path: Path = DATA) -> list[Conversation]:
     return convs
 
 
+def agent_name(speaker: str) -> str:
+    """The speaker as a run record's agent name (lower case, no spaces: the schema's form)."""
+    return re.sub(r"[^a-z0-9._-]+", "-", speaker.lower()).strip("-") or "speaker"
+
+
 def run_record(conv: Conversation, turn: Turn) -> dict[str, Any]:
-    """One turn as a run record (docs/run-record.md)."""
+    """One turn as a run record (docs/run-record.md): the speaker is the agent that ran."""
     stamp = turn.at.strftime("%Y-%m-%dT%H:%M:%SZ")
     return {
         "version": 1,
         "run_id": turn.dia_id,
-        "agent": "locomo",
+        "agent": agent_name(turn.speaker),
         "adapter": "bench",
         "trigger": "manual",
         "started_at": stamp,
@@ -199,9 +204,13 @@ class Variant:
     direct_vector: bool = False
 
 
-PLAIN = RankingOptions(context_window_s=0)
-CONTEXT1 = RankingOptions(context_neighbours=1)
+#: The query cues (named periods and agents) off: what the rows before them measured.
+NO_CUES: dict[str, Any] = {"period_weight": 0.0, "agent_weight": 0.0}
+PLAIN = RankingOptions(context_window_s=0, **NO_CUES)
+CONTEXT1 = RankingOptions(context_neighbours=1, **NO_CUES)
+BEFORE_CUES = RankingOptions(**NO_CUES)
 #: Each conversation is ingested once per indexing: no context, one neighbour, the default.
+#: (Cues only change how a query is answered, so they need no store of their own.)
 STORES: dict[str, RankingOptions] = {
     "plain": PLAIN,
     "context1": CONTEXT1,
@@ -214,17 +223,34 @@ VARIANTS: tuple[Variant, ...] = (
         "hybrid-rrf60",
         "plain",
         "recall",
-        RankingOptions(rrf_k=60, vector_weight=1.0, context_window_s=0),
+        RankingOptions(rrf_k=60, vector_weight=1.0, context_window_s=0, **NO_CUES),
     ),
     Variant("hybrid-wrrf", "plain", "recall", PLAIN),
     Variant("bm25+context1", "context1", "recall, no embedder", CONTEXT1, vectors=False),
     Variant(
         "previous-default", "context1", "recall, RankingOptions(context_neighbours=1)", CONTEXT1
     ),
-    Variant("bm25+context", "context", "recall, no embedder", vectors=False),
+    Variant("bm25+context", "context", "recall, no embedder", BEFORE_CUES, vectors=False),
     Variant(
-        "hybrid-rrf60+context", "context", "recall", RankingOptions(rrf_k=60, vector_weight=1.0)
+        "hybrid-rrf60+context",
+        "context",
+        "recall",
+        RankingOptions(rrf_k=60, vector_weight=1.0, **NO_CUES),
     ),
+    Variant("default-before-cues", "context", "recall, cues off", BEFORE_CUES),
+    Variant(
+        "default+periods",
+        "context",
+        "recall, RankingOptions(agent_weight=0)",
+        RankingOptions(agent_weight=0.0),
+    ),
+    Variant(
+        "default+agents",
+        "context",
+        "recall, RankingOptions(period_weight=0)",
+        RankingOptions(period_weight=0.0),
+    ),
+    Variant("bm25+context+cues", "context", "recall, no embedder", vectors=False),
     Variant("fleetmem-default", "context", "recall (RankingOptions() defaults)"),
     Variant(
         "default+vector-feedback3",
@@ -233,9 +259,16 @@ VARIANTS: tuple[Variant, ...] = (
         RankingOptions(feedback_items=3),
     ),
 )
-#: Quick mode keeps the baseline, the vector channel alone and the default with its BM25 half,
+#: Quick mode keeps the baseline, the vector channel alone, the default with its BM25 half and
+#: the default without its query cues,
 #: so only two stores per conversation are built: enough to catch a ranking regression.
-QUICK_VARIANTS: tuple[str, ...] = ("bm25", "vector", "bm25+context", "fleetmem-default")
+QUICK_VARIANTS: tuple[str, ...] = (
+    "bm25",
+    "vector",
+    "bm25+context",
+    "default-before-cues",
+    "fleetmem-default",
+)
 
 
 # ---- scoring -----------------------------------------------------------------------------

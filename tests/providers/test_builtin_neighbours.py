@@ -93,3 +93,30 @@ def test_bad_ranking_options_name_the_field_and_the_value(field: str, value: obj
         RankingOptions(**{field: value})  # type: ignore[arg-type]
     assert f"RankingOptions.{field}" in str(caught.value)
     assert str(value) in str(caught.value)
+
+
+def test_neighbours_cross_agents_on_one_branch_but_not_branches(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    memory = _memory(app, RankingOptions(context_neighbours=1))
+
+    def run(run_id: str, minute: int, agent: str, branch: str, text: str) -> str:
+        at = f"2026-11-28T09:{minute:02d}:00Z"
+        record = make_record(
+            run_id=run_id,
+            agent=agent,
+            started_at=at,
+            ended_at=at,
+            result_text=text,
+            sessions=[session(repo=API, branch=branch)],
+        )
+        result = memory.ingest_run(record)
+        assert result.episode_id is not None, result
+        return result.episode_id
+
+    asked = run("a", 0, "coder", "fix-clock", "Asked for a review of the clock fix.")
+    reviewed = run("b", 5, "reviewer", "fix-clock", "Settlement timezone handling approved.")
+    run("c", 6, "coder", "main", "Bumped the logging library.")
+    # The reviewer's words reach the coder's run on the same branch, not the run on main.
+    assert _found(memory, "settlement timezone") == [reviewed, asked]

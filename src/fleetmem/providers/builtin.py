@@ -7,6 +7,7 @@ its answers through the provider index exactly as it does an external provider's
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from fleetmem.core.episode import content_hash
+from fleetmem.core.named_agents import named_agents, without_names
+from fleetmem.core.periods import Period, named_periods
 from fleetmem.core.ranking import reciprocal_rank_fusion
 from fleetmem.core.textquery import fts_match
 from fleetmem.embed.base import Embedder
@@ -38,9 +41,10 @@ class RankingOptions:
     weaker one, so it counts half and a small ``k`` keeps top ranks decisive (plain RRF with
     k=60 and equal weights scored below BM25 alone in bench/bench_locomo.py).
     ``context_window_s`` > 0 indexes each episode's text together with the excerpts of its
-    neighbours (the previous and next episode of the same agent in the same scope, started
-    within that many seconds): work on one thread is spread over consecutive runs, and the
-    words that find one run are often in the run before or after it. 0 turns it off.
+    neighbours (the previous and next episode on the same branch of the same repository and
+    scope, whichever agent ran it, started within that many seconds): work on one thread is
+    spread over consecutive runs, and the words that find one run are often in the run before
+    or after it. 0 turns it off.
     ``context_neighbours`` is how many such episodes on each side lend their words (each one
     within the window of the next): on LoCoMo two on each side found more evidence than one
     (an answer is often two turns away from the words of the question) and three fewer (a
@@ -48,6 +52,14 @@ class RankingOptions:
     ``feedback_items`` > 0 adds a third channel (pseudo-relevance feedback on vectors): the
     query vector plus ``feedback_weight`` times the mean vector of the first fused items,
     searched again and fused at ``vector_weight``. No model call: the vectors are stored.
+    ``period_weight`` > 0 adds a channel when the query names a day or a month ("on 3 May
+    2023", "in July"): the candidates started in that period, in fused order. Words cannot
+    find a date (a run started at 2023-07-31T09:12Z holds no "July"); on LoCoMo it found
+    evidence that neither channel ranked.
+    ``agent_weight`` > 0 adds a channel when the query names some, not all, of the agents
+    with episodes in the searched scopes: that agent's candidates, in fused order. The name
+    is also taken out of the words and the vector searched with, since every one of the
+    agent's episodes holds it.
     """
 
     candidates: int = CANDIDATES
@@ -57,6 +69,8 @@ class RankingOptions:
     context_neighbours: int = 2
     feedback_items: int = 0
     feedback_weight: float = 0.5
+    period_weight: float = 1.0
+    agent_weight: float = 1.0
 
     def __post_init__(self) -> None:
         # A negative count would silently mean "off"; say so instead.
@@ -64,6 +78,15 @@ class RankingOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidInput(f"RankingOptions.{name}", value, "must be an integer >= 0")
+        for name in ("period_weight", "agent_weight"):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise InvalidInput(f"RankingOptions.{name}", value, "must be a number >= 0")
 
 
 def semantic_text(episode: Mapping[str, Any]) -> str:
@@ -186,14 +209,21 @@ class BuiltinProvider:
         self, query: str, scopes: Sequence[str], limit: int, paths: Sequence[str]
     ) -> ProviderRecall:
         degraded: str | None = None
-        match = fts_match(query)
-        wide = self._options.candidates
+        opts = self._options
+        named = self._named_agents(query, scopes)
+        periods = named_periods(query) if opts.period_weight > 0 else ()
+        # The name says whose episodes to favour, not what they hold; searched with, it
+        # would rank the other agents' runs that mention it. A query that is nothing but
+        # the name keeps it.
+        searched = (without_names(query, named) or query) if named else query
+        match = fts_match(searched)
+        wide = opts.candidates
         text_ids = self._store.search_text(match, scopes, wide) if match else []
         vector_ids: list[str] = []
         feedback_ids: list[str] = []
         if self._embedder is not None:
             try:
-                qvec = self._embedder.embed([query])[0]
+                qvec = self._embedder.embed([searched])[0]
             except EmbeddingUnavailable:
                 degraded = "embeddings_unavailable"
             else:
@@ -207,28 +237,34 @@ class BuiltinProvider:
         # touched, otherwise only the fused winners' (decoding ~100 JSON bodies per recall
         # cost more than either channel's search at 100k episodes).
         rows = self._store.get_episodes(candidates) if paths else {}
-        recency = (
-            {eid: row.started_at for eid, row in rows.items() if row.forgotten_at is None}
+        facets = (
+            {
+                eid: (row.started_at, row.agent)
+                for eid, row in rows.items()
+                if row.forgotten_at is None
+            }
             if paths
-            else self._store.builtin_started_at(candidates)
+            else self._store.builtin_facets(candidates)
         )
+        recency = {eid: started for eid, (started, _) in facets.items()}
         wanted = set(paths)
         boosted = frozenset(
             eid
             for eid, row in rows.items()
             if wanted and row.episode and wanted & set(row.episode.get("files_touched") or ())
         )
-        opts = self._options
         channels = [text_ids, vector_ids, feedback_ids] if vector_ids else [text_ids]
         if not feedback_ids:
             channels = channels[:2]
+        channels = [[i for i in ids if i in recency] for ids in channels]
         weights = [1.0, *[opts.vector_weight] * (len(channels) - 1)]
+        self._add_cue_channels(channels, weights, recency, facets, periods, named)
         fused = reciprocal_rank_fusion(
-            [[i for i in ids if i in recency] for ids in channels],
+            channels,
             recency=recency,
             boosted=boosted,
             k=opts.rrf_k,
-            weights=weights if vector_ids else None,
+            weights=weights,
             limit=limit,
         )
         if not paths:
@@ -242,6 +278,51 @@ class BuiltinProvider:
                 ProviderItem(id=ranked.id, text=row.text[:MAX_ITEM_TEXT], score=ranked.score)
             )
         return ProviderRecall(items=tuple(items), degraded=degraded)
+
+    def _named_agents(self, query: str, scopes: Sequence[str]) -> frozenset[str]:
+        """The agents ``query`` names, when naming them narrows the scopes' agents at all."""
+        if self._options.agent_weight <= 0:
+            return frozenset()
+        known = self._store.builtin_agent_names(scopes)
+        named = named_agents(query, known)
+        # Naming the only agent (or every agent) of a scope singles nothing out.
+        return named if len(named) < len(set(known)) else frozenset()
+
+    def _add_cue_channels(
+        self,
+        channels: list[list[str]],
+        weights: list[float],
+        recency: Mapping[str, float],
+        facets: Mapping[str, tuple[float, str]],
+        periods: Sequence[Period],
+        named: frozenset[str],
+    ) -> None:
+        """Append the period and named-agent channels, when the query has those cues.
+
+        Each is the candidates that fit the cue, in the order the other channels fuse them
+        into: a cue picks among what the words and the vector found, it finds nothing new.
+        """
+        if not periods and not named:
+            return
+        opts = self._options
+        order = [
+            r.id
+            for r in reciprocal_rank_fusion(
+                channels, recency=recency, k=opts.rrf_k, weights=weights
+            )
+        ]
+        if periods:
+            in_period = [i for i in order if any(p.contains(facets[i][0]) for p in periods)][
+                : opts.candidates
+            ]
+            if in_period:
+                channels.append(in_period)
+                weights.append(opts.period_weight)
+        if named:
+            by_named = [i for i in order if facets[i][1] in named][: opts.candidates]
+            if by_named:
+                channels.append(by_named)
+                weights.append(opts.agent_weight)
 
     def _feedback(
         self, qvec: Vector, text_ids: list[str], vector_ids: list[str], scopes: Sequence[str]

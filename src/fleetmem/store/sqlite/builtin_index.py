@@ -116,11 +116,15 @@ class BuiltinIndexMixin:
         """Index ``text`` (and ``context``, ranked below it) and, if given, the vector."""
         with self.db.write() as conn:
             row = conn.execute(
-                "SELECT rowid, scope FROM episodes WHERE id = ?", (episode_id,)
+                "SELECT rowid, scope, agent FROM episodes WHERE id = ?", (episode_id,)
             ).fetchone()
             if row is None:
                 raise KeyError(episode_id)
             rowid, content_hash = int(row[0]), vector_hash
+            conn.execute(
+                "INSERT OR IGNORE INTO builtin_agents (scope, agent) VALUES (?, ?)",
+                (str(row[1]), str(row[2])),
+            )
             # Re-recording the same episode replaces its index entry instead of duplicating it.
             conn.execute("DELETE FROM builtin_fts WHERE rowid = ?", (rowid,))
             conn.execute(
@@ -168,19 +172,31 @@ class BuiltinIndexMixin:
         ).fetchone()
         return row is not None
 
-    def builtin_started_at(self, episode_ids: Sequence[str]) -> dict[str, float]:
-        """Start times of live episodes by id: fusion's tie-break, without decoding bodies."""
-        out: dict[str, float] = {}
+    def builtin_facets(self, episode_ids: Sequence[str]) -> dict[str, tuple[float, str]]:
+        """(start time, agent) of live episodes by id, without decoding bodies: fusion's
+        tie-break, and what the period and agent channels select on."""
+        out: dict[str, tuple[float, str]] = {}
         ids = list(dict.fromkeys(episode_ids))
         for offset in range(0, len(ids), 500):
             chunk = ids[offset : offset + 500]
             rows = self.db.conn.execute(
-                f"SELECT id, started_at FROM episodes WHERE id IN ({_placeholders(len(chunk))})"
-                " AND forgotten_at IS NULL",
+                f"SELECT id, started_at, agent FROM episodes WHERE id IN"
+                f" ({_placeholders(len(chunk))}) AND forgotten_at IS NULL",
                 chunk,
             ).fetchall()
-            out.update((str(r[0]), float(r[1])) for r in rows)
+            out.update((str(r[0]), (float(r[1]), str(r[2]))) for r in rows)
         return out
+
+    def builtin_agent_names(self, scopes: Sequence[str]) -> list[str]:
+        """The agents that have had an episode indexed in any of ``scopes``, sorted."""
+        if not scopes:
+            return []
+        rows = self.db.conn.execute(
+            f"SELECT DISTINCT agent FROM builtin_agents WHERE scope IN"
+            f" ({_placeholders(len(scopes))}) ORDER BY agent",
+            list(scopes),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
 
     def builtin_vectors_for(self, episode_ids: Sequence[str], model_id: str) -> dict[str, Vector]:
         """The stored vectors of ``episode_ids`` under ``model_id`` (those that have one)."""
@@ -198,17 +214,19 @@ class BuiltinIndexMixin:
     def builtin_neighbours(
         self, row: EpisodeRow, window_s: float
     ) -> tuple[EpisodeRow | None, EpisodeRow | None]:
-        """The closest earlier and later live episode of ``row``'s agent, repo and scope.
+        """The closest earlier and later live episode on ``row``'s scope, repo and branch,
+        whichever agent ran it.
 
         Both lie within ``window_s`` seconds of ``row`` and still have a body; order is
         (started_at, id), so episodes started in the same second still have one order.
-        Two indexed lookups of one row each, whatever the size of the store.
+        Two lookups on the (scope, started_at) index, each reading only the rows of that
+        scope inside the window.
         """
         same = (
-            f"SELECT {_EPISODE_COLUMNS} FROM episodes e WHERE e.agent = ? AND e.repo = ?"
-            " AND e.scope = ? AND e.forgotten_at IS NULL AND e.episode_json IS NOT NULL"
+            f"SELECT {_EPISODE_COLUMNS} FROM episodes e WHERE e.scope = ? AND e.repo = ?"
+            " AND e.branch IS ? AND e.forgotten_at IS NULL AND e.episode_json IS NOT NULL"
         )
-        key = (row.agent, row.repo, row.scope)
+        key = (row.scope, row.repo, row.branch)
         conn = self.db.conn
         before = conn.execute(
             f"{same} AND e.started_at >= ? AND (e.started_at, e.id) < (?, ?)"

@@ -1,0 +1,171 @@
+"""Query cues: a named day or month, and a named agent, favour the episodes they point at."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from fleetmem.errors import InvalidInput
+from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
+from fleetmem.service.bootstrap import App
+from fleetmem.service.memory import MemoryService
+from fleetmem.store.sqlite.store import SqliteStore
+from tests.conftest import make_record, session
+
+API = "github.com/acme/api"
+SCOPE = f"project:{API}"
+
+
+def _memory(app: App, options: RankingOptions | None = None) -> MemoryService:
+    provider = BuiltinProvider(app.store, None, options or RankingOptions())
+    return MemoryService(store=app.store, settings=lambda: app.config.current, provider=provider)
+
+
+def _run(memory: MemoryService, run_id: str, at: str, text: str, agent: str = "coder") -> str:
+    record = make_record(
+        run_id=run_id,
+        agent=agent,
+        started_at=at,
+        ended_at=at,
+        result_text=text,
+        # A branch each: no run lends its words to another as context.
+        sessions=[session(repo=API, branch=f"b-{run_id}")],
+    )
+    result = memory.ingest_run(record)
+    assert result.status == "recorded" and result.episode_id is not None, result
+    return result.episode_id
+
+
+def _found(memory: MemoryService, query: str) -> list[str]:
+    return [h.episode_id for h in memory.recall(query, scopes=[SCOPE], limit=20).items]
+
+
+def _days(memory: MemoryService) -> dict[str, str]:
+    """The same words on three days; the newest would win a tie."""
+    return {
+        day: _run(memory, f"r{day}", f"{day}T10:00:00Z", "Migrated the billing schema.")
+        for day in ("2026-03-03", "2026-05-03", "2026-11-20")
+    }
+
+
+@pytest.mark.parametrize(
+    ("query", "day"),
+    [
+        ("billing schema migration on 3 May 2026", "2026-05-03"),
+        ("billing schema migration on 2026-03-03", "2026-03-03"),
+        ("what happened to the billing schema in March?", "2026-03-03"),
+        ("billing schema on May 4", "2026-05-03"),  # a day's slack for time zones
+    ],
+)
+def test_a_named_period_ranks_its_episodes_first(
+    make_app: Callable[..., App], query: str, day: str
+) -> None:
+    memory = _memory(make_app())
+    ids = _days(memory)
+    assert _found(memory, query)[0] == ids[day]
+
+
+def test_without_a_period_or_with_the_channel_off_the_newest_wins_the_tie(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    ids = _days(_memory(app))
+    assert _found(_memory(app), "billing schema migration")[0] == ids["2026-11-20"]
+    off = _memory(app, RankingOptions(period_weight=0))
+    assert _found(off, "billing schema migration on 3 May 2026")[0] == ids["2026-11-20"]
+
+
+def test_a_period_only_reorders_what_the_words_found(make_app: Callable[..., App]) -> None:
+    memory = _memory(make_app())
+    ids = _days(memory)
+    _run(memory, "other", "2026-05-03T11:00:00Z", "Renamed the release script.")
+    # The unrelated run of 3 May is not brought in by its date alone (no year in the query:
+    # "2026" is a word of every rendering, which holds the start time).
+    assert set(_found(memory, "billing schema on 3 May")) == set(ids.values())
+
+
+def _two_agents(memory: MemoryService) -> dict[str, str]:
+    return {
+        "coder": _run(
+            memory,
+            "c1",
+            "2026-11-20T10:00:00Z",
+            "Asked the reviewer about the parser change; reviewer wants tests.",
+            agent="coder",
+        ),
+        "reviewer": _run(
+            memory,
+            "v1",
+            "2026-11-19T10:00:00Z",
+            "Parser change approved after tests were added.",
+            agent="reviewer",
+        ),
+    }
+
+
+def test_a_named_agent_ranks_its_own_episodes_first(make_app: Callable[..., App]) -> None:
+    app = make_app()
+    ids = _two_agents(_memory(app))
+    # The coder's run says "reviewer" twice; the reviewer's own run does not say it at all.
+    off = _memory(app, RankingOptions(agent_weight=0))
+    assert _found(off, "what did the reviewer say about the parser change")[0] == ids["coder"]
+    found = _found(_memory(app), "what did the reviewer say about the parser change")
+    assert found[0] == ids["reviewer"]
+    assert set(found) == set(ids.values())
+
+
+def test_naming_the_only_agent_of_a_scope_changes_nothing(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    memory = _memory(app)
+    only = _run(memory, "c1", "2026-11-20T10:00:00Z", "Coder notes on the parser.", agent="coder")
+    other = _run(memory, "c2", "2026-11-21T10:00:00Z", "Parser tests added.", agent="coder")
+    # "coder" stays a search word: it is in one run's text and singles it out.
+    assert _found(memory, "coder parser")[0] == only
+    assert set(_found(memory, "coder parser")) == {only, other}
+
+
+def test_a_query_that_is_only_a_name_still_searches_with_it(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    ids = _two_agents(_memory(app))
+    assert _found(_memory(app), "reviewer")[0] == ids["reviewer"]
+
+
+def test_agent_names_are_kept_per_scope_and_survive_an_upgrade(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    _two_agents(_memory(app))
+    store = app.store
+    assert store.builtin_agent_names([SCOPE]) == ["coder", "reviewer"]
+    assert store.builtin_agent_names(["project:elsewhere"]) == []
+    assert store.builtin_agent_names([]) == []
+    # A store from before migration 14: the table is rebuilt from the episodes it holds.
+    with store.db.write() as conn:
+        conn.execute("DROP TABLE builtin_agents")
+        conn.execute("DELETE FROM schema_migrations WHERE version = 14")
+    upgraded = SqliteStore(store.db.path)
+    try:
+        assert upgraded.builtin_agent_names([SCOPE]) == ["coder", "reviewer"]
+    finally:
+        upgraded.close()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("period_weight", -1.0),
+        ("agent_weight", float("nan")),
+        ("agent_weight", float("inf")),
+        ("period_weight", "1"),
+        ("agent_weight", True),
+    ],
+)
+def test_bad_cue_weights_name_the_field_and_the_value(field: str, value: object) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        RankingOptions(**{field: value})  # type: ignore[arg-type]
+    assert f"RankingOptions.{field}" in str(caught.value)
