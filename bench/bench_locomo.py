@@ -10,22 +10,31 @@ k, averaged) and MRR (first evidence turn) on categories 1-4, per category, and 
 apart; session-level all-hit@3/5 (every evidence session is among the first k distinct
 sessions of the ranking). Latency is the wall time of each ``recall`` call.
 
-Rows ("path" says how each was measured):
+Each turn's speaker is recorded as the run's agent (lower-cased): a turn is what one speaker
+produced, as an episode is what one agent's run produced. Context neighbours are the turns
+around it in the conversation, whoever spoke them.
+
+Rows ("path" says how each was measured). Every row before ``default+periods`` has the query
+cues and the follow-up channel off (``NO_CUES``), so it measures what its name says:
 - ``bm25``: BM25 alone, no context (provider built with no embedder, as with
   ``embedding_model = ""``; context window 0).
-- ``bm25+context1``: BM25 alone over the previous context index (one neighbour on each
-  side: ``RankingOptions(context_neighbours=1)``), vectors off.
-- ``previous-default``: the defaults before two-neighbour context: weighted RRF over the
-  one-neighbour context index.
-- ``bm25+context``: BM25 alone over the product's default context index (two neighbours on
-  each side), vectors off.
 - ``vector``: cosine alone. The product has no switch for it, so this row is a direct call to
   the store's ``search_vector`` on the same store (labelled ``direct store call``).
-- ``hybrid-rrf60``: the previous default, plain RRF (k=60, equal weights), no context.
+- ``hybrid-rrf60``: plain RRF (k=60, equal weights), no context.
 - ``hybrid-wrrf``: weighted RRF (k=10, cosine at 0.5), no context.
+- ``bm25+context1``: BM25 alone over a one-neighbour context index
+  (``RankingOptions(context_neighbours=1)``), vectors off.
+- ``previous-default``: weighted RRF over the one-neighbour context index.
+- ``bm25+context``: BM25 alone over the default two-neighbour context index, vectors off.
 - ``hybrid-rrf60+context``: plain RRF over the context index.
-- ``fleetmem-default``: the product's defaults (``RankingOptions()``): weighted RRF over the
-  two-neighbour context index.
+- ``default-before-cues``: weighted RRF over the two-neighbour context index: the default
+  before the cue and follow-up channels.
+- ``default+periods``, ``default+agents``, ``default+follow-ups``: that default plus one
+  channel each: a period the question names, a speaker it names, the turn after a leading
+  turn that asks a question.
+- ``default-no-follow-ups``: the default with ``follow_up_weight=0``.
+- ``bm25+context+cues``: the default without an embedder (BM25 and every channel).
+- ``fleetmem-default``: the product's defaults (``RankingOptions()``).
 - ``default+vector-feedback3``: the defaults plus pseudo-relevance feedback on vectors
   (``RankingOptions(feedback_items=3)``): the query vector moved towards the mean stored
   vector of the first 3 fused items, searched again, fused as a third channel.
@@ -36,6 +45,10 @@ embedded with its neighbours, alone, max-pooled or summed with its own vector), 
 fusion (max-normalised BM25 and min-max cosine, convex weights 0.5-0.8), RRF k 5-20 and
 cosine weights 0.35-0.7, BM25 term feedback from the first 3-5 items, dropping question filler
 words, the text column without its empty fields, and names left out of the query vector.
+Measured offline with the channels in place and not adopted (none above 0.005): a channel of
+the turns of the best-matching sessions, smoothing scores along the conversation, weights by
+question word, deeper candidate lists, a second embedding model (multilingual-e5-small, 4-bit),
+turns embedded without the speaker's name, diversity penalties on adjacent turns (lower).
 
 The data file is read in place and never copied (CC BY-NC 4.0, evaluation only).
 """
@@ -204,8 +217,9 @@ class Variant:
     direct_vector: bool = False
 
 
-#: The query cues (named periods and agents) off: what the rows before them measured.
-NO_CUES: dict[str, Any] = {"period_weight": 0.0, "agent_weight": 0.0}
+#: The query cues (named periods and agents) and the follow-up channel off: what the rows
+#: before them measured.
+NO_CUES: dict[str, Any] = {"period_weight": 0.0, "agent_weight": 0.0, "follow_up_weight": 0.0}
 PLAIN = RankingOptions(context_window_s=0, **NO_CUES)
 CONTEXT1 = RankingOptions(context_neighbours=1, **NO_CUES)
 BEFORE_CUES = RankingOptions(**NO_CUES)
@@ -241,14 +255,26 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(
         "default+periods",
         "context",
-        "recall, RankingOptions(agent_weight=0)",
-        RankingOptions(agent_weight=0.0),
+        "recall, only the period channel added",
+        RankingOptions(agent_weight=0.0, follow_up_weight=0.0),
     ),
     Variant(
         "default+agents",
         "context",
-        "recall, RankingOptions(period_weight=0)",
-        RankingOptions(period_weight=0.0),
+        "recall, only the named-agent channel added",
+        RankingOptions(period_weight=0.0, follow_up_weight=0.0),
+    ),
+    Variant(
+        "default+follow-ups",
+        "context",
+        "recall, only the follow-up channel added",
+        RankingOptions(period_weight=0.0, agent_weight=0.0),
+    ),
+    Variant(
+        "default-no-follow-ups",
+        "context",
+        "recall, RankingOptions(follow_up_weight=0)",
+        RankingOptions(follow_up_weight=0.0),
     ),
     Variant("bm25+context+cues", "context", "recall, no embedder", vectors=False),
     Variant("fleetmem-default", "context", "recall (RankingOptions() defaults)"),

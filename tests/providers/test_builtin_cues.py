@@ -1,4 +1,6 @@
-"""Query cues: a named day or month, and a named agent, favour the episodes they point at."""
+"""Query cues (a named day or month, a named agent) favour the episodes they point at; the
+follow-up channel brings the run that answers a leading run's question; the text column holds
+what a run did, not its bookkeeping."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from fleetmem.errors import InvalidInput
-from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
+from fleetmem.providers.builtin import BuiltinProvider, RankingOptions, index_text
 from fleetmem.service.bootstrap import App
 from fleetmem.service.memory import MemoryService
 from fleetmem.store.sqlite.store import SqliteStore
@@ -169,3 +171,90 @@ def test_bad_cue_weights_name_the_field_and_the_value(field: str, value: object)
     with pytest.raises(InvalidInput) as caught:
         RankingOptions(**{field: value})  # type: ignore[arg-type]
     assert f"RankingOptions.{field}" in str(caught.value)
+
+
+def _thread(
+    memory: MemoryService, ask: str, agents: tuple[str, str] = ("coder", "coder")
+) -> tuple[str, str]:
+    """A run and the next one on its branch, five minutes later."""
+    first = _thread_run(memory, "t1", "2026-11-20T10:00:00Z", ask, agents[0])
+    second = _thread_run(
+        memory, "t2", "2026-11-20T10:05:00Z", "Ten, and log each attempt.", agents[1]
+    )
+    return first, second
+
+
+def _thread_run(memory: MemoryService, run_id: str, at: str, text: str, agent: str) -> str:
+    record = make_record(
+        run_id=run_id,
+        agent=agent,
+        started_at=at,
+        ended_at=at,
+        result_text=text,
+        sessions=[session(repo=API, branch="b-thread")],
+    )
+    result = memory.ingest_run(record)
+    assert result.episode_id is not None, result
+    return result.episode_id
+
+
+#: No context column, so the second run can only be found as a follow-up.
+NO_CONTEXT = RankingOptions(context_neighbours=0)
+
+
+def test_the_run_after_a_question_is_found_as_its_follow_up(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    asked, answer = _thread(_memory(app, NO_CONTEXT), "Should the retry limit be five or ten?")
+    assert _found(_memory(app, NO_CONTEXT), "retry limit") == [asked, answer]
+    off = RankingOptions(context_neighbours=0, follow_up_weight=0)
+    assert _found(_memory(app, off), "retry limit") == [asked]
+
+
+def test_a_run_without_a_question_brings_no_follow_up(make_app: Callable[..., App]) -> None:
+    app = make_app()
+    asked, _ = _thread(_memory(app, NO_CONTEXT), "Set the retry limit to five.")
+    assert _found(_memory(app, NO_CONTEXT), "retry limit") == [asked]
+
+
+def test_a_follow_up_by_another_agent_than_the_named_one_is_left_out(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    memory = _memory(app, NO_CONTEXT)
+    asked, answer = _thread(memory, "Should the retry limit be five or ten?", ("coder", "lead"))
+    _run(memory, "x", "2026-11-01T10:00:00Z", "Unrelated cleanup.", agent="docs-bot")
+    assert _found(memory, "retry limit") == [asked, answer]
+    assert _found(memory, "what did coder ask about the retry limit") == [asked]
+    assert _found(memory, "what did lead say about the retry limit") == [asked, answer]
+
+
+def test_a_follow_up_is_returned_when_paths_decode_every_candidate(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    memory = _memory(app, NO_CONTEXT)
+    asked, answer = _thread(memory, "Should the retry limit be five or ten?")
+    result = memory.recall("retry limit", scopes=[SCOPE], limit=20, paths=["src/retry.py"])
+    assert [h.episode_id for h in result.items] == [asked, answer]
+
+
+def test_the_text_column_holds_what_a_run_did_not_its_bookkeeping(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    memory = _memory(app)
+    eid = _run(memory, "r1", "2026-11-20T10:00:00Z", "Fixed the flaky parser test.")
+    row = app.store.get_episode(eid)
+    assert row is not None and row.episode is not None
+    indexed = app.store.db.conn.execute(
+        "SELECT f.text FROM builtin_fts f JOIN episodes e ON e.rowid = f.rowid WHERE e.id = ?",
+        (eid,),
+    ).fetchone()[0]
+    assert indexed == index_text(row.episode)
+    for kept in ("coder", API, "b-r1", "failed", "verify_failed", "Fixed the flaky parser test."):
+        assert kept in indexed
+    for left_out in (eid, "episode_id", "started_at", "2026-11-20", "trust_class", "scope:"):
+        assert left_out not in indexed
+    assert _found(memory, "flaky parser b-r1") == [eid]

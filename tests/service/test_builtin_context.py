@@ -18,8 +18,7 @@ def ingest(app: App, run_id: str, at: str, text: str, **overrides: Any) -> str:
         started_at=at,
         ended_at=at,
         result_text=text,
-        sessions=[session(repo=API)],
-        **overrides,
+        **({"sessions": [session(repo=API)]} | overrides),
     )
     result = app.memory.ingest_run(record)
     assert result.status == "recorded" and result.episode_id is not None, result
@@ -53,14 +52,29 @@ def test_an_episode_is_found_through_its_neighbours_but_ranks_below_them(
     assert found[0] == second and set(found[1:]) == {first, third, fourth}
 
 
-def test_other_agents_and_distant_runs_are_not_context(make_app: Callable[..., App]) -> None:
+def test_other_branches_and_distant_runs_are_not_context(make_app: Callable[..., App]) -> None:
     app = make_app()
     mine = ingest(app, "r1", "2026-11-28T09:00:00Z", "Pinned the settlement clock in tests.")
-    other = ingest(app, "r2", "2026-11-28T09:10:00Z", "Reviewed the docs.", agent="docs-bot")
+    other = ingest(
+        app,
+        "r2",
+        "2026-11-28T09:10:00Z",
+        "Reviewed the docs.",
+        agent="docs-bot",
+        sessions=[session(repo=API, branch="docs")],
+    )
     later = ingest(app, "r3", "2026-11-28T12:00:00Z", "Rewrote the changelog.")
     assert ids(app, "settlement clock") == [mine]
     assert ids(app, "changelog") == [later]
     assert ids(app, "docs") == [other]
+
+
+def test_another_agent_on_the_same_branch_is_context(make_app: Callable[..., App]) -> None:
+    app = make_app()
+    mine = ingest(app, "r1", "2026-11-28T09:00:00Z", "Pinned the settlement clock in tests.")
+    review = ingest(app, "r2", "2026-11-28T09:10:00Z", "Approved the change.", agent="reviewer")
+    # The reviewer's run on the same branch is found by the words of the run it reviewed.
+    assert ids(app, "settlement clock") == [mine, review]
 
 
 def test_forgetting_a_run_removes_its_words_from_its_neighbours(

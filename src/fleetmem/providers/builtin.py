@@ -31,6 +31,24 @@ BUILTIN = "builtin"
 CANDIDATES = 50
 #: Characters of each neighbouring episode's excerpt indexed as context.
 CONTEXT_CHARS = 600
+#: How many of the first fused episodes may lend their follow-up run to the follow-up channel.
+FOLLOW_UP_FROM = 10
+#: The fields whose values the text column holds, in rendering order: what a run did and
+#: where (the summary has a column of its own). Ids, times, costs, trust class and scope are
+#: left out; every episode has them, so as words they only dilute BM25's length
+#: normalisation (field labels likewise).
+INDEXED_FIELDS = (
+    "agent",
+    "model",
+    "repo",
+    "branch",
+    "outcome",
+    "reason",
+    "files_touched",
+    "pull_request",
+    "verify_failures",
+    "result_excerpt",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +78,10 @@ class RankingOptions:
     with episodes in the searched scopes: that agent's candidates, in fused order. The name
     is also taken out of the words and the vector searched with, since every one of the
     agent's episodes holds it.
+    ``follow_up_weight`` > 0 adds a channel of follow-ups: when one of the first
+    :data:`FOLLOW_UP_FROM` fused episodes ends its thread's run on a question (its excerpt
+    holds a "?"), the next run on that thread (its later context neighbour) is where the
+    answer is, whatever words it uses. On LoCoMo the answer to a question is the next turn.
     """
 
     candidates: int = CANDIDATES
@@ -71,6 +93,7 @@ class RankingOptions:
     feedback_weight: float = 0.5
     period_weight: float = 1.0
     agent_weight: float = 1.0
+    follow_up_weight: float = 0.7
 
     def __post_init__(self) -> None:
         # A negative count would silently mean "off"; say so instead.
@@ -78,7 +101,7 @@ class RankingOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidInput(f"RankingOptions.{name}", value, "must be an integer >= 0")
-        for name in ("period_weight", "agent_weight"):
+        for name in ("period_weight", "agent_weight", "follow_up_weight"):
             value = getattr(self, name)
             if (
                 isinstance(value, bool)
@@ -87,6 +110,20 @@ class RankingOptions:
                 or value < 0
             ):
                 raise InvalidInput(f"RankingOptions.{name}", value, "must be a number >= 0")
+
+
+def index_text(episode: Mapping[str, Any]) -> str:
+    """What the text channel indexes of an episode: the values of :data:`INDEXED_FIELDS`."""
+    parts = []
+    for name in INDEXED_FIELDS:
+        value = episode.get(name)
+        if name == "files_touched":
+            value = " ".join(str(f) for f in value or ())
+        elif name == "verify_failures":
+            value = " ".join(str(f.get("error_class", "")) for f in value or ())
+        if value:
+            parts.append(str(value).replace("\n", " "))
+    return "\n".join(parts)
 
 
 def semantic_text(episode: Mapping[str, Any]) -> str:
@@ -163,7 +200,7 @@ class BuiltinProvider:
         near = self._neighbours(row) if row is not None else []
         self._store.builtin_put(
             episode_id,
-            text,
+            index_text(episode) or text,
             summary if isinstance(summary, str) else None,
             vector,
             digest,
@@ -201,8 +238,15 @@ class BuiltinProvider:
             if row.text is None or not self._store.builtin_has(row.id):
                 continue
             # No vector: the embedded text has no context, so the stored vector stays valid.
+            text = index_text(row.episode) if row.episode is not None else ""
             self._store.builtin_put(
-                row.id, row.text, row.summary, None, "", "", context=_context(self._neighbours(row))
+                row.id,
+                text or row.text,
+                row.summary,
+                None,
+                "",
+                "",
+                context=_context(self._neighbours(row)),
             )
 
     def recall(
@@ -246,6 +290,7 @@ class BuiltinProvider:
             if paths
             else self._store.builtin_facets(candidates)
         )
+        facets = dict(facets)
         recency = {eid: started for eid, (started, _) in facets.items()}
         wanted = set(paths)
         boosted = frozenset(
@@ -267,8 +312,10 @@ class BuiltinProvider:
             weights=weights,
             limit=limit,
         )
-        if not paths:
-            rows = self._store.get_episodes([r.id for r in fused])
+        # Follow-ups may be new to ``rows`` even when every candidate's body was decoded.
+        missing = [r.id for r in fused if r.id not in rows]
+        if missing:
+            rows = {**rows, **self._store.get_episodes(missing)}
         items = []
         for ranked in fused:
             row = rows.get(ranked.id)
@@ -292,37 +339,66 @@ class BuiltinProvider:
         self,
         channels: list[list[str]],
         weights: list[float],
-        recency: Mapping[str, float],
-        facets: Mapping[str, tuple[float, str]],
+        recency: dict[str, float],
+        facets: dict[str, tuple[float, str]],
         periods: Sequence[Period],
         named: frozenset[str],
     ) -> None:
-        """Append the period and named-agent channels, when the query has those cues.
+        """Append the period, named-agent and follow-up channels, where they apply.
 
-        Each is the candidates that fit the cue, in the order the other channels fuse them
-        into: a cue picks among what the words and the vector found, it finds nothing new.
+        The period and agent channels are the candidates that fit the cue, in the order the
+        other channels fuse them into: a cue picks among what the words and the vector
+        found. Follow-ups may be new; their start time and agent join ``recency`` and
+        ``facets``.
         """
-        if not periods and not named:
-            return
         opts = self._options
+        follow = opts.follow_up_weight > 0 and opts.context_window_s > 0
+        if not periods and not named and not follow:
+            return
         order = [
             r.id
             for r in reciprocal_rank_fusion(
                 channels, recency=recency, k=opts.rrf_k, weights=weights
             )
         ]
+        extra: list[tuple[list[str], float]] = []
+        if follow:
+            extra.append((self._follow_ups(order, named, recency, facets), opts.follow_up_weight))
         if periods:
-            in_period = [i for i in order if any(p.contains(facets[i][0]) for p in periods)][
-                : opts.candidates
-            ]
-            if in_period:
-                channels.append(in_period)
-                weights.append(opts.period_weight)
+            in_period = [i for i in order if any(p.contains(facets[i][0]) for p in periods)]
+            extra.append((in_period[: opts.candidates], opts.period_weight))
         if named:
-            by_named = [i for i in order if facets[i][1] in named][: opts.candidates]
-            if by_named:
-                channels.append(by_named)
-                weights.append(opts.agent_weight)
+            by_named = [i for i in order if facets[i][1] in named]
+            extra.append((by_named[: opts.candidates], opts.agent_weight))
+        for ids, weight in extra:
+            if ids:
+                channels.append(ids)
+                weights.append(weight)
+
+    def _follow_ups(
+        self,
+        order: Sequence[str],
+        named: frozenset[str],
+        recency: dict[str, float],
+        facets: dict[str, tuple[float, str]],
+    ) -> list[str]:
+        """The next run on the thread of each leading episode whose excerpt asks a question
+        (only the named agents' runs when the query names any), in the leaders' order."""
+        leaders = self._store.get_episodes(list(order[:FOLLOW_UP_FROM]))
+        found: list[str] = []
+        for eid in order[:FOLLOW_UP_FROM]:
+            row = leaders.get(eid)
+            if row is None or row.episode is None:
+                continue
+            if "?" not in str(row.episode.get("result_excerpt") or ""):
+                continue
+            nxt = self._store.builtin_neighbours(row, self._options.context_window_s)[1]
+            if nxt is None or (named and nxt.agent not in named) or nxt.id in found:
+                continue
+            found.append(nxt.id)
+            recency.setdefault(nxt.id, nxt.started_at)
+            facets.setdefault(nxt.id, (nxt.started_at, nxt.agent))
+        return found
 
     def _feedback(
         self, qvec: Vector, text_ids: list[str], vector_ids: list[str], scopes: Sequence[str]
