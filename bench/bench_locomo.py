@@ -334,21 +334,27 @@ class Scores:
 class Tally:
     main: Scores = field(default_factory=Scores)
     by_category: dict[int, Scores] = field(default_factory=dict)
+    #: Categories 1-4 per conversation: whether a change helps across them or in one only.
+    by_conversation: dict[str, Scores] = field(default_factory=dict)
     latencies_ms: list[float] = field(default_factory=list)
 
-    def add(self, q: Question, ranked: Sequence[str], ms: float) -> None:
+    def add(self, q: Question, ranked: Sequence[str], ms: float, conversation: str = "") -> None:
         self.latencies_ms.append(ms)
         if not q.evidence:
             return
         self.by_category.setdefault(q.category, Scores()).add(ranked, q.evidence)
         if q.category != 5:
             self.main.add(ranked, q.evidence)
+            self.by_conversation.setdefault(conversation, Scores()).add(ranked, q.evidence)
 
     def summary(self) -> dict[str, Any]:
         lat = sorted(self.latencies_ms)
         return {
             **self.main.summary(),
             "per_category": {str(c): s.summary() for c, s in sorted(self.by_category.items())},
+            "per_conversation_recall@10": {
+                key: s.summary()["recall@10"] for key, s in self.by_conversation.items()
+            },
             "latency_ms": {
                 "p50": round(float(np.percentile(lat, 50)), 2),
                 "p95": round(float(np.percentile(lat, 95)), 2),
@@ -457,7 +463,7 @@ def _ask(
             started = time.perf_counter()
             ranked = _rank(memory, app, cache, v, scope, q.text)
             ms = 1000 * (time.perf_counter() - started)
-            tally.add(q, [to_dia[e] for e in ranked], ms)
+            tally.add(q, [to_dia[e] for e in ranked], ms, conv.key)
     finally:
         memory.close()
 

@@ -80,6 +80,11 @@ def _command(name: str) -> str:
     return f"`python -m bench.run_all --only {name}`"
 
 
+def _three(value: Any) -> str:
+    """A recall figure as the table shows them, or "not measured"."""
+    return f"{value:.3f}" if isinstance(value, float) else "not measured"
+
+
 def locomo_rows(res: Results) -> list[Row]:
     locomo = res("locomo")
     best = _get(locomo, "rows", "fleetmem-default")
@@ -90,8 +95,8 @@ def locomo_rows(res: Results) -> list[Row]:
         Row(
             "3",
             "LoCoMo turn-level recall@10, categories 1-4 (fleetmem default)",
-            f"{r10:.3f}" if isinstance(r10, float) else "not measured",
-            f"BM25 alone {_get(bm25, 'recall@10')}",
+            _three(r10),
+            f"BM25 alone {_three(_get(bm25, 'recall@10'))}",
             "≥ 0.80",
             _status(r10, 0.80, below=False),
             _command("locomo"),

@@ -160,6 +160,12 @@ def test_empty_files_are_fine(home: Path) -> None:
             60.0,
         ),
         ("[memory.episodes]\nexcerpt_chars = 0", lambda s: s.memory.episodes.excerpt_chars, 0),
+        ("[memory.episodes]\nrecall_cues = []", lambda s: s.memory.episodes.recall_cues, ()),
+        (
+            '[memory.episodes]\nrecall_cues = ["follow_ups", "periods"]',
+            lambda s: s.memory.episodes.recall_cues,
+            ("follow_ups", "periods"),
+        ),
         (
             "[memory.episodes]\nexcerpt_chars = 2000",
             lambda s: s.memory.episodes.excerpt_chars,
@@ -234,6 +240,31 @@ def test_valid_agent_names(home: Path, name: str) -> None:
 @pytest.mark.parametrize(
     ("text", "key", "value", "reason"),
     [
+        # recall_cues: an array of known cues, each once
+        (
+            '[memory.episodes]\nrecall_cues = ["periods", "names"]',
+            "memory.episodes.recall_cues",
+            ["periods", "names"],
+            'unknown item "names": each must be one of "periods", "agents", "follow_ups"',
+        ),
+        (
+            '[memory.episodes]\nrecall_cues = ["agents", "agents"]',
+            "memory.episodes.recall_cues",
+            ["agents", "agents"],
+            '"agents" is listed twice',
+        ),
+        (
+            '[memory.episodes]\nrecall_cues = "agents"',
+            "memory.episodes.recall_cues",
+            "agents",
+            "expected an array of strings, got string",
+        ),
+        (
+            "[memory.episodes]\nrecall_cues = [1]",
+            "memory.episodes.recall_cues",
+            [1],
+            "expected an array of strings, got integer",
+        ),
         # excerpt_chars: range and type (TOML booleans and floats are not integers)
         (
             "[memory.episodes]\nexcerpt_chars = 2001",

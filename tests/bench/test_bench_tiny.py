@@ -67,7 +67,11 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "redact": ("cases", "baseline.cases"),
     "web": ("web_page.p95_ms", "api_page.p95_ms", "healthz.p95_ms", "service_list.p95_ms"),
 }
-LOCOMO_KEYS = ("rows.bm25.recall@10", "rows.fleetmem-default.latency_ms.p95")
+LOCOMO_KEYS = (
+    "rows.bm25.recall@10",
+    "rows.fleetmem-default.latency_ms.p95",
+    "rows.fleetmem-default.per_conversation_recall@10.conv-0",
+)
 MACHINE_KEYS = ("cpu", "cores", "cores_usable", "python", "sqlite", "date", "loadavg_1m")
 
 

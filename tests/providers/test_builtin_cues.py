@@ -5,15 +5,16 @@ what a run did, not its bookkeeping."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from fleetmem.errors import InvalidInput
 from fleetmem.providers.builtin import BuiltinProvider, RankingOptions, index_text
-from fleetmem.service.bootstrap import App
+from fleetmem.service.bootstrap import App, build
 from fleetmem.service.memory import MemoryService
 from fleetmem.store.sqlite.store import SqliteStore
-from tests.conftest import make_record, session
+from tests.conftest import make_record, session, write_config
 
 API = "github.com/acme/api"
 SCOPE = f"project:{API}"
@@ -258,3 +259,32 @@ def test_the_text_column_holds_what_a_run_did_not_its_bookkeeping(
     for left_out in (eid, "episode_id", "started_at", "2026-11-20", "trust_class", "scope:"):
         assert left_out not in indexed
     assert _found(memory, "flaky parser b-r1") == [eid]
+
+
+def test_the_recall_cues_setting_turns_each_cue_off_at_once(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    cues: list[str] = ["periods", "agents", "follow_ups"]
+    provider = BuiltinProvider(app.store, None, NO_CONTEXT, cues=lambda: cues)
+    memory = MemoryService(store=app.store, settings=lambda: app.config.current, provider=provider)
+    days = _days(memory)
+    asked, answer = _thread(memory, "Should the retry limit be five or ten?")
+    assert _found(memory, "billing schema on 3 May 2026")[0] == days["2026-05-03"]
+    assert _found(memory, "retry limit") == [asked, answer]
+    cues.remove("periods")  # read at each recall: no restart needed
+    assert _found(memory, "billing schema on 3 May 2026")[0] == days["2026-11-20"]
+    cues.remove("follow_ups")
+    assert _found(memory, "retry limit") == [asked]
+
+
+def test_the_daemon_reads_recall_cues_from_its_configuration(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    write_config(home, "[memory.episodes]\nrecall_cues = []\n")
+    app = build(home, {"HOME": str(home)})
+    try:
+        days = _days(app.memory)
+        assert _found(app.memory, "billing schema on 3 May 2026")[0] == days["2026-11-20"]
+    finally:
+        app.close()

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
-from fleetmem.config.settings import ADAPTERS
+from fleetmem.config.settings import ADAPTERS, RECALL_CUES
 from fleetmem.config.values import (
     AGENT_NAME,
     HEADER_NAME,
@@ -18,6 +18,7 @@ from fleetmem.config.values import (
     Parser,
     boolean,
     choice,
+    choice_set,
     duration,
     env_name,
     environment,
@@ -95,6 +96,7 @@ SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
                 "summary": KeySpec("summary", boolean),
                 "provider_timeout": KeySpec("provider_timeout_s", duration("100ms", "60s")),
                 "excerpt_chars": KeySpec("excerpt_chars", integer(0, 2000)),
+                "recall_cues": KeySpec("recall_cues", choice_set(*RECALL_CUES)),
             },
         ),
         "agent": TableSpec(),

@@ -18,6 +18,9 @@ DROPIN_DIR: Final = "fleetmem.d"
 PROJECT_FILE: Final = ".fleetmem.toml"
 LOCAL_EMBEDDING_MODEL: Final = "local:minilm"
 BUILTIN_PROVIDER: Final = "builtin"
+#: What the built-in provider may read from a query besides its words, or follow from its
+#: first answers: named periods, named agents, the runs that follow a question.
+RECALL_CUES: Final = ("periods", "agents", "follow_ups")
 
 _DAY: Final = 86_400.0
 
@@ -30,6 +33,8 @@ class EpisodeSettings:
     summary: bool = True
     provider_timeout_s: float = 2.0
     excerpt_chars: int = 600
+    #: The built-in provider's recall cues that are on (docs/episodes.md).
+    recall_cues: tuple[str, ...] = RECALL_CUES
 
 
 @dataclass(frozen=True, slots=True)

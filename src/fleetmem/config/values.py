@@ -154,6 +154,27 @@ def choice(*allowed: str) -> Parser:
     return parse
 
 
+def choice_set(*allowed: str) -> Parser:
+    """An array naming some of ``allowed`` (each at most once); the empty array is "none"."""
+
+    def parse(value: object) -> object:
+        items = expect(value, list, "an array of strings")
+        chosen: list[str] = []
+        for item in items:
+            text = expect(item, str, "an array of strings")
+            if text not in allowed:
+                raise Invalid(
+                    f'unknown item "{text}": each must be one of '
+                    + ", ".join(f'"{a}"' for a in allowed)
+                )
+            if text in chosen:
+                raise Invalid(f'"{text}" is listed twice')
+            chosen.append(text)
+        return tuple(chosen)
+
+    return parse
+
+
 # No "__": a later gateway names upstream tools NAME__tool, so the separator must be unambiguous.
 UPSTREAM_NAME = re.compile(r"(?=[a-z0-9_-]{1,64}$)[a-z0-9]+(?:[-_][a-z0-9]+)*")
 HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")

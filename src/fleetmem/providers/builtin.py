@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from fleetmem.config import RECALL_CUES
 from fleetmem.core.episode import content_hash
 from fleetmem.core.named_agents import named_agents, without_names
 from fleetmem.core.periods import Period, named_periods
@@ -150,11 +151,19 @@ class BuiltinProvider:
     """Episodes indexed in the local store; nothing leaves the machine."""
 
     def __init__(
-        self, store: Store, embedder: Embedder | None, options: RankingOptions | None = None
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        options: RankingOptions | None = None,
+        cues: Callable[[], Collection[str]] | None = None,
     ) -> None:
+        """``cues`` says, at each recall, which of :data:`RECALL_CUES` are on (the
+        ``[memory.episodes] recall_cues`` setting); without it, all are. A cue whose weight
+        in ``options`` is 0 is off either way."""
         self._store = store
         self._embedder = embedder
         self._options = options or RankingOptions()
+        self._cues = cues
 
     @property
     def options(self) -> RankingOptions:
@@ -167,6 +176,10 @@ class BuiltinProvider:
     @property
     def embedder(self) -> Embedder | None:
         return self._embedder
+
+    @property
+    def cues(self) -> Callable[[], Collection[str]] | None:
+        return self._cues
 
     def embed_document(self, episode: Mapping[str, Any]) -> tuple[Vector | None, str, str]:
         """(vector or None, hash of the embedded text, model id), using the cache first."""
@@ -254,8 +267,10 @@ class BuiltinProvider:
     ) -> ProviderRecall:
         degraded: str | None = None
         opts = self._options
-        named = self._named_agents(query, scopes)
-        periods = named_periods(query) if opts.period_weight > 0 else ()
+        on = frozenset(self._cues()) if self._cues is not None else frozenset(RECALL_CUES)
+        named = self._named_agents(query, scopes) if "agents" in on else frozenset()
+        periods = named_periods(query) if opts.period_weight > 0 and "periods" in on else ()
+        follow = opts.follow_up_weight > 0 and opts.context_window_s > 0 and "follow_ups" in on
         # The name says whose episodes to favour, not what they hold; searched with, it
         # would rank the other agents' runs that mention it. A query that is nothing but
         # the name keeps it.
@@ -303,7 +318,8 @@ class BuiltinProvider:
             channels = channels[:2]
         channels = [[i for i in ids if i in recency] for ids in channels]
         weights = [1.0, *[opts.vector_weight] * (len(channels) - 1)]
-        self._add_cue_channels(channels, weights, recency, facets, periods, named)
+        rows = dict(rows)
+        self._add_cue_channels(channels, weights, recency, facets, rows, periods, named, follow)
         fused = reciprocal_rank_fusion(
             channels,
             recency=recency,
@@ -312,10 +328,11 @@ class BuiltinProvider:
             weights=weights,
             limit=limit,
         )
-        # Follow-ups may be new to ``rows`` even when every candidate's body was decoded.
+        # Bodies are decoded for the answer's items not decoded yet (all of them, or those
+        # beyond the follow-up leaders, or follow-ups new to the candidates).
         missing = [r.id for r in fused if r.id not in rows]
         if missing:
-            rows = {**rows, **self._store.get_episodes(missing)}
+            rows.update(self._store.get_episodes(missing))
         items = []
         for ranked in fused:
             row = rows.get(ranked.id)
@@ -341,18 +358,19 @@ class BuiltinProvider:
         weights: list[float],
         recency: dict[str, float],
         facets: dict[str, tuple[float, str]],
+        rows: dict[str, EpisodeRow],
         periods: Sequence[Period],
         named: frozenset[str],
+        follow: bool,
     ) -> None:
         """Append the period, named-agent and follow-up channels, where they apply.
 
         The period and agent channels are the candidates that fit the cue, in the order the
         other channels fuse them into: a cue picks among what the words and the vector
         found. Follow-ups may be new; their start time and agent join ``recency`` and
-        ``facets``.
+        ``facets``, and the bodies decoded to look for questions join ``rows``.
         """
         opts = self._options
-        follow = opts.follow_up_weight > 0 and opts.context_window_s > 0
         if not periods and not named and not follow:
             return
         order = [
@@ -363,7 +381,8 @@ class BuiltinProvider:
         ]
         extra: list[tuple[list[str], float]] = []
         if follow:
-            extra.append((self._follow_ups(order, named, recency, facets), opts.follow_up_weight))
+            ups = self._follow_ups(order, named, recency, facets, rows)
+            extra.append((ups, opts.follow_up_weight))
         if periods:
             in_period = [i for i in order if any(p.contains(facets[i][0]) for p in periods)]
             extra.append((in_period[: opts.candidates], opts.period_weight))
@@ -381,13 +400,16 @@ class BuiltinProvider:
         named: frozenset[str],
         recency: dict[str, float],
         facets: dict[str, tuple[float, str]],
+        rows: dict[str, EpisodeRow],
     ) -> list[str]:
         """The next run on the thread of each leading episode whose excerpt asks a question
         (only the named agents' runs when the query names any), in the leaders' order."""
-        leaders = self._store.get_episodes(list(order[:FOLLOW_UP_FROM]))
+        leading = order[:FOLLOW_UP_FROM]
+        # The leaders are mostly the answer's first items: decoded once, for both uses.
+        rows.update(self._store.get_episodes([i for i in leading if i not in rows]))
         found: list[str] = []
-        for eid in order[:FOLLOW_UP_FROM]:
-            row = leaders.get(eid)
+        for eid in leading:
+            row = rows.get(eid)
             if row is None or row.episode is None:
                 continue
             if "?" not in str(row.episode.get("result_excerpt") or ""):

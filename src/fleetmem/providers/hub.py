@@ -154,7 +154,9 @@ class ProviderHub:
             scratch = tempfile.TemporaryDirectory(prefix="fleetmem-check-")
             sqlite = SqliteStore(Path(scratch.name) / "check.db")
             store = sqlite
-            index = BuiltinProvider(sqlite, self.builtin.embedder, self.builtin.options)
+            index = BuiltinProvider(
+                sqlite, self.builtin.embedder, self.builtin.options, self.builtin.cues
+            )
             target = transports.in_process(
                 BUILTIN_PROVIDER, build_server(index, self._builtin_pool)
             )

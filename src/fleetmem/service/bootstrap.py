@@ -86,7 +86,9 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
     # Every provider, the built-in one included, is reached over MCP through the hub.
     providers = ProviderHub(
         settings=lambda: config.current,
-        builtin=BuiltinProvider(store, embedder),
+        builtin=BuiltinProvider(
+            store, embedder, cues=lambda: config.current.memory.episodes.recall_cues
+        ),
         call_log=store,
         log_dir=home / "logs",
         environ=env,
