@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from fleetmem.service.bootstrap import App, build
+from fleetmem.service.memory import MemoryService
 
 pytest_plugins = ["tests.fakes.openai_server"]
 
@@ -99,6 +100,30 @@ def make_record(**overrides: Any) -> dict[str, Any]:
     data = copy.deepcopy(example_record())
     data.update(overrides)
     return data
+
+
+def ingest_text(
+    memory: MemoryService,
+    run_id: str,
+    at: str,
+    text: str,
+    *,
+    agent: str = "coder",
+    repo: str = "github.com/acme/api",
+    branch: str = "main",
+) -> str:
+    """Record one run whose result is ``text``, started and ended at ``at``; its episode id."""
+    record = make_record(
+        run_id=run_id,
+        agent=agent,
+        started_at=at,
+        ended_at=at,
+        result_text=text,
+        sessions=[session(repo=repo, branch=branch)],
+    )
+    result = memory.ingest_run(record)
+    assert result.status == "recorded" and result.episode_id is not None, result
+    return result.episode_id
 
 
 def session(

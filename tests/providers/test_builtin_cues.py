@@ -14,7 +14,7 @@ from fleetmem.providers.builtin import BuiltinProvider, RankingOptions, index_te
 from fleetmem.service.bootstrap import App, build
 from fleetmem.service.memory import MemoryService
 from fleetmem.store.sqlite.store import SqliteStore
-from tests.conftest import make_record, session, write_config
+from tests.conftest import ingest_text, write_config
 
 API = "github.com/acme/api"
 SCOPE = f"project:{API}"
@@ -26,18 +26,8 @@ def _memory(app: App, options: RankingOptions | None = None) -> MemoryService:
 
 
 def _run(memory: MemoryService, run_id: str, at: str, text: str, agent: str = "coder") -> str:
-    record = make_record(
-        run_id=run_id,
-        agent=agent,
-        started_at=at,
-        ended_at=at,
-        result_text=text,
-        # A branch each: no run lends its words to another as context.
-        sessions=[session(repo=API, branch=f"b-{run_id}")],
-    )
-    result = memory.ingest_run(record)
-    assert result.status == "recorded" and result.episode_id is not None, result
-    return result.episode_id
+    # A branch each: no run lends its words to another as context.
+    return ingest_text(memory, run_id, at, text, agent=agent, branch=f"b-{run_id}")
 
 
 def _found(memory: MemoryService, query: str) -> list[str]:
@@ -186,17 +176,7 @@ def _thread(
 
 
 def _thread_run(memory: MemoryService, run_id: str, at: str, text: str, agent: str) -> str:
-    record = make_record(
-        run_id=run_id,
-        agent=agent,
-        started_at=at,
-        ended_at=at,
-        result_text=text,
-        sessions=[session(repo=API, branch="b-thread")],
-    )
-    result = memory.ingest_run(record)
-    assert result.episode_id is not None, result
-    return result.episode_id
+    return ingest_text(memory, run_id, at, text, agent=agent, branch="b-thread")
 
 
 #: No context column, so the second run can only be found as a follow-up.

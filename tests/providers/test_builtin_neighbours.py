@@ -10,7 +10,7 @@ from fleetmem.errors import InvalidInput
 from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
 from fleetmem.service.bootstrap import App
 from fleetmem.service.memory import MemoryService
-from tests.conftest import make_record, session
+from tests.conftest import ingest_text, make_record, session
 
 API = "github.com/acme/api"
 SCOPE = f"project:{API}"
@@ -103,17 +103,7 @@ def test_neighbours_cross_agents_on_one_branch_but_not_branches(
 
     def run(run_id: str, minute: int, agent: str, branch: str, text: str) -> str:
         at = f"2026-11-28T09:{minute:02d}:00Z"
-        record = make_record(
-            run_id=run_id,
-            agent=agent,
-            started_at=at,
-            ended_at=at,
-            result_text=text,
-            sessions=[session(repo=API, branch=branch)],
-        )
-        result = memory.ingest_run(record)
-        assert result.episode_id is not None, result
-        return result.episode_id
+        return ingest_text(memory, run_id, at, text, agent=agent, repo=API, branch=branch)
 
     asked = run("a", 0, "coder", "fix-clock", "Asked for a review of the clock fix.")
     reviewed = run("b", 5, "reviewer", "fix-clock", "Settlement timezone handling approved.")
