@@ -77,7 +77,10 @@ class Period:
     def contains(self, started_at: float) -> bool:
         """Whether a start time (epoch seconds) falls in the period, give or take a day."""
         moment = datetime.fromtimestamp(started_at, UTC).date()
-        return any(self._holds(moment + timedelta(days=shift)) for shift in (-1, 0, 1))
+        slack = TOLERANCE.days
+        return any(
+            self._holds(moment + timedelta(days=shift)) for shift in range(-slack, slack + 1)
+        )
 
     def _holds(self, day: date) -> bool:
         if self.year is not None and day.year != self.year:
@@ -133,7 +136,8 @@ def _bare_month(word: str, written: str, before: str) -> bool:
         return False  # "mar", "jan": only with a day or year
     if word != "may":
         return True
-    previous = _WORD_BEFORE.search(before)
+    # Only the word right before matters; a short tail keeps the search linear in the text.
+    previous = _WORD_BEFORE.search(before[-32:])
     return written[0] == "M" and previous is not None and previous[1].lower() in _MAY_CUES
 
 
