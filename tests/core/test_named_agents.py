@@ -33,6 +33,7 @@ def test_names_are_whole_words_in_any_case(query: str, expected: set[str]) -> No
         ("Caroline\u2019s plans", {"caroline"}, "plans"),
         ("did claude-code or codex fail", {"claude-code", "codex"}, "did or fail"),
         ("Caroline", {"caroline"}, ""),
+        ("ask bot.v2 and bot", {"bot", "bot.v2"}, "ask and"),
     ],
 )
 def test_names_and_their_possessive_are_taken_out(

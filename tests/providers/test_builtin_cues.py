@@ -115,7 +115,8 @@ def test_naming_the_only_agent_of_a_scope_changes_nothing(
     memory = _memory(app)
     only = _run(memory, "c1", "2026-11-20T10:00:00Z", "Coder notes on the parser.", agent="coder")
     other = _run(memory, "c2", "2026-11-21T10:00:00Z", "Parser tests added.", agent="coder")
-    # "coder" stays a search word: it is in one run's text and singles it out.
+    # "coder" stays a search word: every run holds it as its agent, but only one says it in
+    # its excerpt as well, and that one ranks first.
     assert _found(memory, "coder parser")[0] == only
     assert set(_found(memory, "coder parser")) == {only, other}
 

@@ -30,8 +30,8 @@ def named_agents(query: str, known: Iterable[str]) -> frozenset[str]:
 def without_names(query: str, names: Iterable[str]) -> str:
     """``query`` with every mention of ``names`` (and its possessive) blanked out.
 
-    Longer names go first, so a name inside another ("ana" in "ana-lyst") is not cut out of
-    the longer one first.
+    Longer names go first: a name may end where another goes on after a dot ("bot" and
+    "bot.v2"), and the longer one must be blanked whole.
     """
     out = query
     for name in sorted(names, key=lambda n: (-len(n), n)):

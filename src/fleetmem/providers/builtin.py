@@ -207,13 +207,15 @@ class BuiltinProvider:
         episode: Mapping[str, Any],
         text: str,
     ) -> list[str]:
+        # ``text`` (the rendering) is what a provider keeps to show; this index searches the
+        # fields that say what the run did instead (:func:`index_text`).
         vector, digest, model_id = self.embed_document(episode)
         summary = episode.get("summary")
         row = self._store.get_episodes([episode_id]).get(episode_id)
         near = self._neighbours(row) if row is not None else []
         self._store.builtin_put(
             episode_id,
-            index_text(episode) or text,
+            index_text(episode),
             summary if isinstance(summary, str) else None,
             vector,
             digest,
@@ -225,8 +227,9 @@ class BuiltinProvider:
         return [episode_id]
 
     def _neighbours(self, row: EpisodeRow) -> list[EpisodeRow]:
-        """Up to ``context_neighbours`` live episodes of the same agent and repository on
-        each side of ``row``, nearest first on each side (earlier ones, then later ones).
+        """Up to ``context_neighbours`` live episodes on the same branch of the same
+        repository and scope on each side of ``row``, whichever agent ran them, nearest first
+        on each side (earlier ones, then later ones).
 
         Each step is the store's nearest-neighbour lookup from the previous one, so a chain
         of runs each within the window of the next counts as one thread of work.
@@ -248,13 +251,12 @@ class BuiltinProvider:
     def _reindex(self, rows: Sequence[EpisodeRow]) -> None:
         """Rewrite the text index entry of already indexed episodes with fresh context."""
         for row in rows:
-            if row.text is None or not self._store.builtin_has(row.id):
+            if row.episode is None or not self._store.builtin_has(row.id):
                 continue
             # No vector: the embedded text has no context, so the stored vector stays valid.
-            text = index_text(row.episode) if row.episode is not None else ""
             self._store.builtin_put(
                 row.id,
-                text or row.text,
+                index_text(row.episode),
                 row.summary,
                 None,
                 "",
@@ -295,8 +297,8 @@ class BuiltinProvider:
         # Bodies are decoded only where needed: every candidate's when paths boost by files
         # touched, otherwise only the fused winners' (decoding ~100 JSON bodies per recall
         # cost more than either channel's search at 100k episodes).
-        rows = self._store.get_episodes(candidates) if paths else {}
-        facets = (
+        rows: dict[str, EpisodeRow] = self._store.get_episodes(candidates) if paths else {}
+        facets: dict[str, tuple[float, str]] = (
             {
                 eid: (row.started_at, row.agent)
                 for eid, row in rows.items()
@@ -305,7 +307,6 @@ class BuiltinProvider:
             if paths
             else self._store.builtin_facets(candidates)
         )
-        facets = dict(facets)
         recency = {eid: started for eid, (started, _) in facets.items()}
         wanted = set(paths)
         boosted = frozenset(
@@ -318,7 +319,6 @@ class BuiltinProvider:
             channels = channels[:2]
         channels = [[i for i in ids if i in recency] for ids in channels]
         weights = [1.0, *[opts.vector_weight] * (len(channels) - 1)]
-        rows = dict(rows)
         self._add_cue_channels(channels, weights, recency, facets, rows, periods, named, follow)
         fused = reciprocal_rank_fusion(
             channels,
