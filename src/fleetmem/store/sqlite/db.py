@@ -30,8 +30,11 @@ class Database:
         self._busy_timeout_ms = busy_timeout_ms
         self._local = threading.local()
         self._write_lock = threading.RLock()
-        self._all: list[sqlite3.Connection] = []
+        # Every connection opened, with the thread it belongs to, so close() can tell the
+        # ones no other thread can be using from the ones it must not pull away.
+        self._all: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._all_lock = threading.Lock()
+        self._closed = False
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.migrate()
@@ -52,12 +55,17 @@ class Database:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         with self._all_lock:
-            self._all.append(conn)
+            if self._closed:
+                conn.close()
+                raise StoreError("the store is closed", path=self.path)
+            self._all.append((threading.current_thread(), conn))
         return conn
 
     @property
     def conn(self) -> sqlite3.Connection:
         """This thread's connection, for reads (autocommit: each statement sees fresh data)."""
+        if self._closed:
+            raise StoreError("the store is closed", path=self.path)
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._connect()
@@ -141,12 +149,23 @@ class Database:
         return int(row[0] or 0)
 
     def close(self) -> None:
+        """Close this thread's connection and those of finished threads; let go of the rest.
+
+        A connection closed while another thread is inside one of its statements crashes the
+        interpreter (CPython's sqlite3 reads the freed handle when the statement returns).
+        So a connection that may be in use elsewhere is not closed here: dropping the
+        references held by ``_all`` and the thread-local closes it as soon as the thread
+        using it lets go, while every later ``conn`` raises :class:`StoreError`.
+        """
+        me = threading.current_thread()
         with self._all_lock:
-            conns, self._all = self._all, []
-        for conn in conns:
-            with suppress(sqlite3.Error):
-                conn.close()
+            self._closed = True
+            opened, self._all = self._all, []
         self._local = threading.local()
+        for owner, conn in opened:
+            if owner is me or not owner.is_alive():
+                with suppress(sqlite3.Error):
+                    conn.close()
 
 
 @contextmanager
