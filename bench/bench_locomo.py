@@ -50,11 +50,18 @@ the turns of the best-matching sessions, smoothing scores along the conversation
 question word, deeper candidate lists, a second embedding model (multilingual-e5-small, 4-bit),
 turns embedded without the speaker's name, diversity penalties on adjacent turns (lower).
 
+Held out (full runs): the three cue weights were chosen on these same questions, so a full
+run also asks every question once per point of :data:`CUE_GRID` and scores each conversation
+with the point that did best on the other nine (leave one conversation out). That figure is
+what the cue weights are worth on conversations they were not chosen on. The weights of the
+channels before the cues (cosine 0.5, context, RRF k) are not re-chosen per fold.
+
 The data file is read in place and never copied (CC BY-NC 4.0, evaluation only).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
@@ -223,6 +230,7 @@ NO_CUES: dict[str, Any] = {"period_weight": 0.0, "agent_weight": 0.0, "follow_up
 PLAIN = RankingOptions(context_window_s=0, **NO_CUES)
 CONTEXT1 = RankingOptions(context_neighbours=1, **NO_CUES)
 BEFORE_CUES = RankingOptions(**NO_CUES)
+DEFAULTS = RankingOptions()
 #: Each conversation is ingested once per indexing: no context, one neighbour, the default.
 #: (Cues only change how a query is answered, so they need no store of their own.)
 STORES: dict[str, RankingOptions] = {
@@ -295,6 +303,26 @@ QUICK_VARIANTS: tuple[str, ...] = (
     "default-before-cues",
     "fleetmem-default",
 )
+
+
+#: (period_weight, agent_weight, follow_up_weight) points of the held-out check: the default
+#: (1, 1, 0.7) with each weight halved and doubled (the follow-up weight at 0.35, 0.7 and 1.0).
+CUE_GRID: tuple[tuple[float, float, float], ...] = tuple(
+    itertools.product((0.5, 1.0, 2.0), (0.5, 1.0, 2.0), (0.35, 0.7, 1.0))
+)
+#: Tiny runs try two points, so the tests run the check's code without its cost.
+TINY_CUE_GRID: tuple[tuple[float, float, float], ...] = ((1.0, 1.0, 0.7), (0.5, 0.5, 0.35))
+
+
+def cue_point_name(point: tuple[float, float, float]) -> str:
+    period, agent, follow_up = point
+    return f"period={period:g} agent={agent:g} follow_up={follow_up:g}"
+
+
+def cue_variant(point: tuple[float, float, float]) -> Variant:
+    period, agent, follow_up = point
+    options = RankingOptions(period_weight=period, agent_weight=agent, follow_up_weight=follow_up)
+    return Variant(cue_point_name(point), "context", "recall", options)
 
 
 # ---- scoring -----------------------------------------------------------------------------
@@ -390,12 +418,53 @@ def _ingest(
     return to_dia, time.perf_counter() - started
 
 
+def held_out(grid: dict[str, Tally], default: str) -> dict[str, Any]:
+    """Leave one conversation out: each conversation's questions are scored with the grid
+    point whose recall@10 over the other conversations' questions is highest (the earlier
+    point on a tie), and the scores are pooled over all questions of categories 1-4."""
+    per_point = {
+        name: {conv: s.recall[10] for conv, s in t.by_conversation.items()}
+        for name, t in grid.items()
+    }
+    convs = list(per_point[default])
+
+    def pooled(name: str, keep: Sequence[str]) -> float:
+        return statistics.fmean(x for conv in keep for x in per_point[name][conv])
+
+    chosen: dict[str, str] = {}
+    scores: list[float] = []
+    for conv in convs:
+        others = [c for c in convs if c != conv]
+        # With one conversation there are no others: the fold falls back to all of them.
+        best = max(per_point, key=lambda name: pooled(name, others or convs))
+        chosen[conv] = best
+        scores.extend(per_point[best][conv])
+    in_sample = {name: pooled(name, convs) for name in per_point}
+    best_in_sample = max(in_sample, key=lambda name: in_sample[name])
+    return {
+        "protocol": "leave one conversation out over the cue-weight grid, categories 1-4",
+        "grid_points": len(per_point),
+        "held_out_recall@10": round(statistics.fmean(scores), 4),
+        "default": default,
+        "default_recall@10": round(in_sample[default], 4),
+        "best_in_sample": best_in_sample,
+        "best_in_sample_recall@10": round(in_sample[best_in_sample], 4),
+        "chosen": chosen,
+        "grid_recall@10": {name: round(value, 4) for name, value in in_sample.items()},
+    }
+
+
 def run(
-    quick: bool = False, variants: Sequence[Variant] = VARIANTS, tiny: bool = False
+    quick: bool = False,
+    variants: Sequence[Variant] = VARIANTS,
+    tiny: bool = False,
+    cue_grid: Sequence[tuple[float, float, float]] | None = None,
 ) -> dict[str, Any]:
     """Every variant over the same stores; quick = the first 2 conversations and
     :data:`QUICK_VARIANTS`; tiny = a few turns and questions of those 2
-    (:func:`bench.harness.tiny_conversation`)."""
+    (:func:`bench.harness.tiny_conversation`). ``cue_grid`` (by default :data:`CUE_GRID`
+    in full runs, :data:`TINY_CUE_GRID` in tiny ones, none in quick ones) feeds
+    :func:`held_out`."""
     from bench.harness import tiny_conversation
 
     convs = load()[: 2 if quick or tiny else None]
@@ -403,6 +472,10 @@ def run(
         variants = tuple(v for v in VARIANTS if v.name in QUICK_VARIANTS)
     if tiny:
         convs = [tiny_conversation(c) for c in convs]
+    if cue_grid is None:
+        cue_grid = () if quick else TINY_CUE_GRID if tiny else CUE_GRID
+    grid = [cue_variant(point) for point in cue_grid]
+    grid_tallies = {v.name: Tally() for v in grid}
     tallies = {v.name: Tally() for v in variants}
     ingest_s: dict[str, float] = dict.fromkeys(STORES, 0.0)
     turns = 0
@@ -422,9 +495,19 @@ def run(
                     if v.store != store_kind:
                         continue
                     _ask(app, v, cache, scope, conv, to_dia, tallies[v.name])
+                for v in grid if store_kind == "context" else ():
+                    _ask(app, v, cache, scope, conv, to_dia, grid_tallies[v.name])
                 app.close()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    default = cue_point_name(
+        (DEFAULTS.period_weight, DEFAULTS.agent_weight, DEFAULTS.follow_up_weight)
+    )
+    extra: dict[str, Any] = {}
+    if grid:
+        if default not in grid_tallies:
+            raise ValueError(f"cue_grid: the defaults ({default}) must be one of its points")
+        extra["held_out"] = held_out(grid_tallies, default)
     return {
         "benchmark": "locomo-retrieval",
         "data": str(DATA),
@@ -440,6 +523,7 @@ def run(
         "rows": {
             name: {"path": _path(variants, name), **t.summary()} for name, t in tallies.items()
         },
+        **extra,
     }
 
 
@@ -511,6 +595,14 @@ def main(argv: Sequence[str] = ()) -> int:
     n = next(iter(report["rows"].values()))["n"]
     print(f"LoCoMo retrieval, {report['conversations']} conversations, n={n} (categories 1-4)")
     print(table(report))
+    if "held_out" in report:
+        h = report["held_out"]
+        print(
+            f"held out (cue weights chosen on the other conversations): recall@10"
+            f" {h['held_out_recall@10']:.4f}; defaults {h['default_recall@10']:.4f};"
+            f" best of {h['grid_points']} points in sample {h['best_in_sample_recall@10']:.4f}"
+            f" ({h['best_in_sample']})"
+        )
     print(f"ingest ms/turn: {report['ingest_ms_per_turn']}  -> {out}")
     return 0
 

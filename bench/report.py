@@ -103,6 +103,15 @@ def locomo_rows(res: Results) -> list[Row]:
         ),
         Row(
             "3",
+            "LoCoMo recall@10 held out: cue weights chosen on the other 9 conversations",
+            _three(_get(locomo, "held_out", "held_out_recall@10")),
+            f"defaults in sample {_three(_get(locomo, 'held_out', 'default_recall@10'))}",
+            "≥ 0.80",
+            _status(_get(locomo, "held_out", "held_out_recall@10"), 0.80, below=False),
+            _command("locomo"),
+        ),
+        Row(
+            "3",
             "LoCoMo query latency p50 / p95 (fleetmem default, embedding included)",
             f"{_ms(lat.get('p50'))} / {_ms(lat.get('p95'))}",
             f"mem0 paper, its search step: {MEM0_SEARCH_S['p50'] * 1000:.0f} ms /"

@@ -71,6 +71,8 @@ LOCOMO_KEYS = (
     "rows.bm25.recall@10",
     "rows.fleetmem-default.latency_ms.p95",
     "rows.fleetmem-default.per_conversation_recall@10.conv-0",
+    "held_out.held_out_recall@10",
+    "held_out.chosen.conv-1",
 )
 MACHINE_KEYS = ("cpu", "cores", "cores_usable", "python", "sqlite", "date", "loadavg_1m")
 
@@ -161,6 +163,9 @@ def test_locomo_runs_on_a_slice_or_is_skipped_with_a_note(tiny_run: tuple[Any, P
             "n", 0
         )
         assert 0 < n <= 2 * harness.TINY_QUESTIONS
+        # The held-out check's point at the defaults is the default row, asked again.
+        default = data["rows"]["fleetmem-default"]["recall@10"]
+        assert data["held_out"]["default_recall@10"] == default
     else:
         assert str(DATA) in data["skipped"]
 
