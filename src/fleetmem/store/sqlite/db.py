@@ -58,7 +58,19 @@ class Database:
             if self._closed:
                 conn.close()
                 raise StoreError("the store is closed", path=self.path)
-            self._all.append((threading.current_thread(), conn))
+            # A finished thread's connection can no longer be in use: close it now instead
+            # of when the store closes. The daemon's request threads end after a while idle,
+            # and each new one opens its own connection, so keeping them leaked two file
+            # descriptors per thread until the process ran out.
+            kept = []
+            for owner, old in self._all:
+                if owner.is_alive():
+                    kept.append((owner, old))
+                else:
+                    with suppress(sqlite3.Error):
+                        old.close()
+            kept.append((threading.current_thread(), conn))
+            self._all = kept
         return conn
 
     @property
