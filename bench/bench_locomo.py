@@ -230,7 +230,9 @@ NO_CUES: dict[str, Any] = {"period_weight": 0.0, "agent_weight": 0.0, "follow_up
 PLAIN = RankingOptions(context_window_s=0, **NO_CUES)
 CONTEXT1 = RankingOptions(context_neighbours=1, **NO_CUES)
 BEFORE_CUES = RankingOptions(**NO_CUES)
-DEFAULTS = RankingOptions()
+_DEFAULTS = RankingOptions()
+#: The product's (period_weight, agent_weight, follow_up_weight): a point of every cue grid.
+DEFAULT_CUES = (_DEFAULTS.period_weight, _DEFAULTS.agent_weight, _DEFAULTS.follow_up_weight)
 #: Each conversation is ingested once per indexing: no context, one neighbour, the default.
 #: (Cues only change how a query is answered, so they need no store of their own.)
 STORES: dict[str, RankingOptions] = {
@@ -474,9 +476,13 @@ def run(
         convs = [tiny_conversation(c) for c in convs]
     if cue_grid is None:
         cue_grid = () if quick else TINY_CUE_GRID if tiny else CUE_GRID
+    if cue_grid and DEFAULT_CUES not in cue_grid:
+        raise ValueError(f"cue_grid: the defaults {DEFAULT_CUES} must be one of its points")
     grid = [cue_variant(point) for point in cue_grid]
     grid_tallies = {v.name: Tally() for v in grid}
     tallies = {v.name: Tally() for v in variants}
+    # The grid's points are asked on the store their variant names, like any row.
+    to_ask = [(v, tallies[v.name]) for v in variants] + [(v, grid_tallies[v.name]) for v in grid]
     ingest_s: dict[str, float] = dict.fromkeys(STORES, 0.0)
     turns = 0
     scratch = Path(tempfile.mkdtemp(prefix="fleetmem-locomo-"))
@@ -486,28 +492,20 @@ def run(
             turns += len(conv.turns)
             scope = f"project:bench.invalid/locomo/{conv.key}"
             for store_kind, opts in STORES.items():
-                if not any(v.store == store_kind for v in variants):
+                asked = [(v, t) for v, t in to_ask if v.store == store_kind]
+                if not asked:
                     continue
                 app = _app(scratch / conv.key / store_kind)
                 to_dia, took = _ingest(app, conv, opts, cache)
                 ingest_s[store_kind] += took
-                for v in variants:
-                    if v.store != store_kind:
-                        continue
-                    _ask(app, v, cache, scope, conv, to_dia, tallies[v.name])
-                for v in grid if store_kind == "context" else ():
-                    _ask(app, v, cache, scope, conv, to_dia, grid_tallies[v.name])
+                for v, tally in asked:
+                    _ask(app, v, cache, scope, conv, to_dia, tally)
                 app.close()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    default = cue_point_name(
-        (DEFAULTS.period_weight, DEFAULTS.agent_weight, DEFAULTS.follow_up_weight)
-    )
     extra: dict[str, Any] = {}
     if grid:
-        if default not in grid_tallies:
-            raise ValueError(f"cue_grid: the defaults ({default}) must be one of its points")
-        extra["held_out"] = held_out(grid_tallies, default)
+        extra["held_out"] = held_out(grid_tallies, cue_point_name(DEFAULT_CUES))
     return {
         "benchmark": "locomo-retrieval",
         "data": str(DATA),
@@ -518,7 +516,7 @@ def run(
         "ingest_ms_per_turn": {
             k: round(1000 * s / max(turns, 1), 2)
             for k, s in ingest_s.items()
-            if any(v.store == k for v in variants)
+            if any(v.store == k for v, _ in to_ask)
         },
         "rows": {
             name: {"path": _path(variants, name), **t.summary()} for name, t in tallies.items()

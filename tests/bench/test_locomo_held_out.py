@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from bench.bench_locomo import (
     CUE_GRID,
-    DEFAULTS,
+    DEFAULT_CUES,
     Question,
     Tally,
     cue_point_name,
     held_out,
 )
 
-DEFAULT = cue_point_name((DEFAULTS.period_weight, DEFAULTS.agent_weight, DEFAULTS.follow_up_weight))
+DEFAULT = cue_point_name(DEFAULT_CUES)
 
 
 def tally(per_conversation: dict[str, list[bool]]) -> Tally:
