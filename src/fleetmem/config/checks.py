@@ -22,6 +22,7 @@ from fleetmem.config.settings import (
     RunsSettings,
     ServerSettings,
     Settings,
+    TelemetrySettings,
 )
 from fleetmem.core import prompt_template
 from fleetmem.errors import ConfigError
@@ -58,6 +59,7 @@ def build_settings(
         mcp=MappingProxyType(upstreams),
         runs=dataclasses.replace(RunsSettings(), **_attrs(winners, ("runs",))),
         server=dataclasses.replace(ServerSettings(), **_attrs(winners, ("server",))),
+        telemetry=dataclasses.replace(TelemetrySettings(), **_attrs(winners, ("telemetry",))),
         sources=sources,
         _entries=MappingProxyType(dict(entries)),
     )

@@ -151,6 +151,19 @@ SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
             keys={"expire_after": KeySpec("expire_after_s", duration("30s", "24h"))},
         ),
         "server": TableSpec(global_only=True, keys={"tokens": KeySpec("tokens", server_tokens)}),
+        "telemetry": TableSpec(
+            global_only=True,
+            keys={
+                "enabled": KeySpec("enabled", boolean),
+                "endpoint": KeySpec("endpoint", http_url),
+                "service_name": KeySpec("service_name", short_text()),
+                "headers": KeySpec(
+                    "headers",
+                    string_table(HEADER_NAME, "must be an HTTP header name", env_name),
+                ),
+                "export_interval": KeySpec("export_interval_s", duration("1s", "10m")),
+            },
+        ),
         "model_api": TableSpec(
             global_only=True,
             keys={

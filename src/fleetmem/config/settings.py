@@ -146,6 +146,23 @@ class ServerSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class TelemetrySettings:
+    """``[telemetry]``: OpenTelemetry traces and metrics over OTLP/HTTP, off unless enabled.
+
+    Spans and metric points carry ids, provider names, outcomes, counts and sizes only; never
+    episode text, summaries, briefings, queries or prompts (docs/telemetry.md).
+    """
+
+    enabled: bool = False
+    #: The collector's OTLP/HTTP base URL; ``/v1/traces`` and ``/v1/metrics`` are appended.
+    endpoint: str = "http://127.0.0.1:4318"
+    service_name: str = "fleetmem"
+    #: Header name -> the environment variable holding its value (a token is never written).
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    export_interval_s: float = 15.0
+
+
+@dataclass(frozen=True, slots=True)
 class ModelApiSettings:
     """``[model_api]``: an OpenAI-compatible endpoint and the models used on it."""
 
@@ -208,6 +225,7 @@ class Settings:
     mcp: Mapping[str, McpSettings] = field(default_factory=_empty)
     runs: RunsSettings = field(default_factory=RunsSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
     sources: tuple[str, ...] = ()
     # The winning entry per dotted key; needed to apply a project file on top later.
     _entries: Mapping[str, Entry] = field(default_factory=_empty, repr=False, compare=False)

@@ -35,6 +35,7 @@ from fleetmem.errors import InvalidInput
 from fleetmem.service.memory import DEFAULT_RECALL_LIMIT, EpisodeHit, MemoryService
 from fleetmem.service.runs import Caller, RunsService
 from fleetmem.store.base import EpisodeRow, RunRow
+from fleetmem.telemetry import span
 
 log = logging.getLogger("fleetmem.briefings")
 
@@ -194,6 +195,9 @@ class BriefingService:
             raise InvalidInput("delivery", delivery, "must be prompt, tool or resource")
         label = agent if agent in self._settings().agents else "other"
         outcome = "skipped" if briefing is None else "empty" if briefing.empty else "ok"
+        size = None if briefing is None else briefing.size_bytes
+        with span("fleetmem.briefing", agent=label, delivery=delivery, outcome=outcome, bytes=size):
+            pass  # a point in the trace: the briefing itself is never exported
         metrics.BRIEFINGS.labels(agent=label, delivery=delivery, outcome=outcome).inc()
         if briefing is not None:
             metrics.BRIEFING_BYTES.labels(agent=label).set(briefing.size_bytes)

@@ -23,6 +23,7 @@ from fleetmem.providers.base import MAX_ITEM_ID, MAX_ITEM_TEXT, EpisodeProvider
 from fleetmem.service.episode_results import EpisodeHit, RecallResult
 from fleetmem.service.memory_inputs import check_limit, check_paths, check_query, short_error
 from fleetmem.store.base import Store
+from fleetmem.telemetry import traced
 
 log = logging.getLogger("fleetmem.memory")
 
@@ -59,6 +60,7 @@ class EpisodeRecallMixin:
             future.cancel()
             raise TimeoutError(f"provider call exceeded {timeout:g}s") from exc
 
+    @traced("fleetmem.recall", lambda r: _recall_attrs(r))
     def recall(
         self,
         query: str,
@@ -212,3 +214,13 @@ class EpisodeRecallMixin:
                 )
             )
         return kept, dict(dropped)
+
+
+def _recall_attrs(result: RecallResult) -> dict[str, object]:
+    # Counts and codes only: the query and the items' text never reach a span.
+    return {
+        "provider": result.provider,
+        "items": len(result.items),
+        "degraded": result.degraded or "none",
+        "dropped": sum(result.dropped.values()),
+    }

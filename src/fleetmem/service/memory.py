@@ -64,6 +64,7 @@ from fleetmem.service.runrecords import parse_run_record
 from fleetmem.service.summaries import Summarizer
 from fleetmem.store.base import Compaction, EpisodeFilter, EpisodeRow, Job, RunRow, Store
 from fleetmem.store.sqlite.fts_upkeep import PASS_BUDGET_S, outside_share
+from fleetmem.telemetry import span, traced
 
 #: The result types live in episode_results and the recall half in episode_recall; callers
 #: keep importing them from here.
@@ -152,6 +153,10 @@ class MemoryService(EpisodeRecallMixin):
         return self._clock()
 
     # ---- ingest -----------------------------------------------------------------------
+    @traced(
+        "fleetmem.ingest_run",
+        lambda r: {"run_id": r.run_id, "episode_id": r.episode_id, "outcome": r.status},
+    )
     def ingest_run(
         self, raw: bytes | str | Mapping[str, Any], *, process_now: bool = True
     ) -> IngestResult:
@@ -302,6 +307,12 @@ class MemoryService(EpisodeRecallMixin):
         )
 
     def _record(self, job: Job) -> str:
+        with span("fleetmem.episode.record", episode_id=job.episode_id, provider=job.provider) as s:
+            outcome = self._record_job(job)
+            s.set(outcome=outcome)
+            return outcome
+
+    def _record_job(self, job: Job) -> str:
         row = self.store.get_episode(job.episode_id)
         if row is None or row.forgotten_at is not None or row.episode is None:
             self.store.finish_job(job.id)
@@ -436,6 +447,7 @@ class MemoryService(EpisodeRecallMixin):
         raise NotAttributed("recall needs a repository or an agent to scope it")
 
     # ---- forgetting -------------------------------------------------------------------
+    @traced("fleetmem.forget", lambda r: {"episode_id": r.episode_id})
     def forget(self, episode_id: str) -> ForgetResult:
         """Tombstone first (recall drops it at once), then ask the provider to forget."""
         row = self.get_episode(episode_id)

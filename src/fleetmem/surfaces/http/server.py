@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import signal
 from types import FrameType
 
 import uvicorn
 
+from fleetmem import telemetry
 from fleetmem.errors import InvalidInput
 from fleetmem.service.api_tokens import ApiTokens
 from fleetmem.service.bootstrap import App
@@ -57,6 +59,7 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
     # Open the provider's session now, so no recall at spawn waits for it to start.
     app.providers.start()
     jobs.start()
+    exporting = telemetry.start(app.settings.telemetry, os.environ)
     api = create_app(app, tokens)
     config = uvicorn.Config(api, host=host, port=port, log_level="warning", access_log=False)
     server = uvicorn.Server(config)
@@ -70,3 +73,5 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
         server.run()
     finally:
         jobs.stop()
+        if exporting is not None:
+            exporting.shutdown()

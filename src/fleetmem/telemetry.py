@@ -1,0 +1,203 @@
+"""Optional OpenTelemetry traces and metrics over OTLP/HTTP (seed 000 REQ-18), with consent.
+
+Nothing is exported unless ``[telemetry] enabled = true``: until :func:`start` installs a
+tracer, every span below is OpenTelemetry's no-op. Once started (by the daemon), spans go to
+the configured collector and every fleetmem metric of ``/metrics`` is exported beside them.
+
+What may leave is decided here, not at each call site. A span's attributes pass
+:func:`safe_attributes`: only the keys of :data:`ALLOWED_ATTRIBUTES`, only numbers, booleans and
+short identifier-like strings (ids, provider and agent names, outcome codes). Free text of any
+kind (episode text, summaries, briefings, queries, prompts, error messages) has no key to go
+under, and a string that does not look like an identifier is withheld even under an allowed
+key. A failed operation's span records the exception's class name only, never its message.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, ParamSpec, TypeVar
+
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode
+
+from fleetmem.config.settings import TelemetrySettings
+
+log = logging.getLogger(__name__)
+
+ALLOWED_ATTRIBUTES: frozenset[str] = frozenset(
+    {
+        "fleetmem.run_id",
+        "fleetmem.episode_id",
+        "fleetmem.agent",
+        "fleetmem.provider",
+        "fleetmem.outcome",
+        "fleetmem.delivery",
+        "fleetmem.items",
+        "fleetmem.dropped",
+        "fleetmem.bytes",
+        "fleetmem.degraded",
+        "fleetmem.scopes",
+        "fleetmem.error_class",
+    }
+)
+#: What an exported string may look like: an id, a name or a code, never prose.
+_IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}")
+WITHHELD = "withheld"
+
+_tracer: trace.Tracer = trace.NoOpTracer()
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def safe_attributes(attrs: Mapping[str, object]) -> dict[str, str | int | float | bool]:
+    """The attributes that may leave the machine (see the module docstring)."""
+    out: dict[str, str | int | float | bool] = {}
+    for key, value in attrs.items():
+        if key not in ALLOWED_ATTRIBUTES or value is None:
+            continue
+        if isinstance(value, bool | int | float):
+            out[key] = value
+        elif isinstance(value, str):
+            out[key] = value if _IDENTIFIER.fullmatch(value) else WITHHELD
+    return out
+
+
+class SpanHandle:
+    """Adds attributes to the span in progress, through the same filter."""
+
+    def __init__(self, span: trace.Span) -> None:
+        self._span = span
+
+    def set(self, **attrs: object) -> None:
+        named = {f"fleetmem.{k}": v for k, v in attrs.items()}
+        self._span.set_attributes(safe_attributes(named))
+
+
+@contextmanager
+def span(name: str, **attrs: object) -> Iterator[SpanHandle]:
+    """A span named ``name`` with ``attrs`` (``run_id=...`` becomes ``fleetmem.run_id``)."""
+    named = {f"fleetmem.{k}": v for k, v in attrs.items()}
+    # record_exception would copy the exception's message, which may quote stored text.
+    with _tracer.start_as_current_span(
+        name,
+        attributes=safe_attributes(named),
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as current:
+        handle = SpanHandle(current)
+        try:
+            yield handle
+        except BaseException as exc:
+            handle.set(error_class=type(exc).__name__)
+            current.set_status(Status(StatusCode.ERROR))
+            raise
+
+
+def traced(
+    name: str, describe: Callable[[Any], Mapping[str, object]] | None = None
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Wrap a function in :func:`span`; ``describe(result)`` names the attributes to add."""
+
+    def wrap(func: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(func)
+        def inner(*args: P.args, **kwargs: P.kwargs) -> R:
+            with span(name) as handle:
+                result = func(*args, **kwargs)
+                if describe is not None:
+                    try:
+                        handle.set(**describe(result))
+                    except Exception as exc:  # describing must never fail the operation
+                        log.debug("telemetry.describe_failed span=%s error=%s", name, exc)
+                return result
+
+        return inner
+
+    return wrap
+
+
+class Telemetry:
+    """The running exporters; :meth:`shutdown` flushes them and restores the no-op tracer."""
+
+    def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
+        self._tracer_provider = tracer_provider
+        self._meter_provider = meter_provider
+
+    def shutdown(self) -> None:
+        global _tracer
+        _tracer = trace.NoOpTracer()
+        for provider in (self._tracer_provider, self._meter_provider):
+            try:
+                provider.shutdown()
+            except Exception as exc:  # a collector gone away must not fail the daemon's exit
+                log.warning("telemetry.shutdown_failed error=%s", type(exc).__name__)
+
+
+def start(settings: TelemetrySettings, environ: Mapping[str, str]) -> Telemetry | None:
+    """Start exporting if ``settings.enabled``; ``None`` (nothing leaves) otherwise."""
+    global _tracer
+    if not settings.enabled:
+        return None
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    base = settings.endpoint.rstrip("/")
+    headers = {name: environ.get(var, "") for name, var in settings.headers.items()}
+    resource = Resource.create({"service.name": settings.service_name})
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(
+        BatchSpanProcessor(
+            OTLPSpanExporter(endpoint=f"{base}/v1/traces", headers=headers, timeout=5)
+        )
+    )
+    reader = PeriodicExportingMetricReader(
+        OTLPMetricExporter(endpoint=f"{base}/v1/metrics", headers=headers, timeout=5),
+        export_interval_millis=settings.export_interval_s * 1000,
+    )
+    meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+    _bridge_metrics(meter_provider)
+    _tracer = tracer_provider.get_tracer("fleetmem")
+    log.info("telemetry.started endpoint=%s", base)
+    return Telemetry(tracer_provider, meter_provider)
+
+
+def _bridge_metrics(meter_provider: Any) -> None:
+    """Export every counter and gauge of fleetmem's Prometheus registry as observed
+    instruments: one set of numbers, whichever way it is read. Their labels are the bounded
+    sets ``/metrics`` already exposes (names of agents and providers, outcome codes)."""
+    from opentelemetry.metrics import CallbackOptions, Observation
+
+    from fleetmem import metrics
+
+    meter = meter_provider.get_meter("fleetmem")
+
+    def observe(sample_name: str) -> Callable[[CallbackOptions], list[Observation]]:
+        def callback(_options: CallbackOptions) -> list[Observation]:
+            found = []
+            for family in metrics.REGISTRY.collect():
+                for sample in family.samples:
+                    if sample.name == sample_name:
+                        found.append(Observation(sample.value, dict(sample.labels)))
+            return found
+
+        return callback
+
+    for family in metrics.REGISTRY.collect():
+        if family.type == "counter":
+            name = f"{family.name}_total"
+            meter.create_observable_counter(
+                name, callbacks=[observe(name)], description=family.documentation
+            )
+        elif family.type == "gauge":
+            meter.create_observable_gauge(
+                family.name, callbacks=[observe(family.name)], description=family.documentation
+            )
