@@ -5,6 +5,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from fleetmem.store.sqlite.archive import ArchiveMixin
 from fleetmem.store.sqlite.builtin_index import BuiltinIndexMixin
 from fleetmem.store.sqlite.call_log import CallLogMixin
 from fleetmem.store.sqlite.db import Database
@@ -25,6 +26,7 @@ class SqliteStore(
     FactsMixin,
     RunBriefingsMixin,
     DegradedRecallsMixin,
+    ArchiveMixin,
 ):
     """All persistence in one SQLite file (WAL), safe to share between processes."""
 

@@ -41,6 +41,9 @@ _WHY_LOCAL: dict[str, str] = {
     "runs touch": "the API has no route to record edited files",
     "runs import": "it reads session logs on this machine",
     "hook": "agent hooks always act on this machine",
+    "export": "it reads the local store; run it on the daemon's machine",
+    "import": "it writes the local store; run it on the daemon's machine",
+    "backup": "it copies the local store file; run it on the daemon's machine",
 }
 
 
