@@ -52,6 +52,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "fleetmem.surfaces.cli.agents_cmds",
     "fleetmem.surfaces.cli.token_cmds",
     "fleetmem.surfaces.cli.portability_cmds",
+    "fleetmem.surfaces.cli.tui_cmds",
 )
 
 

@@ -198,8 +198,16 @@ def _briefing(client: RemoteClient, args: argparse.Namespace) -> int:
     return print_briefing(args, data)
 
 
+def _tui(client: RemoteClient, args: argparse.Namespace) -> int:
+    from fleetmem.surfaces.cli.tui_cmds import run_tui
+    from fleetmem.surfaces.tui.source import RemoteSource
+
+    return run_tui(RemoteSource(client))
+
+
 #: Every command that works through a daemon, by its name as typed.
 OPERATIONS: dict[str, Operation] = {
+    "tui": _tui,
     "status": _status,
     "episodes": _episodes,
     "forget": _forget,

@@ -283,7 +283,9 @@ class CallerOut(Strict):
 class BriefingSection(Strict):
     name: str
     shown: int
-    omitted: int
+    omitted: int = Field(description="items that matched but did not fit (dropped)")
+    chars: int = Field(description="characters of the items shown")
+    budget_chars: int = Field(description="the section's share of max_chars")
 
 
 class BriefingPreview(Strict):
