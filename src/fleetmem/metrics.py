@@ -15,6 +15,12 @@ EPISODES_RECORDED = Counter(
     ["provider", "outcome"],
     registry=REGISTRY,
 )
+UTILITY_CALLS = Counter(
+    "fleetmem_utility_calls_total",
+    "Utility-model calls asked for, by use and outcome (called, rate_limited, daily_ceiling).",
+    ["use", "outcome"],
+    registry=REGISTRY,
+)
 EPISODE_SUMMARIES = Counter(
     "fleetmem_episode_summaries_total",
     "Episode summaries requested, by outcome (ok, fallback).",

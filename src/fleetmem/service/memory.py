@@ -279,13 +279,48 @@ class MemoryService(EpisodeRecallMixin):
         self._update_pending_gauges()
         return dict(done)
 
+    def _utility_allows(self, use: str) -> bool:
+        """Take one slot of the shared utility limits; False (counted) when none is left."""
+        api = self.settings.model_api
+        now = self._clock()
+        outcome = self.store.utility_claim(
+            use,
+            now=now,
+            per_minute=api.utility_rate_per_minute,
+            day_start=now - now % 86400.0,
+            daily=api.utility_daily_ceiling,
+        )
+        metrics.UTILITY_CALLS.labels(use=use, outcome=outcome).inc()
+        if outcome != "called":
+            log.info("utility.refused use=%s reason=%s", use, outcome)
+        return outcome == "called"
+
+    def utility_status(self) -> dict[str, Any]:
+        """Today's utility calls (UTC day) against the configured limits."""
+        api = self.settings.model_api
+        now = self._clock()
+        counts = self.store.utility_counts(now - now % 86400.0)
+        return {
+            "calls_today": counts.get("called", 0),
+            "refused_today": {
+                "rate_limited": counts.get("rate_limited", 0),
+                "daily_ceiling": counts.get("daily_ceiling", 0),
+            },
+            "rate_per_minute": api.utility_rate_per_minute,
+            "daily_ceiling": api.utility_daily_ceiling,
+        }
+
     def _summarize(self, row: EpisodeRow) -> None:
         """Attach a summary once, before the first send; never blocks past its deadline."""
         if row.summary_outcome is not None or row.episode is None:
             return
         episode = Episode.from_dict(row.episode)
         outcome = "fallback"
-        if self._summarizer is not None and self.settings.memory.episodes.summary:
+        if (
+            self._summarizer is not None
+            and self.settings.memory.episodes.summary
+            and self._utility_allows("episode_summary")
+        ):
             result = self._summarizer.summarize(row.text or render_text(episode))
             if result.summary:
                 episode = episode.with_summary(result.summary)
@@ -528,6 +563,7 @@ class MemoryService(EpisodeRecallMixin):
                 and self._summarizer.configured
                 and settings.memory.episodes.summary
             ),
+            "utility": self.utility_status(),
             "episodes": self.store.episode_counts(),
             "runs": self.store.run_status_counts(),
             "pending": {

@@ -14,6 +14,7 @@ from fleetmem.store.sqlite.files import FilesMixin
 from fleetmem.store.sqlite.records import RecordsMixin
 from fleetmem.store.sqlite.run_briefings import RunBriefingsMixin
 from fleetmem.store.sqlite.runs_live import LiveRunsMixin
+from fleetmem.store.sqlite.utility_calls import UtilityCallsMixin
 
 
 class SqliteStore(
@@ -25,6 +26,7 @@ class SqliteStore(
     FactsMixin,
     RunBriefingsMixin,
     DegradedRecallsMixin,
+    UtilityCallsMixin,
 ):
     """All persistence in one SQLite file (WAL), safe to share between processes."""
 
