@@ -80,6 +80,10 @@ __all__ = [
 
 log = logging.getLogger("fleetmem.memory")
 
+#: Branches whose runs never inherit a pull request from earlier runs (see
+#: ``_linked_pull_request``): the usual names of a repository's default branch.
+DEFAULT_BRANCHES = frozenset({"main", "master", "trunk", "develop", "default"})
+
 #: Failed records and forgets are retried for this long, then marked failed.
 RETRY_WINDOW_S = 24 * 3600.0
 #: How long status waits for a provider session that has not been checked yet in this process.
@@ -193,6 +197,7 @@ class MemoryService(EpisodeRecallMixin):
                 repos,
                 excerpt_chars=settings.memory.episodes.excerpt_chars,
                 untrusted_inline=agent.untrusted_inline,
+                linked_pull_request=self._linked_pull_request(record, home),
             )
         run_row = RunRow(
             run_id=record.run_id,
@@ -278,6 +283,16 @@ class MemoryService(EpisodeRecallMixin):
             done[f"{job.kind}:{outcome}"] += 1
         self._update_pending_gauges()
         return dict(done)
+
+    def _linked_pull_request(self, record: RunRecord, home: SessionRepo | None) -> str | None:
+        """The pull request an earlier run linked to this run's branch (000 REQ-5), when the
+        record names none. Not on a default branch, where every run would inherit whichever
+        pull request someone last opened from it."""
+        if record.pull_request or home is None or not home.branch:
+            return None
+        if home.branch in DEFAULT_BRANCHES:
+            return None
+        return self.store.linked_pull_request(home.key, home.branch, record.started_at.timestamp())
 
     def _utility_allows(self, use: str) -> bool:
         """Take one slot of the shared utility limits; False (counted) when none is left."""
