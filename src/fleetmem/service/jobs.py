@@ -67,6 +67,7 @@ class BackgroundJobs:
             pruned = self._memory.apply_retention()
             if pruned:
                 log.info("jobs.retention forgotten=%d", pruned)
+        self._probe_provider()
         fixed = self._memory.backfill_vectors()
         if fixed:
             log.info("jobs.backfill vectors=%d", fixed)
@@ -84,6 +85,14 @@ class BackgroundJobs:
             return
         if purged:
             log.info("jobs.facts_purged count=%d", purged)
+
+    def _probe_provider(self) -> None:
+        # Every tick (15 s): a provider that died while nothing called it is noticed and
+        # its outage recorded, so the doctor's five-minute rule counts from the real start.
+        try:
+            self._memory.probe_provider()
+        except Exception as exc:
+            log.warning("jobs.provider_probe_failed error=%s", type(exc).__name__)
 
     def _compact_index(self) -> None:
         # Guarded like the purge: a failed merge leaves the index as correct as before (each

@@ -36,6 +36,7 @@ from fleetmem.errors import (
     InvalidInput,
     InvalidRunRecord,
     NotAttributed,
+    StoreError,
     UnknownEpisode,
 )
 from fleetmem.providers.base import (
@@ -88,6 +89,9 @@ DEFAULT_BRANCHES = frozenset({"main", "master", "trunk", "develop", "default"})
 RETRY_WINDOW_S = 24 * 3600.0
 #: How long status waits for a provider session that has not been checked yet in this process.
 PROVIDER_PROBE_S = 5.0
+#: Provider states that count as unreachable for the recorded outage (``incompatible`` is
+#: reachable but wrong: the doctor fails it at once, with no clock).
+DOWN_STATES = frozenset({"unavailable", "breaker_open"})
 
 
 def backoff(attempts: int) -> float:
@@ -552,6 +556,46 @@ class MemoryService(EpisodeRecallMixin):
         return fixed
 
     # ---- status -----------------------------------------------------------------------
+    def probe_provider(self) -> dict[str, Any]:
+        """Check the provider's contract now and record what was seen (the daemon does this
+        on every background tick, so an idle provider that died is noticed within seconds).
+        Never raises: a probe that fails is itself the news."""
+        recheck = getattr(self.provider, "recheck", None)
+        if recheck is not None:
+            try:
+                recheck(PROVIDER_PROBE_S)
+            except Exception as exc:
+                log.warning("provider.probe_failed error=%s", type(exc).__name__)
+        return self._provider_state()
+
+    def _provider_state(self) -> dict[str, Any]:
+        """This process's view of the provider, with ``down_since`` taken from the recorded
+        outage when that began earlier: how long a provider has been unreachable must not
+        depend on when the process that asks was started."""
+        describe = getattr(self.provider, "describe", None)
+        provider: dict[str, Any] = (
+            describe(probe_s=PROVIDER_PROBE_S)
+            if describe is not None
+            else {"name": self.provider.name, "state": "ok", "contract": None}
+        )
+        state = str(provider.get("state"))
+        down = state in DOWN_STATES
+        try:
+            record = self.store.note_provider_health(
+                str(provider.get("name")),
+                state=state,
+                down=down,
+                at=self._clock(),
+                reason=provider.get("reason"),
+            )
+        except StoreError as exc:
+            log.warning("provider.health_not_recorded error=%s", exc)
+            return provider
+        if down and record.down_since is not None:
+            own = provider.get("down_since")
+            provider["down_since"] = min(record.down_since, own or record.down_since)
+        return provider
+
     def status(self) -> dict[str, Any]:
         """A JSON-ready description of the memory subsystem (documented in docs/cli.md)."""
         jobs = self.store.job_counts()
@@ -564,12 +608,7 @@ class MemoryService(EpisodeRecallMixin):
         oldest_record = self.store.oldest_pending("record")
         oldest_forget = self.store.oldest_pending("forget")
         settings = self.settings
-        describe = getattr(self.provider, "describe", None)
-        provider = (
-            describe(probe_s=PROVIDER_PROBE_S)
-            if describe is not None
-            else {"name": self.provider.name, "state": "ok", "contract": None}
-        )
+        provider = self._provider_state()
         return {
             "provider": provider,
             "embedding_model": embedder.model_id if embedder else None,

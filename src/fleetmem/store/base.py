@@ -110,6 +110,17 @@ class Job:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderHealth:
+    """The provider's state as last probed, and since when it has been unreachable."""
+
+    provider: str
+    state: str
+    down_since: float | None
+    checked_at: float
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class EpisodeFilter:
     agent: str | None = None
     repo: str | None = None
@@ -213,6 +224,9 @@ class Store(Protocol):
         self, use: str, *, now: float, per_minute: int, day_start: float, daily: int
     ) -> str: ...
     def utility_counts(self, since: float) -> dict[str, int]: ...
+    def note_provider_health(
+        self, provider: str, *, state: str, down: bool, at: float, reason: str | None
+    ) -> ProviderHealth: ...
 
     # built-in provider index
     def builtin_put(

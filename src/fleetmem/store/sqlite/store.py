@@ -11,6 +11,7 @@ from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.degraded_recalls import DegradedRecallsMixin
 from fleetmem.store.sqlite.facts import FactsMixin
 from fleetmem.store.sqlite.files import FilesMixin
+from fleetmem.store.sqlite.provider_health import ProviderHealthMixin
 from fleetmem.store.sqlite.records import RecordsMixin
 from fleetmem.store.sqlite.run_briefings import RunBriefingsMixin
 from fleetmem.store.sqlite.runs_live import LiveRunsMixin
@@ -27,6 +28,7 @@ class SqliteStore(
     RunBriefingsMixin,
     DegradedRecallsMixin,
     UtilityCallsMixin,
+    ProviderHealthMixin,
 ):
     """All persistence in one SQLite file (WAL), safe to share between processes."""
 
