@@ -71,6 +71,13 @@ RUNS_SKIPPED = Counter(
     registry=REGISTRY,
 )
 
+BRIEFING_SKIPS = Counter(
+    "fleetmem_briefing_skips_total",
+    "Briefings that could not be given to a run, by agent and reason"
+    " (briefing_failed, argument_too_large, exposure_failed).",
+    ["agent", "reason"],
+    registry=REGISTRY,
+)
 BRIEFINGS = Counter(
     "fleetmem_briefings_total",
     "Briefings served to runs, by delivery (prompt, tool, resource) and outcome (ok, empty,"

@@ -121,6 +121,19 @@ class ProviderHealth:
 
 
 @dataclass(frozen=True, slots=True)
+class DeliveryRow:
+    """One briefing delivered or skipped, by the process ``origin`` (a random tag)."""
+
+    at: float
+    origin: str
+    agent: str
+    delivery: str
+    outcome: str
+    reason: str | None
+    bytes: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class EpisodeFilter:
     agent: str | None = None
     repo: str | None = None
@@ -224,6 +237,11 @@ class Store(Protocol):
         self, use: str, *, now: float, per_minute: int, day_start: float, daily: int
     ) -> str: ...
     def utility_counts(self, since: float) -> dict[str, int]: ...
+    def note_briefing_delivery(self, row: DeliveryRow) -> None: ...
+    def briefing_deliveries_after(
+        self, last_id: int, *, exclude_origin: str, limit: int = 10_000
+    ) -> tuple[int, list[DeliveryRow]]: ...
+    def briefing_deliveries_top(self) -> int: ...
     def note_provider_health(
         self, provider: str, *, state: str, down: bool, at: float, reason: str | None
     ) -> ProviderHealth: ...

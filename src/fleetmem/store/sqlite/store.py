@@ -5,6 +5,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from fleetmem.store.sqlite.briefing_deliveries import BriefingDeliveriesMixin
 from fleetmem.store.sqlite.builtin_index import BuiltinIndexMixin
 from fleetmem.store.sqlite.call_log import CallLogMixin
 from fleetmem.store.sqlite.db import Database
@@ -29,6 +30,7 @@ class SqliteStore(
     DegradedRecallsMixin,
     UtilityCallsMixin,
     ProviderHealthMixin,
+    BriefingDeliveriesMixin,
 ):
     """All persistence in one SQLite file (WAL), safe to share between processes."""
 
