@@ -36,10 +36,23 @@ class FailedWork(Strict):
     forget: int
 
 
+class UtilityRefusals(Strict):
+    rate_limited: int
+    daily_ceiling: int
+
+
+class UtilityUse(Strict):
+    calls_today: int = Field(description="utility calls let through since 00:00 UTC")
+    refused_today: UtilityRefusals
+    rate_per_minute: int = Field(description="[model_api] utility_rate_per_minute")
+    daily_ceiling: int = Field(description="[model_api] utility_daily_ceiling")
+
+
 class StatusOut(Strict):
     provider: ProviderState
     embedding_model: str | None
     summaries: bool
+    utility: UtilityUse
     episodes: dict[str, int] = Field(description="total, live, forgotten, with_summary")
     runs: dict[str, int] = Field(description="runs by episode status")
     pending: PendingWork
