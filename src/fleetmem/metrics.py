@@ -15,6 +15,12 @@ EPISODES_RECORDED = Counter(
     ["provider", "outcome"],
     registry=REGISTRY,
 )
+UTILITY_CALLS = Counter(
+    "fleetmem_utility_calls_total",
+    "Utility-model calls asked for, by use and outcome (called, rate_limited, daily_ceiling).",
+    ["use", "outcome"],
+    registry=REGISTRY,
+)
 EPISODE_SUMMARIES = Counter(
     "fleetmem_episode_summaries_total",
     "Episode summaries requested, by outcome (ok, fallback).",
@@ -65,6 +71,13 @@ RUNS_SKIPPED = Counter(
     registry=REGISTRY,
 )
 
+BRIEFING_SKIPS = Counter(
+    "fleetmem_briefing_skips_total",
+    "Briefings that could not be given to a run, by agent and reason"
+    " (briefing_failed, argument_too_large, exposure_failed).",
+    ["agent", "reason"],
+    registry=REGISTRY,
+)
 BRIEFINGS = Counter(
     "fleetmem_briefings_total",
     "Briefings served to runs, by delivery (prompt, tool, resource) and outcome (ok, empty,"

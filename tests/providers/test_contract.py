@@ -112,3 +112,19 @@ def test_provider_schema_prints_the_shipped_schemas(home: Path) -> None:
     assert one["required"] == ["id"]
     bad = run_cli(home, "provider", "schema", "memory_delete", check=False)
     assert bad.returncode == 2 and "memory_delete" in bad.stderr
+
+
+def test_a_tool_error_carries_the_providers_redacted_message() -> None:
+    import secrets
+
+    from fleetmem.providers.contract import ContractViolation, payload_of
+
+    password = "Pw" + secrets.token_urlsafe(12)
+    texts = [f"store refused the write:\n  postgres://app:{password}@db.internal/mem", " "]
+    with pytest.raises(ContractViolation) as caught:
+        payload_of("memory_record_episode", is_error=True, structured=None, texts=texts)
+    message = str(caught.value)
+    assert "store refused the write: postgres://app:[REDACTED]@db.internal/mem" in message
+    assert password not in message and "\n" not in message
+    with pytest.raises(ContractViolation, match="no message"):
+        payload_of("memory_recall", is_error=True, structured=None, texts=[])

@@ -35,7 +35,7 @@ REQ21 = {
 #: Every label name any fleetmem series may carry: each has a small, fixed set of values.
 BOUNDED_LABELS = {
     "provider", "outcome", "op", "reason", "kind", "agent", "delivery", "action", "mode",
-    "surface", "served_as", "stance", "source", "how", "le", "segment", "actor",
+    "surface", "served_as", "stance", "source", "how", "le", "segment", "actor", "use",
 }  # fmt: skip
 
 QUERY = "quokka zanzibar ledger"

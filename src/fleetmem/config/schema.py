@@ -171,6 +171,8 @@ SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
                 "api_key_env": KeySpec("api_key_env", env_name),
                 "utility_model": KeySpec("utility_model", short_text()),
                 "embedding_model": KeySpec("embedding_model", short_text(allow_empty=True)),
+                "utility_rate_per_minute": KeySpec("utility_rate_per_minute", integer(1, 10_000)),
+                "utility_daily_ceiling": KeySpec("utility_daily_ceiling", integer(1, 1_000_000)),
             },
         ),
     }

@@ -170,6 +170,10 @@ class ModelApiSettings:
     api_key_env: str | None = None
     utility_model: str | None = None
     embedding_model: str = LOCAL_EMBEDDING_MODEL
+    #: Utility calls (summaries) let through per minute and per UTC day, shared by every
+    #: process of the home; the rest fall back to no summary.
+    utility_rate_per_minute: int = 30
+    utility_daily_ceiling: int = 1000
 
 
 @dataclass(frozen=True, slots=True)

@@ -157,11 +157,13 @@ def assemble(
     *,
     excerpt_chars: int,
     untrusted_inline: bool,
+    linked_pull_request: str | None = None,
 ) -> Episode:
     """Build the episode of an eligible run (see :func:`skip_reason`).
 
     ``repos`` maps session id to the repository that session ran in; sessions missing from
-    it ran outside any repository.
+    it ran outside any repository. ``linked_pull_request`` is the pull request an earlier run
+    on the same branch recorded; it stands in when this run's record names none.
     """
     primary = primary_session(record)
     if primary is None or primary.id not in repos:
@@ -203,7 +205,7 @@ def assemble(
         cost_usd=record.cost_usd,
         cost_source=record.cost_source,
         files_touched=tuple(sorted(files)[:MAX_FILES]),
-        pull_request=_opt_label(record.pull_request, 2048),
+        pull_request=_opt_label(record.pull_request or linked_pull_request, 2048),
         verify_failures=tuple(top_failures),
         result_excerpt=redact(record.result_text)[:excerpt_chars] if excerpt_chars else "",
         summary=None,

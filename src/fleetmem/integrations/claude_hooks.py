@@ -220,7 +220,7 @@ class ClaudeHooks:
             log.warning(
                 "briefing.skipped agent=%s run=%s reason=briefing_failed", state.agent, state.run_id
             )
-            app.briefings.count_delivery(state.agent, "prompt", None)
+            app.briefings.count_delivery(state.agent, "prompt", None, reason="briefing_failed")
             return None
         served = app.agent_memory.briefing(caller, delivery="prompt")
         if served.text:

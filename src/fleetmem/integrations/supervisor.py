@@ -220,7 +220,7 @@ class Supervisor:
 
         def skip(reason: str) -> str:
             log.warning("briefing.skipped agent=%s run=%s reason=%s", agent, run_id, reason)
-            app.briefings.count_delivery(agent, "prompt", None)
+            app.briefings.count_delivery(agent, "prompt", None, reason=reason)
             return prompt
 
         try:

@@ -26,6 +26,8 @@ from typing import Any, Final
 import jsonschema
 from jsonschema.validators import validator_for
 
+from fleetmem.core.redact import redact
+
 CONTRACT_VERSION: Final = 1
 SUPPORTED_CONTRACTS: Final = frozenset({1})
 TOOLS: Final = ("memory_contract", "memory_record_episode", "memory_recall", "memory_forget")
@@ -120,7 +122,8 @@ def payload_of(
     non-finite score into null, and such a score must be seen to be dropped.
     """
     if is_error:
-        raise ContractViolation(tool, "the tool answered with an error")
+        message = error_text(texts) or "no message"
+        raise ContractViolation(tool, f"the tool answered with an error: {message}")
     for text in texts:
         try:
             data = json.loads(text)
@@ -134,9 +137,10 @@ def payload_of(
 
 
 def error_text(texts: Sequence[str], limit: int = 200) -> str:
-    """A tool error's own message, bounded; for the conformance report only, never for logs."""
+    """A tool error's own message: redacted, on one line, bounded. The provider wrote it, so
+    it is treated like any text from outside before a log line or a report carries it."""
     joined = " ".join(t.strip() for t in texts if t.strip())
-    return joined[:limit]
+    return " ".join(redact(joined).split())[:limit]
 
 
 # ---- canonical requests ---------------------------------------------------------------------

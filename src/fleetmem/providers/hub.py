@@ -285,6 +285,9 @@ class ConfiguredProvider:
     def describe(self, probe_s: float = 0.0) -> dict[str, Any]:
         return self._current().describe(probe_s)
 
+    def recheck(self, timeout: float) -> None:
+        self._current().recheck(timeout)
+
     # The built-in index's own maintenance (vector backfill) while it is the provider.
     @property
     def embedder(self) -> Embedder | None:

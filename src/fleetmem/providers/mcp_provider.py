@@ -132,6 +132,11 @@ class McpEpisodeProvider:
             "breaker": breaker,
         }
 
+    def recheck(self, timeout: float) -> None:
+        """Check the contract now, on the open session: an idle provider that died is seen
+        as down here rather than on the next call that needs it."""
+        self.session.recheck(timeout)
+
     def close(self) -> None:
         self.session.close()
 

@@ -25,6 +25,7 @@ from fleetmem.service.fact_items import FactItems
 from fleetmem.service.facts import FactService
 from fleetmem.service.files import ContextFileService
 from fleetmem.service.memory import MemoryService
+from fleetmem.service.portability import IngestRuns, PortabilityService
 from fleetmem.service.runs import RunsService
 from fleetmem.service.summaries import Summarizer, make_summarizer
 from fleetmem.store.sqlite.store import SqliteStore
@@ -46,6 +47,7 @@ class App:
     files: ContextFileService
     facts: FactService
     agent_memory: AgentMemory
+    portability: PortabilityService
 
     @property
     def settings(self) -> Settings:
@@ -121,6 +123,13 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         store=store,
         settings=lambda: config.current,
     )
+    portability = PortabilityService(
+        store,
+        IngestRuns(
+            ingest=memory.ingest_run, known=lambda run_id: store.get_run(run_id) is not None
+        ),
+        after_import=lambda: _embed_imported(facts, memory),
+    )
     logging.getLogger("fleetmem").debug("bootstrap home=%s", home)
     return App(
         home=home,
@@ -135,4 +144,17 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         files=files,
         facts=facts,
         agent_memory=agent_memory,
+        portability=portability,
     )
+
+
+def _embed_imported(facts: FactService, memory: MemoryService) -> None:
+    # Imported facts and episodes arrive without vectors; embed them now rather than leave
+    # them to be found by words only until the next background pass. Bounded, since each
+    # pass takes a batch and stops early when the embedder is down.
+    for _ in range(1000):
+        if facts.backfill() == 0:
+            break
+    for _ in range(1000):
+        if memory.backfill_vectors() == 0:
+            break

@@ -34,7 +34,7 @@ from fleetmem.core.wrapper import Item
 from fleetmem.errors import InvalidInput
 from fleetmem.service.memory import DEFAULT_RECALL_LIMIT, EpisodeHit, MemoryService
 from fleetmem.service.runs import Caller, RunsService
-from fleetmem.store.base import EpisodeRow, RunRow
+from fleetmem.store.base import DeliveryRow, EpisodeRow, RunRow
 from fleetmem.telemetry import span
 
 log = logging.getLogger("fleetmem.briefings")
@@ -85,6 +85,14 @@ def _fresh_nonce() -> str:
     return secrets.token_hex(16)
 
 
+def _count(agent: str, delivery: str, outcome: str, reason: str | None, size: int | None) -> None:
+    metrics.BRIEFINGS.labels(agent=agent, delivery=delivery, outcome=outcome).inc()
+    if outcome == "skipped":
+        metrics.BRIEFING_SKIPS.labels(agent=agent, reason=reason or "briefing_failed").inc()
+    if size is not None:
+        metrics.BRIEFING_BYTES.labels(agent=agent).set(size)
+
+
 class BriefingService:
     """Computes briefings and recall documents; never fails on a provider or facts failure."""
 
@@ -104,6 +112,9 @@ class BriefingService:
         self._facts = facts
         self._clock = clock
         self._new_nonce = new_nonce
+        # Tags this process's delivery rows, so the daemon adds only other processes' rows.
+        self._origin = secrets.token_hex(8)
+        self._adopted: int | None = None
 
     def set_facts_source(self, facts: FactsSource | None) -> None:
         """Plug in (or remove) the facts section's source."""
@@ -189,18 +200,44 @@ class BriefingService:
         """An operator preview: exactly what the agent would receive now; no exposure."""
         return self.briefing(self.preview_subject(agent, repo=repo, branch=branch))
 
-    def count_delivery(self, agent: str, delivery: str, briefing: Composed | None) -> None:
-        """Count a briefing served to a run (``None``: it could not be, so it was skipped)."""
+    def count_delivery(
+        self,
+        agent: str,
+        delivery: str,
+        briefing: Composed | None,
+        *,
+        reason: str | None = None,
+    ) -> None:
+        """Count a briefing served to a run (``None``: it could not be, so it was skipped,
+        for ``reason``), here and in the store for the daemon's /metrics."""
         if delivery not in DELIVERIES:
             raise InvalidInput("delivery", delivery, "must be prompt, tool or resource")
         label = agent if agent in self._settings().agents else "other"
         outcome = "skipped" if briefing is None else "empty" if briefing.empty else "ok"
+        if briefing is None:
+            reason = reason or "briefing_failed"
         size = None if briefing is None else briefing.size_bytes
         with span("fleetmem.briefing", agent=label, delivery=delivery, outcome=outcome, bytes=size):
             pass  # a point in the trace: the briefing itself is never exported
-        metrics.BRIEFINGS.labels(agent=label, delivery=delivery, outcome=outcome).inc()
-        if briefing is not None:
-            metrics.BRIEFING_BYTES.labels(agent=label).set(briefing.size_bytes)
+        _count(label, delivery, outcome, reason, size)
+        self._memory.store.note_briefing_delivery(
+            DeliveryRow(self._clock(), self._origin, label, delivery, outcome, reason, size)
+        )
+
+    def adopt_deliveries(self) -> int:
+        """Add to this process's counters the deliveries other processes of the home made
+        since the last call (the daemon, every tick); returns how many. The first call only
+        marks where to start: counters begin when the daemon does."""
+        store = self._memory.store
+        if self._adopted is None:
+            self._adopted = store.briefing_deliveries_top()
+            return 0
+        self._adopted, rows = store.briefing_deliveries_after(
+            self._adopted, exclude_origin=self._origin
+        )
+        for row in rows:
+            _count(row.agent, row.delivery, row.outcome, row.reason, row.bytes)
+        return len(rows)
 
     # ---- recall -----------------------------------------------------------------------
     def recall(

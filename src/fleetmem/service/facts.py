@@ -49,6 +49,7 @@ from fleetmem.errors import (
     InvalidTransition,
 )
 from fleetmem.service.fact_base import local_user, log
+from fleetmem.service.fact_imports import FactImportsMixin
 from fleetmem.service.fact_reads import IN_FLIGHT_WINDOW_S, FactReadsMixin
 from fleetmem.service.fact_results import (
     EditResult,
@@ -64,7 +65,7 @@ PIN_CAP = "At most 20 facts can be pinned; unpin one first."
 MAX_IDEMPOTENCY_KEY = 200
 
 
-class FactService(RunFactsMixin, FactReadsMixin):
+class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin):
     """Facts of one workspace (``in_workspace`` gives another)."""
 
     # ---- writes by people ---------------------------------------------------------------

@@ -20,6 +20,10 @@ class FactPurger(Protocol):
     def purge_expired(self) -> int: ...
 
 
+class DeliveryCounts(Protocol):
+    def adopt_deliveries(self) -> int: ...
+
+
 class BackgroundJobs:
     """A daemon thread that ticks every ``interval_s`` and prunes every ``retention_every_s``.
 
@@ -34,9 +38,13 @@ class BackgroundJobs:
         retention_every_s: float = 3600.0,
         clock: Callable[[], float] = time.monotonic,
         facts: FactPurger | None = None,
+        briefings: DeliveryCounts | None = None,
     ) -> None:
         self._memory = memory
         self._facts = facts
+        self._briefings = briefings
+        if briefings is not None:
+            briefings.adopt_deliveries()  # start counting from now
         self._interval = interval_s
         self._retention_every = retention_every_s
         self._clock = clock
@@ -67,6 +75,8 @@ class BackgroundJobs:
             pruned = self._memory.apply_retention()
             if pruned:
                 log.info("jobs.retention forgotten=%d", pruned)
+        self._probe_provider()
+        self._adopt_deliveries()
         fixed = self._memory.backfill_vectors()
         if fixed:
             log.info("jobs.backfill vectors=%d", fixed)
@@ -84,6 +94,23 @@ class BackgroundJobs:
             return
         if purged:
             log.info("jobs.facts_purged count=%d", purged)
+
+    def _adopt_deliveries(self) -> None:
+        # Briefings that `fleetmem run` and hook processes served reach /metrics here.
+        if self._briefings is None:
+            return
+        try:
+            self._briefings.adopt_deliveries()
+        except Exception as exc:
+            log.warning("jobs.deliveries_failed error=%s", type(exc).__name__)
+
+    def _probe_provider(self) -> None:
+        # Every tick (15 s): a provider that died while nothing called it is noticed and
+        # its outage recorded, so the doctor's five-minute rule counts from the real start.
+        try:
+            self._memory.probe_provider()
+        except Exception as exc:
+            log.warning("jobs.provider_probe_failed error=%s", type(exc).__name__)
 
     def _compact_index(self) -> None:
         # Guarded like the purge: a failed merge leaves the index as correct as before (each

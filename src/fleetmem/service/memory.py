@@ -36,6 +36,7 @@ from fleetmem.errors import (
     InvalidInput,
     InvalidRunRecord,
     NotAttributed,
+    StoreError,
     UnknownEpisode,
 )
 from fleetmem.providers.base import (
@@ -81,10 +82,17 @@ __all__ = [
 
 log = logging.getLogger("fleetmem.memory")
 
+#: Branches whose runs never inherit a pull request from earlier runs (see
+#: ``_linked_pull_request``): the usual names of a repository's default branch.
+DEFAULT_BRANCHES = frozenset({"main", "master", "trunk", "develop", "default"})
+
 #: Failed records and forgets are retried for this long, then marked failed.
 RETRY_WINDOW_S = 24 * 3600.0
 #: How long status waits for a provider session that has not been checked yet in this process.
 PROVIDER_PROBE_S = 5.0
+#: Provider states that count as unreachable for the recorded outage (``incompatible`` is
+#: reachable but wrong: the doctor fails it at once, with no clock).
+DOWN_STATES = frozenset({"unavailable", "breaker_open"})
 
 
 def backoff(attempts: int) -> float:
@@ -198,6 +206,7 @@ class MemoryService(EpisodeRecallMixin):
                 repos,
                 excerpt_chars=settings.memory.episodes.excerpt_chars,
                 untrusted_inline=agent.untrusted_inline,
+                linked_pull_request=self._linked_pull_request(record, home),
             )
         run_row = RunRow(
             run_id=record.run_id,
@@ -284,13 +293,58 @@ class MemoryService(EpisodeRecallMixin):
         self._update_pending_gauges()
         return dict(done)
 
+    def _linked_pull_request(self, record: RunRecord, home: SessionRepo | None) -> str | None:
+        """The pull request an earlier run linked to this run's branch (000 REQ-5), when the
+        record names none. Not on a default branch, where every run would inherit whichever
+        pull request someone last opened from it."""
+        if record.pull_request or home is None or not home.branch:
+            return None
+        if home.branch in DEFAULT_BRANCHES:
+            return None
+        return self.store.linked_pull_request(home.key, home.branch, record.started_at.timestamp())
+
+    def _utility_allows(self, use: str) -> bool:
+        """Take one slot of the shared utility limits; False (counted) when none is left."""
+        api = self.settings.model_api
+        now = self._clock()
+        outcome = self.store.utility_claim(
+            use,
+            now=now,
+            per_minute=api.utility_rate_per_minute,
+            day_start=now - now % 86400.0,
+            daily=api.utility_daily_ceiling,
+        )
+        metrics.UTILITY_CALLS.labels(use=use, outcome=outcome).inc()
+        if outcome != "called":
+            log.info("utility.refused use=%s reason=%s", use, outcome)
+        return outcome == "called"
+
+    def utility_status(self) -> dict[str, Any]:
+        """Today's utility calls (UTC day) against the configured limits."""
+        api = self.settings.model_api
+        now = self._clock()
+        counts = self.store.utility_counts(now - now % 86400.0)
+        return {
+            "calls_today": counts.get("called", 0),
+            "refused_today": {
+                "rate_limited": counts.get("rate_limited", 0),
+                "daily_ceiling": counts.get("daily_ceiling", 0),
+            },
+            "rate_per_minute": api.utility_rate_per_minute,
+            "daily_ceiling": api.utility_daily_ceiling,
+        }
+
     def _summarize(self, row: EpisodeRow) -> None:
         """Attach a summary once, before the first send; never blocks past its deadline."""
         if row.summary_outcome is not None or row.episode is None:
             return
         episode = Episode.from_dict(row.episode)
         outcome = "fallback"
-        if self._summarizer is not None and self.settings.memory.episodes.summary:
+        if (
+            self._summarizer is not None
+            and self.settings.memory.episodes.summary
+            and self._utility_allows("episode_summary")
+        ):
             result = self._summarizer.summarize(row.text or render_text(episode))
             if result.summary:
                 episode = episode.with_summary(result.summary)
@@ -514,6 +568,46 @@ class MemoryService(EpisodeRecallMixin):
         return fixed
 
     # ---- status -----------------------------------------------------------------------
+    def probe_provider(self) -> dict[str, Any]:
+        """Check the provider's contract now and record what was seen (the daemon does this
+        on every background tick, so an idle provider that died is noticed within seconds).
+        Never raises: a probe that fails is itself the news."""
+        recheck = getattr(self.provider, "recheck", None)
+        if recheck is not None:
+            try:
+                recheck(PROVIDER_PROBE_S)
+            except Exception as exc:
+                log.warning("provider.probe_failed error=%s", type(exc).__name__)
+        return self._provider_state()
+
+    def _provider_state(self) -> dict[str, Any]:
+        """This process's view of the provider, with ``down_since`` taken from the recorded
+        outage when that began earlier: how long a provider has been unreachable must not
+        depend on when the process that asks was started."""
+        describe = getattr(self.provider, "describe", None)
+        provider: dict[str, Any] = (
+            describe(probe_s=PROVIDER_PROBE_S)
+            if describe is not None
+            else {"name": self.provider.name, "state": "ok", "contract": None}
+        )
+        state = str(provider.get("state"))
+        down = state in DOWN_STATES
+        try:
+            record = self.store.note_provider_health(
+                str(provider.get("name")),
+                state=state,
+                down=down,
+                at=self._clock(),
+                reason=provider.get("reason"),
+            )
+        except StoreError as exc:
+            log.warning("provider.health_not_recorded error=%s", exc)
+            return provider
+        if down and record.down_since is not None:
+            own = provider.get("down_since")
+            provider["down_since"] = min(record.down_since, own or record.down_since)
+        return provider
+
     def status(self) -> dict[str, Any]:
         """A JSON-ready description of the memory subsystem (documented in docs/cli.md)."""
         jobs = self.store.job_counts()
@@ -526,12 +620,7 @@ class MemoryService(EpisodeRecallMixin):
         oldest_record = self.store.oldest_pending("record")
         oldest_forget = self.store.oldest_pending("forget")
         settings = self.settings
-        describe = getattr(self.provider, "describe", None)
-        provider = (
-            describe(probe_s=PROVIDER_PROBE_S)
-            if describe is not None
-            else {"name": self.provider.name, "state": "ok", "contract": None}
-        )
+        provider = self._provider_state()
         return {
             "provider": provider,
             "embedding_model": embedder.model_id if embedder else None,
@@ -540,6 +629,7 @@ class MemoryService(EpisodeRecallMixin):
                 and self._summarizer.configured
                 and settings.memory.episodes.summary
             ),
+            "utility": self.utility_status(),
             "episodes": self.store.episode_counts(),
             "runs": self.store.run_status_counts(),
             "pending": {

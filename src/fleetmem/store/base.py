@@ -110,6 +110,30 @@ class Job:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderHealth:
+    """The provider's state as last probed, and since when it has been unreachable."""
+
+    provider: str
+    state: str
+    down_since: float | None
+    checked_at: float
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryRow:
+    """One briefing delivered or skipped, by the process ``origin`` (a random tag)."""
+
+    at: float
+    origin: str
+    agent: str
+    delivery: str
+    outcome: str
+    reason: str | None
+    bytes: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class EpisodeFilter:
     agent: str | None = None
     repo: str | None = None
@@ -164,6 +188,10 @@ class Store(Protocol):
     ) -> None: ...
     def get_run(self, run_id: str) -> RunRow | None: ...
     def latest_run(self, agent: str) -> RunRow | None: ...
+    def linked_pull_request(self, repo: str, branch: str, before: float) -> str | None:
+        """The pull request of the latest run on ``repo``/``branch`` started before ``before``."""
+        ...
+
     def run_status_counts(self) -> dict[str, int]: ...
 
     # episodes
@@ -205,6 +233,18 @@ class Store(Protocol):
     def oldest_pending(self, kind: JobKind) -> float | None: ...
     def note_degraded_recall(self, *, at: float, provider: str, reason: str) -> None: ...
     def degraded_recalls_since(self, since: float) -> list[tuple[str, int]]: ...
+    def utility_claim(
+        self, use: str, *, now: float, per_minute: int, day_start: float, daily: int
+    ) -> str: ...
+    def utility_counts(self, since: float) -> dict[str, int]: ...
+    def note_briefing_delivery(self, row: DeliveryRow) -> None: ...
+    def briefing_deliveries_after(
+        self, last_id: int, *, exclude_origin: str, limit: int = 10_000
+    ) -> tuple[int, list[DeliveryRow]]: ...
+    def briefing_deliveries_top(self) -> int: ...
+    def note_provider_health(
+        self, provider: str, *, state: str, down: bool, at: float, reason: str | None
+    ) -> ProviderHealth: ...
 
     # built-in provider index
     def builtin_put(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fleetmem.core.briefing import MAX_BRIEFING_BYTES
+from fleetmem.core.briefing import BRIEFING_RULES, MAX_BRIEFING_BYTES
 from fleetmem.service.agent_memory import OperatorRecall
 from fleetmem.store.base import RunRow
 from fleetmem.surfaces.fact_views import fact_view
@@ -76,6 +76,7 @@ def briefing_preview(
     composed = app.briefings.briefing(subject)
     settings = app.settings.agent(agent)
     doc = composed.document
+    shares = {rule.name: rule.share_percent for rule in BRIEFING_RULES}
     return {
         "agent": agent,
         "repo": subject.repo,
@@ -88,7 +89,13 @@ def briefing_preview(
         "max_chars": settings.briefing_max_chars,
         "max_bytes": MAX_BRIEFING_BYTES,
         "sections": [
-            {"name": s.name, "shown": len(s.items), "omitted": s.omitted}
+            {
+                "name": s.name,
+                "shown": len(s.items),
+                "omitted": s.omitted,
+                "chars": sum(len(item.text) for item in s.items),
+                "budget_chars": shares.get(s.name, 0) * settings.briefing_max_chars // 100,
+            }
             for s in (doc.sections if doc is not None else ())
         ],
         "facts": list(composed.ids("facts")),

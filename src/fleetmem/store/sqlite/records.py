@@ -201,6 +201,15 @@ class RecordsMixin:
         ).fetchone()
         return None if row is None else _run(row)
 
+    def linked_pull_request(self, repo: str, branch: str, before: float) -> str | None:
+        # runs_repo_started serves the repository and the order; the branch is filtered.
+        row = self.db.conn.execute(
+            "SELECT pull_request FROM runs WHERE repo = ? AND branch = ? AND started_at < ?"
+            " AND pull_request IS NOT NULL ORDER BY started_at DESC, run_id DESC LIMIT 1",
+            (repo, branch, before),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
     def run_status_counts(self) -> dict[str, int]:
         rows = self.db.conn.execute(
             "SELECT episode_status, count(*) FROM runs GROUP BY episode_status"

@@ -366,7 +366,7 @@ def _history_text(d: dict[str, Any]) -> str:
         if e["action"] == "edit":
             lines.append(f'    was: "{e["body_before"]}"')
             lines.append(f'    now: "{e["body_after"]}"')
-        elif e["action"] in ("create", "propose"):
+        elif e["action"] in ("create", "propose", "import"):
             lines.append(f'    "{e["body_after"]}"')
     return "\n".join(lines)
 

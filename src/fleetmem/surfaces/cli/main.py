@@ -51,6 +51,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "fleetmem.surfaces.cli.mcp_cmds",
     "fleetmem.surfaces.cli.agents_cmds",
     "fleetmem.surfaces.cli.token_cmds",
+    "fleetmem.surfaces.cli.portability_cmds",
+    "fleetmem.surfaces.cli.tui_cmds",
 )
 
 

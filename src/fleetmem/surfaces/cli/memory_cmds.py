@@ -177,13 +177,17 @@ def forget_text(d: dict[str, Any]) -> str:
 
 
 def _status_text(d: dict[str, Any]) -> str:
-    e, p, f = d["episodes"], d["pending"], d["failed"]
+    e, p, f, u = d["episodes"], d["pending"], d["failed"], d["utility"]
+    refused = u["refused_today"]
     return "\n".join(
         [
             f"provider        {d['provider']['name']} ({d['provider']['state']},"
             f" contract {d['provider']['contract']})",
             f"embedding model {d['embedding_model'] or 'off (text search only)'}",
             f"summaries       {'on' if d['summaries'] else 'off'}",
+            f"utility calls   {u['calls_today']} today of {u['daily_ceiling']}"
+            f" ({u['rate_per_minute']}/min); refused {refused['rate_limited']} by the rate,"
+            f" {refused['daily_ceiling']} by the ceiling",
             f"episodes        {e['live']} live, {e['forgotten']} forgotten",
             "runs            "
             + (", ".join(f"{k}: {v}" for k, v in sorted(_run_groups(d["runs"]).items())) or "none"),

@@ -41,6 +41,9 @@ _WHY_LOCAL: dict[str, str] = {
     "runs touch": "the API has no route to record edited files",
     "runs import": "it reads session logs on this machine",
     "hook": "agent hooks always act on this machine",
+    "export": "it reads the local store; run it on the daemon's machine",
+    "import": "it writes the local store; run it on the daemon's machine",
+    "backup": "it copies the local store file; run it on the daemon's machine",
 }
 
 
@@ -195,8 +198,16 @@ def _briefing(client: RemoteClient, args: argparse.Namespace) -> int:
     return print_briefing(args, data)
 
 
+def _tui(client: RemoteClient, args: argparse.Namespace) -> int:
+    from fleetmem.surfaces.cli.tui_cmds import run_tui
+    from fleetmem.surfaces.tui.source import RemoteSource
+
+    return run_tui(RemoteSource(client))
+
+
 #: Every command that works through a daemon, by its name as typed.
 OPERATIONS: dict[str, Operation] = {
+    "tui": _tui,
     "status": _status,
     "episodes": _episodes,
     "forget": _forget,

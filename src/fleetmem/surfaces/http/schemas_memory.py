@@ -36,10 +36,23 @@ class FailedWork(Strict):
     forget: int
 
 
+class UtilityRefusals(Strict):
+    rate_limited: int
+    daily_ceiling: int
+
+
+class UtilityUse(Strict):
+    calls_today: int = Field(description="utility calls let through since 00:00 UTC")
+    refused_today: UtilityRefusals
+    rate_per_minute: int = Field(description="[model_api] utility_rate_per_minute")
+    daily_ceiling: int = Field(description="[model_api] utility_daily_ceiling")
+
+
 class StatusOut(Strict):
     provider: ProviderState
     embedding_model: str | None
     summaries: bool
+    utility: UtilityUse
     episodes: dict[str, int] = Field(description="total, live, forgotten, with_summary")
     runs: dict[str, int] = Field(description="runs by episode status")
     pending: PendingWork
@@ -283,7 +296,9 @@ class CallerOut(Strict):
 class BriefingSection(Strict):
     name: str
     shown: int
-    omitted: int
+    omitted: int = Field(description="items that matched but did not fit (dropped)")
+    chars: int = Field(description="characters of the items shown")
+    budget_chars: int = Field(description="the section's share of max_chars")
 
 
 class BriefingPreview(Strict):

@@ -46,7 +46,9 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
     check_bind(host, has_configured_token=tokens.has_configured())
     if not 0 <= port <= 65535:
         raise InvalidInput("port", port, "must be between 0 and 65535")
-    jobs = BackgroundJobs(app.memory, interval_s=jobs_interval_s, facts=app.facts)
+    jobs = BackgroundJobs(
+        app.memory, interval_s=jobs_interval_s, facts=app.facts, briefings=app.briefings
+    )
 
     def reload(_signum: int, _frame: FrameType | None) -> None:
         error = app.config.reload()

@@ -1,0 +1,1 @@
+"""``fleetmem tui``: the operator's terminal (agents, briefings, episodes, review, status)."""
