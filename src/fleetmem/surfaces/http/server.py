@@ -71,9 +71,17 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
     # The browser's one-time sign-in link (printed, never logged: it is a credential).
     url_host = f"[{host}]" if ":" in host else host
     announce_login_links(api.state.web_auth, f"http://{url_host}:{port}")
+    # uvicorn handles SIGTERM itself, then re-raises it once it has stopped; with the default
+    # action that would end the process before the clean-up below. Catch the re-raised one,
+    # clean up, and only then end the way SIGTERM ends a process.
+    terminated: list[int] = []
+    signal.signal(signal.SIGTERM, lambda signum, _frame: terminated.append(signum))
     try:
         server.run()
     finally:
         jobs.stop()
         if exporting is not None:
             exporting.shutdown()
+        if terminated:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.raise_signal(signal.SIGTERM)
