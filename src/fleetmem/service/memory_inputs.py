@@ -109,14 +109,14 @@ def session_rows(
                 ord=ord_,
                 parent_id=s.parent_id,
                 subagent=s.is_subagent,
-                cwd=redact(s.cwd),
+                cwd=s.cwd,  # cleaned at the ingress boundary, like every record string
                 repo=where.key if where else None,
                 branch=where.branch if where else None,
             )
         )
         seq = 0
         for e in s.edits:
-            events.append(EventRow(s.id, seq, "edit", redact(e.path), None, None))
+            events.append(EventRow(s.id, seq, "edit", e.path, None, None))
             seq += 1
         for v in s.verifies:
             events.append(EventRow(s.id, seq, "verify", None, v.passed, v.error_class))
