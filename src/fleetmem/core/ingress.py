@@ -29,6 +29,7 @@ from typing import Any
 
 from fleetmem.core import labels
 from fleetmem.core.redact import find_secrets, redact
+from fleetmem.core.scope import validate_repo_key
 from fleetmem.errors import InvalidInput, InvalidRunRecord
 
 #: Nesting beyond this refuses the input: a run record is five levels deep, a hook payload
@@ -36,9 +37,8 @@ from fleetmem.errors import InvalidInput, InvalidRunRecord
 MAX_DEPTH = 64
 
 #: Identifier-like run-record fields, by path (``[]`` stands for any array index), and the
-#: label kind each must be. ``repo`` is a repository key: its syntax is checked where it is
-#: resolved (:func:`fleetmem.core.scope.validate_repo_key`); here it is refused if it holds a
-#: secret and otherwise passed on untouched, so that check sees what the harness sent.
+#: label kind each must be. ``repo`` is a repository key, checked here by
+#: :func:`fleetmem.core.scope.validate_repo_key` after the secret check.
 RUN_RECORD_LABELS: dict[str, str] = {
     "run_id": "ident",
     "agent": "agent",
@@ -99,7 +99,10 @@ def _walk(
                     f"holds a secret ({', '.join(found)}); a repository key is stored and"
                     " shown, so it is refused",
                 )
-            return value
+            try:
+                return validate_repo_key(value)
+            except InvalidInput as exc:
+                raise error(field, labels.describe(value), exc.reason) from None
         return labels.check(kind, value, field, error=error)
     if not isinstance(value, dict | list):
         return value
