@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from fleetmem.core.episode import Episode, SessionRepo, content_hash, render_text
-from fleetmem.core.redact import redact
+from fleetmem.core.redact import find_secrets, redact, strip_invisible
 from fleetmem.core.runrecord import RunRecord
 from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.providers.base import (
@@ -33,6 +33,10 @@ def valid_record_ids(ids: object) -> list[str]:
         raise ValueError("memory_record_episode must return 1 to 32 ids")
     if not all(isinstance(i, str) and 0 < len(i) <= MAX_ITEM_ID for i in ids):
         raise ValueError("memory_record_episode returned an id that is not a string of 1-128")
+    # A provider's answer is outside input too: its ids are stored, so one that carries
+    # invisible characters or a secret is refused (the episode is retried), never kept.
+    if any(strip_invisible(i) != i or find_secrets(i) for i in ids):
+        raise ValueError("memory_record_episode returned an id with invisible text or a secret")
     return list(dict.fromkeys(ids))
 
 
