@@ -417,7 +417,7 @@ def test_valid_agent_names(home: Path, name: str) -> None:
         (
             '[model_api]\nbase_url = "http://u:p@models.example"',
             "model_api.base_url",
-            "http://u:p@models.example",
+            "http://***@models.example",  # the userinfo is never echoed
             "credentials",
         ),
         (
@@ -444,7 +444,6 @@ def test_valid_agent_names(home: Path, name: str) -> None:
         ('[memory]\nbackend = "x"', "memory.backend", "x", "unknown key"),
         ('[memory.episodes]\nretension = "9d"', "memory.episodes.retension", "9d", "unknown key"),
         ('[agent.scratch]\nharness = "codex"', "agent.scratch.harness", "codex", "unknown key"),
-        ('[model_api]\napi_key = "k"', "model_api.api_key", "k", "unknown key"),
         ("verbose = true", "verbose", True, "unknown key"),
         ('[mcp.mem0]\ncommand = "mem0"\nport = 1', "mcp.mem0.port", 1, "unknown key"),
         ("[facts]\n", "facts", "<table>", "unknown table"),
@@ -925,3 +924,21 @@ def test_examples_in_the_configuration_docs_load(home: Path, repo: Path) -> None
     assert len(settings.sources) == 3
     assert settings.memory.episodes.retention_s == 180 * DAY
     assert settings.agent("codex").memory_record is False
+
+
+def test_credential_keys_and_url_userinfo_are_never_echoed(home: Path) -> None:
+    import secrets
+
+    password = secrets.token_urlsafe(12)
+    cases = [
+        (f'[model_api]\nbase_url = "https://app:{password}@models.example/v1"', "base_url"),
+        (f'[model_api]\napi_key = "{password}"', "model_api.api_key"),
+        (f'[server]\nsigning_secret = "{password}"', "server.signing_secret"),
+        (f'[model_api]\ndb_password = "{password}"', "model_api.db_password"),
+        (f'[model_api]\napi_key_env = "{password}-not-a-name"', "model_api.api_key_env"),
+    ]
+    for text, key in cases:
+        global_file(home, text + "\n")
+        error = load_error(home)
+        assert key in str(error)
+        assert password not in str(error), text

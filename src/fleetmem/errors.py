@@ -54,9 +54,11 @@ class FleetmemError(Exception):
 
 
 def _show(value: object, limit: int = 80) -> str:
-    """A bounded, unambiguous rendering of a bad value for an error message."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """A bounded, unambiguous rendering of a bad value for an error message: URL userinfo
+    hidden and secrets redacted, since a bad value is often a credential in the wrong place."""
+    from fleetmem.core.reveal import show
+
+    return show(value, limit)
 
 
 class ConfigError(FleetmemError):
@@ -70,7 +72,10 @@ class ConfigError(FleetmemError):
         self.reason = reason
         self.source = source
         where = f" in {source}" if source else ""
-        FleetmemError.__init__(self, f"{key} = {_show(value)}{where}: {reason}")
+        from fleetmem.core.reveal import show_config
+
+        # A key named like a credential (*_key, *token*, *password*...) never shows its value.
+        FleetmemError.__init__(self, f"{key} = {show_config(key, value)}{where}: {reason}")
 
 
 class InvalidInput(FleetmemError):

@@ -20,6 +20,7 @@ from fleetmem.core.episode import (
     skip_reason,
 )
 from fleetmem.core.runrecord import RunRecord, from_validated
+from fleetmem.errors import InvalidRunRecord
 from fleetmem.service.runrecords import parse_run_record
 from tests.conftest import make_record, session
 
@@ -161,10 +162,16 @@ def test_bounds_are_enforced() -> None:
 
 
 def test_multibyte_label_is_cut_on_a_character_boundary() -> None:
-    data = make_record(adapter="é" * 200)
-    ep = build(data)
+    # The ingress boundary refuses such an adapter (labels are ASCII, at most 64 characters);
+    # assembly still bounds what it is given, so a record built past the boundary stays safe.
+    record = from_validated(make_record(adapter="é" * 200))
+    ep = assemble(
+        record, {s.id: API for s in record.sessions}, excerpt_chars=600, untrusted_inline=False
+    )
     assert len(ep.adapter.encode()) <= 256
     ep.adapter.encode("utf-8")
+    with pytest.raises(InvalidRunRecord, match="adapter"):
+        parsed(make_record(adapter="é" * 200))
 
 
 def test_model_prefers_served_then_pinned_then_configured() -> None:

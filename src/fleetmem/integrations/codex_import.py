@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from fleetmem.config import VerifyPattern
+from fleetmem.core import labels
 from fleetmem.core.scope import repo_key_from_remote
 from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.integrations.adapters.base import CommandRun, Edit, Observation
@@ -252,7 +253,7 @@ def record_for(
         for entry in record["sessions"]:
             if key is not None:
                 entry["repo"] = key
-                entry["branch"] = session.branch
+                entry["branch"] = labels.coerce("branch", session.branch)
             for event in entry["events"]:
                 if event["type"] == "edit" and event["path"].startswith(session.cwd + "/"):
                     event["path"] = os.path.relpath(event["path"], session.cwd)

@@ -52,6 +52,9 @@ def _log_to_file(home: Path) -> None:
         directory / "hooks.log", maxBytes=1_048_576, backupCount=3, encoding="utf-8"
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    from fleetmem.logsafe import protect
+
+    protect(handler)  # every line redacted, whatever a message or an exception carries
     root = logging.getLogger("fleetmem")
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
@@ -94,6 +97,12 @@ def run_hook(
         payload = json.loads(raw or b"{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook payload is not a JSON object")
+        # The ingress boundary for hooks: every string of the payload (session id, cwd,
+        # prompt, tool input, paths) is stripped of invisibles and redacted before any of it
+        # is looked at, logged or handed to the service layer.
+        from fleetmem.core.ingress import clean_payload
+
+        payload = clean_payload(payload)
         if env.get(SUPERVISED_ENV):
             # `fleetmem run` already opened, briefs and records this session from the agent's
             # own stream: a second run opened by the hooks would count the same work twice.

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from fleetmem.core import labels
 from fleetmem.integrations.adapters.base import CommandRun, Edit, Observation
 from fleetmem.integrations.verify import PatternLike, classify
 
 MAX_PROMPT_CHARS = 1_048_576
-_LABEL_MAX = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,10 @@ class Verify:
 
 def check_of(run: CommandRun, patterns: Sequence[PatternLike] = ()) -> Verify | None:
     """The verify event of a command run, or None when it is not a verification."""
-    error_class = run.error_class or classify(run.command, patterns)
+    # What an agent's stream reports is outside input: an error class outside the label's set
+    # is not passed on (the record would be refused and the run lost), it becomes "unknown".
+    reported = run.error_class and (labels.coerce("error_class", run.error_class) or "unknown")
+    error_class = reported or classify(run.command, patterns)
     return None if error_class is None else Verify(not run.failed, error_class, run.subagent)
 
 
@@ -89,19 +92,14 @@ def rfc3339(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _label(value: str | None) -> str | None:
-    if not value:
-        return None
-    cleaned = "".join(ch for ch in value if ch.isprintable())[:_LABEL_MAX]
-    return cleaned or None
+def _model(value: str | None) -> str | None:
+    # A model name the agent's stream (or a provider) reports: kept only when it is a valid
+    # model label, so an odd one costs the label, not the whole run record.
+    return labels.coerce("model", value)
 
 
 def _session_id(value: str | None, fallback: str) -> str:
-    if (
-        value
-        and 0 < len(value) <= 200
-        and all(ch.isprintable() and not ch.isspace() for ch in value)
-    ):
+    if value and len(value) <= 200 and labels.coerce("ident", value) is not None:
         return value
     return fallback
 
@@ -183,7 +181,7 @@ def build_record(
         "spawned": spawned,
         "sessions": session_dicts(run_id, parts),
     }
-    model = {"served": _label(served), "configured": _label(configured_model)}
+    model = {"served": _model(served), "configured": _model(configured_model)}
     if any(model.values()):
         record["model"] = {k: v for k, v in model.items() if v}
     costs = [p.observation.cost_usd for p in parts if p.observation.cost_usd is not None]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fleetmem.core import labels
 from fleetmem.core.budget import LoadReport
 from fleetmem.core.contextfiles import ActorKind, FileRef, Mode
 
@@ -15,6 +16,13 @@ class Actor:
     kind: ActorKind
     name: str
     run_id: str | None = None
+
+    def __post_init__(self) -> None:
+        # The ingress boundary for attribution: a user name is stored with every revision and
+        # activity row, logged, and shown to agents, so it is a label (docs/run-record.md).
+        # (Agent names are checked where a run attributes them: validate_agent_name.)
+        if self.kind == "user":
+            labels.check("user", self.name, "user")
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.name}"

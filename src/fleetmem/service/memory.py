@@ -20,6 +20,7 @@ from typing import Any
 
 from fleetmem import metrics
 from fleetmem.config import Settings, apply_project
+from fleetmem.core import labels
 from fleetmem.core.episode import (
     Episode,
     SessionRepo,
@@ -29,7 +30,6 @@ from fleetmem.core.episode import (
     render_text,
     skip_reason,
 )
-from fleetmem.core.redact import redact, redact_value
 from fleetmem.core.runrecord import RunRecord
 from fleetmem.core.scope import project_scope, validate_repo_key
 from fleetmem.errors import (
@@ -172,9 +172,9 @@ class MemoryService(EpisodeRecallMixin):
 
         A bad record raises InvalidRunRecord naming the field and stores nothing.
         """
+        # ``data`` has passed the ingress boundary: its text is redacted, its labels checked.
         record, data = parse_run_record(raw)
-        stored = redact_value(data)
-        record_json = json.dumps(stored, sort_keys=True, ensure_ascii=False)
+        record_json = json.dumps(data, sort_keys=True, ensure_ascii=False)
         record_hash = hashlib.sha256(record_json.encode("utf-8")).hexdigest()
         previous = self.store.run_hash(record.run_id)
         if previous is not None:
@@ -222,7 +222,7 @@ class MemoryService(EpisodeRecallMixin):
             cost_usd=record.cost_usd,
             cost_source=record.cost_source,
             spawned=record.spawned,
-            pull_request=redact(record.pull_request) if record.pull_request else None,
+            pull_request=record.pull_request,
             repo=home.key if home else None,
             branch=home.branch if home else None,
             episode_status=episode.episode_id if episode else f"skipped:{skip}",
@@ -275,7 +275,9 @@ class MemoryService(EpisodeRecallMixin):
                 repos[session.id] = SessionRepo(
                     key=found.key,
                     root=found.root,
-                    branch=session.branch or found.branch,
+                    # A branch git names is outside input too: one outside the branch
+                    # label's set is dropped (the run is still recorded).
+                    branch=session.branch or labels.coerce("branch", found.branch),
                     real_cwd=os.path.realpath(session.cwd),
                 )
         return repos

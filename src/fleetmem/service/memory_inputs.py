@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from fleetmem.core.episode import Episode, SessionRepo, content_hash, render_text
-from fleetmem.core.redact import redact
+from fleetmem.core.redact import find_secrets, redact, strip_invisible
 from fleetmem.core.runrecord import RunRecord
 from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.providers.base import (
@@ -33,6 +33,10 @@ def valid_record_ids(ids: object) -> list[str]:
         raise ValueError("memory_record_episode must return 1 to 32 ids")
     if not all(isinstance(i, str) and 0 < len(i) <= MAX_ITEM_ID for i in ids):
         raise ValueError("memory_record_episode returned an id that is not a string of 1-128")
+    # A provider's answer is outside input too: its ids are stored, so one that carries
+    # invisible characters or a secret is refused (the episode is retried), never kept.
+    if any(strip_invisible(i) != i or find_secrets(i) for i in ids):
+        raise ValueError("memory_record_episode returned an id with invisible text or a secret")
     return list(dict.fromkeys(ids))
 
 
@@ -109,14 +113,14 @@ def session_rows(
                 ord=ord_,
                 parent_id=s.parent_id,
                 subagent=s.is_subagent,
-                cwd=redact(s.cwd),
+                cwd=s.cwd,  # cleaned at the ingress boundary, like every record string
                 repo=where.key if where else None,
                 branch=where.branch if where else None,
             )
         )
         seq = 0
         for e in s.edits:
-            events.append(EventRow(s.id, seq, "edit", redact(e.path), None, None))
+            events.append(EventRow(s.id, seq, "edit", e.path, None, None))
             seq += 1
         for v in s.verifies:
             events.append(EventRow(s.id, seq, "verify", None, v.passed, v.error_class))

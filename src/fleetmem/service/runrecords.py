@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
+from fleetmem.core.ingress import clean_run_record
 from fleetmem.core.runrecord import RunRecord, from_validated
 from fleetmem.errors import InvalidRunRecord
 
@@ -70,7 +71,10 @@ def _reason(error: ValidationError) -> str:
 def parse_run_record(raw: bytes | str | Mapping[str, Any]) -> tuple[RunRecord, dict[str, Any]]:
     """Validate a run record; return it typed and as the plain mapping that was validated.
 
-    Raises InvalidRunRecord naming the first offending field; never a partial result.
+    The mapping is the record after the ingress boundary
+    (:func:`fleetmem.core.ingress.clean_run_record`): every text string redacted, every label
+    checked. Both results carry only cleaned strings. Raises InvalidRunRecord naming the first
+    offending field; never a partial result.
     """
     if isinstance(raw, (bytes, str)):
         size = len(raw.encode("utf-8") if isinstance(raw, str) else raw)
@@ -84,6 +88,8 @@ def parse_run_record(raw: bytes | str | Mapping[str, Any]) -> tuple[RunRecord, d
         data = dict(raw)
     if not isinstance(data, dict):
         raise InvalidRunRecord("<record>", type(data).__name__, "must be a JSON object")
+    # The ingress boundary: text redacted and labels checked before anything looks further.
+    data = clean_run_record(data)
     error = best_match(_validator().iter_errors(data), key=_relevance)
     if error is not None:
         field = _field(error)

@@ -24,8 +24,10 @@ from typing import Literal
 
 from fleetmem import metrics
 from fleetmem.config import Settings
+from fleetmem.core import labels
 from fleetmem.core.episode import SessionRepo
-from fleetmem.core.redact import redact
+from fleetmem.core.ingress import clean_text
+from fleetmem.core.redact import find_secrets
 from fleetmem.core.scope import WORKSPACE, agent_scope, project_scope, relativize, validate_repo_key
 from fleetmem.errors import InvalidInput, NotAttributed, NotFound
 from fleetmem.service.gitrepo import Repository, RepositoryResolver, relative_to_repository
@@ -45,9 +47,6 @@ RECENT_RUNS_LIMIT = 5
 # Expired runs are written down at most this often; reads filter by last_seen anyway.
 _SWEEP_EVERY_S = 5.0
 
-_AGENT = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
-_IDENT = re.compile(r"[^\x00-\x1f\x7f\s]{1,256}")
-_LABEL = re.compile(r"[^\x00-\x1f\x7f]{1,256}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 RunState = Literal["live", "expired", "closed"]
@@ -194,26 +193,31 @@ class RunsService:
         outside any repository opens a run with no repository (it sees no episodes).
         Raises InvalidInput naming the field for a bad value or a run id already in use.
         """
-        agent = _check(agent, _AGENT, "agent", "must match [a-z0-9][a-z0-9._-]{0,63}")
+        # The ingress boundary for a run opened by a caller: labels checked (a bad or secret
+        # one refused, the value never echoed), text redacted before it is used.
+        agent = labels.check("agent", agent, "agent")
         if source not in SOURCES:
             raise InvalidInput("source", source, "must be one of " + ", ".join(SOURCES))
         if repo is None and workdir is None:
             raise InvalidInput("repo", None, "give a repository key or a working directory")
         if run_id is not None:
-            run_id = _check(run_id, _IDENT, "run_id", "must be 1-256 characters, no spaces")
+            run_id = labels.check("ident", run_id, "run_id")
         if adapter is not None:
-            adapter = _check(adapter, _LABEL, "adapter", "must be 1-256 printable characters")
+            adapter = labels.check("adapter", adapter, "adapter")
         if branch is not None:
-            branch = _check(branch, _LABEL, "branch", "must be 1-256 printable characters")
+            branch = labels.check("branch", branch, "branch")
+        if repo is not None and isinstance(repo, str) and find_secrets(repo):
+            raise InvalidInput("repo", labels.describe(repo), "holds a secret; it is refused")
         found: Repository | None = None
         if workdir is not None:
             if not isinstance(workdir, str) or not workdir.startswith("/") or "\x00" in workdir:
                 raise InvalidInput("workdir", workdir, "must be an absolute path")
+            workdir = clean_text(workdir)
             found = self._resolver.resolve(workdir)
         key = validate_repo_key(repo) if repo is not None else (found.key if found else None)
         root = found.root if found is not None and found.key == key else None
         if branch is None and root is not None and found is not None:
-            branch = found.branch
+            branch = labels.coerce("branch", found.branch)
         now = self._clock()
         self.sweep()
         run_id = run_id or self._new_run_id()
@@ -225,9 +229,9 @@ class RunsService:
             agent=agent,
             adapter=adapter,
             repo=key,
-            branch=redact(branch) if branch else None,
+            branch=branch,
             root=root,
-            workdir=redact(workdir) if workdir else None,
+            workdir=workdir,
             source=source,
             opened_at=now,
             last_seen_at=now,
@@ -262,11 +266,12 @@ class RunsService:
         if row.close_reason == "record":
             raise NotAttributed("the run is closed: its run record was ingested", run=row.run_id)
         if branch is not None:
-            branch = redact(_check(branch, _LABEL, "branch", "must be 1-256 printable characters"))
+            branch = labels.check("branch", branch, "branch")
         items = list(files)
         if len(items) > MAX_FILES_PER_HEARTBEAT:
             raise InvalidInput("files", f"{len(items)} paths", "at most 100 paths per heartbeat")
-        paths = [redact(_repo_path(p, row.root)) for p in items]
+        # Redacted before normalised: normpath folds the '//' of a URL a URL rule needs.
+        paths = [_repo_path(p, row.root, clean=True) for p in items]
         now = self._clock()
         self.store.heartbeat_live_run(
             row.run_id, now, branch=branch, files=paths, max_files=MAX_FILES_PER_RUN
@@ -461,23 +466,24 @@ class RunsService:
         metrics.LIVE_RUNS.set(self.store.count_open_live_runs())
 
 
-def _check(value: object, pattern: re.Pattern[str], field: str, rule: str) -> str:
-    if not isinstance(value, str) or not pattern.fullmatch(value):
-        raise InvalidInput(field, value, rule)
-    return value
-
-
 def _check_limit(limit: object) -> None:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:
         raise InvalidInput("limit", limit, "must be an integer between 1 and 50")
 
 
-def _repo_path(path: object, root: str | None, *, keep_slash: bool = False) -> str:
-    """A repository-relative path from what a run reported; InvalidInput when it is not one."""
+def _repo_path(
+    path: object, root: str | None, *, keep_slash: bool = False, clean: bool = False
+) -> str:
+    """A repository-relative path from what a run reported; InvalidInput when it is not one.
+
+    With ``clean`` (a path that will be stored) it is redacted before it is normalised.
+    """
     if not isinstance(path, str) or not path or len(path) > MAX_PATH_CHARS:
         raise InvalidInput("paths", path, "must be a path of 1 to 1024 characters")
     if _CONTROL.search(path):
         raise InvalidInput("paths", path, "must not contain control characters")
+    if clean:
+        path = clean_text(path)
     folder = keep_slash and path.endswith("/")
     if path.startswith("/"):
         if root is None:
@@ -505,7 +511,7 @@ def _edited_paths(event: RunStored) -> list[tuple[str, str]]:
         for edit in session.edits:
             rel = _relative(edit.path, where, session.cwd)
             if rel is not None:
-                found.setdefault((where.key, redact(rel)), None)
+                found.setdefault((where.key, rel), None)  # redacted at the boundary
             if len(found) >= MAX_PATHS_STORED_PER_RUN:
                 return list(found)
     return list(found)

@@ -140,8 +140,10 @@ def _actor(args: argparse.Namespace) -> Any:
 
 
 def _login() -> str:
+    from fleetmem.core.labels import coerce
+
     try:
-        return getpass.getuser()
+        return coerce("user", getpass.getuser()) or "operator"
     except (KeyError, OSError):
         return "operator"
 

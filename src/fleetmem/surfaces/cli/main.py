@@ -126,6 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
         stream=sys.stderr,
     )
+    from fleetmem.logsafe import protect_loggers
+
+    protect_loggers([logging.getLogger()])  # every line on stderr passes the redactor
     from fleetmem.service.bootstrap import build
 
     app = None

@@ -12,6 +12,7 @@ import uvicorn
 
 from fleetmem import telemetry
 from fleetmem.errors import InvalidInput
+from fleetmem.logsafe import protect_loggers
 from fleetmem.service.api_tokens import ApiTokens
 from fleetmem.service.bootstrap import App
 from fleetmem.service.jobs import BackgroundJobs
@@ -55,7 +56,8 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
         if error is None:
             log.info("config.reloaded sources=%d", len(app.config.current.sources))
         else:
-            log.error("config.reload_failed kept=last_good error=%s", error)
+            # The key and the reason, never the value: ConfigError hides credential values.
+            log.error("config.reload_failed kept=last_good key=%s error=%s", error.key, error)
 
     signal.signal(signal.SIGHUP, reload)
     # Open the provider's session now, so no recall at spawn waits for it to start.
@@ -64,6 +66,8 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
     exporting = telemetry.start(app.settings.telemetry, os.environ)
     api = create_app(app, tokens)
     config = uvicorn.Config(api, host=host, port=port, log_level="warning", access_log=False)
+    # uvicorn installs its own handlers (it does not propagate to ours): redact them too.
+    protect_loggers(logging.getLogger(name) for name in ("uvicorn", "uvicorn.error"))
     server = uvicorn.Server(config)
     log.info("serve.listening url=http://%s:%d home=%s", host, server.config.port, app.home)
     print(f"fleetmem serving on http://{host}:{port} (home {app.home})", flush=True)

@@ -15,6 +15,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
+from fleetmem.core import labels
 from fleetmem.core.contextfiles import AUTHORING_RULE, WORKSPACE_FILES, FileRef
 from fleetmem.errors import CapReached, InvalidInput, NotFound, StaleRevision
 from fleetmem.service.files import Actor, FileView
@@ -37,7 +38,7 @@ def web_user() -> Actor:
         name = getpass.getuser() or "local"
     except (KeyError, OSError):
         name = "local"
-    return Actor("user", name)
+    return Actor("user", labels.coerce("user", name) or "local")
 
 
 @dataclass(frozen=True, slots=True)
