@@ -382,7 +382,11 @@ clean_text = st.text(
 def test_clean_text_comes_back_unchanged(texts: list[str]) -> None:
     doc = Document(
         kind="recall",
-        sections=(Section("facts", tuple(Item("fact", t, attrs(id=t)) for t in texts)),),
+        sections=(
+            Section(
+                "facts", tuple(Item("fact", t, attrs(id=f"f_{i}")) for i, t in enumerate(texts))
+            ),
+        ),
     )
     assume(sanitize_document(doc) == doc)
     assert parse(render(doc, GUESS))[0] == doc
