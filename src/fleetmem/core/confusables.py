@@ -123,10 +123,11 @@ def reads_as(char: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=4096)
 def is_ignorable(char: str) -> bool:
     """True for a character a reader does not see between two others: a combining mark
-    (accents, overlays, enclosing marks) or a variation selector."""
+    (accents, overlays, enclosing marks), a variation selector, or a format character
+    (zero-width joiners and spaces, tag characters) where text keeps them."""
     if char.isascii():
         return False
-    return unicodedata.combining(char) != 0 or unicodedata.category(char) in ("Mn", "Me")
+    return unicodedata.combining(char) != 0 or unicodedata.category(char) in ("Mn", "Me", "Cf")
 
 
 def reads(char: str, wanted: str) -> bool:

@@ -51,6 +51,8 @@ NONCE_PATTERN: Final = re.compile(r"[0-9a-f]{32}")
 
 #: The tag name of the single-block fence.
 BLOCK_TAG: Final = "untrusted-data"
+#: The tag name of the context's reference-data fence (:mod:`fleetmem.core.context`).
+REFERENCE_TAG: Final = "reference-data"
 #: The largest body the single-block fence carries (the briefing cap is the same number).
 MAX_BLOCK_BYTES: Final = 4096
 
@@ -62,6 +64,12 @@ NEUTRALISED_SQUARE: Final = "&#91;"
 _BLANK_LETTERS: Final = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 _BLANK_LETTERS_RE: Final = re.compile("[" + "".join(sorted(_BLANK_LETTERS)) + "]+")
 _LINE_SEPARATORS_RE: Final = re.compile("[\u2028\u2029]")
+#: Bidirectional embeddings, overrides, isolates and marks: they make text display in another
+#: order than it reads (Trojan Source), and nothing fleetmem shows needs them.
+BIDI_CONTROLS: Final = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+_BIDI_RE: Final = re.compile("[" + "".join(sorted(BIDI_CONTROLS)) + "]")
 
 # The delimiter families of :mod:`fleetmem.core.confusables` (names kept for the tests).
 _ANGLES: Final = confusables.LESS_THAN
@@ -122,6 +130,12 @@ def strip_unseen(text: str) -> str:
         return text
     text = _BLANK_LETTERS_RE.sub("", text)
     return _LINE_SEPARATORS_RE.sub("\n", text)
+
+
+def strip_bidi(text: str) -> str:
+    """``text`` without :data:`BIDI_CONTROLS` (everything else, zero-width joiners of emoji
+    sequences included, is kept)."""
+    return text if text.isascii() else _BIDI_RE.sub("", text)
 
 
 def _skip(text: str, i: int, *, spaces: bool) -> int:

@@ -36,6 +36,7 @@ from typing import Final, TypeAlias
 
 from fleetmem.core.fence import (
     BLOCK_TAG,
+    REFERENCE_TAG,
     FenceError,
     check_nonce,
     contains_nonce,
@@ -50,7 +51,7 @@ DOCUMENT_KINDS: Final = ("briefing", "recall")
 ITEM_KINDS: Final = ("fact", "episode", "run")
 SECTION_NAMES: Final = ("collisions", "recent_runs", "facts", "episodes")
 #: Every tag name the format uses: look-alikes of these are neutralised in content.
-MARKER_NAMES: Final = frozenset({ROOT, BLOCK_TAG, *ITEM_KINDS, *SECTION_NAMES})
+MARKER_NAMES: Final = frozenset({ROOT, BLOCK_TAG, REFERENCE_TAG, *ITEM_KINDS, *SECTION_NAMES})
 
 #: The fixed second line of every document: what the reader is looking at.
 NOTICE: Final = (
