@@ -250,20 +250,28 @@ class Block:
 
 
 def fence_block(
-    body: str, *, nonce: str, source: str = "fleetmem-memory", field: str = "briefing"
+    body: str,
+    *,
+    nonce: str,
+    source: str = "fleetmem-memory",
+    field: str = "briefing",
+    max_bytes: int | None = MAX_BLOCK_BYTES,
+    marker_names: Iterable[str] = (BLOCK_TAG,),
 ) -> str:
     """``body`` sanitised and fenced as one ``<untrusted-data>`` block (no trailing newline).
 
-    Raises :class:`FenceError` when the sanitised body exceeds :data:`MAX_BLOCK_BYTES` (the
-    block is refused rather than cut) and :class:`NonceCollision` when the nonce occurs in it.
+    Look-alikes of ``marker_names`` (always including the block's own tag) are neutralised.
+    Raises :class:`FenceError` when the sanitised body exceeds ``max_bytes`` (the block is
+    refused rather than cut; None: no cap, for a caller whose bodies are bounded elsewhere)
+    and :class:`NonceCollision` when the nonce occurs in it.
     """
     check_nonce(nonce)
     for name, value in (("source", source), ("field", field)):
         if not _TOKEN.fullmatch(value):
             raise FenceError(f"{name} must match [a-z0-9][a-z0-9-]*")
-    clean = sanitize(body, (BLOCK_TAG,))
-    if len(clean.encode("utf-8")) > MAX_BLOCK_BYTES:
-        raise FenceError(f"the body is larger than {MAX_BLOCK_BYTES} bytes")
+    clean = sanitize(body, frozenset((BLOCK_TAG, *marker_names)))
+    if max_bytes is not None and len(clean.encode("utf-8")) > max_bytes:
+        raise FenceError(f"the body is larger than {max_bytes} bytes")
     ensure_absent(nonce, (clean,))
     return (
         f'<{BLOCK_TAG} source="{source}" field="{field}" nonce="{nonce}">\n'
