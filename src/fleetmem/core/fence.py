@@ -155,16 +155,21 @@ def _is_name_char(char: str) -> bool:
 def _name_at(text: str, i: int, name: str) -> bool:
     """Does ``text`` from ``i`` read as ``name`` followed by something that ends a name?
 
-    A dash in the name may be written as any dash or underscore look-alike, a space, or
-    nothing; letters may be spaced out by one space each; marks on them are not seen.
+    A dash in the name may be written as up to three dash, underscore or space look-alikes,
+    or nothing; letters may be spaced out by one space each; marks on them are not seen.
     """
     end = len(text)
     first = True
     for letter in name:
         j = _skip(text, i, spaces=False)
         if letter in "-_":
-            if j < end and (confusables.reads(text[j], "-") or confusables.reads(text[j], " ")):
-                i = j + 1
+            # Up to three dashes, underscores or spaces (of any look), or none.
+            for _ in range(3):
+                j = _skip(text, i, spaces=False)
+                if j < end and (confusables.reads(text[j], "-") or confusables.reads(text[j], " ")):
+                    i = j + 1
+                else:
+                    break
             continue
         if not first and j < end and confusables.reads(text[j], " "):
             spaced = _skip(text, j + 1, spaces=False)
