@@ -15,6 +15,7 @@ import unicodedata
 import pytest
 
 from fleetmem.core import confusables
+from fleetmem.core import fence as fence_module
 from fleetmem.core.briefing import (
     BriefingInputs,
     assemble_recall,
@@ -177,3 +178,19 @@ def test_no_hostile_string_is_outside_a_context_fence(index: int) -> None:
     outside, inside = _payloads(split)
     assert not outside
     assert PAYLOAD.search(h).group(0) in inside  # type: ignore[union-attr]
+
+
+def test_the_ascii_fast_path_finds_exactly_what_the_general_reader_finds() -> None:
+    rng = random.Random(secrets.randbits(64))
+    alphabet = "<[/\\ |-_factepisodrunsleymFACTRUN\n\tx>=\"'0"
+    wanted = fence_module._wanted(MARKER_NAMES)
+    pattern = fence_module._ascii_markers(wanted)
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40)))
+        fast = [m.start() for m in pattern.finditer(text)]
+        general = [
+            m.start()
+            for m in fence_module._OPENER_RE.finditer(text)
+            if fence_module._starts_marker(text, m.start(), wanted)
+        ]
+        assert fast == general, repr(text)

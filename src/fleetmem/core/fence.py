@@ -194,19 +194,54 @@ def _starts_marker(text: str, start: int, names: frozenset[str]) -> bool:
     end = len(text)
     if i >= end:
         return False
-    if angle and confusables.reads(text[i], "|"):
+    seen = confusables.reads_as(text[i])
+    if angle and "|" in seen:
         return True  # a chat-template special token such as <|im_start|>
-    slashed = confusables.reads(text[i], "/")
-    if slashed:
+    if "/" in seen:
         i = _skip(text, i + 1, spaces=True)
+        if i >= end:
+            return False
+        seen = confusables.reads_as(text[i])
     elif not angle:
         return False
-    return any(_name_at(text, i, name) for name in names)
+    # Only names whose first letter this character may be read as (cheap on "<<<<...").
+    if seen.isdisjoint(_initials(names)):
+        return False
+    return any(name[0] in seen and _name_at(text, i, name) for name in names)
+
+
+@functools.lru_cache(maxsize=64)
+def _initials(names: frozenset[str]) -> frozenset[str]:
+    return frozenset(name[0] for name in names)
 
 
 @functools.lru_cache(maxsize=64)
 def _wanted(names: frozenset[str]) -> frozenset[str]:
     return frozenset(n.lower().replace("_", "-") for n in names)
+
+
+@functools.lru_cache(maxsize=64)
+def _ascii_markers(names: frozenset[str]) -> re.Pattern[str]:
+    """:func:`_starts_marker` for ASCII text as one regular expression (the same rules:
+    spaces around the slash, a spaced-out name, dashes as ``-``, ``_`` or spaces)."""
+
+    def name_pattern(name: str) -> str:
+        parts: list[str] = []
+        for index, char in enumerate(name):
+            if char in "-_":
+                parts.append(r"[-_\s]{0,3}")
+            else:
+                if index and name[index - 1] not in "-_":
+                    parts.append(r"\s?")
+                parts.append(re.escape(char))
+        return "".join(parts)
+
+    alternatives = "|".join(name_pattern(n) for n in sorted(names, key=len, reverse=True))
+    named = rf"(?:{alternatives})(?![A-Za-z0-9_-])"
+    return re.compile(
+        rf"<(?=\s*(?:\||[/\\]?\s*{named}))|\[(?=\s*[/\\]\s*{named})",
+        re.IGNORECASE | re.ASCII,
+    )
 
 
 def neutralise_markers(text: str, names: Iterable[str]) -> str:
@@ -217,7 +252,12 @@ def neutralise_markers(text: str, names: Iterable[str]) -> str:
     wanted = _wanted(names if isinstance(names, frozenset) else frozenset(names))
     if not wanted:
         return text
-    hits = [m.start() for m in _OPENER_RE.finditer(text) if _starts_marker(text, m.start(), wanted)]
+    if text.isascii():
+        hits = [m.start() for m in _ascii_markers(wanted).finditer(text)]
+    else:
+        hits = [
+            m.start() for m in _OPENER_RE.finditer(text) if _starts_marker(text, m.start(), wanted)
+        ]
     if not hits:
         return text
     pieces: list[str] = []
