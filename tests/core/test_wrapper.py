@@ -7,7 +7,7 @@ import secrets
 import unicodedata
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fleetmem.core.fence import NonceCollision, fold
@@ -349,7 +349,7 @@ documents = st.builds(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(documents, st.from_regex(r"[0-9a-f]{32}", fullmatch=True))
 def test_parse_inverts_render(doc: Document, n: str) -> None:
     try:
@@ -382,7 +382,11 @@ clean_text = st.text(
 def test_clean_text_comes_back_unchanged(texts: list[str]) -> None:
     doc = Document(
         kind="recall",
-        sections=(Section("facts", tuple(Item("fact", t, attrs(id=t)) for t in texts)),),
+        sections=(
+            Section(
+                "facts", tuple(Item("fact", t, attrs(id=f"f_{i}")) for i, t in enumerate(texts))
+            ),
+        ),
     )
     assume(sanitize_document(doc) == doc)
     assert parse(render(doc, GUESS))[0] == doc

@@ -10,7 +10,7 @@ import pytest
 
 from fleetmem import metrics
 from fleetmem.core.budget import AUTHORED_MARKER, FEED_MARKER
-from fleetmem.core.context import SEGMENTS, Assembly, fence_close, fence_open
+from fleetmem.core.context import SEGMENTS, Assembly, fence_close, fence_open, rendered_body
 from fleetmem.core.contextfiles import AGENT_FILES, MAX_FILE_BYTES, WORKSPACE_FILES
 from fleetmem.service.context import EMPTY_AGENT, ContextRequest
 from fleetmem.service.files import ContextFileService
@@ -38,8 +38,9 @@ def bodies_in(assembly: Assembly) -> None:
             continue
         position = text.index(f"## {segment.title}\n", position)
         for part in segment.parts:
-            body = part.report.delivered
-            assert part.report.used == TOK.count(body)
+            assert part.report.used == TOK.count(part.report.delivered)
+            # A fenced body is shown with marker look-alikes neutralised (tests/core/test_fence*).
+            body = rendered_body(segment.key, part.report.delivered)
             if not body:
                 continue
             if part.label is not None:
@@ -297,7 +298,8 @@ def test_reference_data_is_fenced_with_a_nonce_that_occurs_nowhere_in_it(
     assert nonce == "0123abcd" * 4  # the first draw occurred in the content
     assert context.text.startswith("Context assembled by fleetmem.")
     notes = context.text.index("## Notes\n")
-    assert context.text[notes:].startswith(f"## Notes\n{fence_open(nonce)}\n{hostile}")
+    shown = hostile.replace("</reference", "&lt;/reference").replace("<|", "&lt;|")
+    assert context.text[notes:].startswith(f"## Notes\n{fence_open(nonce)}\n{shown}")
     assert context.text.split("\n").count(fence_close(nonce)) == 1  # one closing line
     identity = context.text.index("## Identity\n")
     assert context.text[identity:].startswith("## Identity\nCalm and precise.\n")  # not fenced

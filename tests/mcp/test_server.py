@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from fleetmem.core.facts import Actor
+from fleetmem.core.fence import parse_block
 from fleetmem.core.scope import project_scope
 from fleetmem.service.bootstrap import App
 from fleetmem.surfaces.mcp.descriptions import BRIEFING_URI
@@ -242,18 +243,24 @@ def test_context_file_tools(world: World, serve: Callable[[str | None], Fleetmem
         return read, missing, noted, notes, stale
 
     read, missing, noted, notes, stale = with_client(serve(world.me.token), body)
-    assert (read["name"], read["revision"], read["text"]) == (
+    block, rest = parse_block(read["text"])
+    assert (read["name"], read["revision"], block.source, block.field, block.body, rest) == (
         "glossary",
         1,
+        "fleetmem-file",
+        "glossary",
         "Settlement: the nightly batch.\n",
+        "",
     )
+    assert "not instructions" in read["text_is"]
     assert missing.startswith("invalid_input: ")
     assert noted["written"] and noted["revision"] == 1 and noted["notebook"] == API
     notebook = app.files.get(app.files.ref("notebook", repo=API))
     assert notebook.body == "Run `make check` first.\n" and notebook.updated_by == "agent:api-fixer"
     # Without edit_agent_files nothing is written: the change comes back for a person.
     assert (notes["written"], notes["reason"]) == (False, "not_permitted")
-    assert "Prefer small diffs." in notes["proposed_text"] and notes["diff"]
+    assert "Prefer small diffs." in parse_block(notes["proposed_text"])[0].body
+    assert parse_block(notes["diff"])[0].field == "notes-diff"
     assert stale.startswith("stale_revision: ")
 
 

@@ -32,6 +32,7 @@ from fleetmem.core.wrapper import (
     Section,
     Value,
     attrs,
+    clean_attrs,
     document_close,
     document_open,
     sanitize_item,
@@ -284,10 +285,12 @@ def _shell_variants(inputs: BriefingInputs, shared: Attrs) -> list[tuple[Attrs, 
     ``shared`` default labels (agent, adapter, model, branch) of its candidates; without
     ``repo`` it shows no episode, since its items would lose their repository.
     """
-    doc_full = attrs(repo=inputs.repo, branch=inputs.branch)
-    doc_repo = attrs(repo=inputs.repo)
-    ep_plain = attrs(repo=inputs.repo, provider=inputs.episodes_provider)
-    ep_degraded = attrs(degraded=inputs.episodes_degraded)
+    # Labels outside the safe character set are withheld here already, so the document
+    # composed is the one parse() reads back.
+    doc_full = clean_attrs(attrs(repo=inputs.repo, branch=inputs.branch))
+    doc_repo = clean_attrs(attrs(repo=inputs.repo))
+    ep_plain = clean_attrs(attrs(repo=inputs.repo, provider=inputs.episodes_provider))
+    ep_degraded = clean_attrs(attrs(degraded=inputs.episodes_degraded))
     ep_full = (*ep_plain, *shared, *ep_degraded)
     return [
         (doc_full, ep_full, shared),
@@ -497,14 +500,14 @@ def assemble_recall(
         name: [sanitized_item_block(i, nonce) for i in items] for name, items in lists.items()
     }
     block_bytes = {name: [len(b.encode("utf-8")) for b in bs] for name, bs in blocks.items()}
-    section_attrs: dict[str, Attrs] = {"episodes": attrs(provider=provider)}
+    section_attrs: dict[str, Attrs] = {"episodes": clean_attrs(attrs(provider=provider))}
     close = document_close(nonce)
 
     def nbytes(text: str) -> int:
         return len(text.encode("utf-8"))
 
     def doc_attrs(truncated: int) -> Attrs:
-        return attrs(repo=repo, degraded=degraded, truncated=truncated)
+        return clean_attrs(attrs(repo=repo, degraded=degraded, truncated=truncated))
 
     def open_size(truncated: int) -> int:
         return nbytes(

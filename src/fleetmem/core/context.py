@@ -33,6 +33,7 @@ contract) are written only by people and are not fenced.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal
@@ -46,6 +47,8 @@ from fleetmem.core.budget import (
     truncate_authored,
     truncate_feed,
 )
+from fleetmem.core.fence import REFERENCE_TAG, contains_nonce, neutralise_markers, strip_bidi
+from fleetmem.core.wrapper import MARKER_NAMES, is_safe_value
 
 SegmentStatus = Literal["ok", "off", "error"]
 
@@ -67,8 +70,15 @@ BACKSTOP_DROP_ORDER: Final = (
     "identity",
     "output_contract",
 )
-FENCE_TAG: Final = "reference-data"
+FENCE_TAG: Final = REFERENCE_TAG
 _MAX_NONCE_DRAWS: Final = 8
+#: Markers neutralised in fenced bodies: this fence's and the wrapper's (a hook's answer puts
+#: the fenced briefing right after the context).
+BODY_MARKERS: Final = MARKER_NAMES | {FENCE_TAG}
+# A heading (a file's title, a part's label) is printed outside the fence: only these
+# characters, and an owner (a repository key) only in the header-safe set of the wrapper.
+_HEADING: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._()/-]{0,63}")
+_OWNER_SEPARATOR: Final = " \u2014 "
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +240,7 @@ def assemble(
     if unknown:
         raise ValueError(f"unknown segments: {sorted(unknown)}")
     results = [report_segment(given[spec.key], codec) for spec in SEGMENTS if spec.key in given]
-    bodies = [p.report.delivered for s in results for p in s.parts]
+    bodies = [rendered_body(s.key, p.report.delivered) for s in results for p in s.parts]
     chosen = _draw_nonce(nonce, bodies)
     text = render(results, chosen)
     total = codec.count(text)
@@ -249,7 +259,7 @@ def assemble(
 def _draw_nonce(nonce: Callable[[], str], bodies: Sequence[str]) -> str:
     for _ in range(_MAX_NONCE_DRAWS):
         candidate = nonce()
-        if candidate and not any(candidate in body for body in bodies):
+        if candidate and not any(contains_nonce(body, candidate) for body in bodies):
             return candidate
     raise ValueError("could not draw a fence nonce that occurs in no body")
 
@@ -271,24 +281,52 @@ def preamble(nonce: str) -> str:
     )
 
 
+def rendered_body(key: str, delivered: str) -> str:
+    """A body as rendered: a fenced one without bidi controls and with look-alikes of this
+    fence's and the wrapper's markers neutralised (:func:`fence.neutralise_markers`; other
+    invisible characters, such as the joiners of emoji sequences, were checked when the
+    file was written and are kept); an instruction segment, written by people, as it is."""
+    if not SEGMENT_BY_KEY[key].fenced:
+        return delivered
+    return neutralise_markers(strip_bidi(delivered), BODY_MARKERS)
+
+
+def heading(spec_title: str, title: str) -> str:
+    """The heading printed for a segment: ``title`` when it is the catalog's title, or that
+    title and an owner in the header-safe set (``Project notebook — github.com/acme/api``);
+    otherwise the catalog's title alone."""
+    if title == spec_title:
+        return title
+    owner = title.removeprefix(spec_title + _OWNER_SEPARATOR)
+    if owner != title and owner and is_safe_value(owner):
+        return title
+    return spec_title
+
+
+def _label(label: str | None) -> str | None:
+    return label if label is not None and _HEADING.fullmatch(label) else None
+
+
 def render(segments: Sequence[SegmentResult], nonce: str) -> str:
     """The context text: the preamble (when anything is fenced), then each present segment.
 
-    Every delivered body appears verbatim, on the line after its heading or fence and followed
-    by a newline (added only when the body does not end with one).
+    Every delivered body appears on the line after its heading or fence and followed by a
+    newline (added only when the body does not end with one); a fenced body sanitised first,
+    which leaves ordinary text as it is. Headings hold only fleetmem's titles and labels.
     """
     blocks: list[str] = []
     for segment in segments:
         if not segment.present:
             continue
         fenced = SEGMENT_BY_KEY[segment.key].fenced
-        chunk = [f"## {segment.title}\n"]
+        chunk = [f"## {heading(SEGMENT_BY_KEY[segment.key].title, segment.title)}\n"]
         for part in segment.parts:
-            body = part.report.delivered
+            body = rendered_body(segment.key, part.report.delivered)
             if not body:
                 continue
-            if part.label is not None:
-                chunk.append(f"### {part.label}\n")
+            label = _label(part.label)
+            if label is not None:
+                chunk.append(f"### {label}\n")
             if fenced:
                 chunk.append(fence_open(nonce) + "\n")
             chunk.append(body if body.endswith("\n") else body + "\n")

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from fleetmem.core.fence import sanitize
-from fleetmem.core.wrapper import MARKER_NAMES, Item, Section, Value, attrs
+from fleetmem.core.wrapper import MARKER_NAMES, Item, Section, Value, attrs, is_safe_value
 
 #: Text sizes tried for the section, largest first; 0 is the header alone (empty text).
 TEXT_BUDGETS: Final = (320, 260, 210, 170, 140, 115, 95, 80, 65, 50, 38, 26, 14, 0)
@@ -274,6 +274,8 @@ def _most_common(values: Sequence[str | None]) -> str | None:
         return None
     counts = {v: values.count(v) for v in values}  # insertion order is ranking order
     value, count = max(counts.items(), key=lambda kv: kv[1])
+    if value is None or not is_safe_value(value):
+        return None  # a section header cannot carry it; each item's fenced text does
     return value if count >= 2 or len(values) == 1 else None
 
 

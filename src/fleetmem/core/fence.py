@@ -10,12 +10,15 @@ Three things happen to every untrusted string before it is fenced (:func:`saniti
    isolates, tag characters), and letters that render as blank space (Hangul fillers, the
    blank braille pattern). Line and paragraph separators (U+2028, U+2029) become newlines,
    so "a line" means the same thing to every reader.
-2. Look-alikes of fence markers are neutralised: an opening angle bracket (``<`` or any
-   character that normalises to it under NFKC, such as the full-width and small forms, or a
-   common homoglyph such as U+2039 or U+27E8) that starts a tag named like one of the
-   markers in play (compared after NFKC, case folding, and folding of dash, slash and Latin
-   look-alike letters) is replaced by ``&lt;``. So is one that starts a chat-template
-   special token (``<|im_start|>``, ``<|user|>``...). Nothing else in the text changes.
+2. Look-alikes of fence markers are neutralised. Markers are looked for in what the text
+   *reads as* (:mod:`fleetmem.core.confusables`): after compatibility decomposition with
+   combining marks dropped, case folding, a table of confusable letters (Cyrillic, Greek,
+   Latin alpha, small capitals...) and of delimiter look-alikes (guillemets, full-width and
+   CJK brackets, slash, pipe and dash forms), with any kind of space allowed around the
+   bracket, the slash and between spaced-out letters. An opening angle bracket look-alike
+   that starts a tag named like a marker in play, or a chat-template special token
+   (``<|im_start|>``), becomes ``&lt;``; a square-bracket look-alike that starts a closing
+   one (``[/fact``) becomes ``&#91;``. Nothing else in the text changes.
 3. The nonce must not occur in the result, compared after NFKC and case folding (so
    full-width digits do not count as different). If it does, :class:`NonceCollision` is
    raised and the caller draws a fresh nonce; with a CSPRNG nonce this only happens when
@@ -40,6 +43,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from fleetmem.core import confusables
 from fleetmem.core.redact import strip_invisible
 
 #: A nonce is 128 bits as 32 lower-case hex digits.
@@ -47,49 +51,33 @@ NONCE_PATTERN: Final = re.compile(r"[0-9a-f]{32}")
 
 #: The tag name of the single-block fence.
 BLOCK_TAG: Final = "untrusted-data"
+#: The tag name of the context's reference-data fence (:mod:`fleetmem.core.context`).
+REFERENCE_TAG: Final = "reference-data"
 #: The largest body the single-block fence carries (the briefing cap is the same number).
 MAX_BLOCK_BYTES: Final = 4096
 
 NEUTRALISED_ANGLE: Final = "&lt;"
+#: What an opening square-bracket look-alike of a closing marker (``[/fact``) becomes.
+NEUTRALISED_SQUARE: Final = "&#91;"
 
 # Letters that render as blank space although Unicode calls them letters (category Lo/So).
 _BLANK_LETTERS: Final = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 _BLANK_LETTERS_RE: Final = re.compile("[" + "".join(sorted(_BLANK_LETTERS)) + "]+")
 _LINE_SEPARATORS_RE: Final = re.compile("[\u2028\u2029]")
-
-# Opening angle brackets: everything that NFKC maps to '<' (a test checks this against the
-# running interpreter's Unicode tables) plus homoglyphs that NFKC leaves alone.
-_ANGLES: Final = frozenset(
-    "<\ufe64\uff1c"  # '<', small and full-width forms (NFKC '<')
-    "\u2039\u3008\u2329\u27e8\u276c\u276e\u1438\u02c2\u2aa1\u29fc"
+#: Bidirectional embeddings, overrides, isolates and marks: they make text display in another
+#: order than it reads (Trojan Source), and nothing fleetmem shows needs them.
+BIDI_CONTROLS: Final = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 )
-_ANGLE_RE: Final = re.compile("[" + re.escape("".join(sorted(_ANGLES))) + "]")
-_SLASHES: Final = frozenset("/\uff0f\u2044\u2215\u29f8\u2571")
-_PIPES: Final = frozenset("|\uff5c\u2223\u01c0\u2502\u05c0\u23d0\u2758")
+_BIDI_RE: Final = re.compile("[" + "".join(sorted(BIDI_CONTROLS)) + "]")
 
-# Latin look-alike letters NFKC does not fold: Cyrillic, Greek, Armenian and small capitals.
-_CONFUSABLE_LETTERS: Final[dict[str, str]] = {
-    "\u0430": "a", "\u03b1": "a", "\u1d00": "a",
-    "\u0441": "c", "\u03f2": "c", "\u1d04": "c",
-    "\u0501": "d", "\u1d05": "d",
-    "\u0435": "e", "\u03b5": "e", "\u1d07": "e",
-    "\ua730": "f",
-    "\u0456": "i", "\u03b9": "i", "\u0131": "i", "\u026a": "i", "\u04cf": "i",
-    "\u04c0": "l", "\u029f": "l",
-    "\u1d0d": "m",
-    "\u0578": "n", "\u0274": "n",
-    "\u043e": "o", "\u03bf": "o", "\u1d0f": "o", "\u0585": "o",
-    "\u0440": "p", "\u03c1": "p", "\u1d18": "p",
-    "\u0280": "r", "\u0433": "r",
-    "\u0455": "s", "\ua731": "s",
-    "\u03c4": "t", "\u1d1b": "t", "\u0442": "t",
-    "\u057d": "u", "\u03c5": "u", "\u1d1c": "u",
-    "\u0443": "y", "\u028f": "y",
-}  # fmt: skip
-_DASHES: Final = frozenset("-\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\ufe58\ufe63\uff0d")
-_NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
-# How far past an angle bracket a marker name may start (slash and spaces included).
-_MAX_LOOKAHEAD: Final = 16
+# The delimiter families of :mod:`fleetmem.core.confusables` (names kept for the tests).
+_ANGLES: Final = confusables.LESS_THAN
+_SQUARES: Final = confusables.SQUARE
+_SLASHES: Final = confusables.SLASHES
+_PIPES: Final = confusables.PIPES
+_OPENER_RE: Final = re.compile("[" + re.escape("".join(sorted(_ANGLES | _SQUARES))) + "]")
+_ANGLE_RE: Final = re.compile("[" + re.escape("".join(sorted(_ANGLES))) + "]")
 
 
 class FenceError(ValueError):
@@ -119,7 +107,13 @@ def contains_nonce(text: str, nonce: str) -> bool:
     """True when ``nonce`` occurs in ``text``, also in full-width or other NFKC forms."""
     if text.isascii():
         return nonce in text.lower()
-    return nonce in text or nonce in fold(text)
+    if nonce in text:
+        return True
+    folded = fold(text)
+    if nonce in folded:
+        return True
+    # Combining marks between the digits (0\u0301123...) do not hide them from a reader either.
+    return nonce in "".join(c for c in folded if not confusables.is_ignorable(c))
 
 
 def ensure_absent(nonce: str, texts: Iterable[str]) -> None:
@@ -138,57 +132,139 @@ def strip_unseen(text: str) -> str:
     return _LINE_SEPARATORS_RE.sub("\n", text)
 
 
-def _fold_char(char: str) -> str:
-    if char in _DASHES:
-        return "-"
-    if char in _CONFUSABLE_LETTERS:
-        return _CONFUSABLE_LETTERS[char]
-    if char.isascii():
-        return char.lower()
-    return fold(char)
+def strip_bidi(text: str) -> str:
+    """``text`` without :data:`BIDI_CONTROLS` (everything else, zero-width joiners of emoji
+    sequences included, is kept)."""
+    return text if text.isascii() else _BIDI_RE.sub("", text)
+
+
+def _skip(text: str, i: int, *, spaces: bool) -> int:
+    """The first index from ``i`` that is not an ignorable mark (nor a space, if asked)."""
+    end = len(text)
+    while i < end and (
+        confusables.is_ignorable(text[i]) or (spaces and confusables.reads(text[i], " "))
+    ):
+        i += 1
+    return i
+
+
+def _is_name_char(char: str) -> bool:
+    return char.isalnum() or any(c.isalnum() or c in "-_" for c in confusables.reads_as(char))
+
+
+def _name_at(text: str, i: int, name: str) -> bool:
+    """Does ``text`` from ``i`` read as ``name`` followed by something that ends a name?
+
+    A dash in the name may be written as up to three dash, underscore or space look-alikes,
+    or nothing; letters may be spaced out by one space each; marks on them are not seen.
+    """
+    end = len(text)
+    first = True
+    for letter in name:
+        j = _skip(text, i, spaces=False)
+        if letter in "-_":
+            # Up to three dashes, underscores or spaces (of any look), or none.
+            for _ in range(3):
+                j = _skip(text, i, spaces=False)
+                if j < end and (confusables.reads(text[j], "-") or confusables.reads(text[j], " ")):
+                    i = j + 1
+                else:
+                    break
+            continue
+        if not first and j < end and confusables.reads(text[j], " "):
+            spaced = _skip(text, j + 1, spaces=False)
+            if spaced < end and confusables.reads(text[spaced], letter):
+                j = spaced
+        if j >= end or not confusables.reads(text[j], letter):
+            return False
+        i, first = j + 1, False
+    j = _skip(text, i, spaces=False)
+    return j >= end or not _is_name_char(text[j])
 
 
 def _starts_marker(text: str, start: int, names: frozenset[str]) -> bool:
-    """Does the tag opening at ``text[start]`` (an angle bracket) read as a marker?"""
-    i = start + 1
+    """Does the bracket look-alike at ``text[start]`` open something that reads as a marker?
+
+    Angle brackets: ``<name``, ``</name`` and chat-template tokens ``<|``. Square brackets
+    only in the closing form ``[/name``, since ``[facts]`` is a TOML table, not a fence.
+    Spaces of any kind and combining marks may pad the bracket, the slash and the name.
+    """
+    angle = text[start] in _ANGLES
+    i = _skip(text, start + 1, spaces=True)
     end = len(text)
-    if i < end and text[i] in _PIPES:
+    if i >= end:
+        return False
+    seen = confusables.reads_as(text[i])
+    if angle and "|" in seen:
         return True  # a chat-template special token such as <|im_start|>
-    limit = min(end, start + 1 + _MAX_LOOKAHEAD)
-    while i < limit and (text[i] in _SLASHES or text[i].isspace()):
-        i += 1
-    word: list[str] = []
-    longest = max(len(name) for name in names)
-    while i < end and len(word) <= longest:
-        folded = _fold_char(text[i])
-        if not folded or any(c not in _NAME_CHARS for c in folded):
-            break
-        word.append(folded)
-        i += 1
-    candidate = "".join(word).replace("_", "-")
-    return any(candidate == name.replace("_", "-") for name in names)
+    if "/" in seen:
+        i = _skip(text, i + 1, spaces=True)
+        if i >= end:
+            return False
+        seen = confusables.reads_as(text[i])
+    elif not angle:
+        return False
+    # Only names whose first letter this character may be read as (cheap on "<<<<...").
+    if seen.isdisjoint(_initials(names)):
+        return False
+    return any(name[0] in seen and _name_at(text, i, name) for name in names)
+
+
+@functools.lru_cache(maxsize=64)
+def _initials(names: frozenset[str]) -> frozenset[str]:
+    return frozenset(name[0] for name in names)
 
 
 @functools.lru_cache(maxsize=64)
 def _wanted(names: frozenset[str]) -> frozenset[str]:
-    return frozenset(n.lower() for n in names)
+    return frozenset(n.lower().replace("_", "-") for n in names)
+
+
+@functools.lru_cache(maxsize=64)
+def _ascii_markers(names: frozenset[str]) -> re.Pattern[str]:
+    """:func:`_starts_marker` for ASCII text as one regular expression (the same rules:
+    spaces around the slash, a spaced-out name, dashes as ``-``, ``_`` or spaces)."""
+
+    def name_pattern(name: str) -> str:
+        parts: list[str] = []
+        for index, char in enumerate(name):
+            if char in "-_":
+                parts.append(r"[-_\s]{0,3}")
+            else:
+                if index and name[index - 1] not in "-_":
+                    parts.append(r"\s?")
+                parts.append(re.escape(char))
+        return "".join(parts)
+
+    alternatives = "|".join(name_pattern(n) for n in sorted(names, key=len, reverse=True))
+    named = rf"(?:{alternatives})(?![A-Za-z0-9_-])"
+    return re.compile(
+        rf"<(?=\s*(?:\||[/\\]?\s*{named}))|\[(?=\s*[/\\]\s*{named})",
+        re.IGNORECASE | re.ASCII,
+    )
 
 
 def neutralise_markers(text: str, names: Iterable[str]) -> str:
-    """Step 2 of :func:`sanitize`: turn look-alike tag openers of ``names`` into ``&lt;``."""
-    if _ANGLE_RE.search(text) is None:
+    """Step 2 of :func:`sanitize`: turn every look-alike opener of a ``names`` marker into
+    ``&lt;`` (an angle bracket) or ``&#91;`` (a square one); the rest of the text is kept."""
+    if _OPENER_RE.search(text) is None:
         return text
     wanted = _wanted(names if isinstance(names, frozenset) else frozenset(names))
     if not wanted:
         return text
-    hits = [m.start() for m in _ANGLE_RE.finditer(text) if _starts_marker(text, m.start(), wanted)]
+    if text.isascii():
+        hits = [m.start() for m in _ascii_markers(wanted).finditer(text)]
+    else:
+        hits = [
+            m.start() for m in _OPENER_RE.finditer(text) if _starts_marker(text, m.start(), wanted)
+        ]
     if not hits:
         return text
     pieces: list[str] = []
     cursor = 0
     for at in hits:
         pieces.append(text[cursor:at])
-        pieces.append(NEUTRALISED_ANGLE)
+        pieces.append(NEUTRALISED_ANGLE if text[at] in _ANGLES else NEUTRALISED_SQUARE)
         cursor = at + 1
     pieces.append(text[cursor:])
     return "".join(pieces)
@@ -219,20 +295,28 @@ class Block:
 
 
 def fence_block(
-    body: str, *, nonce: str, source: str = "fleetmem-memory", field: str = "briefing"
+    body: str,
+    *,
+    nonce: str,
+    source: str = "fleetmem-memory",
+    field: str = "briefing",
+    max_bytes: int | None = MAX_BLOCK_BYTES,
+    marker_names: Iterable[str] = (BLOCK_TAG,),
 ) -> str:
     """``body`` sanitised and fenced as one ``<untrusted-data>`` block (no trailing newline).
 
-    Raises :class:`FenceError` when the sanitised body exceeds :data:`MAX_BLOCK_BYTES` (the
-    block is refused rather than cut) and :class:`NonceCollision` when the nonce occurs in it.
+    Look-alikes of ``marker_names`` (always including the block's own tag) are neutralised.
+    Raises :class:`FenceError` when the sanitised body exceeds ``max_bytes`` (the block is
+    refused rather than cut; None: no cap, for a caller whose bodies are bounded elsewhere)
+    and :class:`NonceCollision` when the nonce occurs in it.
     """
     check_nonce(nonce)
     for name, value in (("source", source), ("field", field)):
         if not _TOKEN.fullmatch(value):
             raise FenceError(f"{name} must match [a-z0-9][a-z0-9-]*")
-    clean = sanitize(body, (BLOCK_TAG,))
-    if len(clean.encode("utf-8")) > MAX_BLOCK_BYTES:
-        raise FenceError(f"the body is larger than {MAX_BLOCK_BYTES} bytes")
+    clean = sanitize(body, frozenset((BLOCK_TAG, *marker_names)))
+    if max_bytes is not None and len(clean.encode("utf-8")) > max_bytes:
+        raise FenceError(f"the body is larger than {max_bytes} bytes")
     ensure_absent(nonce, (clean,))
     return (
         f'<{BLOCK_TAG} source="{source}" field="{field}" nonce="{nonce}">\n'

@@ -36,6 +36,7 @@ from typing import Final, TypeAlias
 
 from fleetmem.core.fence import (
     BLOCK_TAG,
+    REFERENCE_TAG,
     FenceError,
     check_nonce,
     contains_nonce,
@@ -50,7 +51,7 @@ DOCUMENT_KINDS: Final = ("briefing", "recall")
 ITEM_KINDS: Final = ("fact", "episode", "run")
 SECTION_NAMES: Final = ("collisions", "recent_runs", "facts", "episodes")
 #: Every tag name the format uses: look-alikes of these are neutralised in content.
-MARKER_NAMES: Final = frozenset({ROOT, BLOCK_TAG, *ITEM_KINDS, *SECTION_NAMES})
+MARKER_NAMES: Final = frozenset({ROOT, BLOCK_TAG, REFERENCE_TAG, *ITEM_KINDS, *SECTION_NAMES})
 
 #: The fixed second line of every document: what the reader is looking at.
 NOTICE: Final = (
@@ -61,6 +62,18 @@ _OMITTED_RE: Final = re.compile(r"\(([1-9][0-9]*) more: call recall\)")
 
 Value: TypeAlias = str | int | float | bool | tuple[str, ...]
 Attrs: TypeAlias = tuple[tuple[str, Value], ...]
+
+#: A string attribute value stands in a header as written only in this character set: ASCII
+#: letters, digits and ``._:/@+#%~-``, at most 200 of them. It cannot carry a quote, a space,
+#: a newline, a bracket, an equals sign or a sentence, so a label cannot pass for another
+#: attribute, a tag or an instruction however it was stored.
+SAFE_VALUE: Final = re.compile(r"[A-Za-z0-9._:/@+#%~-]{0,200}")
+#: What an item's header shows for a label outside :data:`SAFE_VALUE`; the label itself is
+#: the first lines of the item's fenced text, one ``label KEY: VALUE`` line each.
+LABEL_IN_TEXT: Final = "(in text)"
+#: What a document's or section's header shows for such a value (they have no fenced text).
+LABEL_WITHHELD: Final = "(withheld)"
+_PLACEHOLDERS: Final = frozenset({LABEL_IN_TEXT, LABEL_WITHHELD})
 
 _KEY: Final = re.compile(r"[a-z][a-z0-9_]{0,31}")
 _RESERVED: Final = frozenset({"nonce", "untrusted", "kind"})
@@ -185,30 +198,52 @@ def _clean(text: str) -> str:
     return sanitize(text, MARKER_NAMES)
 
 
-def _clean_value(value: Value) -> Value:
+def is_safe_value(value: str) -> bool:
+    """True when ``value`` may stand in a header as written (:data:`SAFE_VALUE`)."""
+    return value in _PLACEHOLDERS or SAFE_VALUE.fullmatch(value) is not None
+
+
+def _clean_value(value: Value, placeholder: str) -> Value:
     if isinstance(value, str):
-        return _clean(value)
+        return value if is_safe_value(value) else placeholder
     if isinstance(value, tuple):
-        return tuple(_clean(v) for v in value)
+        return tuple(v if is_safe_value(v) else placeholder for v in value)
     return value
 
 
-def _clean_attrs(pairs: Attrs) -> Attrs:
-    return tuple((k, _clean_value(v)) for k, v in pairs)
+def clean_attrs(pairs: Attrs) -> Attrs:
+    """Document and section attributes as rendered: a string outside :data:`SAFE_VALUE`
+    shows as :data:`LABEL_WITHHELD` (they have no fenced text to carry it)."""
+    return tuple((k, _clean_value(v, LABEL_WITHHELD)) for k, v in pairs)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(_clean(text).split())
 
 
 def sanitize_item(item: Item) -> Item:
-    """The item as it will be rendered: every string sanitised."""
-    return replace(item, text=_clean(item.text), provenance=_clean_attrs(item.provenance))
+    """The item as it will be rendered: every string sanitised, and every label outside
+    :data:`SAFE_VALUE` moved from the header into the fenced text (its header value becomes
+    :data:`LABEL_IN_TEXT`)."""
+    moved: list[str] = []
+    provenance: list[tuple[str, Value]] = []
+    for key, value in item.provenance:
+        strings = (value,) if isinstance(value, str) else value if isinstance(value, tuple) else ()
+        moved.extend(f"label {key}: {_one_line(v)}" for v in strings if not is_safe_value(v))
+        provenance.append((key, _clean_value(value, LABEL_IN_TEXT)))
+    text = item.text
+    if moved:
+        text = "\n".join(moved) + ("\n" + text if text else "")
+    return replace(item, text=_clean(text), provenance=tuple(provenance))
 
 
 def sanitize_document(doc: Document) -> Document:
     """The document as it will be rendered (and as :func:`parse` returns it)."""
     sections = tuple(
-        replace(s, items=tuple(sanitize_item(i) for i in s.items), attrs=_clean_attrs(s.attrs))
+        replace(s, items=tuple(sanitize_item(i) for i in s.items), attrs=clean_attrs(s.attrs))
         for s in doc.sections
     )
-    return replace(doc, sections=sections, attrs=_clean_attrs(doc.attrs))
+    return replace(doc, sections=sections, attrs=clean_attrs(doc.attrs))
 
 
 def _strings(pairs: Attrs) -> Iterator[str]:
@@ -235,7 +270,7 @@ def _attr_text(pairs: Attrs) -> str:
 def document_open(doc: Document, nonce: str) -> str:
     """The first two lines: the root tag with the nonce, then :data:`NOTICE`."""
     check_nonce(nonce)
-    clean = _clean_attrs(doc.attrs)
+    clean = clean_attrs(doc.attrs)
     ensure_absent(nonce, _strings(clean))
     return f'<{ROOT} kind="{doc.kind}"{_attr_text(clean)} nonce="{nonce}">\n{NOTICE}\n'
 
@@ -247,7 +282,7 @@ def document_close(nonce: str) -> str:
 
 def section_open(section: Section, nonce: str) -> str:
     """The opening line of a section; self-closing when it has no items and omits none."""
-    clean = _clean_attrs(section.attrs)
+    clean = clean_attrs(section.attrs)
     ensure_absent(nonce, _strings(clean))
     end = "/>" if not section.items and not section.omitted else ">"
     return f"<{section.name}{_attr_text(clean)}{end}\n"
@@ -437,7 +472,7 @@ def parse(text: str) -> tuple[Document, str]:
     while reader.text[reader.pos :] != closing:
         sections.append(_parse_section(reader, nonce_value))
     doc = Document(kind=str(kind[1]), sections=tuple(sections), attrs=tuple(pairs))
-    if any(s.attrs != _clean_attrs(s.attrs) for s in doc.sections) or doc.attrs != _clean_attrs(
+    if any(s.attrs != clean_attrs(s.attrs) for s in doc.sections) or doc.attrs != clean_attrs(
         doc.attrs
     ):
         raise WrapperError("an attribute holds text the renderer would have sanitised")

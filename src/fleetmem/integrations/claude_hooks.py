@@ -58,6 +58,7 @@ from fleetmem.integrations.records import (
 )
 from fleetmem.service.bootstrap import App
 from fleetmem.service.fact_base import local_user
+from fleetmem.service.fencing import fenced
 from fleetmem.service.gitrepo import resolve_repository
 
 log = logging.getLogger("fleetmem.hooks")
@@ -265,21 +266,27 @@ class ClaudeHooks:
         user = local_user()
         actor = Actor("human", user.name, state.run_id if state else None)
         lines = []
+        # The model is given the stored words only fenced (the person sees them plain).
+        for_model = []
         for body in wanted[:10]:
             try:
                 stored = self.app.facts.add(body, actor=actor, conversation=f"claude-code:{sid}")
                 fact = stored.fact
                 lines.append(f'fleetmem remembered "{fact.body}" ({fact.id})')
+                for_model.append(f"fleetmem remembered fact {fact.id}, stored as:")
+                for_model.append(fenced(fact.body, field="fact", source="fleetmem-memory"))
                 log.info("hook.remembered fact=%s session_run=%s", fact.id, actor.run_id)
             except FleetmemError as exc:
                 lines.append(f"fleetmem did not remember it: {exc}")
+                for_model.append(f"fleetmem did not remember it ({exc.code}):")
+                for_model.append(fenced(str(exc), field="reason", source="fleetmem-memory"))
         message = "\n".join(lines)
         return json.dumps(
             {
                 "systemMessage": message,
                 "hookSpecificOutput": {
                     "hookEventName": "UserPromptSubmit",
-                    "additionalContext": message
+                    "additionalContext": "\n".join(for_model)
                     + "\n(Confirm this to the user in one line, quoting the stored wording.)",
                 },
             }

@@ -14,8 +14,10 @@ from mcp.server.mcpserver import Context
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from fleetmem.core.wrapper import LABEL_WITHHELD, is_safe_value
 from fleetmem.service.agent_memory import RecallAnswer, ServedBriefing
 from fleetmem.service.fact_results import ProposalResult, VoteResult
+from fleetmem.service.fencing import REFERENCE_NOTICE, fenced
 from fleetmem.service.runs import Caller
 from fleetmem.surfaces import files_views
 from fleetmem.surfaces.mcp import descriptions
@@ -177,7 +179,10 @@ def register(server: FleetmemMCP) -> list[str]:
         read = await server.serve_call(
             "read_context_file", ctx, lambda caller, _id: memory.read_context_file(caller, name)
         )
-        return files_views.read_view(read)
+        out = files_views.read_view(read)
+        out["text"] = fenced(read.text, field=read.name)
+        out["text_is"] = REFERENCE_NOTICE
+        return out
 
     async def note_project(text: NoteText, ctx: Context[Any, Any] | None = None) -> dict[str, Any]:
         view = await server.serve_call(
@@ -185,7 +190,7 @@ def register(server: FleetmemMCP) -> list[str]:
         )
         return {
             "written": True,
-            "notebook": view.ref.owner,
+            "notebook": view.ref.owner if is_safe_value(view.ref.owner) else LABEL_WITHHELD,
             "revision": view.revision,
             "message": f"Added to the project notebook as revision {view.revision}.",
         }
@@ -204,6 +209,11 @@ def register(server: FleetmemMCP) -> list[str]:
             ),
         )
         out = files_views.notes_update_view(update)
+        # The diff and the file's text hold stored text (the Notes file as it was): fenced.
+        for key, field in (("diff", "notes-diff"), ("proposed_text", "notes")):
+            if isinstance(out.get(key), str):
+                out[key] = fenced(out[key], field=field)
+        out["text_is"] = REFERENCE_NOTICE
         if update.written:
             out["message"] = f"Your Notes file is now at revision {update.revision}."
         elif update.proposal_id is not None:  # kept for a person to apply (S17)

@@ -10,10 +10,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from fleetmem.core.budget import SKIPPED_END, SKIPPED_LABEL, LoadReport, skipped_caption
+from fleetmem.core.fence import strip_bidi
 
 #: Security headers of every page: no inline script or style, no framing, no referrer.
 CSP = (
@@ -136,6 +138,22 @@ def marked(text: str, report: LoadReport | None) -> Marked | None:
     )
 
 
+def no_bidi(value: Any) -> Any:
+    """Every ``{{ ... }}`` output without bidi overrides, embeddings, isolates or marks.
+
+    Stored text (fact texts, branch names, run labels, file bodies) can hold them, and on a
+    page they reorder what a person reads (Trojan Source). Markup stays Markup, so already
+    escaped HTML is not escaped twice; numbers and None pass as they are.
+    """
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, Markup):
+        return Markup(strip_bidi(str(value)))
+    text = value if isinstance(value, str) else str(value)
+    cleaned = strip_bidi(text)
+    return value if cleaned == text and not isinstance(value, str) else cleaned
+
+
 def _env() -> Environment:
     env = Environment(
         loader=PackageLoader("fleetmem.surfaces.web", "templates"),
@@ -143,6 +161,7 @@ def _env() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=no_bidi,
     )
     env.filters.update(age=age, when=when, num=num, plural=plural)
     env.globals.update(pct_class=pct_class, skipped_label=SKIPPED_LABEL)
@@ -161,5 +180,7 @@ def render(
     headers: Mapping[str, str] | None = None,
 ) -> HTMLResponse:
     """A whole page (or fragment) with the security headers."""
-    html = ENV.get_template(template).render(request=request, **context)
+    # The finalize hook cleans every expression; what filters and macros assemble as Markup
+    # is cleaned here, so no page, whatever its template, carries a bidi control.
+    html = strip_bidi(ENV.get_template(template).render(request=request, **context))
     return HTMLResponse(html, status_code=status_code, headers={**PAGE_HEADERS, **(headers or {})})
