@@ -311,7 +311,8 @@ def test_standalone_bearer_token() -> None:
         ("Server=db;Uid=app;Pwd=hunter2;", "Server=db;Uid=app;Pwd=<R>;"),
         ("AccountKey=abc123==;EndpointSuffix=x", "AccountKey=<R>;EndpointSuffix=x"),
         ("DB_PASS=hunter2", "DB_PASS=<R>"),
-        ("PASSPHRASE: correct horse", "PASSPHRASE: <R> horse"),
+        ("PASSPHRASE: correct horse", "PASSPHRASE: <R>"),
+        ("password = two words  # note", "password = <R>  # note"),
         ('password: "unterminated', 'password: "<R>'),
     ],
 )

@@ -29,10 +29,12 @@ whole files):
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 
-from fleetmem.core.redact_rules import REDACTED, RULES
+from fleetmem.core.redact_encoded import derived_runs
+from fleetmem.core.redact_rules import BASE64_RULE, REDACTED, RULE_NAMES, RULES
 
 __all__ = ["REDACTED", "find_secrets", "redact", "redact_value", "strip_invisible"]
 
@@ -116,15 +118,57 @@ def strip_invisible(text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _scan(text: str) -> tuple[str, list[str]]:
-    """Redact ``text`` (already stripped of invisibles); return it and the rule names that fired."""
+# A span found in the text: start, end, the rule's name, and whether the rule is specific.
+_Found = tuple[int, int, str, bool]
+
+# Encoded forms are decoded and rescanned this many levels deep (base64 of a URL-encoded key
+# is two levels); deeper nesting is left to the rules of the outer levels.
+_MAX_DECODE_DEPTH = 2
+# Joins the decoded runs into one text scanned once; no rule matches across it.
+_RUN_SEPARATOR = "\n\x1e\n"
+
+
+def _find(text: str, depth: int) -> list[_Found]:
+    """Every secret span of ``text`` (already stripped of invisibles), unmerged."""
     lowered = text.lower()
     aligned = lowered if len(lowered) == len(text) else None
-    spans: list[tuple[int, int, int]] = []
-    for index, rule in enumerate(RULES):
+    found: list[_Found] = []
+    for rule in RULES:
         if not any(trigger in lowered for trigger in rule.triggers):
             continue
-        spans.extend((start, end, index) for start, end in rule.find(text, aligned))
+        found.extend((s, e, rule.name, rule.specific) for s, e in rule.find(text, aligned))
+    if depth < _MAX_DECODE_DEPTH:
+        found.extend(_find_encoded(text, depth))
+    return found
+
+
+def _find_encoded(text: str, depth: int) -> list[_Found]:
+    """Spans of the encoded or split runs whose decoded text holds a secret, each whole."""
+    runs = derived_runs(text)
+    if not runs:
+        return []
+    offsets: list[int] = []
+    pieces: list[str] = []
+    cursor = 0
+    for run in runs:
+        offsets.append(cursor)
+        pieces.append(run.decoded)
+        cursor += len(run.decoded) + len(_RUN_SEPARATOR)
+    inner = _find(_RUN_SEPARATOR.join(pieces), depth + 1)
+    found: list[_Found] = []
+    for start, end, name, _specific in inner:
+        first = bisect.bisect_right(offsets, start) - 1
+        last = bisect.bisect_right(offsets, max(start, end - 1)) - 1
+        for index in range(max(first, 0), last + 1):
+            run = runs[index]
+            label = BASE64_RULE if run.kind == "base64" else name
+            found.append((run.start, run.end, label, True))
+    return found
+
+
+def _scan(text: str) -> tuple[str, list[str]]:
+    """Redact ``text`` (already stripped of invisibles); return it and the rule names that fired."""
+    spans = _find(text, 0)
     if not spans:
         return text, []
     spans.sort()
@@ -135,26 +179,30 @@ def _scan(text: str) -> tuple[str, list[str]]:
     i = 0
     count = len(spans)
     while i < count:
-        start, end, index = spans[i]
-        fired = {index}
+        start, end, name, specific = spans[i]
+        fired = [(not specific, i, name)]
         i += 1
         # Merge overlapping and touching spans: one secret matched by two rules, or a value
         # glued to a token, becomes a single [REDACTED].
         while i < count and spans[i][0] <= end:
             end = max(end, spans[i][1])
-            fired.add(spans[i][2])
+            fired.append((not spans[i][3], i, spans[i][2]))
             i += 1
+        if start < cursor:  # a span inside the previous merged span's reach
+            start = cursor
         pieces.append(text[cursor:start])
         pieces.append(REDACTED)
         cursor = end
-        ordered = sorted(fired)
-        chosen = [k for k in ordered if RULES[k].specific] or ordered[:1]
-        for k in chosen:
-            name = RULES[k].name
-            if name not in names:
-                names.append(name)
+        fired.sort(key=lambda f: (f[0], _ORDER.get(f[2], len(_ORDER))))
+        chosen = [f[2] for f in fired if not f[0]] or [fired[0][2]]
+        for rule_name in chosen:
+            if rule_name not in names:
+                names.append(rule_name)
     pieces.append(text[cursor:])
     return "".join(pieces), names
+
+
+_ORDER = {name: index for index, name in enumerate(RULE_NAMES)}
 
 
 # ---------------------------------------------------------------------------------------------
