@@ -27,8 +27,8 @@ from fleetmem.core.redact_base import (
     Rule,
     Span,
     is_placeholder,
+    random_value,
     rx_folded,
-    shannon_bits,
     trim_end,
 )
 from fleetmem.core.redact_context import NOT_SECRET
@@ -113,14 +113,17 @@ _LINE_LEAD = re.compile(r"[\x20\t]*(?:export[\x20\t]+|-[\x20\t]+)?\Z", re.ASCII)
 _LINE_TAIL = re.compile(
     r"(?:[\x20\t]+[^\s\"'`,;(){}\[\]<>|\\=\x23]+)+(?=[\x20\t]*(?:\n|\Z|[\x20\t]\x23))", re.ASCII
 )
+# A value up to this long that the weak rule turned down is searched again for keys.
+_RESCAN_LIMIT = 256
+# Bounds the backwards search for the start of a key's line (a hostile line has no start).
+_MAX_LEAD = 256
 _CODE_WORDS = frozenset({"if", "else", "and", "or", "not", "in", "is", "for", "lambda", "return"})
 # A dotted name (self.password, settings.DB_TOKEN) or a bare identifier that repeats the key
 # (password=password): code that passes a secret along, not a literal.
 _DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\Z", re.ASCII)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z", re.ASCII)
-_HEX = re.compile(r"[0-9a-fA-F]+\Z", re.ASCII)
-_TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/=_.~:@!$%^*-]+\Z", re.ASCII)
-_WORD_RUNS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+", re.ASCII)
+# CamelCase words, no digits: a type name after "key:" in an annotation.
+_TYPE_NAME = re.compile(r"(?:[A-Z][a-z]+){2,}\Z", re.ASCII)
 
 
 def _key_start(text: str, keyword_start: int) -> int:
@@ -153,7 +156,9 @@ def _block_scalar(text: str, key_start: int, p: int) -> tuple[int, int] | None:
     indicator = _BLOCK_INDICATOR.match(text, p)
     if indicator is None:
         return None
-    line_start = text.rfind("\n", 0, key_start) + 1
+    line_start = _line_start(text, key_start)
+    if line_start < 0:
+        return None
     column = key_start - line_start
     pos = indicator.end() + 1
     first = last = -1
@@ -203,41 +208,43 @@ def _value_span(text: str, key_start: int, p: int) -> tuple[int, int, bool] | No
     return (p, end, False) if end > p else None
 
 
+def _line_start(text: str, pos: int) -> int:
+    """Start of the line holding ``pos``, or -1 when it is more than a key's length away."""
+    floor = max(0, pos - _MAX_LEAD)
+    newline = text.rfind("\n", floor, pos)
+    if newline >= 0:
+        return newline + 1
+    return 0 if floor == 0 else -1
+
+
+def _line_lead(text: str, key_start: int) -> bool:
+    """True when only indentation, "export " or a list dash precede the key on its line."""
+    start = _line_start(text, key_start)
+    return start >= 0 and _LINE_LEAD.match(text, start, key_start) is not None
+
+
 def _trim_end_line(text: str, key_start: int, start: int, end: int) -> int:
     """End of a bare value; on a config line, the value's words to the line's end."""
-    if _LINE_LEAD.match(text, text.rfind("\n", 0, key_start) + 1, key_start) is not None:
+    if _line_lead(text, key_start):
         tail = _LINE_TAIL.match(text, end)
         if tail is not None and not _CODE_WORDS.intersection(tail.group().split()):
             end = tail.end()
     return trim_end(text, start, end)
 
 
-def looks_random(value: str) -> bool:
-    """True for a value shaped like a key: long, one token, high entropy, not words or a name."""
-    if len(value) < 16 or _TOKEN_CHARS.match(value) is None:
-        return False
-    if is_placeholder(value) or "://" in value or value[0] in "/~." or _DOTTED_NAME.match(value):
-        return False
-    bits = shannon_bits(value)
-    if _HEX.match(value):
-        return len(value) >= 20 and bits >= 3.0
-    runs = _WORD_RUNS.findall(value)
-    if runs and sum(map(len, runs)) / len(runs) >= 3.0:
-        return False  # words: snake_case, camelCase, UPPER_CASE with a number or two
-    if not any(c.isdigit() for c in value):
-        return len(value) >= 20 and bits >= 3.8
-    return bits >= 3.2
-
-
-def _code_not_literal(text: str, value: str, end: int, quoted: bool, key: str) -> bool:
+def _code_not_literal(
+    text: str, value: str, end: int, quoted: bool, key: str, annotated: bool
+) -> bool:
     if quoted:
         return False
     if end < len(text) and text[end] in "([":
         return True  # get_password() or environ["X"]: code, not a literal
     if _DOTTED_NAME.match(value):
         return True  # self.password, settings.API_TOKEN
+    if annotated and _TYPE_NAME.match(value):
+        return True  # private_key: RSAPrivateKey, a type annotation
     # password=password, token=auth_token: a variable handed on under its own name.
-    lowered, key = value.lower(), key.lower().lstrip("-")
+    lowered, key = value.lower(), key.lower().lstrip("-").rpartition(".")[2]
     return _IDENTIFIER.match(value) is not None and (lowered == key or lowered.endswith(key))
 
 
@@ -264,8 +271,10 @@ def _assignments(text: str, lowered: str | None, weak: bool) -> Iterator[Span]:
             continue
         start, end, quoted = found
         # Resume after the value whether or not it is kept: rescanning a long value from every
-        # keyword inside it would be quadratic.
-        pos = max(pos, end)
+        # keyword inside it would be quadratic. A short value the weak rule turns down is
+        # searched again, since it may hold the real key ("Cookie: auth_session=...").
+        if not weak or end - start > _RESCAN_LIMIT:
+            pos = max(pos, end)
         value = text[start:end]
         keyword = match.group("kw").lower()
         if value.startswith(REDACTED) or is_placeholder(value):
@@ -279,9 +288,11 @@ def _assignments(text: str, lowered: str | None, weak: bool) -> Iterator[Span]:
         if keyword == "pwd" and value[0] in "/~":
             continue  # PWD=/home/me is the working directory, not an ODBC password
         key = text[key_start : match.start("kw") + len(keyword)]
-        if _code_not_literal(text, value, end, quoted, key):
+        operator = match.group()[len(match.group("kw")) :]
+        annotated = ":" in operator and "=" not in operator
+        if _code_not_literal(text, value, end, quoted, key, annotated):
             continue
-        if weak and not looks_random(value):
+        if weak and not random_value(value):
             continue
         yield start, end
 

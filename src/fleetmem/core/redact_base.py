@@ -58,6 +58,8 @@ _DIGIT = re.compile(r"[0-9]", re.ASCII)
 # has become [REDACTED], a second pass must see the same boundary the first pass saw, or
 # redact(redact(x)) would differ from redact(x).
 B = r"(?<![A-Za-z0-9\]])"
+#: The characters of :data:`B`, for :func:`regex_finder`'s ``left`` check.
+B_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789]"
 # The matching right boundary for fixed-length tokens.
 E = r"(?![A-Za-z0-9\[])"
 
@@ -113,6 +115,7 @@ def regex_finder(
     groups: tuple[str, ...] = ("s",),
     check: Callable[[str], bool] | None = None,
     overlapping: bool = False,
+    left: str = "",
 ) -> Finder:
     """A finder yielding the span of the first participating group of ``groups`` per match.
 
@@ -125,7 +128,12 @@ def regex_finder(
     stops at the prefix's separator ("ghp_<36>ghp_<36>": the first run ends at the second
     "_", which would leave the second token's body visible). Only safe when the run cannot
     contain the whole prefix, otherwise every position of a long run would rescan it.
+
+    ``left`` lists characters that must not stand right before the match. Checked here rather
+    than by a leading lookbehind, because a pattern that starts with a lookbehind loses the
+    literal-prefix search of `re` and costs a step at every position of the text.
     """
+    refused = frozenset(left)
 
     def matches(subject: str, compiled: re.Pattern[str]) -> Iterator[re.Match[str]]:
         if not overlapping:
@@ -143,6 +151,8 @@ def regex_finder(
         else:
             subject, compiled = text, pattern
         for match in matches(subject, compiled):
+            if refused and match.start() > 0 and text[match.start() - 1] in refused:
+                continue
             for group in groups:
                 start, end = match.span(group)
                 if start >= 0:
@@ -172,3 +182,36 @@ def rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
 def rx_folded(pattern: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A case-insensitive rule written in lowercase: (for lowered text, IGNORECASE twin)."""
     return rx(pattern), rx(pattern, re.IGNORECASE)
+
+
+_HEX = re.compile(r"[0-9a-fA-F]+\Z", re.ASCII)
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/=_.~:@!$%^*-]+\Z", re.ASCII)
+_WORD_RUNS = re.compile(r"[A-Z]?[a-z]+", re.ASCII)
+_UPPER_RUNS = re.compile(r"[A-Z]+", re.ASCII)
+_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\Z", re.ASCII)
+
+
+def random_value(value: str) -> bool:
+    """True for a value shaped like a key: long, one token, high entropy, not words or a name."""
+    if len(value) < 16 or _TOKEN_CHARS.match(value) is None:
+        return False
+    if is_placeholder(value) or "://" in value or value[0] in "/~.":
+        return False
+    if _DOTTED_NAME.match(value) is not None:
+        return False
+    bits = shannon_bits(value)
+    if _HEX.match(value):
+        return len(value) >= 20 and bits >= 3.0
+    # Words (snake_case, camelCase, UPPER_CASE with a number or two) put most characters in
+    # letter runs of four or more; random text puts about one in five there, rarely half.
+    # Upper-case runs count as words only in a value with no lower case (CONSTANT_NAMES):
+    # in mixed-case random text they are as common as lower-case ones.
+    runs = _WORD_RUNS if any(c.islower() for c in value) else _UPPER_RUNS
+    worded = sum(len(run) for run in runs.findall(value) if len(run) >= 4)
+    if worded >= 0.65 * len(value):
+        return False
+    if not any(c.isdigit() for c in value):
+        # No digit: only a long mixed-case run passes (snake_case names have one case).
+        mixed = any(c.islower() for c in value) and any(c.isupper() for c in value)
+        return mixed and len(value) >= 20 and bits >= 3.8
+    return bits >= 3.2

@@ -17,6 +17,7 @@ from fleetmem.core.redact_base import (
     Span,
     has_digit,
     is_placeholder,
+    random_value,
     regex_finder,
     rx,
     rx_folded,
@@ -40,6 +41,11 @@ NOT_SECRET = frozenset(
         "optional",
         "required",
         "secretstr",
+        "bool",
+        "float",
+        "dict",
+        "list",
+        "object",
     }
 )
 
@@ -51,6 +57,13 @@ NOT_SECRET = frozenset(
 # the last '@' of the authority ("p@ss" is common).
 _URL_CREDENTIALS_RE = rx(
     r"(?<=[A-Za-z0-9])://[^\s:/@?#]*+:(?P<s>[^\s/?#]+)@(?=[A-Za-z0-9]|\[[0-9A-Fa-f]*:)"
+)
+# scheme://TOKEN@host: a token as the whole userinfo (git remotes, some webhooks, DSNs).
+_URL_TOKEN_USER_RE = rx(r"(?<=[A-Za-z0-9])://(?P<s>[A-Za-z0-9_.~%-]{16,}+)@(?=[A-Za-z0-9])")
+# XML elements named like a secret: <password>...</password>, <apiKey>...</apiKey>.
+_XML_ELEMENT_RE = rx_folded(
+    r"""<[a-z0-9_.:-]{0,40}(?:password|passwd|secret|token|api[_-]?key|credentials?)>
+        (?P<s>[^<\n]{1,512}+)</"""
 )
 # Azure shared access signatures: the signature is the secret part of a SAS URL or token.
 _SAS_SIG_RE = rx(r"(?<=[?&;])sig=(?P<s>[A-Za-z0-9%+/=_-]{16,})")
@@ -162,6 +175,18 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     Rule("docker_config_auth", ('"auth"',), regex_finder(_DOCKER_AUTH_RE)),
     Rule("azure_sas_signature", ("sig=",), regex_finder(_SAS_SIG_RE)),
     Rule("url_credentials", ("://",), regex_finder(_URL_CREDENTIALS_RE), specific=False),
+    Rule(
+        "url_token_userinfo",
+        ("://",),
+        regex_finder(_URL_TOKEN_USER_RE, check=random_value),
+        specific=False,
+    ),
+    Rule(
+        "xml_secret_element",
+        ("password>", "passwd>", "secret>", "token>", "key>", "credential>", "credentials>"),
+        regex_finder(_XML_ELEMENT_RE, check=_not_placeholder),
+        specific=False,
+    ),
     Rule(
         "authorization_header",
         ("authorization",),

@@ -31,10 +31,12 @@ class DerivedRun(NamedTuple):
 
 # --- base64 ---------------------------------------------------------------------------------
 
-_B64_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}+={0,2}", re.ASCII)
+# No leading lookbehind (it would cost a step per position): finditer resumes after each run,
+# so a run is only ever entered at its start, or within a shorter run that failed.
+_B64_RUN_RE = re.compile(r"[A-Za-z0-9+/_-]{20,}+={0,2}", re.ASCII)
 # A base64 block wrapped at a fixed width (76 for MIME, 64 for PEM, any width >= 40 here).
 _B64_BLOCK_RE = re.compile(
-    r"(?<![^\n])[\x20\t]*+[A-Za-z0-9+/]{40,160}+\r?\n"
+    r"\n[\x20\t]*+[A-Za-z0-9+/]{40,160}+\r?\n"
     r"(?:[\x20\t]*+[A-Za-z0-9+/]{40,160}+\r?\n)*+[\x20\t]*+[A-Za-z0-9+/]{4,160}+={0,2}",
     re.ASCII,
 )
@@ -69,12 +71,15 @@ def _base64_runs(text: str) -> list[DerivedRun]:
         decoded = _b64_text(match.group())
         if decoded is not None:
             runs.append(DerivedRun(match.start(), match.end(), decoded, "base64"))
-    if text.count("\n") >= 1:
-        for match in _B64_BLOCK_RE.finditer(text):
-            decoded = _b64_text(_WHITESPACE_RE.sub("", match.group()))
+    if "\n" in text:
+        # The block pattern starts at a newline (a literal `re` finds fast); one is put in
+        # front so a block can open the text. Offsets shift back by one.
+        for match in _B64_BLOCK_RE.finditer("\n" + text):
+            block = match.group()
+            decoded = _b64_text(_WHITESPACE_RE.sub("", block))
             if decoded is not None:
-                start = match.start() + len(match.group()) - len(match.group().lstrip())
-                runs.append(DerivedRun(start, match.end(), decoded, "base64"))
+                start = match.start() - 1 + len(block) - len(block.lstrip())
+                runs.append(DerivedRun(start, match.end() - 1, decoded, "base64"))
     return runs
 
 
