@@ -136,7 +136,10 @@ def _find(text: str, depth: int) -> list[_Found]:
     for rule in RULES:
         if not any(trigger in lowered for trigger in rule.triggers):
             continue
-        found.extend((s, e, rule.name, rule.specific) for s, e in rule.find(text, aligned))
+        if rule.labelled is not None:
+            found.extend((s, e, n, rule.specific) for s, e, n in rule.labelled(text, aligned))
+        elif rule.find is not None:
+            found.extend((s, e, rule.name, rule.specific) for s, e in rule.find(text, aligned))
     if depth < _MAX_DECODE_DEPTH:
         found.extend(_find_encoded(text, depth))
     return found

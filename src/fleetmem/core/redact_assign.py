@@ -25,9 +25,9 @@ from fleetmem.core.redact_base import (
     QUOTE_CHARS,
     REDACTED,
     Rule,
-    Span,
     is_placeholder,
     random_value,
+    rx,
     rx_folded,
     trim_end,
 )
@@ -84,14 +84,16 @@ _OPERATOR = rf"""
     (?: {_ANNOTATION} | :=  | =>  | =(?!=) | :(?![:=]) )
     [\x20\t]{{0,16}}"""
 
-_ASSIGNMENT_RE, _ASSIGNMENT_RE_ICASE = rx_folded(
-    rf"""(?P<kw>{_KEYWORDS}) (?: {_OPERATOR} | (?P<cli>[\x20\t]{{1,16}}) )"""
-)
-# The weak form: a secret-ish word anywhere in the key, then the rest of the key.
-_WEAK_RE, _WEAK_RE_ICASE = rx_folded(
+_PLACEHOLDER_FIRST = "$%{<[xX*.#_-\u2026"
+# Characters of a key word: DB_PASSWORD, --api-key, spring.datasource.password.
+_KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
+# A secret-ish word anywhere in a key, the rest of the key, then an operator, or blanks after
+# a command-line option. Whether the key names a secret (strong) is decided on the whole key.
+_ANY_KEY_RE, _ANY_KEY_RE_ICASE = rx_folded(
     rf"""(?P<kw>key|token|secret|auth|pass|pw|cred|sig|session|cookie|salt)
-        [a-z0-9_.-]{{0,32}}+ {_OPERATOR}"""
+        (?P<rest>[a-z0-9_.-]{{0,32}}+) (?: {_OPERATOR} | (?P<cli>[\x20\t]{{1,16}}) )"""
 )
+_STRONG_END = rx(rf"(?:{_KEYWORDS})\Z")
 
 # Bodies of quoted values, possessive so a missing closing quote costs one scan of the line.
 _QUOTED_BODY = {
@@ -128,11 +130,9 @@ _TYPE_NAME = re.compile(r"(?:[A-Z][a-z]+){2,}\Z", re.ASCII)
 
 def _key_start(text: str, keyword_start: int) -> int:
     """Start of the key word that ends with the keyword (DB_PASSWORD, --api-key, x-token)."""
-    i = keyword_start
     floor = max(0, keyword_start - 64)  # bounded: keys are short, hostile runs are not
-    while i > floor and (text[i - 1].isalnum() or text[i - 1] in "_-."):
-        i -= 1
-    return i
+    before = text[floor:keyword_start]
+    return keyword_start - (len(before) - len(before.rstrip(_KEY_CHARS)))
 
 
 def _is_cli_option(text: str, keyword_start: int) -> bool:
@@ -204,7 +204,10 @@ def _value_span(text: str, key_start: int, p: int) -> tuple[int, int, bool] | No
     match = _BARE_VALUE.match(text, p)
     if match is None:
         return None
-    end = _trim_end_line(text, key_start, p, match.end())
+    end = match.end()
+    if end < n and text[end] in " \t":
+        end = _extend_config_value(text, key_start, end)
+    end = trim_end(text, p, end)
     return (p, end, False) if end > p else None
 
 
@@ -223,13 +226,16 @@ def _line_lead(text: str, key_start: int) -> bool:
     return start >= 0 and _LINE_LEAD.match(text, start, key_start) is not None
 
 
-def _trim_end_line(text: str, key_start: int, start: int, end: int) -> int:
-    """End of a bare value; on a config line, the value's words to the line's end."""
-    if _line_lead(text, key_start):
-        tail = _LINE_TAIL.match(text, end)
-        if tail is not None and not _CODE_WORDS.intersection(tail.group().split()):
-            end = tail.end()
-    return trim_end(text, start, end)
+def _extend_config_value(text: str, key_start: int, end: int) -> int:
+    """On a config line (the key opens it), an unquoted value's words run to the line's end."""
+    tail = _LINE_TAIL.match(text, end)
+    if (
+        tail is not None
+        and not _CODE_WORDS.intersection(tail.group().split())
+        and _line_lead(text, key_start)
+    ):
+        return tail.end()
+    return end
 
 
 def _code_not_literal(
@@ -239,7 +245,7 @@ def _code_not_literal(
         return False
     if end < len(text) and text[end] in "([":
         return True  # get_password() or environ["X"]: code, not a literal
-    if _DOTTED_NAME.match(value):
+    if "." in value and _DOTTED_NAME.match(value):
         return True  # self.password, settings.API_TOKEN
     if annotated and _TYPE_NAME.match(value):
         return True  # private_key: RSAPrivateKey, a type annotation
@@ -248,22 +254,27 @@ def _code_not_literal(
     return _IDENTIFIER.match(value) is not None and (lowered == key or lowered.endswith(key))
 
 
-def _assignments(text: str, lowered: str | None, weak: bool) -> Iterator[Span]:
+def _assignments(text: str, lowered: str | None) -> Iterator[tuple[int, int, str]]:
+    """One pass over every key = value: strong keys' values, and random values of weak keys."""
     pos = 0
-    len(text)
     has_url = "://" in text  # spares the backwards key scan below on most texts
-    strong_pair = (_ASSIGNMENT_RE, _ASSIGNMENT_RE_ICASE)
-    folded, ignorecase = (_WEAK_RE, _WEAK_RE_ICASE) if weak else strong_pair
-    subject, search = (text, ignorecase.search) if lowered is None else (lowered, folded.search)
+    if lowered is None:
+        subject, search = text, _ANY_KEY_RE_ICASE.search
+    else:
+        subject, search = lowered, _ANY_KEY_RE.search
     while True:
         match = search(subject, pos)
         if match is None:
             return
         pos = match.end()
-        cli = not weak and match.group("cli") is not None
+        cli = match.group("cli") is not None
         if cli and not _is_cli_option(text, match.start()):
             continue
         key_start = _key_start(text, match.start())
+        key = text[key_start : match.end("rest")].lower()
+        strong = _STRONG_END.search(key) is not None
+        if cli and not strong:
+            continue
         if has_url and text.endswith("://", 0, key_start):
             continue  # https://x-access-token:...@host is URL userinfo: url_credentials owns it
         found = _value_span(text, key_start, match.end())
@@ -271,63 +282,58 @@ def _assignments(text: str, lowered: str | None, weak: bool) -> Iterator[Span]:
             continue
         start, end, quoted = found
         # Resume after the value whether or not it is kept: rescanning a long value from every
-        # keyword inside it would be quadratic. A short value the weak rule turns down is
-        # searched again, since it may hold the real key ("Cookie: auth_session=...").
-        if not weak or end - start > _RESCAN_LIMIT:
-            pos = max(pos, end)
+        # keyword inside it would be quadratic. A short value under a weak key is searched
+        # again, since it may hold the real key ("Cookie: auth_session=...").
+        if (strong or end - start > _RESCAN_LIMIT) and end > pos:
+            pos = end
         value = text[start:end]
-        keyword = match.group("kw").lower()
-        if value.startswith(REDACTED) or is_placeholder(value):
-            continue
-        if PLACEHOLDER_OPEN_RE.match(text, start) is not None:
+        # Placeholders and masks all start with one of these: a cheap test before the regexes.
+        if value[0] in _PLACEHOLDER_FIRST and (
+            value.startswith(REDACTED)
+            or is_placeholder(value)
+            or PLACEHOLDER_OPEN_RE.match(text, start) is not None
+        ):
             continue
         if value.lower() in NOT_SECRET or not value.strip("*"):
             continue
         if cli and value.startswith("-"):
             continue  # "--password --other-flag": the option has no value here
-        if keyword == "pwd" and value[0] in "/~":
+        if key.endswith("pwd") and value[0] in "/~":
             continue  # PWD=/home/me is the working directory, not an ODBC password
-        key = text[key_start : match.start("kw") + len(keyword)]
-        operator = match.group()[len(match.group("kw")) :]
+        operator = match.group()[match.end("rest") - match.start() :]
         annotated = ":" in operator and "=" not in operator
         if _code_not_literal(text, value, end, quoted, key, annotated):
             continue
-        if weak and not random_value(value):
-            continue
-        yield start, end
+        if strong:
+            yield start, end, STRONG_RULE
+        elif random_value(value):
+            yield start, end, WEAK_RULE
 
 
-def _find_strong(text: str, lowered: str | None) -> Iterator[Span]:
-    return _assignments(text, lowered, weak=False)
+#: The names the assignment pass reports: a value under a key that names a secret, and a
+#: random-looking value under a key that merely mentions one.
+STRONG_RULE = "secret_assignment"
+WEAK_RULE = "high_entropy_assignment"
 
-
-def _find_weak(text: str, lowered: str | None) -> Iterator[Span]:
-    return _assignments(text, lowered, weak=True)
-
+_WEAK_WORDS = (
+    "key",
+    "token",
+    "secret",
+    "auth",
+    "pass",
+    "pw",
+    "cred",
+    "sig",
+    "session",
+    "cookie",
+    "salt",
+)
 
 ASSIGNMENT_RULES: tuple[Rule, ...] = (
     Rule(
-        "secret_assignment",
-        ("pass", "pwd", "secret", "token", "key", "credential"),
-        _find_strong,
-        specific=False,
-    ),
-    Rule(
-        "high_entropy_assignment",
-        (
-            "key",
-            "token",
-            "secret",
-            "auth",
-            "pass",
-            "pw",
-            "cred",
-            "sig",
-            "session",
-            "cookie",
-            "salt",
-        ),
-        _find_weak,
+        STRONG_RULE,
+        _WEAK_WORDS,
+        labelled=_assignments,
         specific=False,
     ),
 )

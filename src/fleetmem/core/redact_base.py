@@ -25,6 +25,7 @@ Span = tuple[int, int]
 # lowercased text; case-insensitive rules search the latter with a case-sensitive pattern,
 # which is several times faster in `re` than IGNORECASE.
 Finder = Callable[[str, str | None], Iterator[Span]]
+LabelledFinder = Callable[[str, str | None], Iterator[tuple[int, int, str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +41,10 @@ class Rule:
 
     name: str
     triggers: tuple[str, ...]
-    find: Finder
+    find: Finder | None = None
     specific: bool = True
+    #: A finder that names each span itself, for one pass that serves several names.
+    labelled: LabelledFinder | None = None
 
 
 QUOTE_CHARS = "\"'`"

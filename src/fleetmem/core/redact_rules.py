@@ -16,7 +16,7 @@ Encoded and split forms (base64, %xx, \\uXXXX, continuation lines) are decoded b
 
 from __future__ import annotations
 
-from fleetmem.core.redact_assign import ASSIGNMENT_RULES
+from fleetmem.core.redact_assign import ASSIGNMENT_RULES, WEAK_RULE
 from fleetmem.core.redact_base import REDACTED, Rule
 from fleetmem.core.redact_context import CONTEXT_RULES
 from fleetmem.core.redact_tokens import TOKEN_RULES
@@ -28,6 +28,6 @@ BASE64_RULE = "base64_encoded_secret"
 # context rules, and earlier rules before later ones.
 RULES: tuple[Rule, ...] = TOKEN_RULES + CONTEXT_RULES + ASSIGNMENT_RULES
 
-RULE_NAMES: tuple[str, ...] = (*tuple(rule.name for rule in RULES), BASE64_RULE)
+RULE_NAMES: tuple[str, ...] = (*(rule.name for rule in RULES), WEAK_RULE, BASE64_RULE)
 
 __all__ = ["BASE64_RULE", "REDACTED", "RULES", "RULE_NAMES", "Rule"]
