@@ -196,8 +196,11 @@ def _scan(text: str) -> tuple[str, list[str]]:
         pieces.append(text[cursor:start])
         pieces.append(REDACTED)
         cursor = end
-        fired.sort(key=lambda f: (f[0], _ORDER.get(f[2], len(_ORDER))))
-        chosen = [f[2] for f in fired if not f[0]] or [fired[0][2]]
+        if len(fired) == 1:
+            chosen = [name]
+        else:
+            fired.sort(key=lambda f: (f[0], _ORDER.get(f[2], len(_ORDER))))
+            chosen = [f[2] for f in fired if not f[0]] or [fired[0][2]]
         for rule_name in chosen:
             if rule_name not in names:
                 names.append(rule_name)

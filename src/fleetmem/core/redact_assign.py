@@ -238,11 +238,8 @@ def _extend_config_value(text: str, key_start: int, end: int) -> int:
     return end
 
 
-def _code_not_literal(
-    text: str, value: str, end: int, quoted: bool, key: str, annotated: bool
-) -> bool:
-    if quoted:
-        return False
+def _code_not_literal(text: str, value: str, end: int, key: str, annotated: bool) -> bool:
+    """True when an unquoted value is code (a call, a name, a type), not a literal."""
     if end < len(text) and text[end] in "([":
         return True  # get_password() or environ["X"]: code, not a literal
     if "." in value and _DOTTED_NAME.match(value):
@@ -266,18 +263,19 @@ def _assignments(text: str, lowered: str | None) -> Iterator[tuple[int, int, str
         match = search(subject, pos)
         if match is None:
             return
-        pos = match.end()
+        pos = match_end = match.end()
+        rest_end = match.end("rest")
         cli = match.group("cli") is not None
         if cli and not _is_cli_option(text, match.start()):
             continue
         key_start = _key_start(text, match.start())
-        key = text[key_start : match.end("rest")].lower()
+        key = text[key_start:rest_end].lower()
         strong = _STRONG_END.search(key) is not None
         if cli and not strong:
             continue
         if has_url and text.endswith("://", 0, key_start):
             continue  # https://x-access-token:...@host is URL userinfo: url_credentials owns it
-        found = _value_span(text, key_start, match.end())
+        found = _value_span(text, key_start, match_end)
         if found is None:
             continue
         start, end, quoted = found
@@ -296,14 +294,15 @@ def _assignments(text: str, lowered: str | None) -> Iterator[tuple[int, int, str
             continue
         if value.lower() in NOT_SECRET or not value.strip("*"):
             continue
-        if cli and value.startswith("-"):
+        if cli and value[0] == "-":
             continue  # "--password --other-flag": the option has no value here
-        if key.endswith("pwd") and value[0] in "/~":
+        if value[0] in "/~" and key.endswith("pwd"):
             continue  # PWD=/home/me is the working directory, not an ODBC password
-        operator = match.group()[match.end("rest") - match.start() :]
-        annotated = ":" in operator and "=" not in operator
-        if _code_not_literal(text, value, end, quoted, key, annotated):
-            continue
+        if not quoted:
+            operator = subject[rest_end:match_end]
+            annotated = ":" in operator and "=" not in operator
+            if _code_not_literal(text, value, end, key, annotated):
+                continue
         if strong:
             yield start, end, STRONG_RULE
         elif random_value(value):

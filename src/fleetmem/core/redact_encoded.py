@@ -67,10 +67,7 @@ def _b64_text(run: str) -> str | None:
 
 def _base64_runs(text: str) -> list[DerivedRun]:
     runs: list[DerivedRun] = []
-    for match in _B64_RUN_RE.finditer(text):
-        decoded = _b64_text(match.group())
-        if decoded is not None:
-            runs.append(DerivedRun(match.start(), match.end(), decoded, "base64"))
+    blocks: list[tuple[int, int]] = []
     if "\n" in text:
         # The block pattern starts at a newline (a literal `re` finds fast); one is put in
         # front so a block can open the text. Offsets shift back by one.
@@ -80,7 +77,33 @@ def _base64_runs(text: str) -> list[DerivedRun]:
             if decoded is not None:
                 start = match.start() - 1 + len(block) - len(block.lstrip())
                 runs.append(DerivedRun(start, match.end() - 1, decoded, "base64"))
+                blocks.append((start, match.end() - 1))
+    block_index = 0
+    for match in _B64_RUN_RE.finditer(text):
+        start = match.start()
+        while block_index < len(blocks) and blocks[block_index][1] <= start:
+            block_index += 1
+        if block_index < len(blocks) and blocks[block_index][0] <= start:
+            continue  # one line of a block already decoded whole
+        run = match.group()
+        if not _could_be_text(run):
+            continue
+        decoded = _b64_text(run)
+        if decoded is not None:
+            runs.append(DerivedRun(start, match.end(), decoded, "base64"))
     return runs
+
+
+# The first character of each 4-character group carries the top six bits of a byte; for ASCII
+# text (below 0x80) that is one of these 32. Testing it first skips the decoding of random
+# tokens and long identifiers, nearly all of which fail it.
+_ASCII_HEADS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef")
+
+
+def _could_be_text(run: str) -> bool:
+    heads = run[::4]
+    # Most heads, not all: UTF-8 text may hold a few non-ASCII characters.
+    return sum(map(_ASCII_HEADS.__contains__, heads)) >= 0.9 * len(heads)
 
 
 # --- escapes: %xx, \uXXXX, \xXX, \/, &#NN; and &#xHH; ----------------------------------------
