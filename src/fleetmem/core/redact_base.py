@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -81,11 +82,8 @@ def shannon_bits(value: str) -> float:
     """Shannon entropy of the character distribution of ``value``, in bits per character."""
     if not value:
         return 0.0
-    counts: dict[str, int] = {}
-    for char in value:
-        counts[char] = counts.get(char, 0) + 1
     total = len(value)
-    return -sum(c / total * math.log2(c / total) for c in counts.values())
+    return -sum(c / total * math.log2(c / total) for c in Counter(value).values())
 
 
 # Values that are references to a secret, not the secret: ${VAR}, $(cmd), {{ var }}, {% %},
@@ -209,12 +207,13 @@ def random_value(value: str) -> bool:
     # letter runs of four or more; random text puts about one in five there, rarely half.
     # Upper-case runs count as words only in a value with no lower case (CONSTANT_NAMES):
     # in mixed-case random text they are as common as lower-case ones.
-    runs = _WORD_RUNS if any(c.islower() for c in value) else _UPPER_RUNS
+    has_lower = value.upper() != value  # the value is ASCII (_TOKEN_CHARS)
+    runs = _WORD_RUNS if has_lower else _UPPER_RUNS
     worded = sum(len(run) for run in runs.findall(value) if len(run) >= 4)
     if worded >= 0.65 * len(value):
         return False
-    if not any(c.isdigit() for c in value):
+    if not has_digit(value):
         # No digit: only a long mixed-case run passes (snake_case names have one case).
-        mixed = any(c.islower() for c in value) and any(c.isupper() for c in value)
+        mixed = has_lower and value.lower() != value
         return mixed and len(value) >= 20 and bits >= 3.8
     return bits >= 3.2
