@@ -201,20 +201,32 @@ def long_cases() -> dict[str, str]:
     return {"single_1mb_token": "ghp_" + _fill("a1B2", 1 << 20)}
 
 
-def _measure(fn: Callable[[str], object], text: str, repeats: int = REPEATS) -> dict[str, float]:
-    fn(text)  # warm up: compiled patterns, allocator
-    samples: list[float] = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn(text)
-        samples.append((time.perf_counter() - start) * 1000.0)
+def _percentiles(samples: list[float], prefix: str) -> dict[str, float]:
     ordered = sorted(samples)
     p95_index = max(0, math.ceil(0.95 * len(ordered)) - 1)
     return {
-        "p50_ms": round(statistics.median(ordered), 3),
-        "p95_ms": round(ordered[p95_index], 3),
-        "max_ms": round(ordered[-1], 3),
+        f"{prefix}p50_ms": round(statistics.median(ordered), 3),
+        f"{prefix}p95_ms": round(ordered[p95_index], 3),
+        f"{prefix}max_ms": round(ordered[-1], 3),
     }
+
+
+def _measure(fn: Callable[[str], object], text: str, repeats: int = REPEATS) -> dict[str, float]:
+    """Wall-clock and CPU (this thread's) milliseconds per call.
+
+    Both are kept because the machine is shared: under load the wall clock also counts the
+    time spent waiting for a core, while the CPU time counts only the work done (it still
+    grows somewhat with contention, through caches and shared cores).
+    """
+    fn(text)  # warm up: compiled patterns, allocator
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _ in range(repeats):
+        start, start_cpu = time.perf_counter(), time.thread_time()
+        fn(text)
+        cpu.append((time.thread_time() - start_cpu) * 1000.0)
+        wall.append((time.perf_counter() - start) * 1000.0)
+    return {**_percentiles(wall, ""), **_percentiles(cpu, "cpu_")}
 
 
 def _baseline(text: str) -> str:
@@ -262,7 +274,17 @@ def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
             "cases": _time_cases(old, cases(), repeats),
         }
     worst = max(result["cases"], key=lambda row: row["p95_ms"])
-    result["worst_64kb"] = {"case": worst["case"], "p95_ms": worst["p95_ms"], "target_ms": 20.0}
+    worst_cpu = max(result["cases"], key=lambda row: row["cpu_p95_ms"])
+    result["worst_64kb"] = {
+        "case": worst["case"],
+        "p95_ms": worst["p95_ms"],
+        "cpu_case": worst_cpu["case"],
+        "cpu_p95_ms": worst_cpu["cpu_p95_ms"],
+        "target_ms": 20.0,
+    }
+    if not isinstance(old, str):
+        old_worst = max(result["old_rules"]["cases"], key=lambda row: row["cpu_p95_ms"])
+        result["old_rules"]["worst_64kb_cpu_p95_ms"] = old_worst["cpu_p95_ms"]
     result["load_1min_after"] = round(os.getloadavg()[0], 2)
     return result
 
@@ -295,14 +317,18 @@ def summarize(result: dict[str, Any]) -> str:
     for row in result["cases"] + result["long_cases"]:
         base = baseline.get(row["case"], {}).get("p50_ms")
         ratio = f"  ({row['p50_ms'] / base:5.1f}x one re.sub)" if base else ""
-        was = old_cases.get(row["case"], {}).get("p95_ms")
-        before = f"  old rules p95 {was:7.2f} ms" if was is not None else ""
+        was = old_cases.get(row["case"], {}).get("cpu_p95_ms")
+        before = f"  old rules cpu p95 {was:7.2f}" if was is not None else ""
         lines.append(
             f"  {row['case']:<30} {row['bytes']:>8} B  p50 {row['p50_ms']:7.2f}"
-            f"  p95 {row['p95_ms']:7.2f} ms{ratio}{before}"
+            f"  p95 {row['p95_ms']:7.2f}  cpu p95 {row['cpu_p95_ms']:7.2f} ms{ratio}{before}"
         )
     worst = result["worst_64kb"]
-    lines.append(f"worst 64 KB p95: {worst['p95_ms']} ms ({worst['case']}), target 20 ms")
+    lines.append(
+        f"worst 64 KB p95: wall {worst['p95_ms']} ms ({worst['case']}),"
+        f" cpu {worst['cpu_p95_ms']} ms ({worst['cpu_case']}); target 20 ms;"
+        f" load {result['load_1min_before']} -> {result['load_1min_after']}"
+    )
     return "\n".join(lines)
 
 
