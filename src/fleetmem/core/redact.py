@@ -121,6 +121,10 @@ def strip_invisible(text: str) -> str:
 # A span found in the text: start, end, the rule's name, and whether the rule is specific.
 _Found = tuple[int, int, str, bool]
 
+# Each rule with the character sets of its triggers, and the length from which they are used.
+_RULE_TRIGGERS = tuple((rule, tuple(frozenset(t) for t in rule.triggers)) for rule in RULES)
+_CHARSET_MIN = 2048
+
 # Encoded forms are decoded and rescanned this many levels deep (base64 of a URL-encoded key
 # is two levels); deeper nesting is left to the rules of the outer levels.
 _MAX_DECODE_DEPTH = 2
@@ -133,8 +137,18 @@ def _find(text: str, depth: int) -> list[_Found]:
     lowered = text.lower()
     aligned = lowered if len(lowered) == len(text) else None
     found: list[_Found] = []
-    for rule in RULES:
-        if not any(trigger in lowered for trigger in rule.triggers):
+    # On long texts, first rule out the triggers that hold a character the text lacks: one
+    # pass to collect the characters saves most of ~150 substring searches on texts made of
+    # few characters (the hostile ones), and costs little on the rest.
+    present = frozenset(lowered) if len(lowered) >= _CHARSET_MIN else None
+    for rule, trigger_chars in _RULE_TRIGGERS:
+        if present is None:
+            if not any(trigger in lowered for trigger in rule.triggers):
+                continue
+        elif not any(
+            chars <= present and trigger in lowered
+            for trigger, chars in zip(rule.triggers, trigger_chars, strict=True)
+        ):
             continue
         if rule.labelled is not None:
             found.extend((s, e, n, rule.specific) for s, e, n in rule.labelled(text, aligned))
@@ -150,22 +164,27 @@ def _find_encoded(text: str, depth: int) -> list[_Found]:
     runs = derived_runs(text)
     if not runs:
         return []
+    # Each distinct decoded text is scanned once, however often it occurs (hostile input
+    # repeats one run thousands of times; real text rarely repeats one at all).
+    by_text: dict[str, list[int]] = {}
+    for index, run in enumerate(runs):
+        by_text.setdefault(run.decoded, []).append(index)
+    texts = list(by_text)
     offsets: list[int] = []
-    pieces: list[str] = []
     cursor = 0
-    for run in runs:
+    for decoded in texts:
         offsets.append(cursor)
-        pieces.append(run.decoded)
-        cursor += len(run.decoded) + len(_RUN_SEPARATOR)
-    inner = _find(_RUN_SEPARATOR.join(pieces), depth + 1)
+        cursor += len(decoded) + len(_RUN_SEPARATOR)
+    inner = _find(_RUN_SEPARATOR.join(texts), depth + 1)
     found: list[_Found] = []
     for start, end, name, _specific in inner:
         first = bisect.bisect_right(offsets, start) - 1
         last = bisect.bisect_right(offsets, max(start, end - 1)) - 1
-        for index in range(max(first, 0), last + 1):
-            run = runs[index]
-            label = BASE64_RULE if run.kind == "base64" else name
-            found.append((run.start, run.end, label, True))
+        for text_index in range(max(first, 0), last + 1):
+            for index in by_text[texts[text_index]]:
+                run = runs[index]
+                label = BASE64_RULE if run.kind == "base64" else name
+                found.append((run.start, run.end, label, True))
     return found
 
 

@@ -200,9 +200,8 @@ def random_value(value: str) -> bool:
         return False
     if _DOTTED_NAME.match(value) is not None:
         return False
-    bits = shannon_bits(value)
     if _HEX.match(value):
-        return len(value) >= 20 and bits >= 3.0
+        return len(value) >= 20 and _bits_at_least(value, 3.0)
     # Words (snake_case, camelCase, UPPER_CASE with a number or two) put most characters in
     # letter runs of four or more; random text puts about one in five there, rarely half.
     # Upper-case runs count as words only in a value with no lower case (CONSTANT_NAMES):
@@ -215,5 +214,18 @@ def random_value(value: str) -> bool:
     if not has_digit(value):
         # No digit: only a long mixed-case run passes (snake_case names have one case).
         mixed = has_lower and value.lower() != value
-        return mixed and len(value) >= 20 and bits >= 3.8
-    return bits >= 3.2
+        return mixed and len(value) >= 20 and shannon_bits(value) >= 3.8
+    return _bits_at_least(value, 3.2)
+
+
+def _bits_at_least(value: str, floor: float) -> bool:
+    """``shannon_bits(value) >= floor`` for floors up to 3.2, skipping the sum when it must be.
+
+    With d distinct characters among n, d >= 12 and d >= 3n/4, the entropy is lowest when
+    d - 1 characters occur once and one takes the rest; that is about 3.27 bits at n = 16 and
+    more for longer values, so the floor holds without computing it.
+    """
+    distinct = len(set(value))
+    if floor <= 3.2 and distinct >= 12 and 4 * distinct >= 3 * len(value):
+        return True
+    return shannon_bits(value) >= floor

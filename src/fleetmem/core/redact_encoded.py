@@ -79,6 +79,7 @@ def _base64_runs(text: str) -> list[DerivedRun]:
                 runs.append(DerivedRun(start, match.end() - 1, decoded, "base64"))
                 blocks.append((start, match.end() - 1))
     block_index = 0
+    seen: dict[str, str | None] = {}  # a run repeated in the text is decoded once
     for match in _B64_RUN_RE.finditer(text):
         start = match.start()
         while block_index < len(blocks) and blocks[block_index][1] <= start:
@@ -86,9 +87,10 @@ def _base64_runs(text: str) -> list[DerivedRun]:
         if block_index < len(blocks) and blocks[block_index][0] <= start:
             continue  # one line of a block already decoded whole
         run = match.group()
-        if not _could_be_text(run):
-            continue
-        decoded = _b64_text(run)
+        if run in seen:
+            decoded = seen[run]
+        else:
+            decoded = seen[run] = _b64_text(run) if _could_be_text(run) else None
         if decoded is not None:
             runs.append(DerivedRun(start, match.end(), decoded, "base64"))
     return runs
