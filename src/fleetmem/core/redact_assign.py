@@ -207,7 +207,8 @@ def _value_span(text: str, key_start: int, p: int) -> tuple[int, int, bool] | No
     end = match.end()
     if end < n and text[end] in " \t":
         end = _extend_config_value(text, key_start, end)
-    end = trim_end(text, p, end)
+    if text[end - 1] == ".":
+        end = trim_end(text, p, end)
     return (p, end, False) if end > p else None
 
 
@@ -244,11 +245,11 @@ def _code_not_literal(text: str, value: str, end: int, key: str, annotated: bool
         return True  # get_password() or environ["X"]: code, not a literal
     if "." in value and _DOTTED_NAME.match(value):
         return True  # self.password, settings.API_TOKEN
-    if annotated and _TYPE_NAME.match(value):
+    if annotated and value[0].isupper() and _TYPE_NAME.match(value):
         return True  # private_key: RSAPrivateKey, a type annotation
     # password=password, token=auth_token: a variable handed on under its own name.
-    lowered, key = value.lower(), key.lower().lstrip("-").rpartition(".")[2]
-    return _IDENTIFIER.match(value) is not None and (lowered == key or lowered.endswith(key))
+    name = key.rpartition(".")[2].lstrip("-")
+    return value.lower().endswith(name) and _IDENTIFIER.match(value) is not None
 
 
 def _assignments(text: str, lowered: str | None) -> Iterator[tuple[int, int, str]]:
