@@ -11,6 +11,10 @@ Two steps, always in this order:
    or touching spans are merged and each merged span becomes ``[REDACTED]``. For assignments,
    URLs and headers only the value is replaced, so ``password=[REDACTED]`` still says *what*
    was there.
+3. Runs that decode or join into other text (base64, ``%xx``, ``\\uXXXX``, HTML entities,
+   backslash-newline continuations, adjacent quoted strings; see
+   :mod:`fleetmem.core.redact_encoded`) are decoded, scanned together with the same table
+   (two levels deep), and each run whose decoded text holds a secret is replaced whole.
 
 Design constraints, because hostile text is an expected input (agents paste logs, dumps and
 whole files):
@@ -18,11 +22,12 @@ whole files):
 * Pure: standard library only, no I/O, no clock, no randomness.
 * Never raises. Internal failure yields a fully masked result instead of the input, because
   failing open would store the secret.
-* Linear-ish time. Every rule starts with a literal (or a lookbehind and a literal), each rule
-  runs only if a cheap substring prefilter says it could match, runs of characters that end a
-  pattern are left unbounded (nothing follows them, so nothing can backtrack into them; and a
-  bound would leak the tail of a megabyte-long token), runs that something must follow are
-  either bounded, possessive, or preceded by a boundary so that one run is scanned once.
+* Linear-ish time. Every rule starts with a literal (boundaries are checked after the match,
+  so `re` keeps its fast prefix search), each rule runs only if a cheap substring prefilter
+  says it could match, runs of characters that end a pattern are left unbounded (nothing
+  follows them, so nothing can backtrack into them; and a bound would leak the tail of a
+  megabyte-long token), runs that something must follow are either bounded, possessive, or
+  preceded by a boundary so that one run is scanned once.
 * The rules are our own, written from the published formats of each token type, in the spirit
   of public rule sets such as gitleaks' but not copied from them.
 """
