@@ -193,6 +193,7 @@ def cases() -> dict[str, str]:
         "yaml_block_indicators": _fill("password: |\n"),
         "weak_keys_dense": _fill("session_key=A1b2C3d4E5f6G7h8 "),
         "telegram_like_digits": _fill("123456789:AA"),
+        "refused_prefixes": "x" + _fill("sk-a", SIZE - 1),
     }
 
 

@@ -700,6 +700,13 @@ HOSTILE = {
     "at_signs": "://a:" + "@" * 65536,
     "mixed_unicode": _fill("aé漢\u200b\u202e🙂 =:\\\"'"),
     "one_long_token": "sk-" + _fill("A1b2"),
+    # prefixes glued to a word, so every start is refused by the left boundary
+    "refused_sk_prefixes": "x" + _fill("sk-a"),
+    "refused_eyj_prefixes": _fill("aeyJ"),
+    "refused_glc_prefixes": "x" + _fill("glc_"),
+    "dense_escapes": _fill("%41\\u0042&#67;"),
+    "base64_words": _fill("QUFBQUFBQUFBQUFBQUFBQUFB "),
+    "yaml_block_indicators": _fill("password: |\n"),
 }
 
 

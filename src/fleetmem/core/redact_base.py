@@ -137,13 +137,19 @@ def regex_finder(
     refused = frozenset(left)
 
     def matches(subject: str, compiled: re.Pattern[str]) -> Iterator[re.Match[str]]:
-        if not overlapping:
+        if not overlapping and not refused:
             yield from compiled.finditer(subject)
             return
         pos = 0
         while (match := compiled.search(subject, pos)) is not None:
+            start = match.start()
+            if refused and start > 0 and subject[start - 1] in refused:
+                # Refused: look again from the next position, since a real token may start
+                # inside what this attempt took.
+                pos = start + 1
+                continue
             yield match
-            pos = match.start() + 1
+            pos = start + 1 if overlapping else max(match.end(), start + 1)
 
     def find(text: str, lowered: str | None) -> Iterator[Span]:
         if isinstance(pattern, tuple):
@@ -152,8 +158,6 @@ def regex_finder(
         else:
             subject, compiled = text, pattern
         for match in matches(subject, compiled):
-            if refused and match.start() > 0 and text[match.start() - 1] in refused:
-                continue
             for group in groups:
                 start, end = match.span(group)
                 if start >= 0:

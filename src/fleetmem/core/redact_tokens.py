@@ -11,6 +11,7 @@ prefilter in :mod:`fleetmem.core.redact` tests for before the pattern runs at al
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 from fleetmem.core.redact_base import (
@@ -74,15 +75,36 @@ def _token(
     overlapping: bool = False,
     flags: int = 0,
 ) -> Rule:
-    # A leading boundary becomes a check after the match: the pattern then starts with its
-    # literal prefix, which `re` finds with a fast substring search.
+    # A leading boundary either moves behind the token's literal prefix ("sk-" then "not after
+    # a letter or digit"), so `re` still finds the prefix with its fast substring search and
+    # a refused start costs one step; or, for a prefix that is a class or an alternation,
+    # becomes a check after the match (those bodies cannot hold their own prefix, so a
+    # refused attempt never rescans a run).
     left = ""
     if pattern.startswith(B):
-        pattern, left = pattern[len(B) :], B_CHARS
+        pattern, left = _behind_literal(pattern[len(B) :], B[4:-1])
     elif pattern.startswith(_LEFT_WORD):
         pattern, left = pattern[len(_LEFT_WORD) :], B_CHARS + "_-"
     finder = regex_finder(rx(pattern, flags), check=check, overlapping=overlapping, left=left)
     return Rule(name, triggers, finder)
+
+
+_LITERAL_PREFIX = re.compile(r"(\(\?P<s>)?((?:[A-Za-z0-9_-]|\\\.)+)")
+
+
+def _behind_literal(pattern: str, boundary_class: str) -> tuple[str, str]:
+    """``pattern`` with its boundary put after its literal prefix, or with a ``left`` check."""
+    found = _LITERAL_PREFIX.match(pattern)
+    if found is None:
+        return pattern, B_CHARS
+    literal = found.group(2)
+    following = pattern[found.end() : found.end() + 1]
+    if following and following in "?*+{":
+        literal = literal[:-1]  # the last character is quantified: not part of the literal
+    if len(literal.replace("\\", "")) < 2:
+        return pattern, B_CHARS
+    head = pattern[: found.start(2)] + literal
+    return head + f"(?<!{boundary_class}{literal})" + pattern[len(head) :], ""
 
 
 # The boundary of tokens whose alphabet includes "_" and "-".
@@ -111,7 +133,7 @@ TOKEN_RULES: tuple[Rule, ...] = (
     _token(
         "atlassian_token",
         ("atatt3", "atctt3", "atbb", "atoa"),
-        B + r"(?P<s>(?:ATATT3|ATCTT3|ATBB|ATOA)[A-Za-z0-9_=+/.-]{24,})",
+        r"(?P<s>AT(?<![A-Za-z0-9\]]AT)(?:ATT3|CTT3|BB|OA)[A-Za-z0-9_=+/.-]{24,})",
     ),
     _token("circleci_token", ("ccipat_", "cciprj_"), r"(?P<s>CCIP(?:AT|RJ)_[A-Za-z0-9_]{30,})"),
     _token("buildkite_token", ("bkua_",), B + r"(?P<s>bkua_[a-f0-9]{40,})"),
@@ -154,13 +176,13 @@ TOKEN_RULES: tuple[Rule, ...] = (
     _token(
         "fly_token",
         ("fo1_", "fm1", "fm2"),
-        B + r"(?P<s>(?:fo1_|fm[12][ar]?_)[A-Za-z0-9+/=_-]{40,})",
+        r"(?P<s>f(?<![A-Za-z0-9\]]f)(?:o1_|m[12][ar]?_)[A-Za-z0-9+/=_-]{40,})",
     ),
     _token("netlify_token", ("nfp_", "nfc_"), B + r"(?P<s>nf[pc]_[A-Za-z0-9]{30,})"),
     _token(
         "supabase_token",
         ("sbp_", "sb_secret_"),
-        B + r"(?P<s>(?:sbp_|sb_secret_)[A-Za-z0-9_-]{30,})",
+        r"(?P<s>sb(?<![A-Za-z0-9\]]sb)(?:p_|_secret_)[A-Za-z0-9_-]{30,})",
     ),
     _token(
         "planetscale_token", ("pscale_",), B + r"(?P<s>pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{30,})"
@@ -171,7 +193,11 @@ TOKEN_RULES: tuple[Rule, ...] = (
     _token("rubygems_token", ("rubygems_",), B + r"(?P<s>rubygems_[a-f0-9]{48})" + E),
     _token("docker_hub_token", ("dckr_",), B + r"(?P<s>dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,})"),
     _token("nuget_api_key", ("oy2",), B + r"(?P<s>oy2[a-z0-9]{43})" + E),
-    _token("jfrog_token", ("akcp", "cmvmdgtu"), B + r"(?P<s>(?:AKCp|cmVmdGtu)[A-Za-z0-9]{60,})"),
+    _token(
+        "jfrog_token",
+        ("akcp", "cmvmdgtu"),
+        r"(?P<s>(?:AKCp(?<![A-Za-z0-9\]]AKCp)|cmVmdGtu(?<![A-Za-z0-9\]]cmVmdGtu))[A-Za-z0-9]{60,})",
+    ),
     _token("clojars_token", ("clojars_",), B + r"(?P<s>CLOJARS_[a-z0-9]{40,})"),
     # --- SaaS APIs
     _token(
@@ -239,7 +265,7 @@ TOKEN_RULES: tuple[Rule, ...] = (
     _token(
         "grafana_token",
         ("glsa_", "glc_"),
-        B + r"(?P<s>(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/=_-]{32,}))",
+        r"(?P<s>gl(?<![A-Za-z0-9\]]gl)(?:sa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|c_[A-Za-z0-9+/=_-]{32,}))",
     ),
     _token("grafana_api_key", ("eyjrijoi",), B + r"(?P<s>eyJrIjoi[A-Za-z0-9+/=]{30,})"),
     _token("sentry_token", ("sntrys_", "sntryu_"), B + r"(?P<s>sntry[su]_[A-Za-z0-9+/=_-]{40,})"),
@@ -287,8 +313,7 @@ TOKEN_RULES: tuple[Rule, ...] = (
     _token(
         "jwt",
         ("eyj",),
-        r"""(?<![A-Za-z0-9_\]-])
-        (?P<s>eyJ[A-Za-z0-9_-]{8,}+\.
+        r"""(?P<s>eyJ(?<![A-Za-z0-9_\]-]eyJ)[A-Za-z0-9_-]{8,}+\.
           (?: eyJ[A-Za-z0-9_-]{4,}+ (?:\.[A-Za-z0-9_-]++)?
             | [A-Za-z0-9_-]{4,}+\.[A-Za-z0-9_-]{8,}+ ))""",
     ),
