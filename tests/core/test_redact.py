@@ -311,7 +311,8 @@ def test_standalone_bearer_token() -> None:
         ("Server=db;Uid=app;Pwd=hunter2;", "Server=db;Uid=app;Pwd=<R>;"),
         ("AccountKey=abc123==;EndpointSuffix=x", "AccountKey=<R>;EndpointSuffix=x"),
         ("DB_PASS=hunter2", "DB_PASS=<R>"),
-        ("PASSPHRASE: correct horse", "PASSPHRASE: <R> horse"),
+        ("PASSPHRASE: correct horse", "PASSPHRASE: <R>"),
+        ("password = two words  # note", "password = <R>  # note"),
         ('password: "unterminated', 'password: "<R>'),
     ],
 )
@@ -598,6 +599,32 @@ FRAGMENTS = [
     "x",
     "\u200b",
     "\r",
+    # the forms added for issue 16: escapes, base64, joins, block scalars, command lines
+    "%41",
+    "%5F",
+    "\\u005f",
+    "&#95;",
+    "|",
+    "|-",
+    "\\\n",
+    '" "',
+    "' + '",
+    "QUFBQUFBQUFBQUFBQUFBQUFB",
+    base64.b64encode(b"password=hunter2").decode(),
+    "machine ",
+    "login ",
+    "password ",
+    "-p",
+    "-u",
+    "mysql ",
+    "sshpass ",
+    "<password>",
+    "</password>",
+    "session_key",
+    gen(24),
+    "dop_v1_",
+    "glsa_",
+    "dp.st.",
 ]
 
 texts = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=4)), max_size=25).map(
@@ -673,6 +700,13 @@ HOSTILE = {
     "at_signs": "://a:" + "@" * 65536,
     "mixed_unicode": _fill("aé漢\u200b\u202e🙂 =:\\\"'"),
     "one_long_token": "sk-" + _fill("A1b2"),
+    # prefixes glued to a word, so every start is refused by the left boundary
+    "refused_sk_prefixes": "x" + _fill("sk-a"),
+    "refused_eyj_prefixes": _fill("aeyJ"),
+    "refused_glc_prefixes": "x" + _fill("glc_"),
+    "dense_escapes": _fill("%41\\u0042&#67;"),
+    "base64_words": _fill("QUFBQUFBQUFBQUFBQUFBQUFB "),
+    "yaml_block_indicators": _fill("password: |\n"),
 }
 
 

@@ -11,6 +11,10 @@ Two steps, always in this order:
    or touching spans are merged and each merged span becomes ``[REDACTED]``. For assignments,
    URLs and headers only the value is replaced, so ``password=[REDACTED]`` still says *what*
    was there.
+3. Runs that decode or join into other text (base64, ``%xx``, ``\\uXXXX``, HTML entities,
+   backslash-newline continuations, adjacent quoted strings; see
+   :mod:`fleetmem.core.redact_encoded`) are decoded, scanned together with the same table
+   (two levels deep), and each run whose decoded text holds a secret is replaced whole.
 
 Design constraints, because hostile text is an expected input (agents paste logs, dumps and
 whole files):
@@ -18,21 +22,24 @@ whole files):
 * Pure: standard library only, no I/O, no clock, no randomness.
 * Never raises. Internal failure yields a fully masked result instead of the input, because
   failing open would store the secret.
-* Linear-ish time. Every rule starts with a literal (or a lookbehind and a literal), each rule
-  runs only if a cheap substring prefilter says it could match, runs of characters that end a
-  pattern are left unbounded (nothing follows them, so nothing can backtrack into them; and a
-  bound would leak the tail of a megabyte-long token), runs that something must follow are
-  either bounded, possessive, or preceded by a boundary so that one run is scanned once.
+* Linear-ish time. Every rule starts with a literal (boundaries are checked after the match,
+  so `re` keeps its fast prefix search), each rule runs only if a cheap substring prefilter
+  says it could match, runs of characters that end a pattern are left unbounded (nothing
+  follows them, so nothing can backtrack into them; and a bound would leak the tail of a
+  megabyte-long token), runs that something must follow are either bounded, possessive, or
+  preceded by a boundary so that one run is scanned once.
 * The rules are our own, written from the published formats of each token type, in the spirit
   of public rule sets such as gitleaks' but not copied from them.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 
-from fleetmem.core.redact_rules import REDACTED, RULES
+from fleetmem.core.redact_encoded import derived_runs
+from fleetmem.core.redact_rules import BASE64_RULE, REDACTED, RULE_NAMES, RULES
 
 __all__ = ["REDACTED", "find_secrets", "redact", "redact_value", "strip_invisible"]
 
@@ -116,15 +123,79 @@ def strip_invisible(text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _scan(text: str) -> tuple[str, list[str]]:
-    """Redact ``text`` (already stripped of invisibles); return it and the rule names that fired."""
+# A span found in the text: start, end, the rule's name, and whether the rule is specific.
+_Found = tuple[int, int, str, bool]
+
+# Each rule with the character sets of its triggers, and the length from which they are used.
+_RULE_TRIGGERS = tuple((rule, tuple(frozenset(t) for t in rule.triggers)) for rule in RULES)
+_CHARSET_MIN = 2048
+
+# Encoded forms are decoded and rescanned this many levels deep (base64 of a URL-encoded key
+# is two levels); deeper nesting is left to the rules of the outer levels.
+_MAX_DECODE_DEPTH = 2
+# Joins the decoded runs into one text scanned once; no rule matches across it.
+_RUN_SEPARATOR = "\n\x1e\n"
+
+
+def _find(text: str, depth: int) -> list[_Found]:
+    """Every secret span of ``text`` (already stripped of invisibles), unmerged."""
     lowered = text.lower()
     aligned = lowered if len(lowered) == len(text) else None
-    spans: list[tuple[int, int, int]] = []
-    for index, rule in enumerate(RULES):
-        if not any(trigger in lowered for trigger in rule.triggers):
+    found: list[_Found] = []
+    # On long texts, first rule out the triggers that hold a character the text lacks: one
+    # pass to collect the characters saves most of ~150 substring searches on texts made of
+    # few characters (the hostile ones), and costs little on the rest.
+    present = frozenset(lowered) if len(lowered) >= _CHARSET_MIN else None
+    for rule, trigger_chars in _RULE_TRIGGERS:
+        if present is None:
+            if not any(trigger in lowered for trigger in rule.triggers):
+                continue
+        elif not any(
+            chars <= present and trigger in lowered
+            for trigger, chars in zip(rule.triggers, trigger_chars, strict=True)
+        ):
             continue
-        spans.extend((start, end, index) for start, end in rule.find(text, aligned))
+        if rule.labelled is not None:
+            found.extend((s, e, n, rule.specific) for s, e, n in rule.labelled(text, aligned))
+        elif rule.find is not None:
+            found.extend((s, e, rule.name, rule.specific) for s, e in rule.find(text, aligned))
+    if depth < _MAX_DECODE_DEPTH:
+        found.extend(_find_encoded(text, depth))
+    return found
+
+
+def _find_encoded(text: str, depth: int) -> list[_Found]:
+    """Spans of the encoded or split runs whose decoded text holds a secret, each whole."""
+    runs = derived_runs(text)
+    if not runs:
+        return []
+    # Each distinct decoded text is scanned once, however often it occurs (hostile input
+    # repeats one run thousands of times; real text rarely repeats one at all).
+    by_text: dict[str, list[int]] = {}
+    for index, run in enumerate(runs):
+        by_text.setdefault(run.decoded, []).append(index)
+    texts = list(by_text)
+    offsets: list[int] = []
+    cursor = 0
+    for decoded in texts:
+        offsets.append(cursor)
+        cursor += len(decoded) + len(_RUN_SEPARATOR)
+    inner = _find(_RUN_SEPARATOR.join(texts), depth + 1)
+    found: list[_Found] = []
+    for start, end, name, _specific in inner:
+        first = bisect.bisect_right(offsets, start) - 1
+        last = bisect.bisect_right(offsets, max(start, end - 1)) - 1
+        for text_index in range(max(first, 0), last + 1):
+            for index in by_text[texts[text_index]]:
+                run = runs[index]
+                label = BASE64_RULE if run.kind == "base64" else name
+                found.append((run.start, run.end, label, True))
+    return found
+
+
+def _scan(text: str) -> tuple[str, list[str]]:
+    """Redact ``text`` (already stripped of invisibles); return it and the rule names that fired."""
+    spans = _find(text, 0)
     if not spans:
         return text, []
     spans.sort()
@@ -135,26 +206,33 @@ def _scan(text: str) -> tuple[str, list[str]]:
     i = 0
     count = len(spans)
     while i < count:
-        start, end, index = spans[i]
-        fired = {index}
+        start, end, name, specific = spans[i]
+        fired = [(not specific, i, name)]
         i += 1
         # Merge overlapping and touching spans: one secret matched by two rules, or a value
         # glued to a token, becomes a single [REDACTED].
         while i < count and spans[i][0] <= end:
             end = max(end, spans[i][1])
-            fired.add(spans[i][2])
+            fired.append((not spans[i][3], i, spans[i][2]))
             i += 1
+        if start < cursor:  # a span inside the previous merged span's reach
+            start = cursor
         pieces.append(text[cursor:start])
         pieces.append(REDACTED)
         cursor = end
-        ordered = sorted(fired)
-        chosen = [k for k in ordered if RULES[k].specific] or ordered[:1]
-        for k in chosen:
-            name = RULES[k].name
-            if name not in names:
-                names.append(name)
+        if len(fired) == 1:
+            chosen = [name]
+        else:
+            fired.sort(key=lambda f: (f[0], _ORDER.get(f[2], len(_ORDER))))
+            chosen = [f[2] for f in fired if not f[0]] or [fired[0][2]]
+        for rule_name in chosen:
+            if rule_name not in names:
+                names.append(rule_name)
     pieces.append(text[cursor:])
     return "".join(pieces), names
+
+
+_ORDER = {name: index for index, name in enumerate(RULE_NAMES)}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,339 @@
+"""Secrets in key = value assignments: .env, YAML, TOML, INI, JSON, properties, CLI options.
+
+Two rules share one value reader:
+
+* ``secret_assignment``: the key *ends* with a word that only names secrets (DB_PASSWORD,
+  client_secret, GITHUB_TOKEN, x-api-key, AccountKey, --password, -storepass). Any value that
+  is not a placeholder, a null or code is replaced.
+* ``high_entropy_assignment``: the key merely *contains* a secret-ish word anywhere (``*key*``,
+  ``*token*``, ``*secret*``, ``*auth*``, ``*pass*``, ``*pw*``, ``*cred*``, ``*sig*``,
+  ``*session*``, ``*cookie*``, ``*salt*``): the value is replaced only when it looks random
+  (long, mixed, no words), so ``cache_key = "user:%s"`` stays readable.
+
+A YAML block scalar (``password: |`` with the value on the indented lines below) is read to
+the end of its indentation; TOML triple quotes to their close; an unquoted value on a config
+line (``KEY=`` or ``key:`` opening the line) runs to the end of the line or a comment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from fleetmem.core.redact_base import (
+    PLACEHOLDER_OPEN_RE,
+    QUOTE_CHARS,
+    REDACTED,
+    Rule,
+    is_placeholder,
+    random_value,
+    rx,
+    rx_folded,
+    trim_end,
+)
+from fleetmem.core.redact_context import NOT_SECRET
+
+# Key names are matched by how they END, so DB_PASSWORD, client_secret, GITHUB_TOKEN, x-api-key
+# and AccountKey all hit without listing prefixes; "passwordless", "tokens", "secretary" and
+# "password_file" do not, because the separator must follow the keyword directly.
+# Every alternative starts with a literal (words before "key" and "pass" are checked by
+# fixed-width lookbehinds after the literal), so `re` can skip positions by their first
+# character; a leading (api|private|...) group made this rule ten times slower on prose.
+_SEPARATORS = ("", "_", "-", ".")
+_KEY_HEADS = [
+    word + sep
+    for word in (
+        "api",
+        "private",
+        "signing",
+        "encryption",
+        "master",
+        "account",
+        "secret",
+        "access",
+        "auth",
+        "shared",
+        "storage",
+        "primary",
+        "secondary",
+        "subscription",
+        "consumer",
+        "license",
+    )
+    for sep in _SEPARATORS
+] + ["secret" + a + "access" + b for a in _SEPARATORS for b in _SEPARATORS]
+_KEYWORDS = rf"""
+    pass(?: word | wd | phrase | (?<=storepass) | (?<=keypass) | (?<![a-z0-9\]]pass) )
+  | pwd
+  | secret
+  | token
+  | credentials?
+  | key(?: {"|".join(f"(?<={re.escape(head)}key)" for head in _KEY_HEADS)} )
+"""
+
+# Python/TypeScript annotations between key and value ("password: str = ...") so the value
+# after "=" is the one redacted, not the type name.
+_ANNOTATION = r"""
+    :[\x20\t]{0,8}
+    (?:typing\.)?(?:str|string|bytes|secretstr|secretbytes|any
+                   |optional\[(?:str|bytes|secretstr)\]|(?:str|bytes)\x20?\|\x20?none)
+    [\x20\t]{0,8}=(?![=>])
+"""
+_OPERATOR = rf"""
+    (?:\\?["'`])? [\x20\t]{{0,16}}
+    (?: {_ANNOTATION} | :=  | =>  | =(?!=) | :(?![:=]) )
+    [\x20\t]{{0,16}}"""
+
+_PLACEHOLDER_FIRST = "$%{<[xX*.#_-\u2026"
+# Characters of a key word: DB_PASSWORD, --api-key, spring.datasource.password.
+_KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
+# A secret-ish word anywhere in a key, the rest of the key, then an operator, or blanks after
+# a command-line option. Whether the key names a secret (strong) is decided on the whole key.
+_ANY_KEY_RE, _ANY_KEY_RE_ICASE = rx_folded(
+    rf"""(?P<kw>key|token|secret|auth|pass|pw|cred|sig|session|cookie|salt)
+        (?P<rest>[a-z0-9_.-]{{0,32}}+) (?: {_OPERATOR} | (?P<cli>[\x20\t]{{1,16}}) )"""
+)
+_STRONG_END = rx(rf"(?:{_KEYWORDS})\Z")
+
+# Bodies of quoted values, possessive so a missing closing quote costs one scan of the line.
+_QUOTED_BODY = {
+    '"': re.compile(r'(?:[^"\\\n]|\\.)*+', re.ASCII),
+    "'": re.compile(r"[^'\n]*+", re.ASCII),
+    "`": re.compile(r"[^`\n]*+", re.ASCII),
+}
+# Body of a value quoted with escaped quotes, as in JSON embedded in a JSON string: \"...\".
+_ESCAPED_QUOTED_BODY = re.compile(r'(?:[^"\\\n]|\\[^"\n])*+', re.ASCII)
+# An unquoted value ends at whitespace, quotes, closing brackets, list/statement punctuation,
+# '&' (query strings), '<' '>' '|' (shell), '\' (an escaped newline in JSON-encoded text) and
+# at '(' '[' (a call or a subscript: code, not a literal).
+_BARE_VALUE = re.compile(r"[^\s\"'`,;(){}\[\]<>&|\\]++", re.ASCII)
+# A YAML block scalar indicator ending its line: "|", ">-", "|+2", optionally a comment.
+_BLOCK_INDICATOR = re.compile(r"[|>][+-]?[0-9]?[+-]?[\x20\t]*(?:\x23[^\n]*)?(?=\n)", re.ASCII)
+# What may precede a key that opens a config line: indentation, "export ", a YAML list dash.
+_LINE_LEAD = re.compile(r"[\x20\t]*(?:export[\x20\t]+|-[\x20\t]+)?\Z", re.ASCII)
+# The rest of a config line that continues an unquoted value: plain words, no code.
+_LINE_TAIL = re.compile(
+    r"(?:[\x20\t]+[^\s\"'`,;(){}\[\]<>|\\=\x23]+)+(?=[\x20\t]*(?:\n|\Z|[\x20\t]\x23))", re.ASCII
+)
+# A value up to this long that the weak rule turned down is searched again for keys.
+_RESCAN_LIMIT = 256
+# Bounds the backwards search for the start of a key's line (a hostile line has no start).
+_MAX_LEAD = 256
+_CODE_WORDS = frozenset({"if", "else", "and", "or", "not", "in", "is", "for", "lambda", "return"})
+# A dotted name (self.password, settings.DB_TOKEN) or a bare identifier that repeats the key
+# (password=password): code that passes a secret along, not a literal.
+_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\Z", re.ASCII)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z", re.ASCII)
+# CamelCase words, no digits: a type name after "key:" in an annotation.
+_TYPE_NAME = re.compile(r"(?:[A-Z][a-z]+){2,}\Z", re.ASCII)
+
+
+def _key_start(text: str, keyword_start: int) -> int:
+    """Start of the key word that ends with the keyword (DB_PASSWORD, --api-key, x-token)."""
+    floor = max(0, keyword_start - 64)  # bounded: keys are short, hostile runs are not
+    before = text[floor:keyword_start]
+    return keyword_start - (len(before) - len(before.rstrip(_KEY_CHARS)))
+
+
+def _is_cli_option(text: str, keyword_start: int) -> bool:
+    """True when the keyword ends an option word such as --password or -storepass.
+
+    The option must start a word: after whitespace, a quote, "(" or "=", or at the start.
+    Anything else before the dash ("x]-token", a run longer than a key) means this is not a
+    command line, and keeps the answer the same once a neighbour has become [REDACTED].
+    """
+    start = _key_start(text, keyword_start)
+    return text[start] == "-" and (start == 0 or text[start - 1] in " \t\n\"'`(=")
+
+
+def _match_end(pattern: re.Pattern[str], text: str, start: int) -> int:
+    match = pattern.match(text, start)
+    return start if match is None else match.end()
+
+
+def _block_scalar(text: str, key_start: int, p: int) -> tuple[int, int] | None:
+    """Span of the indented lines of a YAML block scalar whose indicator is at ``p``."""
+    indicator = _BLOCK_INDICATOR.match(text, p)
+    if indicator is None:
+        return None
+    line_start = _line_start(text, key_start)
+    if line_start < 0:
+        return None
+    column = key_start - line_start
+    pos = indicator.end() + 1
+    first = last = -1
+    n = len(text)
+    while pos < n:
+        line_end = text.find("\n", pos)
+        if line_end < 0:
+            line_end = n
+        line = text[pos:line_end]
+        content = line.lstrip(" \t")
+        if content:
+            if len(line) - len(content) <= column:
+                break
+            if first < 0:
+                first = pos + len(line) - len(content)
+            last = line_end
+        pos = line_end + 1
+    return (first, last) if first >= 0 else None
+
+
+def _value_span(text: str, key_start: int, p: int) -> tuple[int, int, bool] | None:
+    """Span of the value starting at ``p`` and whether it was quoted; None if there is none."""
+    n = len(text)
+    if p >= n:
+        return None
+    c = text[p]
+    if c in "|>":
+        block = _block_scalar(text, key_start, p)
+        return None if block is None else (*block, True)
+    if c in "\"'" and text.startswith(c * 3, p):
+        close = text.find(c * 3, p + 3)
+        end = n if close < 0 else close
+        return (p + 3, end, True) if end > p + 3 else None
+    if c in QUOTE_CHARS:
+        start = p + 1
+        end = _match_end(_QUOTED_BODY[c], text, start)
+        # An unterminated quote runs to the end of the line: redacting too much is safe.
+        return (start, end, True) if end > start else None
+    if c == "\\" and p + 1 < n and text[p + 1] in "\"'":
+        start = p + 2
+        end = _match_end(_ESCAPED_QUOTED_BODY, text, start)
+        return (start, end, True) if end > start else None
+    match = _BARE_VALUE.match(text, p)
+    if match is None:
+        return None
+    end = match.end()
+    if end < n and text[end] in " \t":
+        end = _extend_config_value(text, key_start, end)
+    if text[end - 1] == ".":
+        end = trim_end(text, p, end)
+    return (p, end, False) if end > p else None
+
+
+def _line_start(text: str, pos: int) -> int:
+    """Start of the line holding ``pos``, or -1 when it is more than a key's length away."""
+    floor = max(0, pos - _MAX_LEAD)
+    newline = text.rfind("\n", floor, pos)
+    if newline >= 0:
+        return newline + 1
+    return 0 if floor == 0 else -1
+
+
+def _line_lead(text: str, key_start: int) -> bool:
+    """True when only indentation, "export " or a list dash precede the key on its line."""
+    start = _line_start(text, key_start)
+    return start >= 0 and _LINE_LEAD.match(text, start, key_start) is not None
+
+
+def _extend_config_value(text: str, key_start: int, end: int) -> int:
+    """On a config line (the key opens it), an unquoted value's words run to the line's end."""
+    tail = _LINE_TAIL.match(text, end)
+    if (
+        tail is not None
+        and not _CODE_WORDS.intersection(tail.group().split())
+        and _line_lead(text, key_start)
+    ):
+        return tail.end()
+    return end
+
+
+def _code_not_literal(text: str, value: str, end: int, key: str, annotated: bool) -> bool:
+    """True when an unquoted value is code (a call, a name, a type), not a literal."""
+    if end < len(text) and text[end] in "([":
+        return True  # get_password() or environ["X"]: code, not a literal
+    if "." in value and _DOTTED_NAME.match(value):
+        return True  # self.password, settings.API_TOKEN
+    if annotated and value[0].isupper() and _TYPE_NAME.match(value):
+        return True  # private_key: RSAPrivateKey, a type annotation
+    # password=password, token=auth_token: a variable handed on under its own name.
+    name = key.rpartition(".")[2].lstrip("-")
+    return value.lower().endswith(name) and _IDENTIFIER.match(value) is not None
+
+
+def _assignments(text: str, lowered: str | None) -> Iterator[tuple[int, int, str]]:
+    """One pass over every key = value: strong keys' values, and random values of weak keys."""
+    pos = 0
+    has_url = "://" in text  # spares the backwards key scan below on most texts
+    if lowered is None:
+        subject, search = text, _ANY_KEY_RE_ICASE.search
+    else:
+        subject, search = lowered, _ANY_KEY_RE.search
+    while True:
+        match = search(subject, pos)
+        if match is None:
+            return
+        pos = match_end = match.end()
+        rest_end = match.end("rest")
+        cli = match.group("cli") is not None
+        if cli and not _is_cli_option(text, match.start()):
+            continue
+        key_start = _key_start(text, match.start())
+        key = text[key_start:rest_end].lower()
+        strong = _STRONG_END.search(key) is not None
+        if cli and not strong:
+            continue
+        if has_url and text.endswith("://", 0, key_start):
+            continue  # https://x-access-token:...@host is URL userinfo: url_credentials owns it
+        found = _value_span(text, key_start, match_end)
+        if found is None:
+            continue
+        start, end, quoted = found
+        # Resume after the value whether or not it is kept: rescanning a long value from every
+        # keyword inside it would be quadratic. A short value under a weak key is searched
+        # again, since it may hold the real key ("Cookie: auth_session=...").
+        if (strong or end - start > _RESCAN_LIMIT) and end > pos:
+            pos = end
+        value = text[start:end]
+        # Placeholders and masks all start with one of these: a cheap test before the regexes.
+        if value[0] in _PLACEHOLDER_FIRST and (
+            value.startswith(REDACTED)
+            or is_placeholder(value)
+            or PLACEHOLDER_OPEN_RE.match(text, start) is not None
+        ):
+            continue
+        if value.lower() in NOT_SECRET or not value.strip("*"):
+            continue
+        if cli and value[0] == "-":
+            continue  # "--password --other-flag": the option has no value here
+        if value[0] in "/~" and key.endswith("pwd"):
+            continue  # PWD=/home/me is the working directory, not an ODBC password
+        if not quoted:
+            operator = subject[rest_end:match_end]
+            annotated = ":" in operator and "=" not in operator
+            if _code_not_literal(text, value, end, key, annotated):
+                continue
+        if strong:
+            yield start, end, STRONG_RULE
+        elif random_value(value):
+            yield start, end, WEAK_RULE
+
+
+#: The names the assignment pass reports: a value under a key that names a secret, and a
+#: random-looking value under a key that merely mentions one.
+STRONG_RULE = "secret_assignment"
+WEAK_RULE = "high_entropy_assignment"
+
+_WEAK_WORDS = (
+    "key",
+    "token",
+    "secret",
+    "auth",
+    "pass",
+    "pw",
+    "cred",
+    "sig",
+    "session",
+    "cookie",
+    "salt",
+)
+
+ASSIGNMENT_RULES: tuple[Rule, ...] = (
+    Rule(
+        STRONG_RULE,
+        _WEAK_WORDS,
+        labelled=_assignments,
+        specific=False,
+    ),
+)

@@ -1,0 +1,136 @@
+"""Targeted tests of the redactor's newer forms: what must be caught, what must be kept.
+
+The generated corpus (test_redact_corpus.py) measures rates; these pin down behaviour at the
+edges: which placeholders stay, what a config line or a YAML block scalar covers, how an
+encoded run is replaced, and that code which merely names a secret is left alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import urllib.parse
+
+import pytest
+
+from fleetmem.core.redact import REDACTED, find_secrets, redact
+from fleetmem.core.redact_rules import RULE_NAMES
+from tests.core.secret_corpus import ALNUM, B64URL, HEX, rand
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=${DB_PASSWORD}",
+        "API_KEY=<your-api-key>",
+        "token: xxxxxxxxxxxx",
+        "secret=********",
+        "password: ...",
+        "self.password = password",
+        "api_key = self._api_key",
+        "token = auth_token",
+        "private_key: CertificateIssuerPrivateKeyTypes,",
+        "password: bool = False,",
+        "cache_key = 'user:profile:v2'",
+        "session_key = build_key(user)",
+        "signature_algorithm = 'RSASSA_PSS_SHA_256'",
+        "password_file=/run/secrets/db",
+        "auth_url: https://login.example.com/oauth2/authorize",
+        "if token is None: raise ValueError('token missing')",
+        "echo aGVsbG8gd29ybGQsIHRoaXMgaXMgcGxhaW4gdGV4dA== | base64 -d",
+        "see https://example.com/a%20b%2Fc?q=%7Bx%7D",
+        "the user logged in with their password and a login token",
+    ],
+)
+def test_left_alone(text: str) -> None:
+    assert redact(text) == text, find_secrets(text)
+
+
+def test_yaml_block_scalar_covers_the_indented_lines_only() -> None:
+    one, two = rand(16), rand(20)
+    text = f"smtp:\n  password: |-\n    {one}\n    {two}\n  port: 587\n"
+    out = redact(text)
+    assert one not in out and two not in out
+    assert out.endswith("  port: 587\n")
+    assert "password: |-" in out
+
+
+def test_config_line_value_runs_to_a_comment() -> None:
+    assert redact("password = two words  # rotated") == f"password = {REDACTED}  # rotated"
+    # In code the value is one token: "or" makes the rest of the line code.
+    assert redact("password = a or b") == f"password = {REDACTED} or b"
+
+
+@pytest.mark.parametrize(
+    ("template", "name"),
+    [
+        ("curl -u bob:{v} https://x.example", "command_line_credentials"),
+        ("mysql -h db -u root -p{v} shop", "mysql_password_option"),
+        ("sshpass -p '{v}' ssh host", "sshpass_password"),
+        ("machine h.example login bob password {v}", "netrc_password"),
+        ("<password>{v}</password>", "xml_secret_element"),
+    ],
+)
+def test_command_line_and_file_forms(template: str, name: str) -> None:
+    value = rand(14)
+    text = template.format(v=value)
+    assert value not in redact(text)
+    assert name in find_secrets(text)
+
+
+def test_base64_run_with_a_secret_inside_is_replaced_whole() -> None:
+    token = "ghp_" + rand(36)
+    encoded = base64.b64encode(f"GITHUB_TOKEN={token}\n".encode()).decode()
+    text = f"echo {encoded} | base64 -d"
+    assert redact(text) == f"echo {REDACTED} | base64 -d"
+    assert find_secrets(text) == ["base64_encoded_secret"]
+
+
+def test_wrapped_base64_block_is_decoded_whole() -> None:
+    token = "sk-ant-api03-" + rand(90, B64URL)
+    encoded = base64.encodebytes(f"ANTHROPIC_API_KEY={token}\n".encode()).decode()
+    assert "\n" in encoded.strip()
+    out = redact(f"data: |\n{encoded}")
+    assert not any(line and line in out for line in encoded.splitlines())
+
+
+def test_url_and_json_escapes_are_decoded() -> None:
+    token = "xoxb-" + rand(12, "0123456789") + "-" + rand(24)
+    for encoded in (
+        urllib.parse.quote(token, safe=""),
+        "".join(f"\\u{ord(c):04x}" for c in token),
+        "".join(f"&#{ord(c)};" for c in token),
+    ):
+        out = redact(f"payload {encoded} end")
+        assert out == f"payload {REDACTED} end", encoded
+        assert find_secrets(f"payload {encoded} end") == ["slack_token"]
+
+
+def test_split_token_is_joined() -> None:
+    token = "npm_" + rand(36)
+    for text in (
+        f'TOKEN="{token[:12]}\\\n{token[12:]}"',
+        f'auth = ("{token[:12]}"\n        "{token[12:]}")',
+        f"auth = '{token[:12]}' + '{token[12:]}'",
+    ):
+        out = redact(text)
+        assert token[:12] not in out and token[12:] not in out, text
+
+
+def test_weak_key_needs_a_random_value() -> None:
+    value = rand(32, ALNUM)
+    assert redact(f"webhook_signing_material: {value}") == f"webhook_signing_material: {REDACTED}"
+    assert find_secrets(f"x_session_id={rand(40, HEX)}") == ["high_entropy_assignment"]
+    assert redact("webhook_signing_material: rotate_every_ninety_days") == (
+        "webhook_signing_material: rotate_every_ninety_days"
+    )
+
+
+def test_every_reported_name_is_a_rule_name() -> None:
+    texts = [
+        f"x={base64.b64encode(('password=' + rand(12)).encode()).decode()}",
+        f"session_token_v2: {rand(40)}",
+        f"dop_v1_{rand(64, HEX)}",
+    ]
+    for text in texts:
+        assert find_secrets(text), text
+        assert all(name in RULE_NAMES for name in find_secrets(text))
