@@ -83,7 +83,18 @@ from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
 from fleetmem.service.bootstrap import App, build
 from fleetmem.service.memory import MemoryService
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"
+
+def _data_file() -> Path:
+    """The shared LoCoMo file beside the checkout (a worktree sits one level deeper)."""
+    here = Path(__file__).resolve()
+    for up in (2, 3):
+        candidate = here.parents[up] / "shared" / "data" / "locomo10.json"
+        if candidate.exists():
+            return candidate
+    return here.parents[2] / "shared" / "data" / "locomo10.json"
+
+
+DATA = _data_file()
 RESULTS = Path(__file__).resolve().parent / "results"
 LIMIT = 20
 KS = (5, 10, 20)
@@ -227,9 +238,15 @@ class Variant:
 #: The query cues (named periods and agents) and the follow-up channel off: what the rows
 #: before them measured.
 NO_CUES: dict[str, Any] = {"period_weight": 0.0, "agent_weight": 0.0, "follow_up_weight": 0.0}
+#: The weighted RRF fusion that was the default before score fusion (k = 10, cosine at 0.5).
+WRRF: dict[str, Any] = {"fusion": "rrf", "rrf_k": 10, "text_weight": 1.0, "vector_weight": 0.5}
+#: Plain RRF: k = 60, equal weights.
+RRF60: dict[str, Any] = {"fusion": "rrf", "rrf_k": 60, "text_weight": 1.0, "vector_weight": 1.0}
 PLAIN = RankingOptions(context_window_s=0, **NO_CUES)
 CONTEXT1 = RankingOptions(context_neighbours=1, **NO_CUES)
 BEFORE_CUES = RankingOptions(**NO_CUES)
+#: The defaults before this change: weighted RRF and all three cues on at 1, 1 and 0.7.
+PREVIOUS = RankingOptions(**WRRF, period_weight=1.0, agent_weight=1.0, follow_up_weight=0.7)
 _DEFAULTS = RankingOptions()
 #: The product's (period_weight, agent_weight, follow_up_weight): a point of every cue grid.
 DEFAULT_CUES = (_DEFAULTS.period_weight, _DEFAULTS.agent_weight, _DEFAULTS.follow_up_weight)
@@ -247,44 +264,51 @@ VARIANTS: tuple[Variant, ...] = (
         "hybrid-rrf60",
         "plain",
         "recall",
-        RankingOptions(rrf_k=60, vector_weight=1.0, context_window_s=0, **NO_CUES),
+        RankingOptions(**RRF60, context_window_s=0, **NO_CUES),
     ),
-    Variant("hybrid-wrrf", "plain", "recall", PLAIN),
+    Variant(
+        "hybrid-wrrf", "plain", "recall", RankingOptions(**WRRF, context_window_s=0, **NO_CUES)
+    ),
+    Variant("hybrid-score", "plain", "recall, score fusion, no context", PLAIN),
     Variant("bm25+context1", "context1", "recall, no embedder", CONTEXT1, vectors=False),
     Variant(
-        "previous-default", "context1", "recall, RankingOptions(context_neighbours=1)", CONTEXT1
+        "wrrf+context1",
+        "context1",
+        "recall, weighted RRF, one neighbour",
+        RankingOptions(**WRRF, context_neighbours=1, **NO_CUES),
     ),
     Variant("bm25+context", "context", "recall, no embedder", BEFORE_CUES, vectors=False),
     Variant(
         "hybrid-rrf60+context",
         "context",
         "recall",
-        RankingOptions(rrf_k=60, vector_weight=1.0, **NO_CUES),
+        RankingOptions(**RRF60, **NO_CUES),
     ),
+    Variant("previous-default", "context", "recall, the defaults before score fusion", PREVIOUS),
     Variant("default-before-cues", "context", "recall, cues off", BEFORE_CUES),
     Variant(
         "default+periods",
         "context",
-        "recall, only the period channel added",
-        RankingOptions(agent_weight=0.0, follow_up_weight=0.0),
+        "recall, the defaults with the period channel on (weight 0.3)",
+        RankingOptions(period_weight=0.3),
     ),
     Variant(
-        "default+agents",
+        "default-no-agents",
         "context",
-        "recall, only the named-agent channel added",
-        RankingOptions(period_weight=0.0, follow_up_weight=0.0),
+        "recall, the defaults with the named-agent channel off",
+        RankingOptions(agent_weight=0.0),
     ),
     Variant(
         "default+follow-ups",
         "context",
-        "recall, only the follow-up channel added",
-        RankingOptions(period_weight=0.0, agent_weight=0.0),
+        "recall, the defaults with follow-ups on (0.7 of the leader's score)",
+        RankingOptions(follow_up_weight=0.7),
     ),
     Variant(
-        "default-no-follow-ups",
+        "default+periods+follow-ups",
         "context",
-        "recall, RankingOptions(follow_up_weight=0)",
-        RankingOptions(follow_up_weight=0.0),
+        "recall, the defaults with periods (0.3) and follow-ups (0.7) on",
+        RankingOptions(period_weight=0.3, follow_up_weight=0.7),
     ),
     Variant("bm25+context+cues", "context", "recall, no embedder", vectors=False),
     Variant("fleetmem-default", "context", "recall (RankingOptions() defaults)"),
@@ -305,15 +329,30 @@ QUICK_VARIANTS: tuple[str, ...] = (
     "default-before-cues",
     "fleetmem-default",
 )
+#: ``--focus``: the rows the recall change is judged on (two stores per conversation).
+FOCUS_VARIANTS: tuple[str, ...] = (
+    "bm25",
+    "vector",
+    "hybrid-rrf60",
+    "bm25+context",
+    "hybrid-rrf60+context",
+    "previous-default",
+    "default-before-cues",
+    "default+periods",
+    "default-no-agents",
+    "default+follow-ups",
+    "default+periods+follow-ups",
+    "fleetmem-default",
+)
 
 
-#: (period_weight, agent_weight, follow_up_weight) points of the held-out check: the default
-#: (1, 1, 0.7) with each weight halved and doubled (the follow-up weight at 0.35, 0.7 and 1.0).
+#: (period_weight, agent_weight, follow_up_weight) points of the held-out check: the defaults
+#: (0, 0.3, 0) with each cue off, at the default scale and doubled.
 CUE_GRID: tuple[tuple[float, float, float], ...] = tuple(
-    itertools.product((0.5, 1.0, 2.0), (0.5, 1.0, 2.0), (0.35, 0.7, 1.0))
+    itertools.product((0.0, 0.3, 0.6), (0.15, 0.3, 0.6), (0.0, 0.35, 0.7))
 )
 #: Tiny runs try two points, so the tests run the check's code without its cost.
-TINY_CUE_GRID: tuple[tuple[float, float, float], ...] = ((1.0, 1.0, 0.7), (0.5, 0.5, 0.35))
+TINY_CUE_GRID: tuple[tuple[float, float, float], ...] = ((0.0, 0.3, 0.0), (0.3, 0.15, 0.35))
 
 
 def cue_point_name(point: tuple[float, float, float]) -> str:
@@ -586,9 +625,15 @@ def table(report: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] = ()) -> int:
     quick = "--quick" in argv
-    report = run(quick=quick)
+    focus = "--focus" in argv
+    if focus:
+        rows = tuple(v for v in VARIANTS if v.name in FOCUS_VARIANTS)
+        report = run(quick=quick, variants=rows, cue_grid=())
+    else:
+        report = run(quick=quick)
     RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / ("locomo-quick.json" if quick else "locomo.json")
+    name = "locomo" + ("-focus" if focus else "") + ("-quick" if quick else "")
+    out = RESULTS / f"{name}.json"
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     n = next(iter(report["rows"].values()))["n"]
     print(f"LoCoMo retrieval, {report['conversations']} conversations, n={n} (categories 1-4)")

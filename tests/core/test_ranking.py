@@ -87,20 +87,21 @@ def test_path_boost_is_one_top_rank_of_the_lightest_channel() -> None:
 
 
 # ---- score fusion and calibration ---------------------------------------------------------
-CAL = Calibration(floor=0.2, full=0.45)
+CAL = Calibration(floor=0.2, full=0.45, words_full=0.45)
 
 
 def test_strength_is_zero_at_the_floor_and_one_from_full() -> None:
     rng = random.Random()
     floor = rng.uniform(-0.5, 0.6)
     full = rng.uniform(floor + 0.01, 1.0)
-    cal = Calibration(floor, full)
+    cal = Calibration(floor, full, full)
     assert cal.strength(floor) == 0.0 and cal.strength(floor - rng.random()) == 0.0
     assert cal.strength(full) == 1.0 and cal.strength(min(1.0, full + rng.random())) == 1.0
     middle = (floor + full) / 2
     assert abs(cal.strength(middle) - 0.5) < 1e-9
+    assert cal.word_share(floor) == 0.0 and cal.word_share(full) == 1.0
     with pytest.raises(ValueError):
-        Calibration(0.5, 0.5)
+        Calibration(0.5, 0.5, 0.6)
 
 
 def test_a_strong_meaning_match_outranks_every_word_only_match() -> None:
@@ -109,16 +110,16 @@ def test_a_strong_meaning_match_outranks_every_word_only_match() -> None:
     fused = score_fusion(
         [words],
         [0.3],
-        similar={"meaning": 0.5, **{w: 0.1 for w in words}},
+        similar={"meaning": 0.6, **{w: 0.3 for w in words}},
         similar_weight=0.7,
-        calibration=CAL,
+        calibration=Calibration(floor=0.2, full=0.6, words_full=0.3),
         recency={},
         k=10,
     )
     assert fused[0].id == "meaning"
     assert abs(fused[0].score - 0.7) < 1e-12
-    # The word channel's top alone scores its weight: (k + 1) / (k + 1) * 0.3.
-    assert abs({r.id: r.score for r in fused}["w0"] - 0.3) < 1e-12
+    # The word channel's top scores its weight, (k + 1) / (k + 1) * 0.3, plus its meaning.
+    assert abs({r.id: r.score for r in fused}["w0"] - (0.3 + 0.7 * 0.25)) < 1e-12
 
 
 def test_agreement_beats_either_channel_alone() -> None:
@@ -132,7 +133,8 @@ def test_agreement_beats_either_channel_alone() -> None:
         k=10,
     )
     scores = {r.id: r.score for r in fused}
-    assert abs(scores["both"] - (0.3 * 11 / 12 + 0.7 * 0.8)) < 1e-9
+    # "both" keeps 0.8 of its word score: its cosine is 0.8 of the way to words_full.
+    assert abs(scores["both"] - (0.3 * 11 / 12 * 0.8 + 0.7 * 0.8)) < 1e-9
     assert [r.id for r in fused] == ["both", "v1", "t1"]
 
 
@@ -146,16 +148,22 @@ def test_an_item_found_only_below_the_floor_is_left_out() -> None:
         recency={},
     )
     assert fused == []
-    # A word match keeps an item whatever its cosine.
-    kept = score_fusion(
-        [["worded"]],
-        [0.3],
-        similar={"worded": 0.0},
-        similar_weight=0.7,
-        calibration=CAL,
+    # A word match of unrelated meaning is left out too; one of weak meaning counts in part.
+    words = score_fusion(
+        [["unrelated", "weak", "strong", "unknown"]],
+        [0.6],
+        similar={"unrelated": 0.1, "weak": 0.3, "strong": 0.5},
+        similar_weight=0.0,
+        calibration=Calibration(floor=0.2, full=0.8, words_full=0.4),
         recency={},
+        k=5,
     )
-    assert [r.id for r in kept] == ["worded"]
+    scores = {r.id: r.score for r in words}
+    assert "unrelated" not in scores
+    assert abs(scores["weak"] - 0.6 * 6 / 7 * 0.5) < 1e-12
+    assert abs(scores["strong"] - 0.6 * 6 / 8) < 1e-12
+    # Without a cosine (no stored vector) a word match keeps its whole rank score.
+    assert abs(scores["unknown"] - 0.6 * 6 / 9) < 1e-12
 
 
 def test_bonus_and_limit_and_checks() -> None:

@@ -35,35 +35,45 @@ class Ranked:
 class Calibration:
     """How one embedder's cosine similarities read, measured on development data.
 
-    ``floor``: at or below it, two texts are unrelated (a query about something the store does
-    not hold scores this high against its best item); recall drops an item whose only evidence
-    is a cosine at or below it. ``full``: a paraphrase of the same incident in other words
-    scores about this much; from here up the vector channel gives its whole weight.
+    ``floor``: at or below it, two texts are unrelated (most questions about something the
+    store does not hold score about this much against their best item); recall shows no item
+    whose cosine with the query is at or below it, whatever words it shares. ``full``: the
+    vector channel's strength rises linearly from the floor to 1 here. ``words_full``: a word
+    match counts in full only from this cosine up, and in proportion from the floor to it: a
+    run that shares a word with the query but not its meaning is a weak match.
     """
 
     floor: float
     full: float
+    words_full: float
 
     def __post_init__(self) -> None:
-        if not -1.0 <= self.floor < self.full <= 1.0:
-            raise ValueError(f"calibration needs -1 <= floor < full <= 1, got {self}")
+        if not -1.0 <= self.floor < min(self.full, self.words_full) <= 1.0:
+            raise ValueError(f"calibration needs -1 <= floor < full, words_full <= 1: {self}")
 
     def strength(self, cosine: float) -> float:
         """0 at or below the floor, rising linearly to 1 at ``full`` and staying there."""
         return min(1.0, max(0.0, (cosine - self.floor) / (self.full - self.floor)))
 
+    def word_share(self, cosine: float) -> float:
+        """The share of a word match's rank score kept at ``cosine``: 0 at the floor, 1 from
+        ``words_full``."""
+        return min(1.0, max(0.0, (cosine - self.floor) / (self.words_full - self.floor)))
 
-#: Episode-recall calibration per embedder model id (``Embedder.model_id``), chosen on
-#: bench/recall_sets.py's development runs and confirmed on its confirmation runs and LoCoMo
-#: (bench/bench_recall_sets.py; docs/episodes.md "Relevance floor"). Another embedder gets its
-#: own row, measured the same way: run ``python -m bench.bench_recall_sets --calibrate`` with
-#: it configured and add the floor and full figures it prints.
+
+#: Episode-recall calibration per embedder model id (``Embedder.model_id``), chosen on the
+#: channel lists of bench/recall_sets.py's development runs and of LoCoMo, and confirmed on
+#: the confirmation runs through the product (bench/bench_recall_sets.py --grid; docs/episodes.md
+#: "Relevance floor"). ADD ANOTHER EMBEDDER HERE: its own row, measured the same way (its
+#: cosines sit on another scale, so MiniLM's figures mean nothing for it): the floor is the
+#: highest cosine that keeps about 98% of the dev targets (the dev unrelated questions' best
+#: cosines sit around it), ``words_full`` and ``full`` the grid's best on dev.
 CALIBRATIONS: Mapping[str, Calibration] = {
-    "local:all-MiniLM-L6-v2-onnx-int8": Calibration(floor=0.2, full=0.45),
+    "local:all-MiniLM-L6-v2-onnx-int8": Calibration(floor=0.2, full=0.8, words_full=0.45),
 }
 #: For an embedder nobody measured: the seed's run-recall threshold (0.72, written for a
 #: large embedding model) as the floor, so an uncalibrated model errs on answering less.
-UNCALIBRATED = Calibration(floor=0.72, full=0.9)
+UNCALIBRATED = Calibration(floor=0.72, full=0.95, words_full=0.85)
 
 
 def calibration_for(model_id: str) -> Calibration:
@@ -123,7 +133,10 @@ def score_fusion(
     """Fuse ranked lists and cosine similarities on one scale (see the module docstring).
 
     score(id) = sum over ``rankings`` of weight * (k + 1) / (k + rank)
-              + ``similar_weight`` * calibration.strength(cosine of id).
+              + ``similar_weight`` * calibration.strength(cosine of id),
+    where the first ranking (the words) is scaled by calibration.word_share(cosine of id)
+    when the id's cosine is known, and an id whose cosine is at or below the floor is left
+    out (the relevance floor).
 
     ``similar`` maps ids to their cosine with the query (any id may be missing: it then
     contributes nothing there). An id whose total is 0 (say, only a cosine at or below the
@@ -136,13 +149,22 @@ def score_fusion(
         raise ValueError("one weight per ranking")
     if similar and calibration is None:
         raise ValueError("cosine similarities need the embedder's calibration")
+    cosine_of = similar or {}
+    gate = calibration if similar and calibration is not None else None
     scores: dict[str, float] = {}
-    for ranking, weight in zip(rankings, weights, strict=True):
+    for n, (ranking, weight) in enumerate(zip(rankings, weights, strict=True)):
         for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + weight * rank_share(rank, k)
+            share = weight * rank_share(rank, k)
+            if n == 0 and gate is not None and item in cosine_of:
+                share *= gate.word_share(cosine_of[item])
+            scores[item] = scores.get(item, 0.0) + share
     if similar and calibration is not None and similar_weight > 0:
         for item, cosine in similar.items():
             scores[item] = scores.get(item, 0.0) + similar_weight * calibration.strength(cosine)
+    if gate is not None:
+        # The relevance floor: nothing whose meaning is unrelated, whatever else points at it.
+        for item in [i for i in scores if i in cosine_of and cosine_of[i] <= gate.floor]:
+            del scores[item]
     _add_bonus(scores, bonus)
     scores = {item: s for item, s in scores.items() if s > 0.0}
     lightest = min([*weights, similar_weight] if similar else weights, default=1.0)

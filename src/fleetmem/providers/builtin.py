@@ -103,9 +103,9 @@ class RankingOptions:
 
     candidates: int = CANDIDATES
     fusion: str = "score"
-    rrf_k: int = 10
-    text_weight: float = 0.3
-    vector_weight: float = 0.7
+    rrf_k: int = 5
+    text_weight: float = 0.6
+    vector_weight: float = 0.4
     context_window_s: float = 3600.0
     context_neighbours: int = 2
     feedback_items: int = 0
