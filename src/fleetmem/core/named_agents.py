@@ -9,7 +9,8 @@ space ("Fahim Khan") or by the first name alone ("Fahim"). A name therefore has 
 forms: the identifier, its display form (separators read as spaces) and, for a name of more
 than one part, its first part. The first part counts only when it is capitalised in the query
 and the name is a person's rather than a role's (``review-bot`` has none: "Review" is a
-word) and when no other known agent starts the same way (two Fahims make "Fahim" ambiguous, and an ambiguous mention names nobody).
+word) and when no other known agent starts the same way (two Fahims make "Fahim" ambiguous,
+and an ambiguous mention names nobody).
 """
 
 from __future__ import annotations
@@ -25,8 +26,24 @@ _PARTS = re.compile(r"[-_.]+")
 #: Last parts that make a name a role, not a person: "Review" and "Build" are words, and
 #: ``review-bot`` or ``build-agent`` have no first name.
 _ROLES = frozenset(
-    ["bot", "agent", "ai", "ci", "cli", "fixer", "runner", "worker", "reviewer", "assistant"]
-    + ["helper", "daemon", "service", "checker", "linter", "tester"]
+    (
+        "bot",
+        "agent",
+        "ai",
+        "ci",
+        "cli",
+        "fixer",
+        "runner",
+        "worker",
+        "reviewer",
+        "assistant",
+        "helper",
+        "daemon",
+        "service",
+        "checker",
+        "linter",
+        "tester",
+    )
 )
 
 
