@@ -110,7 +110,7 @@ class RankingOptions:
     context_neighbours: int = 2
     feedback_items: int = 0
     feedback_weight: float = 0.5
-    period_weight: float = 0.0
+    period_weight: float = 0.3
     agent_weight: float = 0.3
     follow_up_weight: float = 0.0
 
