@@ -311,6 +311,18 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("bm25+context+cues", "context", "recall, no embedder", vectors=False),
     Variant("fleetmem-default", "context", "recall (RankingOptions() defaults)"),
     Variant(
+        "default-ungated-words",
+        "context",
+        "recall, the defaults with word matches not held to the floor",
+        RankingOptions(gate_words=False),
+    ),
+    Variant(
+        "default-ungated-words+follow-ups",
+        "context",
+        "recall, ungated word matches and follow-ups at 0.7",
+        RankingOptions(gate_words=False, follow_up_weight=0.7),
+    ),
+    Variant(
         "default+vector-feedback3",
         "context",
         "recall, RankingOptions(feedback_items=3)",
@@ -328,6 +340,12 @@ QUICK_VARIANTS: tuple[str, ...] = (
     "fleetmem-default",
 )
 #: ``--focus``: the rows the recall change is judged on (two stores per conversation).
+#: ``--words``: whether holding word matches to the floor is what costs LoCoMo.
+WORDS_VARIANTS: tuple[str, ...] = (
+    "fleetmem-default",
+    "default-ungated-words",
+    "default-ungated-words+follow-ups",
+)
 FOCUS_VARIANTS: tuple[str, ...] = (
     "bm25",
     "vector",
@@ -623,14 +641,16 @@ def table(report: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] = ()) -> int:
     quick = "--quick" in argv
-    focus = "--focus" in argv
+    focus = "--focus" in argv or "--words" in argv
     if focus:
-        rows = tuple(v for v in VARIANTS if v.name in FOCUS_VARIANTS)
+        chosen = WORDS_VARIANTS if "--words" in argv else FOCUS_VARIANTS
+        rows = tuple(v for v in VARIANTS if v.name in chosen)
         report = run(quick=quick, variants=rows, cue_grid=())
     else:
         report = run(quick=quick)
     RESULTS.mkdir(exist_ok=True)
-    name = "locomo" + ("-focus" if focus else "") + ("-quick" if quick else "")
+    kind = "-words" if "--words" in argv else "-focus" if focus else ""
+    name = "locomo" + kind + ("-quick" if quick else "")
     out = RESULTS / f"{name}.json"
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     n = next(iter(report["rows"].values()))["n"]

@@ -200,3 +200,20 @@ def test_every_calibrated_model_has_a_sane_row() -> None:
         assert model and 0.0 < cal.floor < cal.full < 1.0
     assert calibration_for("nobody:measured") == UNCALIBRATED
     assert UNCALIBRATED.floor == 0.72  # the seed's run-recall threshold
+
+
+def test_ungated_word_matches_keep_their_rank_score_and_escape_the_floor() -> None:
+    cal = Calibration(floor=0.2, full=0.8, words_full=0.4)
+    fused = score_fusion(
+        [["low", "none"]],
+        [0.6],
+        similar={"low": 0.1, "vector-only": 0.15},
+        similar_weight=0.4,
+        calibration=cal,
+        recency={},
+        k=5,
+        gate_words=False,
+    )
+    scores = {r.id: r.score for r in fused}
+    assert set(scores) == {"low", "none"}  # a meaning-only item under the floor still goes
+    assert abs(scores["low"] - 0.6) < 1e-12 and abs(scores["none"] - 0.6 * 6 / 7) < 1e-12

@@ -129,6 +129,7 @@ def score_fusion(
     k: int = 10,
     limit: int | None = None,
     bonus: Mapping[str, float] | None = None,
+    gate_words: bool = True,
 ) -> list[Ranked]:
     """Fuse ranked lists and cosine similarities on one scale (see the module docstring).
 
@@ -136,7 +137,8 @@ def score_fusion(
               + ``similar_weight`` * calibration.strength(cosine of id),
     where the first ranking (the words) is scaled by calibration.word_share(cosine of id)
     when the id's cosine is known, and an id whose cosine is at or below the floor is left
-    out (the relevance floor).
+    out (the relevance floor). With ``gate_words`` False, word matches keep their whole rank
+    score and only items no word matched are held to the floor.
 
     ``similar`` maps ids to their cosine with the query (any id may be missing: it then
     contributes nothing there). An id whose total is 0 (say, only a cosine at or below the
@@ -155,7 +157,7 @@ def score_fusion(
     for n, (ranking, weight) in enumerate(zip(rankings, weights, strict=True)):
         for rank, item in enumerate(ranking, start=1):
             share = weight * rank_share(rank, k)
-            if n == 0 and gate is not None and item in cosine_of:
+            if n == 0 and gate is not None and gate_words and item in cosine_of:
                 share *= gate.word_share(cosine_of[item])
             scores[item] = scores.get(item, 0.0) + share
     if similar and calibration is not None and similar_weight > 0:
@@ -163,8 +165,10 @@ def score_fusion(
             scores[item] = scores.get(item, 0.0) + similar_weight * calibration.strength(cosine)
     if gate is not None:
         # The relevance floor: nothing whose meaning is unrelated, whatever else points at it.
+        worded = set(rankings[0]) if rankings and not gate_words else set()
         for item in [i for i in scores if i in cosine_of and cosine_of[i] <= gate.floor]:
-            del scores[item]
+            if item not in worded:
+                del scores[item]
     _add_bonus(scores, bonus)
     scores = {item: s for item, s in scores.items() if s > 0.0}
     lightest = min([*weights, similar_weight] if similar else weights, default=1.0)

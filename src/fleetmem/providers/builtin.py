@@ -99,6 +99,9 @@ class RankingOptions:
     (its later context neighbour) gains that weight times the leader's fused score: the
     answer to a question is often the next turn, whatever words it uses, and it is worth as
     much as the question's match is.
+    ``gate_words`` (score fusion): word matches count in proportion to their cosine and fall
+    under the relevance floor like any item; False keeps a word match's whole rank score and
+    holds only items no word matched to the floor.
     """
 
     candidates: int = CANDIDATES
@@ -113,6 +116,7 @@ class RankingOptions:
     period_weight: float = 0.3
     agent_weight: float = 0.3
     follow_up_weight: float = 0.0
+    gate_words: bool = True
 
     def __post_init__(self) -> None:
         # A negative count would silently mean "off"; say so instead.
@@ -220,6 +224,7 @@ class _Channels:
             k=opts.rrf_k,
             limit=limit,
             bonus=self.bonus,
+            gate_words=opts.gate_words,
         )
 
 
