@@ -80,7 +80,10 @@ ROWS: tuple[Row, ...] = (
     Row("default-no-periods", "context", RankingOptions(period_weight=0.0)),
     Row("default+follow-ups", "context", RankingOptions(follow_up_weight=0.7)),
     Row("default-no-agents", "context", RankingOptions(agent_weight=0.0)),
+    Row("default-ungated-words", "context", RankingOptions(gate_words=False)),
 )
+#: ``--words``: whether holding word matches to the floor is what the runs gain from.
+WORDS_ROWS = ("default", "default-ungated-words")
 #: (text weight, k, floor, full, words_full) around the defaults; the vector weight is
 #: 1 - text weight. The defaults were chosen offline on the dev half's channel lists and
 #: LoCoMo's (docs/episodes.md); these points are asked through the product on both halves.
@@ -200,7 +203,9 @@ def _ask(
     return tally
 
 
-def run(halves: Sequence[str] = rs.HALVES, grid: bool = False) -> dict[str, Any]:
+def run(
+    halves: Sequence[str] = rs.HALVES, grid: bool = False, only: Sequence[str] = ()
+) -> dict[str, Any]:
     seeds = {"dev": rs.DEV_SEED, "confirm": rs.CONFIRM_SEED}
     cache = DocumentCache(LocalMiniLM())
     scratch = Path(tempfile.mkdtemp(prefix="fleetmem-recall-sets-"))
@@ -210,6 +215,8 @@ def run(halves: Sequence[str] = rs.HALVES, grid: bool = False) -> dict[str, Any]
         for half in halves:
             data = rs.runs_set(half, seeds[half])
             rows = list(ROWS) + ([grid_row(p) for p in GRID] if grid else [])
+            if only:
+                rows = [r for r in rows if r.name in only]
             out: dict[str, Any] = {
                 "seed": seeds[half],
                 "runs": len(data.records),
@@ -218,6 +225,8 @@ def run(halves: Sequence[str] = rs.HALVES, grid: bool = False) -> dict[str, Any]
                 "rows": {},
             }
             for store in ("plain", "context"):
+                if not any(row.store == store for row in rows):
+                    continue
                 options = RankingOptions(**PLAIN) if store == "plain" else RankingOptions()
                 app = _app(scratch / half / store)
                 started = time.perf_counter()
@@ -259,8 +268,10 @@ def table(report: dict[str, Any]) -> str:
 def main(argv: Sequence[str] = ()) -> int:
     grid = "--grid" in argv
     halves = ("dev",) if "--dev" in argv else rs.HALVES
-    report = run(halves, grid=grid)
-    path = write_result("recall-sets" + ("-grid" if grid else ""), report)
+    words = "--words" in argv
+    report = run(halves, grid=grid, only=WORDS_ROWS if words else ())
+    suffix = "-grid" if grid else "-words" if words else ""
+    path = write_result("recall-sets" + suffix, report)
     print(table(report))
     print(f"-> {path}")
     return 0
