@@ -14,30 +14,28 @@ Each turn's speaker is recorded as the run's agent (lower-cased): a turn is what
 produced, as an episode is what one agent's run produced. Context neighbours are the turns
 around it in the conversation, whoever spoke them.
 
-Rows ("path" says how each was measured). Every row before ``default+periods`` has the query
-cues and the follow-up channel off (``NO_CUES``), so it measures what its name says:
+Rows ("path" says how each was measured). Rows named for a fusion or an index have the query
+cues and the follow-up channel off (``NO_CUES``), so they measure what their name says:
 - ``bm25``: BM25 alone, no context (provider built with no embedder, as with
   ``embedding_model = ""``; context window 0).
 - ``vector``: cosine alone. The product has no switch for it, so this row is a direct call to
   the store's ``search_vector`` on the same store (labelled ``direct store call``).
 - ``hybrid-rrf60``: plain RRF (k=60, equal weights), no context.
-- ``hybrid-wrrf``: weighted RRF (k=10, cosine at 0.5), no context.
-- ``bm25+context1``: BM25 alone over a one-neighbour context index
-  (``RankingOptions(context_neighbours=1)``), vectors off.
-- ``previous-default``: weighted RRF over the one-neighbour context index.
+- ``hybrid-wrrf``: weighted RRF (k=10, cosine at 0.5, the fusion before score fusion), no
+  context; ``hybrid-score``: score fusion (the default), no context.
+- ``wrrf+context1``: weighted RRF over a one-neighbour context index.
 - ``bm25+context``: BM25 alone over the default two-neighbour context index, vectors off.
 - ``hybrid-rrf60+context``: plain RRF over the context index.
-- ``default-before-cues``: weighted RRF over the two-neighbour context index: the default
-  before the cue and follow-up channels.
-- ``default+periods``, ``default+agents``, ``default+follow-ups``: that default plus one
-  channel each: a period the question names, a speaker it names, the turn after a leading
-  turn that asks a question.
-- ``default-no-follow-ups``: the default with ``follow_up_weight=0``.
+- ``previous-default``: the defaults before score fusion (weighted RRF, cues at 1 / 1 / 0.7).
+- ``default-before-cues``: score fusion over the two-neighbour context index, no cues.
+- ``default-no-periods``, ``default-no-agents``, ``default+follow-ups``, ``default-no-cues``:
+  the defaults with one cue changed (or every cue off).
 - ``bm25+context+cues``: the default without an embedder (BM25 and every channel).
 - ``fleetmem-default``: the product's defaults (``RankingOptions()``).
 - ``default+vector-feedback3``: the defaults plus pseudo-relevance feedback on vectors
-  (``RankingOptions(feedback_items=3)``): the query vector moved towards the mean stored
-  vector of the first 3 fused items, searched again, fused as a third channel.
+  (``RankingOptions(feedback_items=3)``).
+``--focus`` asks the rows the recall change is judged on (:data:`FOCUS_VARIANTS`), with no
+held-out grid; with ``--quick``, on the first two conversations.
 
 Ideas measured offline on the same data and not adopted, because none moved recall@10 by
 more than 0.01 over two-neighbour context with weighted RRF: window-level vectors (each turn
@@ -83,7 +81,18 @@ from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
 from fleetmem.service.bootstrap import App, build
 from fleetmem.service.memory import MemoryService
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"
+
+def _data_file() -> Path:
+    """The shared LoCoMo file beside the checkout (a worktree sits one level deeper)."""
+    here = Path(__file__).resolve()
+    for up in (2, 3):
+        candidate = here.parents[up] / "shared" / "data" / "locomo10.json"
+        if candidate.exists():
+            return candidate
+    return here.parents[2] / "shared" / "data" / "locomo10.json"
+
+
+DATA = _data_file()
 RESULTS = Path(__file__).resolve().parent / "results"
 LIMIT = 20
 KS = (5, 10, 20)
@@ -227,9 +236,15 @@ class Variant:
 #: The query cues (named periods and agents) and the follow-up channel off: what the rows
 #: before them measured.
 NO_CUES: dict[str, Any] = {"period_weight": 0.0, "agent_weight": 0.0, "follow_up_weight": 0.0}
+#: The weighted RRF fusion that was the default before score fusion (k = 10, cosine at 0.5).
+WRRF: dict[str, Any] = {"fusion": "rrf", "rrf_k": 10, "text_weight": 1.0, "vector_weight": 0.5}
+#: Plain RRF: k = 60, equal weights.
+RRF60: dict[str, Any] = {"fusion": "rrf", "rrf_k": 60, "text_weight": 1.0, "vector_weight": 1.0}
 PLAIN = RankingOptions(context_window_s=0, **NO_CUES)
 CONTEXT1 = RankingOptions(context_neighbours=1, **NO_CUES)
 BEFORE_CUES = RankingOptions(**NO_CUES)
+#: The defaults before this change: weighted RRF and all three cues on at 1, 1 and 0.7.
+PREVIOUS = RankingOptions(**WRRF, period_weight=1.0, agent_weight=1.0, follow_up_weight=0.7)
 _DEFAULTS = RankingOptions()
 #: The product's (period_weight, agent_weight, follow_up_weight): a point of every cue grid.
 DEFAULT_CUES = (_DEFAULTS.period_weight, _DEFAULTS.agent_weight, _DEFAULTS.follow_up_weight)
@@ -247,47 +262,66 @@ VARIANTS: tuple[Variant, ...] = (
         "hybrid-rrf60",
         "plain",
         "recall",
-        RankingOptions(rrf_k=60, vector_weight=1.0, context_window_s=0, **NO_CUES),
+        RankingOptions(**RRF60, context_window_s=0, **NO_CUES),
     ),
-    Variant("hybrid-wrrf", "plain", "recall", PLAIN),
+    Variant(
+        "hybrid-wrrf", "plain", "recall", RankingOptions(**WRRF, context_window_s=0, **NO_CUES)
+    ),
+    Variant("hybrid-score", "plain", "recall, score fusion, no context", PLAIN),
     Variant("bm25+context1", "context1", "recall, no embedder", CONTEXT1, vectors=False),
     Variant(
-        "previous-default", "context1", "recall, RankingOptions(context_neighbours=1)", CONTEXT1
+        "wrrf+context1",
+        "context1",
+        "recall, weighted RRF, one neighbour",
+        RankingOptions(**WRRF, context_neighbours=1, **NO_CUES),
     ),
     Variant("bm25+context", "context", "recall, no embedder", BEFORE_CUES, vectors=False),
     Variant(
         "hybrid-rrf60+context",
         "context",
         "recall",
-        RankingOptions(rrf_k=60, vector_weight=1.0, **NO_CUES),
+        RankingOptions(**RRF60, **NO_CUES),
     ),
+    Variant("previous-default", "context", "recall, the defaults before score fusion", PREVIOUS),
     Variant("default-before-cues", "context", "recall, cues off", BEFORE_CUES),
     Variant(
-        "default+periods",
+        "default-no-periods",
         "context",
-        "recall, only the period channel added",
-        RankingOptions(agent_weight=0.0, follow_up_weight=0.0),
+        "recall, the defaults with the period channel off",
+        RankingOptions(period_weight=0.0),
     ),
     Variant(
-        "default+agents",
+        "default-no-agents",
         "context",
-        "recall, only the named-agent channel added",
-        RankingOptions(period_weight=0.0, follow_up_weight=0.0),
+        "recall, the defaults with the named-agent channel off",
+        RankingOptions(agent_weight=0.0),
     ),
     Variant(
         "default+follow-ups",
         "context",
-        "recall, only the follow-up channel added",
-        RankingOptions(period_weight=0.0, agent_weight=0.0),
+        "recall, the defaults with follow-ups on (0.7 of the leader's score)",
+        RankingOptions(follow_up_weight=0.7),
     ),
     Variant(
-        "default-no-follow-ups",
+        "default-no-cues",
         "context",
-        "recall, RankingOptions(follow_up_weight=0)",
-        RankingOptions(follow_up_weight=0.0),
+        "recall, the defaults with every cue off",
+        RankingOptions(period_weight=0.0, agent_weight=0.0),
     ),
     Variant("bm25+context+cues", "context", "recall, no embedder", vectors=False),
     Variant("fleetmem-default", "context", "recall (RankingOptions() defaults)"),
+    Variant(
+        "default-ungated-words",
+        "context",
+        "recall, the defaults with word matches not held to the floor",
+        RankingOptions(gate_words=False),
+    ),
+    Variant(
+        "default-ungated-words+follow-ups",
+        "context",
+        "recall, ungated word matches and follow-ups at 0.7",
+        RankingOptions(gate_words=False, follow_up_weight=0.7),
+    ),
     Variant(
         "default+vector-feedback3",
         "context",
@@ -305,15 +339,36 @@ QUICK_VARIANTS: tuple[str, ...] = (
     "default-before-cues",
     "fleetmem-default",
 )
+#: ``--focus``: the rows the recall change is judged on (two stores per conversation).
+#: ``--words``: whether holding word matches to the floor is what costs LoCoMo.
+WORDS_VARIANTS: tuple[str, ...] = (
+    "fleetmem-default",
+    "default-ungated-words",
+    "default-ungated-words+follow-ups",
+)
+FOCUS_VARIANTS: tuple[str, ...] = (
+    "bm25",
+    "vector",
+    "hybrid-rrf60",
+    "bm25+context",
+    "hybrid-rrf60+context",
+    "previous-default",
+    "default-before-cues",
+    "default-no-periods",
+    "default-no-agents",
+    "default+follow-ups",
+    "default-no-cues",
+    "fleetmem-default",
+)
 
 
-#: (period_weight, agent_weight, follow_up_weight) points of the held-out check: the default
-#: (1, 1, 0.7) with each weight halved and doubled (the follow-up weight at 0.35, 0.7 and 1.0).
+#: (period_weight, agent_weight, follow_up_weight) points of the held-out check: the defaults
+#: (0.3, 0.3, 0) with each cue off, at the default scale and doubled.
 CUE_GRID: tuple[tuple[float, float, float], ...] = tuple(
-    itertools.product((0.5, 1.0, 2.0), (0.5, 1.0, 2.0), (0.35, 0.7, 1.0))
+    itertools.product((0.0, 0.3, 0.6), (0.15, 0.3, 0.6), (0.0, 0.35, 0.7))
 )
 #: Tiny runs try two points, so the tests run the check's code without its cost.
-TINY_CUE_GRID: tuple[tuple[float, float, float], ...] = ((1.0, 1.0, 0.7), (0.5, 0.5, 0.35))
+TINY_CUE_GRID: tuple[tuple[float, float, float], ...] = ((0.3, 0.3, 0.0), (0.0, 0.15, 0.35))
 
 
 def cue_point_name(point: tuple[float, float, float]) -> str:
@@ -586,9 +641,17 @@ def table(report: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] = ()) -> int:
     quick = "--quick" in argv
-    report = run(quick=quick)
+    focus = "--focus" in argv or "--words" in argv
+    if focus:
+        chosen = WORDS_VARIANTS if "--words" in argv else FOCUS_VARIANTS
+        rows = tuple(v for v in VARIANTS if v.name in chosen)
+        report = run(quick=quick, variants=rows, cue_grid=())
+    else:
+        report = run(quick=quick)
     RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / ("locomo-quick.json" if quick else "locomo.json")
+    kind = "-words" if "--words" in argv else "-focus" if focus else ""
+    name = "locomo" + kind + ("-quick" if quick else "")
+    out = RESULTS / f"{name}.json"
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     n = next(iter(report["rows"].values()))["n"]
     print(f"LoCoMo retrieval, {report['conversations']} conversations, n={n} (categories 1-4)")

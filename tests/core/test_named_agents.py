@@ -45,3 +45,33 @@ def test_names_and_their_possessive_are_taken_out(
 def test_regex_characters_in_a_name_are_literal() -> None:
     assert named_agents("ask bot.v2 now", ["bot.v2"]) == {"bot.v2"}
     assert named_agents("ask botxv2 now", ["bot.v2"]) == frozenset()
+
+
+PEOPLE = ("fahim-khan", "maria-lopez", "maria_santos", "review-bot", "claude-code", "al-b")
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("what did Fahim Khan fix in billing?", {"fahim-khan"}),
+        ("what did fahim  khan fix?", {"fahim-khan"}),  # a display name in any case
+        ("Fahim's flaky test", {"fahim-khan"}),  # a capitalised first name
+        ("did fahim look at it", set()),  # a first name counts only capitalised
+        ("what did Maria change?", set()),  # two Marias: ambiguous
+        ("Maria Lopez and Maria Santos", {"maria-lopez", "maria_santos"}),
+        ("Review the failing build", set()),  # 'review-bot' is not named by 'Review'
+        ("what did the review bot say", {"review-bot"}),
+        ("Claude Code's refactor", {"claude-code"}),
+        ("Al said so", set()),  # a first name of two letters is too short
+        ("Fahimeh reported it", set()),  # part of a longer word
+    ],
+)
+def test_display_names_and_first_names_count(query: str, expected: set[str]) -> None:
+    assert named_agents(query, PEOPLE) == expected
+
+
+def test_every_written_form_of_a_named_agent_is_taken_out() -> None:
+    assert without_names("Fahim Khan: why did Fahim's build fail", {"fahim-khan"}, PEOPLE) == (
+        ": why did build fail"
+    )
+    assert without_names("what did fahim-khan do", {"fahim-khan"}) == "what did do"

@@ -73,3 +73,17 @@ def test_a_period_holds_start_times_within_a_day_of_it(
     period: Period, stamp: str, holds: bool
 ) -> None:
     assert period.contains(_at(stamp)) is holds
+
+
+def test_a_period_cues_only_when_it_splits_the_candidates() -> None:
+    from datetime import UTC, datetime
+
+    from fleetmem.core.periods import named_periods, splits
+
+    may3 = datetime(2026, 5, 3, 12, tzinfo=UTC).timestamp()
+    june = datetime(2026, 6, 20, 12, tzinfo=UTC).timestamp()
+    periods = named_periods("what broke on 3 May 2026?")
+    assert splits(periods, [may3, june])
+    assert not splits(periods, [may3, may3 + 60])  # every candidate is in it
+    assert not splits(periods, [june])  # none is
+    assert not splits((), [may3, june])

@@ -1,6 +1,17 @@
 from __future__ import annotations
 
-from fleetmem.core.ranking import reciprocal_rank_fusion
+import random
+
+import pytest
+
+from fleetmem.core.ranking import (
+    CALIBRATIONS,
+    UNCALIBRATED,
+    Calibration,
+    calibration_for,
+    reciprocal_rank_fusion,
+    score_fusion,
+)
 from fleetmem.core.textquery import fts_match, terms
 
 
@@ -73,3 +84,136 @@ def test_path_boost_is_one_top_rank_of_the_lightest_channel() -> None:
         [["a", "b"], ["b", "a"]], recency={}, boosted=frozenset({"b"}), k=10, weights=[1.0, 0.5]
     )
     assert even[0].id == "b"
+
+
+# ---- score fusion and calibration ---------------------------------------------------------
+CAL = Calibration(floor=0.2, full=0.45, words_full=0.45)
+
+
+def test_strength_is_zero_at_the_floor_and_one_from_full() -> None:
+    rng = random.Random()
+    floor = rng.uniform(-0.5, 0.6)
+    full = rng.uniform(floor + 0.01, 1.0)
+    cal = Calibration(floor, full, full)
+    assert cal.strength(floor) == 0.0 and cal.strength(floor - rng.random()) == 0.0
+    assert cal.strength(full) == 1.0 and cal.strength(min(1.0, full + rng.random())) == 1.0
+    middle = (floor + full) / 2
+    assert abs(cal.strength(middle) - 0.5) < 1e-9
+    assert cal.word_share(floor) == 0.0 and cal.word_share(full) == 1.0
+    with pytest.raises(ValueError):
+        Calibration(0.5, 0.5, 0.6)
+
+
+def test_a_strong_meaning_match_outranks_every_word_only_match() -> None:
+    # The old fusion capped a vector-only hit at 0.5 / 11, below any word hit ranked 1-11.
+    words = [f"w{i}" for i in range(12)]
+    fused = score_fusion(
+        [words],
+        [0.3],
+        similar={"meaning": 0.6, **{w: 0.3 for w in words}},
+        similar_weight=0.7,
+        calibration=Calibration(floor=0.2, full=0.6, words_full=0.3),
+        recency={},
+        k=10,
+    )
+    assert fused[0].id == "meaning"
+    assert abs(fused[0].score - 0.7) < 1e-12
+    # The word channel's top scores its weight, (k + 1) / (k + 1) * 0.3, plus its meaning.
+    assert abs({r.id: r.score for r in fused}["w0"] - (0.3 + 0.7 * 0.25)) < 1e-12
+
+
+def test_agreement_beats_either_channel_alone() -> None:
+    fused = score_fusion(
+        [["t1", "both"]],
+        [0.3],
+        similar={"both": 0.4, "v1": 0.45},
+        similar_weight=0.7,
+        calibration=CAL,
+        recency={},
+        k=10,
+    )
+    scores = {r.id: r.score for r in fused}
+    # "both" keeps 0.8 of its word score: its cosine is 0.8 of the way to words_full.
+    assert abs(scores["both"] - (0.3 * 11 / 12 * 0.8 + 0.7 * 0.8)) < 1e-9
+    assert [r.id for r in fused] == ["both", "v1", "t1"]
+
+
+def test_an_item_found_only_below_the_floor_is_left_out() -> None:
+    fused = score_fusion(
+        [[]],
+        [0.3],
+        similar={"unrelated": 0.19, "also": 0.2},
+        similar_weight=0.7,
+        calibration=CAL,
+        recency={},
+    )
+    assert fused == []
+    # A word match of unrelated meaning is left out too; one of weak meaning counts in part.
+    words = score_fusion(
+        [["unrelated", "weak", "strong", "unknown"]],
+        [0.6],
+        similar={"unrelated": 0.1, "weak": 0.3, "strong": 0.5},
+        similar_weight=0.0,
+        calibration=Calibration(floor=0.2, full=0.8, words_full=0.4),
+        recency={},
+        k=5,
+    )
+    scores = {r.id: r.score for r in words}
+    assert "unrelated" not in scores
+    assert abs(scores["weak"] - 0.6 * 6 / 7 * 0.5) < 1e-12
+    assert abs(scores["strong"] - 0.6 * 6 / 8) < 1e-12
+    # Without a cosine (no stored vector) a word match keeps its whole rank score.
+    assert abs(scores["unknown"] - 0.6 * 6 / 9) < 1e-12
+
+
+def test_bonus_and_limit_and_checks() -> None:
+    bonus = {"c": 0.5, "b": 0.2}
+    fused = score_fusion([["a", "b"]], [1.0], recency={}, k=10, bonus=bonus)
+    assert [r.id for r in fused] == ["b", "a", "c"]  # a bonus may add a new item
+    assert abs(fused[0].score - (11 / 12 + 0.2)) < 1e-12
+    limited = score_fusion([["a", "b"]], [1.0], recency={}, k=10, bonus=bonus, limit=2)
+    assert [r.id for r in limited] == ["b", "a"]
+    with pytest.raises(ValueError):
+        score_fusion([["a"]], [], recency={})
+    with pytest.raises(ValueError):
+        score_fusion([["a"]], [1.0], similar={"a": 0.5}, similar_weight=1.0, recency={})
+
+
+def test_scores_do_not_depend_on_which_scopes_were_searched() -> None:
+    # The same item with the same cosine scores the same in a call that sees fewer
+    # candidates: what lets the service merge several provider calls by score.
+    rng = random.Random()
+    cosines = {f"e{i}": rng.uniform(0.0, 0.7) for i in range(30)}
+    whole = {
+        r.id: r.score
+        for r in score_fusion(
+            [[]], [0.3], similar=cosines, similar_weight=0.7, calibration=CAL, recency={}
+        )
+    }
+    part = dict(list(cosines.items())[:10])
+    some = score_fusion([[]], [0.3], similar=part, similar_weight=0.7, calibration=CAL, recency={})
+    assert all(abs(whole[r.id] - r.score) < 1e-12 for r in some)
+
+
+def test_every_calibrated_model_has_a_sane_row() -> None:
+    for model, cal in CALIBRATIONS.items():
+        assert model and 0.0 < cal.floor < cal.full < 1.0
+    assert calibration_for("nobody:measured") == UNCALIBRATED
+    assert UNCALIBRATED.floor == 0.72  # the seed's run-recall threshold
+
+
+def test_ungated_word_matches_keep_their_rank_score_and_escape_the_floor() -> None:
+    cal = Calibration(floor=0.2, full=0.8, words_full=0.4)
+    fused = score_fusion(
+        [["low", "none"]],
+        [0.6],
+        similar={"low": 0.1, "vector-only": 0.15},
+        similar_weight=0.4,
+        calibration=cal,
+        recency={},
+        k=5,
+        gate_words=False,
+    )
+    scores = {r.id: r.score for r in fused}
+    assert set(scores) == {"low", "none"}  # a meaning-only item under the floor still goes
+    assert abs(scores["low"] - 0.6) < 1e-12 and abs(scores["none"] - 0.6 * 6 / 7) < 1e-12

@@ -12,6 +12,7 @@ question names no year, so any is as likely as the current one.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
@@ -161,3 +162,14 @@ def _add(
         except ValueError:
             return
     found.append((span[0], Period(month=month, day=day, year=year)))
+
+
+def splits(periods: Sequence[Period], started: Sequence[float]) -> bool:
+    """Whether ``periods`` single out some of the start times ``started``, but not all.
+
+    A period every candidate falls in (one day's conversation asked "on 3 May"), or none
+    does, tells the candidates nothing apart; a cue built on it would lift all or none alike,
+    only shifting scores against the other channels.
+    """
+    inside = sum(1 for s in started if any(p.contains(s) for p in periods))
+    return 0 < inside < len(started)

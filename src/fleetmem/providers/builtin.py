@@ -7,9 +7,8 @@ its answers through the provider index exactly as it does an external provider's
 from __future__ import annotations
 
 import logging
-import math
+import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,23 +16,37 @@ import numpy as np
 from fleetmem.config import RECALL_CUES
 from fleetmem.core.episode import content_hash
 from fleetmem.core.named_agents import named_agents, without_names
-from fleetmem.core.periods import Period, named_periods
-from fleetmem.core.ranking import reciprocal_rank_fusion
+from fleetmem.core.periods import Period, named_periods, splits
+from fleetmem.core.ranking import Calibration, calibration_for, reciprocal_rank_fusion
 from fleetmem.core.textquery import fts_match
 from fleetmem.embed.base import Embedder
-from fleetmem.errors import EmbeddingUnavailable, InvalidInput
+from fleetmem.errors import EmbeddingUnavailable
 from fleetmem.providers.base import MAX_ITEM_TEXT, ProviderItem, ProviderRecall
+from fleetmem.providers.ranking_options import (
+    CANDIDATES,
+    FOLLOW_UP_FROM,
+    RankingOptions,
+    _Channels,
+)
 from fleetmem.store.base import EpisodeRow, Store, Vector
+
+__all__ = [
+    "BUILTIN",
+    "CANDIDATES",
+    "BuiltinProvider",
+    "RankingOptions",
+    "index_text",
+    "semantic_text",
+]
 
 log = logging.getLogger(__name__)
 
 BUILTIN = "builtin"
-#: Candidates taken from each channel before fusion; wide enough that fusion can reorder.
-CANDIDATES = 50
 #: Characters of each neighbouring episode's excerpt indexed as context.
 CONTEXT_CHARS = 600
-#: How many of the first fused episodes may lend their follow-up run to the follow-up channel.
-FOLLOW_UP_FROM = 10
+#: Query vectors kept for the recalls that ask again with the same query (one call per two
+#: scopes of a wide recall).
+RECENT_QUERIES = 16
 #: The fields whose values the text column holds, in rendering order: what a run did and
 #: where (the summary has a column of its own). Ids, times, costs, trust class and scope are
 #: left out; every episode has them, so as words they only dilute BM25's length
@@ -50,67 +63,6 @@ INDEXED_FIELDS = (
     "verify_failures",
     "result_excerpt",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class RankingOptions:
-    """How the built-in provider indexes and fuses; the defaults are the measured best.
-
-    ``rrf_k`` and ``vector_weight`` shape the fusion: the small-model cosine channel is the
-    weaker one, so it counts half and a small ``k`` keeps top ranks decisive (plain RRF with
-    k=60 and equal weights scored below BM25 alone in bench/bench_locomo.py).
-    ``context_window_s`` > 0 indexes each episode's text together with the excerpts of its
-    neighbours (the previous and next episode on the same branch of the same repository and
-    scope, whichever agent ran it, started within that many seconds): work on one thread is
-    spread over consecutive runs, and the words that find one run are often in the run before
-    or after it. 0 turns it off.
-    ``context_neighbours`` is how many such episodes on each side lend their words (each one
-    within the window of the next): on LoCoMo two on each side found more evidence than one
-    (an answer is often two turns away from the words of the question) and three fewer (a
-    wider context starts to match everything).
-    ``feedback_items`` > 0 adds a third channel (pseudo-relevance feedback on vectors): the
-    query vector plus ``feedback_weight`` times the mean vector of the first fused items,
-    searched again and fused at ``vector_weight``. No model call: the vectors are stored.
-    ``period_weight`` > 0 adds a channel when the query names a day or a month ("on 3 May
-    2023", "in July"): the candidates started in that period, in fused order. Words cannot
-    find a date (a run started at 2023-07-31T09:12Z holds no "July"); on LoCoMo it found
-    evidence that neither channel ranked.
-    ``agent_weight`` > 0 adds a channel when the query names some, not all, of the agents
-    with episodes in the searched scopes: that agent's candidates, in fused order. The name
-    is also taken out of the words and the vector searched with, since every one of the
-    agent's episodes holds it.
-    ``follow_up_weight`` > 0 adds a channel of follow-ups: when one of the first
-    :data:`FOLLOW_UP_FROM` fused episodes ends its thread's run on a question (its excerpt
-    holds a "?"), the next run on that thread (its later context neighbour) is where the
-    answer is, whatever words it uses. On LoCoMo the answer to a question is the next turn.
-    """
-
-    candidates: int = CANDIDATES
-    rrf_k: int = 10
-    vector_weight: float = 0.5
-    context_window_s: float = 3600.0
-    context_neighbours: int = 2
-    feedback_items: int = 0
-    feedback_weight: float = 0.5
-    period_weight: float = 1.0
-    agent_weight: float = 1.0
-    follow_up_weight: float = 0.7
-
-    def __post_init__(self) -> None:
-        # A negative count would silently mean "off"; say so instead.
-        for name in ("candidates", "rrf_k", "context_neighbours", "feedback_items"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InvalidInput(f"RankingOptions.{name}", value, "must be an integer >= 0")
-        for name in ("period_weight", "agent_weight", "follow_up_weight"):
-            value = getattr(self, name)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not math.isfinite(value)
-                or value < 0
-            ):
-                raise InvalidInput(f"RankingOptions.{name}", value, "must be a number >= 0")
 
 
 def index_text(episode: Mapping[str, Any]) -> str:
@@ -156,14 +108,19 @@ class BuiltinProvider:
         embedder: Embedder | None,
         options: RankingOptions | None = None,
         cues: Callable[[], Collection[str]] | None = None,
+        calibration: Calibration | None = None,
     ) -> None:
         """``cues`` says, at each recall, which of :data:`RECALL_CUES` are on (the
         ``[memory.episodes] recall_cues`` setting); without it, all are. A cue whose weight
-        in ``options`` is 0 is off either way."""
+        in ``options`` is 0 is off either way. ``calibration`` replaces the embedder's row of
+        :data:`fleetmem.core.ranking.CALIBRATIONS` (the benchmarks' grid uses it)."""
         self._store = store
         self._embedder = embedder
         self._options = options or RankingOptions()
         self._cues = cues
+        self._calibration = calibration
+        self._lock = threading.Lock()
+        self._recent: dict[tuple[str, str], Vector] = {}
 
     @property
     def options(self) -> RankingOptions:
@@ -270,30 +227,36 @@ class BuiltinProvider:
         degraded: str | None = None
         opts = self._options
         on = frozenset(self._cues()) if self._cues is not None else frozenset(RECALL_CUES)
-        named = self._named_agents(query, scopes) if "agents" in on else frozenset()
+        known = self._store.builtin_agent_names(scopes) if self._agents_on(on) else []
+        named = self._named_agents(query, known)
         periods = named_periods(query) if opts.period_weight > 0 and "periods" in on else ()
         follow = opts.follow_up_weight > 0 and opts.context_window_s > 0 and "follow_ups" in on
         # The name says whose episodes to favour, not what they hold; searched with, it
         # would rank the other agents' runs that mention it. A query that is nothing but
         # the name keeps it.
-        searched = (without_names(query, named) or query) if named else query
+        searched = (without_names(query, named, known) or query) if named else query
         match = fts_match(searched)
         wide = opts.candidates
         text_ids = self._store.search_text(match, scopes, wide) if match else []
         vector_ids: list[str] = []
         feedback_ids: list[str] = []
+        cosines: dict[str, float] = {}
+        qvec: Vector | None = None
         if self._embedder is not None:
             try:
-                qvec = self._embedder.embed([searched])[0]
+                qvec = self._query_vector(searched)
             except EmbeddingUnavailable:
                 degraded = "embeddings_unavailable"
             else:
                 hits = self._store.search_vector(qvec, self._embedder.model_id, scopes, wide)
                 vector_ids = [i for i, _ in hits]
+                cosines = {i: float(c) for i, c in hits}
                 feedback_ids = self._feedback(qvec, text_ids, vector_ids, scopes)
         candidates = list(dict.fromkeys([*text_ids, *vector_ids, *feedback_ids]))
         if not candidates:
             return ProviderRecall(items=(), degraded=degraded)
+        if qvec is not None and opts.fusion == "score":
+            self._fill_cosines(qvec, text_ids, cosines)
         # Bodies are decoded only where needed: every candidate's when paths boost by files
         # touched, otherwise only the fused winners' (decoding ~100 JSON bodies per recall
         # cost more than either channel's search at 100k episodes).
@@ -314,20 +277,10 @@ class BuiltinProvider:
             for eid, row in rows.items()
             if wanted and row.episode and wanted & set(row.episode.get("files_touched") or ())
         )
-        channels = [text_ids, vector_ids, feedback_ids] if vector_ids else [text_ids]
-        if not feedback_ids:
-            channels = channels[:2]
-        channels = [[i for i in ids if i in recency] for ids in channels]
-        weights = [1.0, *[opts.vector_weight] * (len(channels) - 1)]
-        self._add_cue_channels(channels, weights, recency, facets, rows, periods, named, follow)
-        fused = reciprocal_rank_fusion(
-            channels,
-            recency=recency,
-            boosted=boosted,
-            k=opts.rrf_k,
-            weights=weights,
-            limit=limit,
-        )
+        base = _Channels.start(opts, text_ids, vector_ids, feedback_ids, cosines, recency)
+        base.calibration = self.calibration
+        cued = self._with_cues(base, recency, facets, rows, periods, named, follow)
+        fused = cued.fuse(opts, recency=recency, boosted=boosted, limit=limit)
         # Bodies are decoded for the answer's items not decoded yet (all of them, or those
         # beyond the follow-up leaders, or follow-ups new to the candidates).
         missing = [r.id for r in fused if r.id not in rows]
@@ -343,56 +296,93 @@ class BuiltinProvider:
             )
         return ProviderRecall(items=tuple(items), degraded=degraded)
 
-    def _named_agents(self, query: str, scopes: Sequence[str]) -> frozenset[str]:
+    @property
+    def calibration(self) -> Calibration:
+        """How the active embedder's cosines read (:data:`fleetmem.core.ranking.CALIBRATIONS`)."""
+        if self._calibration is not None:
+            return self._calibration
+        model = self._embedder.model_id if self._embedder is not None else ""
+        return calibration_for(model)
+
+    def _query_vector(self, text: str) -> Vector:
+        """The query's vector; the last few are kept, since a recall over many scopes asks
+        this provider once per two scopes with the same query."""
+        assert self._embedder is not None
+        key = (self._embedder.model_id, text)
+        with self._lock:
+            cached = self._recent.get(key)
+        if cached is not None:
+            return cached
+        vector: Vector = self._embedder.embed([text])[0]
+        with self._lock:
+            self._recent[key] = vector
+            while len(self._recent) > RECENT_QUERIES:
+                self._recent.pop(next(iter(self._recent)))
+        return vector
+
+    def _fill_cosines(self, qvec: Vector, ids: Sequence[str], cosines: dict[str, float]) -> None:
+        """The cosine of every text hit the vector search did not return (stored vectors are
+        unit length), so a word match with unrelated meaning is judged on its cosine too."""
+        assert self._embedder is not None
+        wanted = [i for i in ids if i not in cosines]
+        if not wanted:
+            return
+        stored = self._store.builtin_vectors_for(wanted, self._embedder.model_id)
+        q = np.asarray(qvec, dtype=np.float32)
+        for eid, vector in stored.items():
+            cosines[eid] = float(np.dot(vector, q))
+
+    def _agents_on(self, on: frozenset[str]) -> bool:
+        return self._options.agent_weight > 0 and "agents" in on
+
+    def _named_agents(self, query: str, known: Sequence[str]) -> frozenset[str]:
         """The agents ``query`` names, when naming them narrows the scopes' agents at all."""
-        if self._options.agent_weight <= 0:
+        if not known:
             return frozenset()
-        known = self._store.builtin_agent_names(scopes)
         named = named_agents(query, known)
         # Naming the only agent (or every agent) of a scope singles nothing out.
         return named if len(named) < len(set(known)) else frozenset()
 
-    def _add_cue_channels(
+    def _with_cues(
         self,
-        channels: list[list[str]],
-        weights: list[float],
+        base: _Channels,
         recency: dict[str, float],
         facets: dict[str, tuple[float, str]],
         rows: dict[str, EpisodeRow],
         periods: Sequence[Period],
         named: frozenset[str],
         follow: bool,
-    ) -> None:
-        """Append the period, named-agent and follow-up channels, where they apply.
+    ) -> _Channels:
+        """The base channels plus the period, named-agent and follow-up cues, where they apply.
 
         The period and agent channels are the candidates that fit the cue, in the order the
-        other channels fuse them into: a cue picks among what the words and the vector
-        found. Follow-ups may be new; their start time and agent join ``recency`` and
-        ``facets``, and the bodies decoded to look for questions join ``rows``.
+        word and meaning channels fuse them into: a cue picks among what they found. The
+        period channel applies only when the period splits the candidates (some in it, some
+        not): otherwise it would lift every candidate alike. A follow-up (the next run on the
+        thread of a leading run that ends on a question) inherits ``follow_up_weight`` times
+        its leader's fused score, so the follow-up of a weak leader stays weak. Follow-ups
+        may be new; their start time and agent join ``recency`` and ``facets``, and the
+        bodies decoded to look for questions join ``rows``.
         """
         opts = self._options
         if not periods and not named and not follow:
-            return
-        order = [
-            r.id
-            for r in reciprocal_rank_fusion(
-                channels, recency=recency, k=opts.rrf_k, weights=weights
-            )
-        ]
-        extra: list[tuple[list[str], float]] = []
+            return base
+        first = base.fuse(opts, recency=recency)
+        order = [r.id for r in first]
+        out = base.copy()
         if follow:
-            ups = self._follow_ups(order, named, recency, facets, rows)
-            extra.append((ups, opts.follow_up_weight))
+            score = {r.id: r.score for r in first}
+            for leader, nxt in self._follow_ups(order, named, recency, facets, rows):
+                out.bonus[nxt] = out.bonus.get(nxt, 0.0) + opts.follow_up_weight * score[leader]
         if periods:
-            in_period = [i for i in order if any(p.contains(facets[i][0]) for p in periods)]
-            extra.append((in_period[: opts.candidates], opts.period_weight))
+            starts = [facets[i][0] for i in order]
+            if splits(periods, starts):
+                in_period = [i for i in order if any(p.contains(facets[i][0]) for p in periods)]
+                out.add(in_period[: opts.candidates], opts.period_weight)
         if named:
             by_named = [i for i in order if facets[i][1] in named]
-            extra.append((by_named[: opts.candidates], opts.agent_weight))
-        for ids, weight in extra:
-            if ids:
-                channels.append(ids)
-                weights.append(weight)
+            out.add(by_named[: opts.candidates], opts.agent_weight)
+        return out
 
     def _follow_ups(
         self,
@@ -401,13 +391,14 @@ class BuiltinProvider:
         recency: dict[str, float],
         facets: dict[str, tuple[float, str]],
         rows: dict[str, EpisodeRow],
-    ) -> list[str]:
-        """The next run on the thread of each leading episode whose excerpt asks a question
-        (only the named agents' runs when the query names any), in the leaders' order."""
+    ) -> list[tuple[str, str]]:
+        """(leader, follow-up) for each leading episode whose excerpt asks a question: the
+        next run on its thread (only the named agents' runs when the query names any)."""
         leading = order[:FOLLOW_UP_FROM]
         # The leaders are mostly the answer's first items: decoded once, for both uses.
         rows.update(self._store.get_episodes([i for i in leading if i not in rows]))
-        found: list[str] = []
+        found: list[tuple[str, str]] = []
+        seen: set[str] = set()
         for eid in leading:
             row = rows.get(eid)
             if row is None or row.episode is None:
@@ -415,9 +406,10 @@ class BuiltinProvider:
             if "?" not in str(row.episode.get("result_excerpt") or ""):
                 continue
             nxt = self._store.builtin_neighbours(row, self._options.context_window_s)[1]
-            if nxt is None or (named and nxt.agent not in named) or nxt.id in found:
+            if nxt is None or (named and nxt.agent not in named) or nxt.id in seen:
                 continue
-            found.append(nxt.id)
+            seen.add(nxt.id)
+            found.append((eid, nxt.id))
             recency.setdefault(nxt.id, nxt.started_at)
             facets.setdefault(nxt.id, (nxt.started_at, nxt.agent))
         return found
@@ -433,7 +425,7 @@ class BuiltinProvider:
             [text_ids, vector_ids],
             recency={},
             k=opts.rrf_k,
-            weights=[1.0, opts.vector_weight],
+            weights=[opts.text_weight, opts.vector_weight],
             limit=opts.feedback_items,
         )
         model_id = self._embedder.model_id

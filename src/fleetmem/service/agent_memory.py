@@ -93,6 +93,10 @@ class RecallAnswer:
     withheld: int = 0
 
 
+#: ``OperatorRecall.repo`` of a recall across every repository.
+EVERY_REPO = "*"
+
+
 @dataclass(frozen=True, slots=True)
 class OperatorRecall:
     """An operator's recall (``fleetmem recall``): the three sections as data, no exposure."""
@@ -361,13 +365,23 @@ class AgentMemory(AgentWritesMixin):
         *,
         repo: str | None = None,
         agent: str | None = None,
+        every_repo: bool = False,
         paths: Sequence[str] = (),
         limit: int = DEFAULT_RECALL_LIMIT,
     ) -> OperatorRecall:
         """What a recall in ``repo`` (or as ``agent`` would, in the repository of its latest
-        run) shows: facts, episodes and the runs that edited ``paths``. Writes no exposure."""
-        scopes = self._memory.scopes_for(repo=repo, agent=agent)
+        run; or, ``every_repo``, in every repository with an episode) shows: facts, episodes
+        and the runs that edited ``paths``. Writes no exposure. Across every repository the
+        answer's ``repo`` is :data:`EVERY_REPO`, its facts are the workspace's and every
+        project's, and runs that edited ``paths`` are left out (a path names a file of one
+        repository)."""
+        scopes = self._memory.scopes_for(repo=repo, agent=agent, every_repo=every_repo)
         episodes = self._memory.recall(query, scopes=scopes, limit=limit, paths=paths)
+        if every_repo:
+            facts = self._fact_items.rank([WORKSPACE, *scopes], query, limit)
+            return OperatorRecall(
+                repo=EVERY_REPO, episodes=episodes, facts=tuple(facts), recent_runs=()
+            )
         key = scopes[0].removeprefix("project:")
         if agent is not None:
             facts_in = visible_scopes(agent, key)

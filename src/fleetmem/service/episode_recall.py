@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fleetmem import metrics
@@ -22,6 +23,7 @@ from fleetmem.config import Settings
 from fleetmem.providers.base import MAX_ITEM_ID, MAX_ITEM_TEXT, EpisodeProvider
 from fleetmem.service.episode_results import EpisodeHit, RecallResult
 from fleetmem.service.memory_inputs import check_limit, check_paths, check_query, short_error
+from fleetmem.service.recall_scopes import check_scopes, groups, merge
 from fleetmem.store.base import Store
 from fleetmem.telemetry import traced
 
@@ -32,6 +34,15 @@ DEFAULT_RECALL_LIMIT = 8
 #: each recall mostly waits on the provider, so two threads keep both cores busy.
 RECALL_WORKERS = 2
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """The merged answer of one or more provider calls."""
+
+    items: Sequence[Any]
+    degraded: str | None
+    invalid: int
 
 
 class EpisodeRecallMixin:
@@ -73,29 +84,36 @@ class EpisodeRecallMixin:
         query = check_query(query)
         limit = check_limit(limit)
         paths = check_paths(paths)
+        scopes = check_scopes(scopes)
         provider = self.provider.name
         if not scopes:
             metrics.RECALLS.labels(provider=provider, outcome="ok").inc()
             return RecallResult(items=(), provider=provider, degraded=None)
-        started = time.perf_counter()
-        try:
-            answer = self._call(
-                lambda: self.provider.recall(query, list(scopes), limit, list(paths)),
-                timeout=self._settings().memory.episodes.provider_timeout_s,
-            )
-        except Exception as exc:
-            log.warning(
-                "recall.provider_unavailable provider=%s error=%s", provider, short_error(exc)
-            )
+        # The contract takes two scopes a call: more are asked in groups and merged.
+        answers: list[Any] = []
+        failed = 0
+        for group in groups(scopes):
+            answer = self._ask(provider, query, group, limit, paths)
+            if answer is None:
+                failed += 1
+            else:
+                answers.append(answer)
+        if not answers:
             metrics.RECALLS.labels(provider=provider, outcome="degraded").inc()
             self.store.note_degraded_recall(
                 at=self._clock(), provider=provider, reason="provider_unavailable"
             )
             return RecallResult(items=(), provider=provider, degraded="provider_unavailable")
-        finally:
-            metrics.PROVIDER_DURATION.labels(provider=provider, op="recall").observe(
-                time.perf_counter() - started
-            )
+        # Merged whole: the index may still drop some, and ``_filter`` applies the limit.
+        everything = sum(len(a.items) for a in answers)
+        merged = (
+            merge([a.items for a in answers], everything) if len(answers) > 1 else answers[0].items
+        )
+        reasons = [str(a.degraded) for a in answers if a.degraded]
+        if failed:
+            reasons.insert(0, "provider_unavailable")
+        degraded = reasons[0] if reasons else None
+        answer = _Answer(merged, degraded, sum(getattr(a, "invalid", 0) for a in answers))
         items, dropped = self._filter(answer.items, set(scopes), limit)
         invalid = getattr(answer, "invalid", 0)
         if invalid:
@@ -111,6 +129,26 @@ class EpisodeRecallMixin:
         return RecallResult(
             items=tuple(items), provider=provider, degraded=answer.degraded, dropped=dropped
         )
+
+    def _ask(
+        self, provider: str, query: str, scopes: list[str], limit: int, paths: list[str]
+    ) -> Any:
+        """One provider call for at most two scopes; None when the provider failed."""
+        started = time.perf_counter()
+        try:
+            return self._call(
+                lambda: self.provider.recall(query, scopes, limit, paths),
+                timeout=self._settings().memory.episodes.provider_timeout_s,
+            )
+        except Exception as exc:
+            log.warning(
+                "recall.provider_unavailable provider=%s error=%s", provider, short_error(exc)
+            )
+            return None
+        finally:
+            metrics.PROVIDER_DURATION.labels(provider=provider, op="recall").observe(
+                time.perf_counter() - started
+            )
 
     def recall_alongside(
         self,

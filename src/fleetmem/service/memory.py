@@ -489,8 +489,15 @@ class MemoryService(EpisodeRecallMixin):
             raise UnknownEpisode(episode_id)
         return row
 
-    def scopes_for(self, *, repo: str | None = None, agent: str | None = None) -> list[str]:
-        """The scopes a caller may see: a repository named by the operator, or an agent's."""
+    def scopes_for(
+        self, *, repo: str | None = None, agent: str | None = None, every_repo: bool = False
+    ) -> list[str]:
+        """The scopes a caller may see: a repository named by the operator, an agent's, or
+        (``every_repo``, the operator only) every repository holding an episode."""
+        if every_repo:
+            if repo is not None or agent is not None:
+                raise InvalidInput("every_repo", every_repo, "give it without repo or agent")
+            return self.store.episode_scopes()
         if repo is not None:
             return [project_scope(validate_repo_key(repo))]
         if agent is not None:

@@ -312,6 +312,14 @@ class RecordsMixin:
         ).fetchall()
         return [episode_from_row(r) for r in rows]
 
+    def episode_scopes(self) -> list[str]:
+        """Every scope holding a live episode, sorted (an operator's recall everywhere)."""
+        # One step of the (scope, started_at) index per distinct scope.
+        rows = self.db.conn.execute(
+            "SELECT DISTINCT scope FROM episodes WHERE forgotten_at IS NULL ORDER BY scope"
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
     def tombstone_episode(self, episode_id: str, now: float) -> list[IndexRow]:
         """Mark forgotten, drop the body and queue a forget per provider id, atomically.
 

@@ -34,6 +34,9 @@ def register(sub: Any) -> dict[str, Handler]:
     who = rc.add_mutually_exclusive_group(required=True)
     who.add_argument("--repo", help="recall in project:REPO")
     who.add_argument("--as", dest="as_agent", metavar="AGENT", help="recall as AGENT would")
+    who.add_argument(
+        "--all-repos", action="store_true", help="recall in every repository with an episode"
+    )
     rc.add_argument("--paths", nargs="+", default=[], metavar="PATH")
     rc.add_argument("--limit", type=int, default=8)
     rc.add_argument("--json", action="store_true")
@@ -127,7 +130,12 @@ def _cmd_recall(app: Any, args: argparse.Namespace) -> int:
     from fleetmem.surfaces.agent_views import recall_sections_view
 
     found = app.agent_memory.operator_recall(
-        args.query, repo=args.repo, agent=args.as_agent, paths=args.paths, limit=args.limit
+        args.query,
+        repo=args.repo,
+        agent=args.as_agent,
+        every_repo=bool(getattr(args, "all_repos", False)),
+        paths=args.paths,
+        limit=args.limit,
     )
     data = views.recall_view(found.episodes)
     # Facts and the runs that edited --paths, beside the episodes (as an agent's recall).

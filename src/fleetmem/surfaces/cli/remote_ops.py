@@ -178,7 +178,12 @@ def _presence(client: RemoteClient, args: argparse.Namespace) -> int:
 
 def _recall(client: RemoteClient, args: argparse.Namespace) -> int:
     body = {"query": args.query, "paths": args.paths, "limit": args.limit}
-    body.update({"repo": args.repo} if args.repo is not None else {"agent": args.as_agent})
+    if getattr(args, "all_repos", False):
+        body["all_repos"] = True
+    elif args.repo is not None:
+        body["repo"] = args.repo
+    else:
+        body["agent"] = args.as_agent
     emit(args, client.call("POST", "/api/v1/recall", body=body), recall_text)
     return EXIT_OK
 

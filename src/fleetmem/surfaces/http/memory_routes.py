@@ -97,13 +97,16 @@ async def _json_object(request: Request) -> dict[str, Any]:
 
 
 def _recall(app: App, body: dict[str, Any]) -> dict[str, Any]:
-    known = {"query", "repo", "agent", "paths", "limit"}
+    known = {"query", "repo", "agent", "all_repos", "paths", "limit"}
     for key in body:
         if key not in known:
             raise InvalidInput(key, body[key], "is not a known field")
     repo, agent = body.get("repo"), body.get("agent")
-    if (repo is None) == (agent is None):
-        raise InvalidInput("repo", repo, "give exactly one of repo or agent")
+    every = body.get("all_repos", False)
+    if not isinstance(every, bool):
+        raise InvalidInput("all_repos", every, "must be true or false")
+    if sum([repo is not None, agent is not None, every]) != 1:
+        raise InvalidInput("repo", repo, "give exactly one of repo, agent or all_repos: true")
     if repo is not None and not isinstance(repo, str):
         raise InvalidInput("repo", repo, "must be a string")
     if agent is not None and not isinstance(agent, str):
@@ -117,6 +120,7 @@ def _recall(app: App, body: dict[str, Any]) -> dict[str, Any]:
         body.get("query"),  # type: ignore[arg-type]  # validated by the service
         repo=repo,
         agent=agent,
+        every_repo=every,
         paths=paths,
         limit=body.get("limit", 8),
     )

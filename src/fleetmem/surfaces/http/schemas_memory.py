@@ -121,11 +121,12 @@ class EpisodeForgotten(Strict):
 
 
 class RecallIn(Strict):
-    """Exactly one of ``repo`` and ``agent`` scopes the recall."""
+    """Exactly one of ``repo``, ``agent`` and ``all_repos: true`` scopes the recall."""
 
     query: str = Field(min_length=1, description="what to look for (at most 512 characters)")
     repo: str | None = Field(None, description="a repository key, e.g. github.com/acme/api")
     agent: str | None = Field(None, description="an agent: the repository of its latest run")
+    all_repos: bool = Field(False, description="every repository with an episode")
     paths: list[str] = Field(default_factory=list, description="files the caller works on")
     limit: int = Field(8, ge=1, le=50)
 
