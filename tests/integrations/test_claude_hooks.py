@@ -169,6 +169,44 @@ def test_user_prompt_remember_lines_become_active_human_facts(
     assert len(app.facts.list().items) == 2
 
 
+def _prompt(session: Session, text: str) -> bytes:
+    payload = json.loads(session.payload("user_prompt_submit"))
+    payload["prompt"] = text
+    return json.dumps(payload).encode()
+
+
+def test_requests_said_as_people_say_them_are_captured(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    text = (
+        "Fix the flaky ledger test. Remember that we never deploy billing on Fridays.\n"
+        "Do you remember how the cache works? Don't forget to add a test."
+    )
+    proc, _ = session.hook("UserPromptSubmit", _prompt(session, text))
+    [line] = json.loads(proc.stdout)["systemMessage"].splitlines()
+    [fact] = open_app().facts.list().items
+    assert fact.body == "we never deploy billing on Fridays."
+    assert (fact.status, fact.origin) == ("active", "human")
+    assert line == f'fleetmem remembered "{fact.body}" ({fact.id})'
+    # An ordinary prompt opens no store and answers nothing.
+    quiet, _ = session.hook("UserPromptSubmit", _prompt(session, "I remember this bug, fix it."))
+    assert (quiet.returncode, quiet.stdout) == (0, b"")
+
+
+def test_a_capture_that_cannot_be_stored_is_reported_in_one_line(world: World) -> None:
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    (world.home / "fleetmem.toml").write_text("[agent.claude-code\nbroken", encoding="utf-8")
+    proc, _ = session.hook("UserPromptSubmit", _prompt(session, "remember: we ship on Tuesdays"))
+    assert proc.returncode == 0
+    [line] = json.loads(proc.stdout)["systemMessage"].splitlines()
+    assert line.startswith('fleetmem could not store "we ship on Tuesdays"; nothing was remembered')
+
+
 def test_post_tool_use_reports_edits_as_presence(world: World, open_app: Callable[[], App]) -> None:
     world.config("[agent.claude-code]\n")
     session = Session(world)

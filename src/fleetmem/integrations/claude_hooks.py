@@ -9,10 +9,12 @@ the payloads) and answers on stdout:
   session keeps its run and is given the same briefing again. The run token goes to
   ``$CLAUDE_ENV_FILE`` when Claude Code offers one, so ``fleetmem`` commands the session
   runs are attributed.
-- **UserPromptSubmit**: each line of the person's own prompt that starts with ``remember:``
-  or ``#remember`` becomes an active fact with a human origin and the session as its
-  conversation; the answer is one line naming the exact stored wording. (Facts an agent
-  proposes through the ``remember`` tool stay proposed: they may come from what it read.)
+- **UserPromptSubmit**: each request to remember in the person's own prompt, said as people
+  say it ("remember that …", "please remember …", "don't forget: …", "note for next time:
+  …", "remember: …"; :mod:`fleetmem.core.capture`), becomes an active fact with a human
+  origin and the session as its conversation; the answer is one line per fact naming the
+  exact stored wording. (Facts an agent proposes through the ``remember`` tool stay
+  proposed: they may come from what it read.)
 - **PostToolUse** (and PostToolUseFailure, if registered) notes file edits and commands, and
   heartbeats the run with the files edited.
 - **SessionEnd** reads the session transcript for the result, model, cost and tool uses,
@@ -35,6 +37,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from fleetmem.core.capture import captured_facts
 from fleetmem.core.facts import Actor
 from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.integrations import briefing as briefings
@@ -44,7 +47,6 @@ from fleetmem.integrations.adapters.claude_code import (
     ClaudeStreamParser,
     command_of,
     edit_path,
-    remember_lines,
 )
 from fleetmem.integrations.attach import Owners, ProcessId, attach_session, session_owner
 from fleetmem.integrations.gitdiff import Snapshot, changed_since, take_snapshot
@@ -257,7 +259,7 @@ class ClaudeHooks:
         prompt = payload.get("prompt")
         if not isinstance(prompt, str):
             return ""
-        wanted = remember_lines(prompt)
+        wanted = captured_facts(prompt)
         if not wanted:
             return ""
         sid = _session_id(payload)
@@ -265,25 +267,15 @@ class ClaudeHooks:
         user = local_user()
         actor = Actor("human", user.name, state.run_id if state else None)
         lines = []
-        for body in wanted[:10]:
+        for body in wanted:
             try:
                 stored = self.app.facts.add(body, actor=actor, conversation=f"claude-code:{sid}")
                 fact = stored.fact
                 lines.append(f'fleetmem remembered "{fact.body}" ({fact.id})')
                 log.info("hook.remembered fact=%s session_run=%s", fact.id, actor.run_id)
             except FleetmemError as exc:
-                lines.append(f"fleetmem did not remember it: {exc}")
-        message = "\n".join(lines)
-        return json.dumps(
-            {
-                "systemMessage": message,
-                "hookSpecificOutput": {
-                    "hookEventName": "UserPromptSubmit",
-                    "additionalContext": message
-                    + "\n(Confirm this to the user in one line, quoting the stored wording.)",
-                },
-            }
-        )
+                lines.append(f'fleetmem did not remember "{body}": {exc}')
+        return prompt_answer("\n".join(lines))
 
     # ---- PostToolUse --------------------------------------------------------------------
     def post_tool_use(self, payload: Mapping[str, Any]) -> str:
@@ -396,3 +388,17 @@ def record_in_background(home: Path, environ: Mapping[str, str]) -> None:
         )
     except OSError as exc:
         log.info("hook.jobs_not_started error=%s", exc.strerror)
+
+
+def prompt_answer(message: str) -> str:
+    """A UserPromptSubmit answer: ``message`` shown to the person and handed to the agent."""
+    return json.dumps(
+        {
+            "systemMessage": message,
+            "hookSpecificOutput": {
+                "hookEventName": "UserPromptSubmit",
+                "additionalContext": message
+                + "\n(Confirm this to the user in one line, quoting the stored wording.)",
+            },
+        }
+    )

@@ -38,6 +38,10 @@ CLOSE_S = 0.5
 
 log = logging.getLogger("fleetmem.hooks")
 
+#: What to print if the hook fails or runs out of time once it knows the prompt asked to
+#: remember something: the person is told in one line that nothing was kept, never silence.
+_fallback: list[str] = []
+
 
 def _home(home: str | None, environ: Mapping[str, str]) -> Path:
     from fleetmem.config import default_home
@@ -101,6 +105,8 @@ def run_hook(
             return 0, ""
         if not _worth_a_store(event, payload):
             return 0, ""  # most prompts and tool uses: nothing to do, no store opened
+        if event == "UserPromptSubmit":
+            _fallback[:] = [_not_stored(payload, "fleetmem did not answer in time")]
         from fleetmem.integrations.claude_hooks import ClaudeHooks
         from fleetmem.service.bootstrap import build
 
@@ -125,10 +131,13 @@ def run_hook(
             answer = ""
             hooks.snapshot_after_start(payload)
         log.info("hook.done event=%s ms=%d", event, (time.monotonic() - started) * 1000)
-    except BaseException as exc:  # fail open: log, answer nothing, exit 0
+    except BaseException as exc:  # fail open: log, answer nothing (but a lost capture), exit 0
         log.warning("hook.failed event=%s error=%s: %s", event, type(exc).__name__, str(exc)[:300])
         answer = ""
+        if _fallback:
+            answer = _not_stored(payload, f"{type(exc).__name__}: {exc}")
     finally:
+        _fallback.clear()
         if app is not None:
             _close(app)
     return 0, answer
@@ -151,14 +160,31 @@ def _close(app: Any) -> None:
         log.info("hook.close_abandoned after=%gs", CLOSE_S)
 
 
+def _not_stored(payload: Mapping[str, object], reason: str) -> str:
+    """The one line telling the person their request to remember was not kept."""
+    from fleetmem.core.capture import captured_facts
+    from fleetmem.integrations.claude_hooks import prompt_answer
+
+    prompt = payload.get("prompt")
+    wanted = captured_facts(prompt) if isinstance(prompt, str) else []
+    first = wanted[0] if wanted else ""
+    more = f" and {len(wanted) - 1} more" if len(wanted) > 1 else ""
+    reason = " ".join(reason.split())[:200]
+    return prompt_answer(
+        f'fleetmem could not store "{first}"{more}; nothing was remembered ({reason}).'
+        " Say it again once fleetmem works: `fleetmem doctor` may tell why."
+    )
+
+
 def _worth_a_store(event: str, payload: Mapping[str, object]) -> bool:
     """False for hook calls that cannot change anything, answered without opening the store:
-    a prompt with no ``remember:`` line, a tool that neither edits nor runs a command."""
-    from fleetmem.integrations.adapters.claude_code import command_of, edit_path, remember_lines
+    a prompt that asks to remember nothing, a tool that neither edits nor runs a command."""
+    from fleetmem.core.capture import captured_facts
+    from fleetmem.integrations.adapters.claude_code import command_of, edit_path
 
     if event == "UserPromptSubmit":
         prompt = payload.get("prompt")
-        return isinstance(prompt, str) and bool(remember_lines(prompt))
+        return isinstance(prompt, str) and bool(captured_facts(prompt))
     if event in ("PostToolUse", "PostToolUseFailure"):
         tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
         if not isinstance(tool, str):
@@ -173,11 +199,20 @@ def _emit(text: str) -> None:
         sys.stdout.flush()
 
 
+def _out_of_time() -> None:
+    """The watchdog: exit 0 now, telling the person first if a capture is being lost."""
+    try:
+        if _fallback:
+            _emit(_fallback[0])
+    finally:
+        os._exit(0)
+
+
 def main(argv: Sequence[str], *, home: str | None = None) -> int:
     """The process entry: a watchdog, then :func:`run_hook`; always exits 0."""
     event = argv[1] if len(argv) > 1 else ""
     budget = BUDGETS.get(event, DEFAULT_BUDGET)
-    watchdog = threading.Timer(budget, os._exit, args=(0,))
+    watchdog = threading.Timer(budget, _out_of_time)
     watchdog.daemon = True
     watchdog.start()
     _, answer = run_hook(argv, home=home)
