@@ -406,7 +406,9 @@ def _truncations(assembly: Assembly) -> list[Truncation]:
             report = part.report
             if report.truncated:
                 found.append(
-                    Truncation(segment.key, part.ref, report.budget, report.tokens, report.used)
+                    Truncation(
+                        segment.key, part.ref, report.budget, report.tokens, report.delivered_tokens
+                    )
                 )
     return found
 
