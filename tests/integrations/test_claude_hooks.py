@@ -169,6 +169,11 @@ def test_user_prompt_remember_lines_become_active_human_facts(
     assert len(app.facts.list().items) == 2
 
 
+def _events_file(world: World, session: Session) -> Path:
+    [path] = (world.home / "hooks" / "claude-code").glob("*.events.jsonl")
+    return path
+
+
 def _prompt(session: Session, text: str) -> bytes:
     payload = json.loads(session.payload("user_prompt_submit"))
     payload["prompt"] = text
@@ -207,6 +212,39 @@ def test_a_capture_that_cannot_be_stored_is_reported_in_one_line(world: World) -
     assert line.startswith('fleetmem could not store "we ship on Tuesdays"; nothing was remembered')
 
 
+def _tests_pass_in_the_transcript(session: Session) -> None:
+    """The transcript's pytest result says nothing of failing (as a host may record it)."""
+    text = session.transcript.read_text(encoding="utf-8")
+    text = text.replace('"content": "Error: Exit code 1\\n', '"content": "').replace(
+        '"is_error": true', '"is_error": false'
+    )
+    session.transcript.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("failure_seen", [True, False])
+def test_a_failure_seen_by_the_failure_hook_makes_the_session_failed(
+    world: World, failure_seen: bool
+) -> None:
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    _tests_pass_in_the_transcript(session)
+    if failure_seen:
+        payload = json.loads(session.payload("post_tool_use_bash"))
+        payload.update(
+            hook_event_name="PostToolUseFailure",
+            tool_input={"command": "python -m pytest -q tests/test_app.py"},
+            error="Exit code 1\n1 failed in 0.02s",
+        )
+        payload.pop("tool_response")
+        proc, _ = session.hook("PostToolUseFailure", json.dumps(payload).encode())
+        assert (proc.returncode, proc.stdout) == (0, b"")
+    session.hook("SessionEnd", session.payload("session_end"))
+    record = world.record(session.run_id())
+    expected = ("failed", "verify_failed") if failure_seen else ("succeeded", "completed")
+    assert (record["outcome"], record["reason"]) == expected
+
+
 def test_post_tool_use_reports_edits_as_presence(world: World, open_app: Callable[[], App]) -> None:
     world.config("[agent.claude-code]\n")
     session = Session(world)
@@ -214,9 +252,16 @@ def test_post_tool_use_reports_edits_as_presence(world: World, open_app: Callabl
     proc, _ = session.hook("PostToolUse", session.payload("post_tool_use_edit"))
     assert (proc.returncode, proc.stdout) == (0, b"")
     session.hook("PostToolUse", session.payload("post_tool_use_bash"))
+    session.hook("PostToolUse", session.payload("post_tool_use_edit"))  # the same file again
     app = open_app()
     [live] = app.runs.live_runs(REPO_KEY)
     assert live.files == ("app.py",)
+    # The command and the second edit were noted without opening the store.
+    log = (world.home / "logs" / "hooks.log").read_text(encoding="utf-8")
+    assert log.count("hook.done event=PostToolUse") == 3
+    assert log.count("event=PostToolUse ms=") - log.count("fast=1") == 1
+    events = [json.loads(line) for line in _events_file(world, session).read_text().splitlines()]
+    assert [e["type"] for e in events] == ["edit", "command", "edit"]
 
 
 def test_session_end_closes_the_run_from_the_transcript(

@@ -15,8 +15,9 @@ the payloads) and answers on stdout:
   origin and the session as its conversation; the answer is one line per fact naming the
   exact stored wording. (Facts an agent proposes through the ``remember`` tool stay
   proposed: they may come from what it read.)
-- **PostToolUse** (and PostToolUseFailure, if registered) notes file edits and commands, and
-  heartbeats the run with the files edited.
+- **PostToolUse** and **PostToolUseFailure** (both registered by default) note file edits and
+  commands, a failed one as failed, and heartbeat the run with the files edited. SessionEnd
+  trusts a failure a hook saw even where the transcript says nothing of it.
 - **SessionEnd** reads the session transcript for the result, model, cost and tool uses,
   adds what git saw change, closes the run with its run record, and leaves the episode to a
   detached ``fleetmem jobs``.
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -306,6 +308,11 @@ class ClaudeHooks:
             self.app.runs.heartbeat(state.token, files=files)
         except FleetmemError as exc:
             log.info("hook.heartbeat_refused run=%s reason=%s", state.run_id, exc)
+            return
+        # Re-read: another hook of the session may have saved the state since it was loaded.
+        latest = self.states.load(state.session_id) or state
+        latest.heartbeats[path] = time.time()
+        self.states.save(latest)
 
     # ---- SessionEnd ---------------------------------------------------------------------
     def session_end(self, payload: Mapping[str, Any]) -> str:
@@ -314,8 +321,11 @@ class ClaudeHooks:
         if state is None:
             return ""
         observation = self._transcript(payload.get("transcript_path"), sid)
+        seen = _events_from_hooks(self.states.events(sid))
         if not observation.events:
-            observation.events.extend(_events_from_hooks(self.states.events(sid)))
+            observation.events.extend(seen)
+        else:
+            observation.events[:] = _with_failures(observation.events, seen)
         extra: tuple[str, ...] = ()
         if state.root is not None and state.tree is not None:
             changed = changed_since(Snapshot(root=state.root, tree=state.tree))
@@ -371,6 +381,29 @@ def _events_from_hooks(items: list[dict[str, Any]]) -> list[Edit | CommandRun]:
         elif item.get("type") == "command" and isinstance(item.get("command"), str):
             failed = bool(item.get("failed"))
             out.append(CommandRun(item["command"], None, failed))
+    return out
+
+
+def _with_failures(
+    events: list[Edit | CommandRun], seen: list[Edit | CommandRun]
+) -> list[Edit | CommandRun]:
+    """The transcript's events, each command the hooks saw fail marked failed. The hooks
+    note every run of a command in order, so the n-th run of a command in the transcript
+    is the n-th the hooks saw."""
+    outcomes: dict[str, list[bool]] = {}
+    for event in seen:
+        if isinstance(event, CommandRun):
+            outcomes.setdefault(event.command, []).append(event.failed)
+    runs: dict[str, int] = {}
+    out: list[Edit | CommandRun] = []
+    for event in events:
+        if isinstance(event, CommandRun) and not event.subagent:
+            n = runs.get(event.command, 0)
+            runs[event.command] = n + 1
+            hooked = outcomes.get(event.command, [])
+            if not event.failed and n < len(hooked) and hooked[n]:
+                event = replace(event, failed=True)
+        out.append(event)
     return out
 
 

@@ -107,6 +107,9 @@ def run_hook(
             return 0, ""  # most prompts and tool uses: nothing to do, no store opened
         if event == "UserPromptSubmit":
             _fallback[:] = [_not_stored(payload, "fleetmem did not answer in time")]
+        if _noted_without_the_store(fleetmem_home, event, payload):
+            log.info("hook.done event=%s ms=%d fast=1", event, (time.monotonic() - started) * 1000)
+            return 0, ""
         from fleetmem.integrations.claude_hooks import ClaudeHooks
         from fleetmem.service.bootstrap import build
 
@@ -174,6 +177,40 @@ def _not_stored(payload: Mapping[str, object], reason: str) -> str:
         f'fleetmem could not store "{first}"{more}; nothing was remembered ({reason}).'
         " Say it again once fleetmem works: `fleetmem doctor` may tell why."
     )
+
+
+def _noted_without_the_store(home: Path, event: str, payload: Mapping[str, object]) -> bool:
+    """The PostToolUse hot path: a command, or an edit of a file heartbeated moments ago, in
+    a session whose run is open, is only appended to the session's event file (SessionEnd
+    reads it); nothing is imported beyond the standard library and no store is opened."""
+    if event not in ("PostToolUse", "PostToolUseFailure"):
+        return False
+    from fleetmem.integrations.adapters.claude_code import command_of, edit_path
+    from fleetmem.integrations.hookstate import HEARTBEAT_FRESH_S, StateFiles
+
+    sid = payload.get("session_id")
+    tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
+    if not isinstance(sid, str) or not sid.strip() or not isinstance(tool, str):
+        return False
+    states = StateFiles(home)
+    state = states.load(sid)
+    if state is None:
+        return False  # no run yet: the full path opens one
+    failed = event == "PostToolUseFailure"
+    path = edit_path(tool, tool_input)
+    if path is not None:
+        if failed:
+            return True  # a failed edit changed nothing; the full path would skip it too
+        last = state.heartbeats.get(path)
+        if last is None or time.time() - last > HEARTBEAT_FRESH_S:
+            return False  # the run's presence must hear of this file
+        states.append_event(sid, {"type": "edit", "path": path})
+        return True
+    command = command_of(tool, tool_input)
+    if command is None:
+        return False
+    states.append_event(sid, {"type": "command", "command": command, "failed": failed})
+    return True
 
 
 def _worth_a_store(event: str, payload: Mapping[str, object]) -> bool:
