@@ -196,9 +196,35 @@ def test_requests_said_as_people_say_them_are_captured(
     assert fact.body == "we never deploy billing on Fridays."
     assert (fact.status, fact.origin) == ("active", "human")
     assert line == f'fleetmem remembered "{fact.body}" ({fact.id})'
-    # An ordinary prompt opens no store and answers nothing.
+    # An ordinary prompt remembers nothing (and tells the person nothing).
     quiet, _ = session.hook("UserPromptSubmit", _prompt(session, "I remember this bug, fix it."))
-    assert (quiet.returncode, quiet.stdout) == (0, b"")
+    assert quiet.returncode == 0 and "systemMessage" not in json.loads(quiet.stdout or b"{}")
+    assert len(open_app().facts.list().items) == 1
+
+
+def test_each_prompt_is_given_the_facts_relevant_to_it_once(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    world.config("[agent.claude-code]\n")
+    app = open_app()
+    ledger = app.facts.add("The ledger tests are flaky on CI; rerun with a fixed seed.").fact
+    parking = app.facts.add("Parking is first come, first served.").fact
+    app.close()
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    proc, _ = session.hook("UserPromptSubmit", _prompt(session, "ledger tests flaky"))
+    answer = json.loads(proc.stdout)
+    assert "systemMessage" not in answer  # nothing was remembered: nothing to tell the person
+    block, _ = parse_block(answer["hookSpecificOutput"]["additionalContext"])
+    assert ledger.id in block.body and parking.id not in block.body
+    shown = open_app().facts.offered_to_run(session.run_id())
+    assert [(e.fact_id, e.surface) for e in shown] == [(ledger.id, "prompt")]
+    # The same prompt again: the session was shown that fact already.
+    again, _ = session.hook("UserPromptSubmit", _prompt(session, "ledger tests flaky"))
+    assert again.stdout == b""
+    other, _ = session.hook("UserPromptSubmit", _prompt(session, "rename the tokenizer"))
+    context = json.loads(other.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "No remembered fact matched this prompt." in context
 
 
 def test_a_capture_that_cannot_be_stored_is_reported_in_one_line(world: World) -> None:
@@ -349,7 +375,12 @@ def test_hooks_fail_open_on_a_broken_configuration(world: World) -> None:
         ("Nope", "session_start"),
     ):
         proc, _took = session.hook(event, session.payload(payload))
-        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+        assert (proc.returncode, proc.stderr) == (0, b"")
+        if event == "UserPromptSubmit":  # the person hears that their fact was not kept
+            message = json.loads(proc.stdout)["systemMessage"]
+            assert message.startswith("fleetmem could not store") and "\n" not in message
+        else:
+            assert proc.stdout == b""
     log = (world.home / "logs" / "hooks.log").read_text()
     assert log.count("hook.failed") == 5 and "ConfigError" in log
 

@@ -61,6 +61,7 @@ from fleetmem.integrations.records import (
     verifications,
 )
 from fleetmem.service.bootstrap import App
+from fleetmem.service.context_facts import facts_for_prompt
 from fleetmem.service.fact_base import local_user
 from fleetmem.service.gitrepo import resolve_repository
 
@@ -261,13 +262,21 @@ class ClaudeHooks:
         prompt = payload.get("prompt")
         if not isinstance(prompt, str):
             return ""
-        wanted = captured_facts(prompt)
-        if not wanted:
-            return ""
         sid = _session_id(payload)
         state = self.states.load(sid)
-        user = local_user()
-        actor = Actor("human", user.name, state.run_id if state else None)
+        lines = self._captures(prompt, sid, state)
+        facts = self._prompt_facts(prompt, state) if state is not None else ""
+        if not lines and not facts:
+            return ""
+        block = briefings.fence(facts, "").rstrip("\n") if facts else ""
+        return prompt_answer("\n".join(lines), block)
+
+    def _captures(self, prompt: str, sid: str, state: SessionState | None) -> list[str]:
+        """Store each request to remember in the prompt; one line per fact for the person."""
+        wanted = captured_facts(prompt)
+        if not wanted:
+            return []
+        actor = Actor("human", local_user().name, state.run_id if state else None)
         lines = []
         for body in wanted:
             try:
@@ -277,7 +286,22 @@ class ClaudeHooks:
                 log.info("hook.remembered fact=%s session_run=%s", fact.id, actor.run_id)
             except FleetmemError as exc:
                 lines.append(f'fleetmem did not remember "{body}": {exc}')
-        return prompt_answer("\n".join(lines))
+        return lines
+
+    def _prompt_facts(self, prompt: str, state: SessionState) -> str:
+        """The facts relevant to this prompt the session was not shown yet (exposure written),
+        when the agent's recall is on and its briefing does not carry its facts."""
+        agent = self.app.settings.agent(state.agent)
+        if not agent.memory_recall or agent.memory_briefing or not prompt.strip():
+            return ""
+        try:
+            repo = self.app.runs.resolve_caller(state.token).repo
+            return facts_for_prompt(
+                self.app.facts, prompt, run_id=state.run_id, agent=state.agent, repo=repo
+            )
+        except FleetmemError as exc:  # facts are an aid: the prompt goes on without them
+            log.info("hook.prompt_facts_failed run=%s reason=%s", state.run_id, exc)
+            return ""
 
     # ---- PostToolUse --------------------------------------------------------------------
     def post_tool_use(self, payload: Mapping[str, Any]) -> str:
@@ -423,15 +447,22 @@ def record_in_background(home: Path, environ: Mapping[str, str]) -> None:
         log.info("hook.jobs_not_started error=%s", exc.strerror)
 
 
-def prompt_answer(message: str) -> str:
-    """A UserPromptSubmit answer: ``message`` shown to the person and handed to the agent."""
-    return json.dumps(
-        {
-            "systemMessage": message,
-            "hookSpecificOutput": {
-                "hookEventName": "UserPromptSubmit",
-                "additionalContext": message
-                + "\n(Confirm this to the user in one line, quoting the stored wording.)",
-            },
+def prompt_answer(message: str, facts: str = "") -> str:
+    """A UserPromptSubmit answer: ``message`` (what was remembered) shown to the person and
+    handed to the agent, and the fenced ``facts`` block for this prompt handed to the agent."""
+    context = []
+    if message:
+        context.append(
+            message + "\n(Confirm this to the user in one line, quoting the stored wording.)"
+        )
+    if facts:
+        context.append(facts)
+    answer: dict[str, Any] = {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": "\n\n".join(context),
         }
-    )
+    }
+    if message:
+        answer["systemMessage"] = message
+    return json.dumps(answer)

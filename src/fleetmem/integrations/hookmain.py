@@ -105,7 +105,7 @@ def run_hook(
             return 0, ""
         if not _worth_a_store(event, payload):
             return 0, ""  # most prompts and tool uses: nothing to do, no store opened
-        if event == "UserPromptSubmit":
+        if event == "UserPromptSubmit" and _asks_to_remember(payload):
             _fallback[:] = [_not_stored(payload, "fleetmem did not answer in time")]
         if _noted_without_the_store(fleetmem_home, event, payload):
             log.info("hook.done event=%s ms=%d fast=1", event, (time.monotonic() - started) * 1000)
@@ -163,6 +163,13 @@ def _close(app: Any) -> None:
         log.info("hook.close_abandoned after=%gs", CLOSE_S)
 
 
+def _asks_to_remember(payload: Mapping[str, object]) -> bool:
+    from fleetmem.core.capture import captured_facts
+
+    prompt = payload.get("prompt")
+    return isinstance(prompt, str) and bool(captured_facts(prompt))
+
+
 def _not_stored(payload: Mapping[str, object], reason: str) -> str:
     """The one line telling the person their request to remember was not kept."""
     from fleetmem.core.capture import captured_facts
@@ -215,13 +222,15 @@ def _noted_without_the_store(home: Path, event: str, payload: Mapping[str, objec
 
 def _worth_a_store(event: str, payload: Mapping[str, object]) -> bool:
     """False for hook calls that cannot change anything, answered without opening the store:
-    a prompt that asks to remember nothing, a tool that neither edits nor runs a command."""
+    an empty prompt, a tool that neither edits nor runs a command."""
     from fleetmem.core.capture import captured_facts
     from fleetmem.integrations.adapters.claude_code import command_of, edit_path
 
     if event == "UserPromptSubmit":
+        # Every prompt may be given the facts relevant to it: the store is opened for any
+        # prompt with words in it (the hook then finds whether the agent's recall is on).
         prompt = payload.get("prompt")
-        return isinstance(prompt, str) and bool(captured_facts(prompt))
+        return isinstance(prompt, str) and bool(prompt.strip() or captured_facts(prompt))
     if event in ("PostToolUse", "PostToolUseFailure"):
         tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
         if not isinstance(tool, str):

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from fleetmem.core.facts import NOTHING_MATCHED, BlockItem, visible_scopes
+from fleetmem.core.facts import NOTHING_MATCHED, BlockItem, fit_block, visible_scopes
 from fleetmem.service.facts import FactService
 
 #: At most this many facts picked by relevance (the pinned ones come on top).
@@ -33,7 +33,7 @@ MAX_RELEVANT = 8
 #: ``bench/bench_run_facts.py`` on its dev half (labelled one-shot prompts over 520 facts,
 #: default offline embedder), the lowest floor on a 0.05 grid whose unrelated facts per run
 #: stayed at or below 1; confirmed on the held-out half (docs/facts.md, "Facts for runs").
-RELEVANCE_FLOOR = 0.7
+RELEVANCE_FLOOR = 0.75
 #: Candidates asked of the search, so enough survive the floor and the filters.
 SEARCH_WIDTH = 20
 #: The search reads at most this much of a prompt (its own input limit).
@@ -103,3 +103,36 @@ def run_facts(service: FactService, about: str, *, agent: str, repo: str | None)
         return RunFacts(pinned, (), True)
     relevant = relevant_facts(service, about, agent=agent, repo=repo)
     return RunFacts(pinned, relevant, bool(relevant))
+
+
+#: Said to an interactive session when its prompt matched no fact at all.
+NO_MATCH_PROMPT = "No remembered fact matched this prompt."
+
+
+def facts_for_prompt(
+    service: FactService, prompt: str, *, run_id: str, agent: str, repo: str | None
+) -> str:
+    """The facts block for one prompt of an interactive session: the facts relevant to it
+    that the session was not shown yet, recorded as exposed first (surface ``prompt``);
+    :data:`NO_MATCH_PROMPT` when nothing matched, ``""`` when all that matched was shown."""
+    shown = {row.fact_id for row in service.offered_to_run(run_id)}
+    relevant = relevant_facts(service, prompt, agent=agent, repo=repo)
+    new = [item for item in relevant if item.fact_id not in shown]
+    if not relevant:
+        return NO_MATCH_PROMPT
+    if not new:
+        return ""
+    fitted = fit_block((), new, count_tokens=service.count_tokens)
+    served = set(
+        service.serve_to_run(
+            [i.fact_id for i in fitted.items],
+            run_id=run_id,
+            agent=agent,
+            repo=repo,
+            surface="prompt",
+        )
+    )
+    kept = [item for item in fitted.items if item.fact_id in served]
+    if not kept:
+        return ""  # the exposure could not be written: nothing is shown unrecorded
+    return fit_block((), kept, count_tokens=service.count_tokens).text

@@ -18,8 +18,8 @@ The facts block of a run is :mod:`fleetmem.service.context_facts`: pinned active
 run's scopes, then those relevant to what it is about (its prompt) at or above a calibrated
 floor, or the line "No remembered fact matched this run." A preview that names no purpose
 shows the facts service's selection (pinned, then the best by confidence). In a real run
-the facts the assembly kept are recorded as exposures *before* the context is returned; a fact whose exposure cannot be
-written is not shown. A preview (no run id) writes nothing.
+the facts the assembly kept are recorded as exposures *before* the context is returned; a
+fact whose exposure cannot be written is not shown. A preview (no run id) writes nothing.
 """
 
 from __future__ import annotations
