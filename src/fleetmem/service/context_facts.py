@@ -32,7 +32,8 @@ MAX_RELEVANT = 8
 #: Facts scoring below this are not relevant enough to hand a run. Calibrated with
 #: ``bench/bench_run_facts.py`` on its dev half (labelled one-shot prompts over 520 facts,
 #: default offline embedder), the lowest floor on a 0.05 grid whose unrelated facts per run
-#: stayed at or below 1; confirmed on the held-out half (docs/facts.md, "Facts for runs").
+#: stay at or below 1, on the dev and the held-out confirm half of two seeds (one seed's dev
+#: half alone chose 0.70, which its confirm half did not hold). Figures: docs/facts.md.
 RELEVANCE_FLOOR = 0.75
 #: Candidates asked of the search, so enough survive the floor and the filters.
 SEARCH_WIDTH = 20

@@ -13,11 +13,13 @@ from fleetmem.store.sqlite.facts import FactsMixin
 from fleetmem.store.sqlite.files import FilesMixin
 from fleetmem.store.sqlite.records import RecordsMixin
 from fleetmem.store.sqlite.run_briefings import RunBriefingsMixin
+from fleetmem.store.sqlite.run_forget import RunForgetMixin
 from fleetmem.store.sqlite.runs_live import LiveRunsMixin
 
 
 class SqliteStore(
     RecordsMixin,
+    RunForgetMixin,
     BuiltinIndexMixin,
     CallLogMixin,
     LiveRunsMixin,
