@@ -13,6 +13,7 @@ from fleetmem.service.bootstrap import App
 from fleetmem.service.context_facts import (
     MAX_RELEVANT,
     NO_MATCH,
+    NO_OTHER_MATCH,
     RELEVANCE_FLOOR,
     relevant_facts,
 )
@@ -83,7 +84,7 @@ def test_a_prompt_matching_nothing_says_so_and_recall_off_has_no_block(
     context = app.files.assemble(
         AGENT, repo=REPO, run_id="run-none", about="Port the tokenizer benchmarks to Rust"
     )
-    assert NO_MATCH in context.text and ids["pinned"] in context.text
+    assert NO_OTHER_MATCH in context.text and ids["pinned"] in context.text
     assert not any(ids[body] in context.text for body in OFFICE)
     assert _exposed(home, "run-none") == {ids["pinned"]}
     off = make_app(MINILM + f"\n[agent.{AGENT}]\nmemory_recall = false\n")

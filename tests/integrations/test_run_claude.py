@@ -147,12 +147,12 @@ def test_without_memory_briefing_the_prompt_goes_alone_and_nothing_is_exposed(
     # No briefing; the pinned fact reaches the run only in its context files' facts block
     # (issue 7: `--append-system-prompt`), recorded once as shown in the prompt. The other
     # fact has nothing to do with the prompt (issue 18: facts by relevance), and the block
-    # says no fact matched.
+    # says no other fact matched.
     [exposure] = app.facts.offered_to_run(_run_id(stderr))
     assert exposure.surface == "prompt" and exposure.fact_id == pinned.id
     context = argv[argv.index("--append-system-prompt") + 1]
     assert f"fact {pinned.id}" in context and "settlement fixture" not in context
-    assert "No remembered fact matched this run." in context
+    assert "No other remembered fact matched this run." in context
 
 
 def test_a_prompt_flag_overrides_the_file_and_is_stored_verbatim(

@@ -103,7 +103,7 @@ def run_hook(
             # own stream: a second run opened by the hooks would count the same work twice.
             log.info("hook.skipped event=%s reason=supervised", event)
             return 0, ""
-        if not _worth_a_store(event, payload):
+        if not _worth_a_store(event, payload, fleetmem_home):
             return 0, ""  # most prompts and tool uses: nothing to do, no store opened
         if event == "UserPromptSubmit" and _asks_to_remember(payload):
             _fallback[:] = [_not_stored(payload, "fleetmem did not answer in time")]
@@ -220,17 +220,25 @@ def _noted_without_the_store(home: Path, event: str, payload: Mapping[str, objec
     return True
 
 
-def _worth_a_store(event: str, payload: Mapping[str, object]) -> bool:
+def _worth_a_store(event: str, payload: Mapping[str, object], home: Path) -> bool:
     """False for hook calls that cannot change anything, answered without opening the store:
     an empty prompt, a tool that neither edits nor runs a command."""
     from fleetmem.core.capture import captured_facts
     from fleetmem.integrations.adapters.claude_code import command_of, edit_path
 
     if event == "UserPromptSubmit":
-        # Every prompt may be given the facts relevant to it: the store is opened for any
-        # prompt with words in it (the hook then finds whether the agent's recall is on).
+        # Every prompt of an open session may be given the facts relevant to it: the store
+        # is opened for it (the hook then finds whether the agent's recall is on).
         prompt = payload.get("prompt")
-        return isinstance(prompt, str) and bool(prompt.strip() or captured_facts(prompt))
+        if not isinstance(prompt, str):
+            return False
+        if captured_facts(prompt):
+            return True
+        from fleetmem.integrations.hookstate import StateFiles
+
+        sid = payload.get("session_id")
+        opened = isinstance(sid, str) and StateFiles(home).load(sid) is not None
+        return bool(prompt.strip()) and opened
     if event in ("PostToolUse", "PostToolUseFailure"):
         tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
         if not isinstance(tool, str):

@@ -24,7 +24,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from fleetmem.core.facts import NOTHING_MATCHED, BlockItem, fit_block, visible_scopes
+from fleetmem.core.facts import (
+    NOTHING_ELSE_MATCHED,
+    NOTHING_MATCHED,
+    BlockItem,
+    fit_block,
+    visible_scopes,
+)
 from fleetmem.service.facts import FactService
 
 #: At most this many facts picked by relevance (the pinned ones come on top).
@@ -39,8 +45,9 @@ RELEVANCE_FLOOR = 0.75
 SEARCH_WIDTH = 20
 #: The search reads at most this much of a prompt (its own input limit).
 MAX_QUERY_CHARS = 512
-#: Shown when a run's prompt matched no fact (recall on).
+#: Shown when a run's prompt matched no fact (recall on), with no pinned fact / with some.
 NO_MATCH = NOTHING_MATCHED
+NO_OTHER_MATCH = NOTHING_ELSE_MATCHED
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ from fleetmem.core.contextfiles import NOTEBOOK, FileRef
 from fleetmem.core.durations import format_duration
 from fleetmem.core.facts import BlockItem
 from fleetmem.service.context import ContextRequest, Provided, SegmentProvider
-from fleetmem.service.context_facts import NO_MATCH, run_facts
+from fleetmem.service.context_facts import NO_MATCH, NO_OTHER_MATCH, run_facts
 from fleetmem.service.facts import FactService
 from fleetmem.service.files import ContextFileService
 from fleetmem.service.runs import RunsService
@@ -124,7 +124,9 @@ def _for_about(service: FactService, request: ContextRequest) -> tuple[tuple[Blo
     if request.about is None:
         return service.select_for_run(agent=request.agent, repo=request.repo), ""
     found = run_facts(service, request.about, agent=request.agent, repo=request.repo)
-    return found.pinned + found.relevant, "" if found.matched else NO_MATCH
+    if found.matched:
+        return found.pinned + found.relevant, ""
+    return found.pinned, NO_OTHER_MATCH if found.pinned else NO_MATCH
 
 
 def _briefed(settings: Callable[[], Settings], agent: str) -> bool:
