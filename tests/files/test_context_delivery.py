@@ -176,7 +176,8 @@ def entries(log: Path) -> list[dict[str, Any]]:
 
 
 def test_a_command_gets_a_private_context_file_removed_after_the_run(world: World) -> None:
-    log = harness(world)
+    # Recall off: the preview names no prompt, a run's facts are those matching its prompt.
+    log = harness(world, recall=False)
     app = build(world.home, {"HOME": str(world.tmp)})
     try:
         ref = app.files.ref("notes", agent="harness")
