@@ -6,6 +6,7 @@ character) and the real o200k_base tokenizer.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from fleetmem.core.budget import (
     AUTHORED_MARKER,
+    FAIR_FLOOR_SHARE,
     FEED_MARKER,
     SKIPPED_END,
     SKIPPED_LABEL,
@@ -45,6 +47,19 @@ class ByteCodec:
 
 
 BYTES = ByteCodec()
+WORDS = [
+    "deploy",
+    "the",
+    "ledger",
+    "tests",
+    "été",
+    "中文",
+    "Always",
+    "never",
+    "on",
+    "Fridays.",
+    "`make`",
+]
 REAL = get_tokenizer()
 
 
@@ -57,12 +72,14 @@ def check_report(text: str, report: LoadReport, budget: int, codec: object) -> N
     count = codec.count  # type: ignore[attr-defined]
     assert report.budget == budget
     assert report.tokens == count(text)
-    assert report.used == count(report.delivered)
+    assert report.delivered_tokens == count(report.delivered)
     if report.skipped is None:
         assert report.delivered == text and report.used == report.tokens
         assert report.skipped_tokens == 0
         return
-    assert report.used <= budget
+    assert report.delivered_tokens <= budget
+    if report.delivered:  # an over-budget text takes its whole budget, and is that far over
+        assert (report.used, report.skipped_tokens) == (budget, report.tokens - budget)
     region = report.skipped
     head, tail = text[: region.char_start], text[region.char_end :]
     assert 0 <= region.char_start < region.char_end <= len(text)
@@ -111,8 +128,11 @@ def test_over_budget_keeps_seventy_percent_head_and_thirty_percent_tail() -> Non
     head = REAL.count(text[: region.char_start])
     tail = REAL.count(text[region.char_end :])
     room = head + tail
-    assert abs(head - 0.7 * room) <= 3 and abs(tail - 0.3 * room) <= 3
-    assert report.skipped_tokens == report.tokens - head - tail
+    line = REAL.count(lines[0] + "\n")
+    # Whole lines: the shares are kept to within a line of 70/30.
+    assert abs(head - 0.7 * room) <= line + 3 and abs(tail - 0.3 * room) <= line + 3
+    assert text[: region.char_start].endswith("\n") and text[region.char_start - 1] == "\n"
+    assert report.delivered_tokens > 1500 - 2 * line
     assert text.startswith("line 0000") and report.delivered.startswith("line 0000")
     assert report.delivered.endswith(lines[-1] + "\n")
 
@@ -126,9 +146,36 @@ def test_scenario_s6_notes_of_4100_tokens_against_1500() -> None:
     report = truncate_authored(text, 1500, REAL)
     check_report(text, report, 1500, REAL)
     assert (report.used, report.budget, report.state) == (1500, 1500, "over")
-    # 2,600 tokens plus the few the marker line displaces.
-    marker = REAL.count("\n" + AUTHORED_MARKER + "\n")
-    assert 2600 <= report.skipped_tokens <= 2600 + marker + 2
+    assert report.skipped_tokens == 2600  # the meter: "1,500 / 1,500 · 2,600 skipped"
+    # The agent receives whole lines and the marker, never more than the budget.
+    region = report.skipped
+    assert region is not None and text[region.char_start - 1] == "\n"
+    assert report.delivered_tokens <= 1500
+    assert report.delivered.count(AUTHORED_MARKER) == 1
+
+
+def test_a_single_long_line_is_cut_inside_the_line() -> None:
+    text = "word " * 3000  # no line break to cut at
+    report = truncate_authored(text, 200, REAL)
+    check_report(text, report, 200, REAL)
+    assert report.delivered.startswith("word word") and report.delivered_tokens >= 190
+
+
+def test_cuts_fall_on_line_boundaries_for_generated_files() -> None:
+    rng = random.Random()
+    for _ in range(20):
+        lines = [
+            " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 30)))
+            for _ in range(rng.randint(30, 400))
+        ]
+        text = "\n".join(lines) + ("\n" if rng.random() < 0.5 else "")
+        budget = rng.randint(120, 1500)
+        report = truncate_authored(text, budget, REAL)
+        check_report(text, report, budget, REAL)
+        if report.skipped is not None and report.delivered:
+            region = report.skipped
+            assert region.char_start == 0 or text[region.char_start - 1] == "\n"
+            assert region.char_end == len(text) or text[region.char_end - 1] == "\n"
 
 
 @pytest.mark.parametrize("budget", [1, 5, 17, 18, 19, 25, 60, 150, 400])
@@ -228,7 +275,7 @@ def test_split_keeps_lengths_when_they_fit() -> None:
 def test_split_is_proportional_and_adds_up_exactly() -> None:
     shares = split_budget([1000, 2000, 1], 1500)
     assert sum(shares) == 1500
-    assert shares == [500, 1000, 0]
+    assert shares == [500, 999, 1]  # the 1-token file is whole, not cut to nothing
     assert split_budget([1, 1, 1], 2) == [1, 1, 0]  # ties go to the earlier file
     assert split_budget([3, 3, 3], 8) == [3, 3, 2]
 
@@ -238,6 +285,23 @@ def test_split_never_exceeds_a_length_or_the_total(lengths: list[int], total: in
     shares = split_budget(lengths, total)
     assert all(0 <= s <= n for s, n in zip(shares, lengths, strict=True))
     assert sum(shares) == min(total, sum(lengths))
+
+
+def test_a_short_file_beside_a_long_one_is_kept_whole() -> None:
+    # The case: an 81-character "About you" (6 tokens) beside a long "Voice".
+    assert split_budget([6, 3000], 1500) == [6, 1494]
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=20_000), min_size=1, max_size=6),
+    st.integers(0, 3000),
+)
+def test_every_file_gets_its_whole_size_or_at_least_the_fair_floor(
+    lengths: list[int], total: int
+) -> None:
+    shares = split_budget(lengths, total)
+    floor = int(total * FAIR_FLOOR_SHARE / len(lengths))
+    assert all(s == n or s >= floor for s, n in zip(shares, lengths, strict=True))
 
 
 def test_split_refuses_negative_numbers() -> None:

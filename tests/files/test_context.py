@@ -38,7 +38,7 @@ def bodies_in(assembly: Assembly) -> None:
             continue
         position = text.index(f"## {segment.title}\n", position)
         for part in segment.parts:
-            assert part.report.used == TOK.count(part.report.delivered)
+            assert part.report.delivered_tokens == TOK.count(part.report.delivered)
             # A fenced body is shown with marker look-alikes neutralised (tests/core/test_fence*).
             body = rendered_body(segment.key, part.report.delivered)
             if not body:
@@ -222,10 +222,13 @@ def test_fr49_each_truncation_is_logged_with_budget_original_and_truncated_size(
         assert "context.truncated" not in caplog.text
         context = files.assemble(AGENT, run_id="r-77")
     [cut] = context.truncations
-    assert (cut.segment, cut.budget, cut.original, cut.truncated) == ("notes", 1500, original, 1500)
+    delivered = context.assembly.segment("notes").parts[0].report.delivered
+    # The truncated size is what the agent received: whole lines and the marker.
+    assert (cut.segment, cut.budget, cut.original) == ("notes", 1500, original)
+    assert cut.truncated == TOK.count(delivered) <= 1500
     assert (
         f"context.truncated run=r-77 agent={AGENT} segment=notes file=agent/{AGENT}/notes"
-        f" budget=1500 original={original} truncated=1500"
+        f" budget=1500 original={original} truncated={cut.truncated}"
     ) in caplog.text
     assert metrics.sample("fleetmem_context_truncations_total", {"segment": "notes"}) == counted + 1
 

@@ -112,6 +112,24 @@ def test_every_run_files_share_1500_tokens_in_proportion(files: ContextFileServi
     assert segment.used <= 1500 and segment.budget == 1500
 
 
+def test_a_short_every_run_file_beside_a_long_one_reaches_the_agent_whole(
+    files: ContextFileService,
+) -> None:
+    about = "I run a small design studio in Lisbon; call me Marina, please.\n"  # a few tokens
+    voice = text_of_tokens(3000, "Short sentences. No exclamation marks. Plain words.\n")
+    files.save(files.ref("about_you"), about, base_revision=0, actor=MARINA)
+    files.save(files.ref("voice"), voice, base_revision=0, actor=MARINA)
+    a = files.get(files.ref("about_you")).meter
+    v = files.get(files.ref("voice")).meter
+    assert a.state != "over" and a.report is not None and not a.report.truncated
+    assert a.budget + v.budget == 1500 and v.budget == 1500 - TOK.count(about)
+    context = files.assemble("any-agent").text
+    assert about in context
+    region = v.report.skipped if v.report is not None else None
+    assert region is not None and voice[region.char_start - 1] == "\n"  # cut on a line
+    assert v.report is not None and v.report.skipped_tokens == TOK.count(voice) - v.budget
+
+
 # ---- FR-30: on-demand files have no budget ---------------------------------------------------
 def test_on_demand_files_have_no_budget_and_stay_out_of_runs(files: ContextFileService) -> None:
     glossary = corpus()["europe_mixed.md"]

@@ -169,6 +169,108 @@ def test_user_prompt_remember_lines_become_active_human_facts(
     assert len(app.facts.list().items) == 2
 
 
+def _events_file(world: World, session: Session) -> Path:
+    [path] = (world.home / "hooks" / "claude-code").glob("*.events.jsonl")
+    return path
+
+
+def _prompt(session: Session, text: str) -> bytes:
+    payload = json.loads(session.payload("user_prompt_submit"))
+    payload["prompt"] = text
+    return json.dumps(payload).encode()
+
+
+def test_requests_said_as_people_say_them_are_captured(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    text = (
+        "Fix the flaky ledger test. Remember that we never deploy billing on Fridays.\n"
+        "Do you remember how the cache works? Don't forget to add a test."
+    )
+    proc, _ = session.hook("UserPromptSubmit", _prompt(session, text))
+    [line] = json.loads(proc.stdout)["systemMessage"].splitlines()
+    [fact] = open_app().facts.list().items
+    assert fact.body == "we never deploy billing on Fridays."
+    assert (fact.status, fact.origin) == ("active", "human")
+    assert line == f'fleetmem remembered "{fact.body}" ({fact.id})'
+    # An ordinary prompt remembers nothing (and tells the person nothing).
+    quiet, _ = session.hook("UserPromptSubmit", _prompt(session, "I remember this bug, fix it."))
+    assert quiet.returncode == 0 and "systemMessage" not in json.loads(quiet.stdout or b"{}")
+    assert len(open_app().facts.list().items) == 1
+
+
+def test_each_prompt_is_given_the_facts_relevant_to_it_once(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    world.config("[agent.claude-code]\n")
+    app = open_app()
+    ledger = app.facts.add("The ledger tests are flaky on CI; rerun with a fixed seed.").fact
+    parking = app.facts.add("Parking is first come, first served.").fact
+    app.close()
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    proc, _ = session.hook("UserPromptSubmit", _prompt(session, "ledger tests flaky"))
+    answer = json.loads(proc.stdout)
+    assert "systemMessage" not in answer  # nothing was remembered: nothing to tell the person
+    block, _ = parse_block(answer["hookSpecificOutput"]["additionalContext"])
+    assert ledger.id in block.body and parking.id not in block.body
+    shown = open_app().facts.offered_to_run(session.run_id())
+    assert [(e.fact_id, e.surface) for e in shown] == [(ledger.id, "prompt")]
+    # The same prompt again: the session was shown that fact already.
+    again, _ = session.hook("UserPromptSubmit", _prompt(session, "ledger tests flaky"))
+    assert again.stdout == b""
+    other, _ = session.hook("UserPromptSubmit", _prompt(session, "rename the tokenizer"))
+    context = json.loads(other.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "No remembered fact matched this prompt." in context
+
+
+def test_a_capture_that_cannot_be_stored_is_reported_in_one_line(world: World) -> None:
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    (world.home / "fleetmem.toml").write_text("[agent.claude-code\nbroken", encoding="utf-8")
+    proc, _ = session.hook("UserPromptSubmit", _prompt(session, "remember: we ship on Tuesdays"))
+    assert proc.returncode == 0
+    [line] = json.loads(proc.stdout)["systemMessage"].splitlines()
+    assert line.startswith('fleetmem could not store "we ship on Tuesdays"; nothing was remembered')
+
+
+def _tests_pass_in_the_transcript(session: Session) -> None:
+    """The transcript's pytest result says nothing of failing (as a host may record it)."""
+    text = session.transcript.read_text(encoding="utf-8")
+    text = text.replace('"content": "Error: Exit code 1\\n', '"content": "').replace(
+        '"is_error": true', '"is_error": false'
+    )
+    session.transcript.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("failure_seen", [True, False])
+def test_a_failure_seen_by_the_failure_hook_makes_the_session_failed(
+    world: World, failure_seen: bool
+) -> None:
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    _tests_pass_in_the_transcript(session)
+    if failure_seen:
+        payload = json.loads(session.payload("post_tool_use_bash"))
+        payload.update(
+            hook_event_name="PostToolUseFailure",
+            tool_input={"command": "python -m pytest -q tests/test_app.py"},
+            error="Exit code 1\n1 failed in 0.02s",
+        )
+        payload.pop("tool_response")
+        proc, _ = session.hook("PostToolUseFailure", json.dumps(payload).encode())
+        assert (proc.returncode, proc.stdout) == (0, b"")
+    session.hook("SessionEnd", session.payload("session_end"))
+    record = world.record(session.run_id())
+    expected = ("failed", "verify_failed") if failure_seen else ("succeeded", "completed")
+    assert (record["outcome"], record["reason"]) == expected
+
+
 def test_post_tool_use_reports_edits_as_presence(world: World, open_app: Callable[[], App]) -> None:
     world.config("[agent.claude-code]\n")
     session = Session(world)
@@ -176,9 +278,16 @@ def test_post_tool_use_reports_edits_as_presence(world: World, open_app: Callabl
     proc, _ = session.hook("PostToolUse", session.payload("post_tool_use_edit"))
     assert (proc.returncode, proc.stdout) == (0, b"")
     session.hook("PostToolUse", session.payload("post_tool_use_bash"))
+    session.hook("PostToolUse", session.payload("post_tool_use_edit"))  # the same file again
     app = open_app()
     [live] = app.runs.live_runs(REPO_KEY)
     assert live.files == ("app.py",)
+    # The command and the second edit were noted without opening the store.
+    log = (world.home / "logs" / "hooks.log").read_text(encoding="utf-8")
+    assert log.count("hook.done event=PostToolUse") == 3
+    assert log.count("event=PostToolUse ms=") - log.count("fast=1") == 1
+    events = [json.loads(line) for line in _events_file(world, session).read_text().splitlines()]
+    assert [e["type"] for e in events] == ["edit", "command", "edit"]
 
 
 def test_session_end_closes_the_run_from_the_transcript(
@@ -266,7 +375,12 @@ def test_hooks_fail_open_on_a_broken_configuration(world: World) -> None:
         ("Nope", "session_start"),
     ):
         proc, _took = session.hook(event, session.payload(payload))
-        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+        assert (proc.returncode, proc.stderr) == (0, b"")
+        if event == "UserPromptSubmit":  # the person hears that their fact was not kept
+            message = json.loads(proc.stdout)["systemMessage"]
+            assert message.startswith("fleetmem could not store") and "\n" not in message
+        else:
+            assert proc.stdout == b""
     log = (world.home / "logs" / "hooks.log").read_text()
     assert log.count("hook.failed") == 5 and "ConfigError" in log
 

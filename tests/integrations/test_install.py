@@ -63,7 +63,8 @@ def test_install_claude_code_user_scope_is_idempotent_and_keeps_unrelated_settin
     assert data["hooks"]["Stop"] == UNRELATED_SETTINGS["hooks"]["Stop"]
     post = data["hooks"]["PostToolUse"]
     assert post[0] == UNRELATED_SETTINGS["hooks"]["PostToolUse"][0]
-    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"):
+    events = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SessionEnd")
+    for event in events:
         [entry] = _ours(data["hooks"][event])
         assert entry["command"].endswith(f" hook claude-code {event}")
         assert entry["command"].startswith(str(Path(FLEETMEM).resolve()))

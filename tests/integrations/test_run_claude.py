@@ -137,15 +137,22 @@ def test_without_memory_briefing_the_prompt_goes_alone_and_nothing_is_exposed(
     world: World, open_app: Callable[[], App]
 ) -> None:
     _setup(world, open_app, briefing=False)
+    app = open_app()
+    pinned = app.facts.add("Always rerun a failing test once before triaging it.", pin=True).fact
+    app.close()
     _code, _stdout, stderr = _run(world)
     argv = world.starts()[0]["argv"]
     assert argv[-1].encode("utf-8") == PROMPT
     app = open_app()
-    # No briefing; the fact reaches the run only in its context files' facts block (issue 7:
-    # `--append-system-prompt`), recorded once as shown in the prompt.
+    # No briefing; the pinned fact reaches the run only in its context files' facts block
+    # (issue 7: `--append-system-prompt`), recorded once as shown in the prompt. The other
+    # fact has nothing to do with the prompt (issue 18: facts by relevance), and the block
+    # says no other fact matched.
     [exposure] = app.facts.offered_to_run(_run_id(stderr))
-    assert exposure.surface == "prompt"
-    assert f"fact {exposure.fact_id}" in argv[argv.index("--append-system-prompt") + 1]
+    assert exposure.surface == "prompt" and exposure.fact_id == pinned.id
+    context = argv[argv.index("--append-system-prompt") + 1]
+    assert f"fact {pinned.id}" in context and "settlement fixture" not in context
+    assert "No other remembered fact matched this run." in context
 
 
 def test_a_prompt_flag_overrides_the_file_and_is_stored_verbatim(

@@ -4,14 +4,25 @@ A *load report* answers "how much of this reaches the agent": the text's tokens,
 the tokens actually delivered, a state (``under`` below 90 % of the budget, ``near`` from 90 %
 to 100 %, ``over`` above), and, when over, the exact region that is skipped as character and
 line ranges. The same function produces the delivered text that a run's context carries, so the
-meter and the run agree to the token (FR-50): ``used`` is the token count of ``delivered``.
+meter and the run agree to the token (FR-50).
+
+Accounting when a text is over its budget: it takes its whole budget (``used == budget``) and
+``skipped_tokens`` is how far over it is (``tokens - budget``: trim that many and the whole
+text reaches the agent), so the seed's 4,100-token Notes file against 1,500 reads "1,500 /
+1,500 · 2,600 skipped" (S6). What the agent receives, the head and tail in whole lines and
+the marker line between them, is never more than the budget; ``delivered_tokens`` is its
+exact count, and the marker's own tokens are part of it. Under budget, ``used``,
+``delivered_tokens`` and ``tokens`` are the same.
 
 Two shapes of material, two rules (FR-43):
 
 * **Authored** text (a context file, a notebook) keeps its head and tail and drops the middle:
   the first 70 % of the room left after the marker line from the top, the last 30 % from the
-  bottom, and one marker line between them. Cuts fall on token boundaries (moved back to a
-  character boundary when a token ends inside a character).
+  bottom, and one marker line between them. Cuts fall on line boundaries: the head is whole
+  lines from the top, the tail whole lines from the bottom, and room one side cannot use goes
+  to the other. Only when the first or last line alone is longer than its share is the cut
+  made inside a line, on a token boundary (moved back to a character boundary when a token
+  ends inside a character).
 * **Feeds** (recent runs, recent activity, facts in rank order) keep whole entries from the top,
   newest (or best) first, and drop older entries whole, with one marker line at the end.
 
@@ -27,6 +38,7 @@ from typing import Literal, Protocol
 
 __all__ = [
     "AUTHORED_MARKER",
+    "FAIR_FLOOR_SHARE",
     "FEED_MARKER",
     "HEAD_SHARE",
     "NEAR_FROM",
@@ -104,6 +116,13 @@ class LoadReport:
     skipped: SkippedRegion | None
     delivered: str
     shape: Shape = "authored"
+    #: The exact token count of ``delivered`` (``-1``: the same as ``used``).
+    delivered_count: int = -1
+
+    @property
+    def delivered_tokens(self) -> int:
+        """Tokens of the text the agent receives (marker included), at most ``budget``."""
+        return self.used if self.delivered_count < 0 else self.delivered_count
 
     @property
     def percent(self) -> float:
@@ -158,9 +177,77 @@ def truncate_authored(
     """Fit ``text`` into ``budget`` tokens by keeping its head and tail (FR-43).
 
     Under budget the text is delivered whole. Over it, the delivered text is the head, the
-    marker on a line of its own, and the tail, and ``used`` (its exact token count) never
-    exceeds ``budget``. A budget too small for the marker delivers nothing.
+    marker on a line of its own, and the tail, cut on line boundaries, and its exact token
+    count never exceeds ``budget``. A budget too small for the marker delivers nothing.
     """
+    budget = max(budget, 0)
+    total = codec.count(text)
+    if total <= budget:
+        return LoadReport(total, budget, total, 0, None, text)
+    cut = _cut_on_lines(text, budget, codec, marker)
+    if cut is None:
+        cut = _truncate_by_tokens(text, budget, codec, marker=marker)
+    if not cut.delivered:
+        return LoadReport(total, budget, 0, total, _region(text, 0, len(text)), "")
+    return LoadReport(
+        total, budget, budget, total - budget, cut.skipped, cut.delivered, "authored", cut.used
+    )
+
+
+def _cut_on_lines(text: str, budget: int, codec: TokenCodec, marker: str) -> LoadReport | None:
+    """The head and tail in whole lines, or None when the first or last line alone does not
+    fit its share (then only a cut inside the line delivers anything of that end)."""
+    lines = text.splitlines(keepends=True)
+    room = budget - codec.count(f"\n{marker}\n")
+    if room <= 0 or len(lines) < 2:
+        return None
+    head_room = int(room * HEAD_SHARE)
+    head = _lines_that_fit(lines, head_room, codec, from_top=True)
+    tail = _lines_that_fit(lines[head:], room - _count(lines[:head], codec), codec, from_top=False)
+    # What the tail could not use goes back to the head.
+    head = _lines_that_fit(
+        lines[: len(lines) - tail],
+        room - _count(lines[len(lines) - tail :], codec),
+        codec,
+        from_top=True,
+    )
+    if head == 0 or tail == 0:
+        return None
+    while head > 0:
+        head_text = "".join(lines[:head])
+        tail_text = "".join(lines[len(lines) - tail :])
+        joined = head_text if head_text.endswith("\n") else head_text + "\n"
+        delivered = f"{joined}{marker}\n{tail_text}"
+        used = codec.count(delivered)
+        if used <= budget:
+            region = _region(text, len(head_text), len(text) - len(tail_text))
+            return LoadReport(0, budget, used, 0, region, delivered)
+        head -= 1  # the joins cost a token or two more than the parts: give up a line
+    return None
+
+
+def _count(lines: Sequence[str], codec: TokenCodec) -> int:
+    return codec.count("".join(lines)) if lines else 0
+
+
+def _lines_that_fit(lines: Sequence[str], room: int, codec: TokenCodec, *, from_top: bool) -> int:
+    """How many whole lines from the top (or bottom) of ``lines`` fit ``room`` tokens."""
+    low, high = 0, len(lines)
+    while low < high:
+        mid = (low + high + 1) // 2
+        part = lines[:mid] if from_top else lines[len(lines) - mid :]
+        if _count(part, codec) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _truncate_by_tokens(
+    text: str, budget: int, codec: TokenCodec, *, marker: str = AUTHORED_MARKER
+) -> LoadReport:
+    """The cut on token boundaries, for a text whose end lines are longer than their share:
+    ``used`` is the exact token count of ``delivered`` and ``skipped`` the region cut."""
     tokens = codec.encode(text)
     total = len(tokens)
     budget = max(budget, 0)
@@ -302,22 +389,47 @@ def truncate_feed(
 # ---------------------------------------------------------------------------------------------
 
 
+#: Each of ``n`` files sharing a budget is sure of at least this share of an equal split:
+#: a short file is never cut to nothing because a long one shares its budget.
+FAIR_FLOOR_SHARE = 0.5
+
+
 def split_budget(lengths: Sequence[int], total: int) -> list[int]:
     """Allotments of ``total`` tokens among parts of the given lengths (FR-29).
 
-    When the lengths fit, each part may use its whole length. Otherwise the budget is split in
-    proportion to the lengths, by largest remainder (ties to the earlier part), so the
-    allotments add up to exactly ``total``.
+    When the lengths fit, each part may use its whole length. Otherwise each part gets its
+    whole length when that is within the fair floor (half an equal share,
+    :data:`FAIR_FLOOR_SHARE`) or within its proportional share of what is left, at least the
+    fair floor otherwise, and the rest is split in proportion to the lengths of the parts still
+    over, by largest remainder (ties to the earlier part), so the allotments add up to exactly
+    ``total``.
     """
     if any(length < 0 for length in lengths) or total < 0:
         raise ValueError("lengths and total must not be negative")
-    whole = sum(lengths)
-    if whole <= total:
+    if sum(lengths) <= total:
         return list(lengths)
-    shares = [total * length // whole for length in lengths]
-    remainders = sorted(range(len(lengths)), key=lambda i: (-(total * lengths[i] % whole), i))
-    for i in remainders[: total - sum(shares)]:
-        shares[i] += 1
+    floor = int(total * FAIR_FLOOR_SHARE / len(lengths))
+    shares = [0] * len(lengths)
+    open_parts = list(range(len(lengths)))
+    left = total
+    while open_parts:
+        whole = sum(lengths[i] for i in open_parts)
+        fits = [i for i in open_parts if lengths[i] <= max(floor, left * lengths[i] / whole)]
+        settled = fits or [i for i in open_parts if left * lengths[i] / whole < floor]
+        if not settled:
+            break
+        for i in settled:
+            shares[i] = lengths[i] if fits else floor
+            left -= shares[i]
+        open_parts = [i for i in open_parts if i not in settled]
+    if open_parts:
+        whole = sum(lengths[i] for i in open_parts)
+        for i in open_parts:
+            shares[i] = left * lengths[i] // whole
+        rest = left - sum(shares[i] for i in open_parts)
+        by_remainder = sorted(open_parts, key=lambda i: (-(left * lengths[i] % whole), i))
+        for i in by_remainder[:rest]:
+            shares[i] += 1
     return shares
 
 

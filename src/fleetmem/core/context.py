@@ -155,6 +155,13 @@ class SegmentResult:
         return 0 if self.dropped_by_backstop else sum(p.report.used for p in self.parts)
 
     @property
+    def delivered_tokens(self) -> int:
+        """Tokens of the bodies the agent receives (markers included)."""
+        if self.dropped_by_backstop:
+            return 0
+        return sum(p.report.delivered_tokens for p in self.parts)
+
+    @property
     def skipped_tokens(self) -> int:
         if self.dropped_by_backstop:
             return self.tokens
@@ -181,17 +188,19 @@ class Assembly:
     @property
     def overhead(self) -> int:
         """Tokens of headings, fences and the preamble (``total`` minus the bodies)."""
-        return self.total - sum(s.used for s in self.segments)
+        return self.total - sum(s.delivered_tokens for s in self.segments)
 
     def segment(self, key: str) -> SegmentResult:
         return next(s for s in self.segments if s.key == key)
 
 
 def shared_reports(texts: Sequence[str], budget: int, codec: TokenCodec) -> list[LoadReport]:
-    """Reports of files sharing one budget: whole when they fit, else split by length (FR-29).
+    """Reports of files sharing one budget: whole when they fit, else split fairly (FR-29).
 
     When the files fit, each report's budget is the shared budget, so a meter reads e.g.
-    "340 / 1,500"; when they do not, each file is held to its proportional allotment.
+    "340 / 1,500"; when they do not, each file is held to its allotment from
+    :func:`~fleetmem.core.budget.split_budget`: its whole size when short, at least a fair
+    floor, otherwise in proportion to its length.
     """
     lengths = [codec.count(text) for text in texts]
     if sum(lengths) <= budget:

@@ -35,6 +35,9 @@ HOOKS: Mapping[str, tuple[str | None, int]] = {
     "SessionStart": (None, 10),
     "UserPromptSubmit": (None, 10),
     "PostToolUse": ("Edit|MultiEdit|Write|NotebookEdit|Bash", 10),
+    # A failing tool call (a command that exits non-zero) fires this instead of PostToolUse:
+    # without it a session whose tests failed could be recorded as succeeded.
+    "PostToolUseFailure": ("Bash", 10),
     "SessionEnd": (None, 30),
 }
 MARKER = " hook claude-code "

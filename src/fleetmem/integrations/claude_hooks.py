@@ -9,12 +9,15 @@ the payloads) and answers on stdout:
   session keeps its run and is given the same briefing again. The run token goes to
   ``$CLAUDE_ENV_FILE`` when Claude Code offers one, so ``fleetmem`` commands the session
   runs are attributed.
-- **UserPromptSubmit**: each line of the person's own prompt that starts with ``remember:``
-  or ``#remember`` becomes an active fact with a human origin and the session as its
-  conversation; the answer is one line naming the exact stored wording. (Facts an agent
-  proposes through the ``remember`` tool stay proposed: they may come from what it read.)
-- **PostToolUse** (and PostToolUseFailure, if registered) notes file edits and commands, and
-  heartbeats the run with the files edited.
+- **UserPromptSubmit**: each request to remember in the person's own prompt, said as people
+  say it ("remember that …", "please remember …", "don't forget: …", "note for next time:
+  …", "remember: …"; :mod:`fleetmem.core.capture`), becomes an active fact with a human
+  origin and the session as its conversation; the answer is one line per fact naming the
+  exact stored wording. (Facts an agent proposes through the ``remember`` tool stay
+  proposed: they may come from what it read.)
+- **PostToolUse** and **PostToolUseFailure** (both registered by default) note file edits and
+  commands, a failed one as failed, and heartbeat the run with the files edited. SessionEnd
+  trusts a failure a hook saw even where the transcript says nothing of it.
 - **SessionEnd** reads the session transcript for the result, model, cost and tool uses,
   adds what git saw change, closes the run with its run record, and leaves the episode to a
   detached ``fleetmem jobs``.
@@ -32,9 +35,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from fleetmem.core.capture import captured_facts
 from fleetmem.core.facts import Actor
 from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.integrations import briefing as briefings
@@ -44,7 +49,6 @@ from fleetmem.integrations.adapters.claude_code import (
     ClaudeStreamParser,
     command_of,
     edit_path,
-    remember_lines,
 )
 from fleetmem.integrations.attach import Owners, ProcessId, attach_session, session_owner
 from fleetmem.integrations.gitdiff import Snapshot, changed_since, take_snapshot
@@ -57,6 +61,7 @@ from fleetmem.integrations.records import (
     verifications,
 )
 from fleetmem.service.bootstrap import App
+from fleetmem.service.context_facts import facts_for_prompt
 from fleetmem.service.fact_base import local_user
 from fleetmem.service.fencing import fenced
 from fleetmem.service.gitrepo import resolve_repository
@@ -258,16 +263,27 @@ class ClaudeHooks:
         prompt = payload.get("prompt")
         if not isinstance(prompt, str):
             return ""
-        wanted = remember_lines(prompt)
-        if not wanted:
-            return ""
         sid = _session_id(payload)
         state = self.states.load(sid)
-        user = local_user()
-        actor = Actor("human", user.name, state.run_id if state else None)
+        lines, for_model = self._captures(prompt, sid, state)
+        facts = self._prompt_facts(prompt, state) if state is not None else ""
+        if not lines and not facts:
+            return ""
+        block = briefings.fence(facts, "").rstrip("\n") if facts else ""
+        return prompt_answer("\n".join(lines), block, for_model="\n".join(for_model))
+
+    def _captures(
+        self, prompt: str, sid: str, state: SessionState | None
+    ) -> tuple[list[str], list[str]]:
+        """Store each request to remember in the prompt: one line per fact for the person,
+        and the same news for the model with the stored words fenced."""
+        wanted = captured_facts(prompt)
+        if not wanted:
+            return [], []
+        actor = Actor("human", local_user().name, state.run_id if state else None)
         lines = []
         # The model is given the stored words only fenced (the person sees them plain).
-        for_model = []
+        for_model: list[str] = []
         for body in wanted[:10]:
             try:
                 stored = self.app.facts.add(body, actor=actor, conversation=f"claude-code:{sid}")
@@ -277,20 +293,25 @@ class ClaudeHooks:
                 for_model.append(fenced(fact.body, field="fact", source="fleetmem-memory"))
                 log.info("hook.remembered fact=%s session_run=%s", fact.id, actor.run_id)
             except FleetmemError as exc:
-                lines.append(f"fleetmem did not remember it: {exc}")
+                lines.append(f'fleetmem did not remember "{body}": {exc}')
                 for_model.append(f"fleetmem did not remember it ({exc.code}):")
                 for_model.append(fenced(str(exc), field="reason", source="fleetmem-memory"))
-        message = "\n".join(lines)
-        return json.dumps(
-            {
-                "systemMessage": message,
-                "hookSpecificOutput": {
-                    "hookEventName": "UserPromptSubmit",
-                    "additionalContext": "\n".join(for_model)
-                    + "\n(Confirm this to the user in one line, quoting the stored wording.)",
-                },
-            }
-        )
+        return lines, for_model
+
+    def _prompt_facts(self, prompt: str, state: SessionState) -> str:
+        """The facts relevant to this prompt the session was not shown yet (exposure written),
+        when the agent's recall is on and its briefing does not carry its facts."""
+        agent = self.app.settings.agent(state.agent)
+        if not agent.memory_recall or agent.memory_briefing or not prompt.strip():
+            return ""
+        try:
+            repo = self.app.runs.resolve_caller(state.token).repo
+            return facts_for_prompt(
+                self.app.facts, prompt, run_id=state.run_id, agent=state.agent, repo=repo
+            )
+        except FleetmemError as exc:  # facts are an aid: the prompt goes on without them
+            log.info("hook.prompt_facts_failed run=%s reason=%s", state.run_id, exc)
+            return ""
 
     # ---- PostToolUse --------------------------------------------------------------------
     def post_tool_use(self, payload: Mapping[str, Any]) -> str:
@@ -321,6 +342,11 @@ class ClaudeHooks:
             self.app.runs.heartbeat(state.token, files=files)
         except FleetmemError as exc:
             log.info("hook.heartbeat_refused run=%s reason=%s", state.run_id, exc)
+            return
+        # Re-read: another hook of the session may have saved the state since it was loaded.
+        latest = self.states.load(state.session_id) or state
+        latest.heartbeats[path] = time.time()
+        self.states.save(latest)
 
     # ---- SessionEnd ---------------------------------------------------------------------
     def session_end(self, payload: Mapping[str, Any]) -> str:
@@ -329,8 +355,11 @@ class ClaudeHooks:
         if state is None:
             return ""
         observation = self._transcript(payload.get("transcript_path"), sid)
+        seen = _events_from_hooks(self.states.events(sid))
         if not observation.events:
-            observation.events.extend(_events_from_hooks(self.states.events(sid)))
+            observation.events.extend(seen)
+        else:
+            observation.events[:] = _with_failures(observation.events, seen)
         extra: tuple[str, ...] = ()
         if state.root is not None and state.tree is not None:
             changed = changed_since(Snapshot(root=state.root, tree=state.tree))
@@ -389,6 +418,29 @@ def _events_from_hooks(items: list[dict[str, Any]]) -> list[Edit | CommandRun]:
     return out
 
 
+def _with_failures(
+    events: list[Edit | CommandRun], seen: list[Edit | CommandRun]
+) -> list[Edit | CommandRun]:
+    """The transcript's events, each command the hooks saw fail marked failed. The hooks
+    note every run of a command in order, so the n-th run of a command in the transcript
+    is the n-th the hooks saw."""
+    outcomes: dict[str, list[bool]] = {}
+    for event in seen:
+        if isinstance(event, CommandRun):
+            outcomes.setdefault(event.command, []).append(event.failed)
+    runs: dict[str, int] = {}
+    out: list[Edit | CommandRun] = []
+    for event in events:
+        if isinstance(event, CommandRun) and not event.subagent:
+            n = runs.get(event.command, 0)
+            runs[event.command] = n + 1
+            hooked = outcomes.get(event.command, [])
+            if not event.failed and n < len(hooked) and hooked[n]:
+                event = replace(event, failed=True)
+        out.append(event)
+    return out
+
+
 def record_in_background(home: Path, environ: Mapping[str, str]) -> None:
     """Start ``fleetmem jobs`` detached, so the episode is recorded off the hook's path."""
     env = {**environ, "FLEETMEM_HOME": str(home)}
@@ -403,3 +455,26 @@ def record_in_background(home: Path, environ: Mapping[str, str]) -> None:
         )
     except OSError as exc:
         log.info("hook.jobs_not_started error=%s", exc.strerror)
+
+
+def prompt_answer(message: str, facts: str = "", *, for_model: str = "") -> str:
+    """A UserPromptSubmit answer: ``message`` (what was remembered) shown to the person, the
+    same news for the agent (``for_model``, with stored words fenced; else ``message``), and
+    the fenced ``facts`` block for this prompt handed to the agent."""
+    context = []
+    if message:
+        context.append(
+            (for_model or message)
+            + "\n(Confirm this to the user in one line, quoting the stored wording.)"
+        )
+    if facts:
+        context.append(facts)
+    answer: dict[str, Any] = {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": "\n\n".join(context),
+        }
+    }
+    if message:
+        answer["systemMessage"] = message
+    return json.dumps(answer)

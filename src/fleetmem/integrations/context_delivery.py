@@ -74,10 +74,13 @@ class Delivery:
             self.directory = None
 
 
-def assemble_for_run(app: App, *, agent: str, repo: str | None, run_id: str) -> str:
-    """The run's context text, its loads recorded; ``""`` when it could not be assembled."""
+def assemble_for_run(
+    app: App, *, agent: str, repo: str | None, run_id: str, about: str | None = None
+) -> str:
+    """The run's context text, its loads recorded; ``""`` when it could not be assembled.
+    ``about`` (the run's prompt) picks the facts relevant to it."""
     try:
-        context = app.files.assemble(agent, repo=repo, run_id=run_id)
+        context = app.files.assemble(agent, repo=repo, run_id=run_id, about=about)
     except Exception as exc:  # context is an aid: its failure never stops a run
         log.warning("context.failed agent=%s run=%s error=%s", agent, run_id, type(exc).__name__)
         CONTEXT_DELIVERIES.labels(how="none", outcome="failed").inc()
@@ -183,9 +186,11 @@ def for_run(
     argv: Sequence[str],
     env: Mapping[str, str],
     has_prompt: bool,
+    prompt: str | None = None,
 ) -> Delivery:
-    """Assemble a ``fleetmem run``'s context (recording its loads) and hand it over."""
-    text = assemble_for_run(app, agent=agent, repo=repo, run_id=run_id)
+    """Assemble a ``fleetmem run``'s context (recording its loads) and hand it over; its facts
+    are those relevant to ``prompt`` (the operator's prompt)."""
+    text = assemble_for_run(app, agent=agent, repo=repo, run_id=run_id, about=prompt or "")
     return deliver(adapter, argv, env, text, has_prompt=has_prompt, agent=agent, run_id=run_id)
 
 
@@ -236,7 +241,9 @@ def _assemble_session(
     except Exception as exc:  # the run is gone: no context rather than a failed hook
         log.warning("context.failed agent=%s run=%s error=%s", agent, run_id, type(exc).__name__)
         return ""
-    text = assemble_for_run(app, agent=agent, repo=repo, run_id=run_id)
+    # The session's prompts are not known yet: its facts beyond the pinned ones come with
+    # each prompt (UserPromptSubmit).
+    text = assemble_for_run(app, agent=agent, repo=repo, run_id=run_id, about="")
     if late.is_set():
         return text  # not given: nothing kept, so a resumed session assembles afresh
     try:

@@ -38,6 +38,10 @@ CLOSE_S = 0.5
 
 log = logging.getLogger("fleetmem.hooks")
 
+#: What to print if the hook fails or runs out of time once it knows the prompt asked to
+#: remember something: the person is told in one line that nothing was kept, never silence.
+_fallback: list[str] = []
+
 
 def _home(home: str | None, environ: Mapping[str, str]) -> Path:
     from fleetmem.config import default_home
@@ -108,8 +112,13 @@ def run_hook(
             # own stream: a second run opened by the hooks would count the same work twice.
             log.info("hook.skipped event=%s reason=supervised", event)
             return 0, ""
-        if not _worth_a_store(event, payload):
+        if not _worth_a_store(event, payload, fleetmem_home):
             return 0, ""  # most prompts and tool uses: nothing to do, no store opened
+        if event == "UserPromptSubmit" and _asks_to_remember(payload):
+            _fallback[:] = [_not_stored(payload, "fleetmem did not answer in time")]
+        if _noted_without_the_store(fleetmem_home, event, payload):
+            log.info("hook.done event=%s ms=%d fast=1", event, (time.monotonic() - started) * 1000)
+            return 0, ""
         from fleetmem.integrations.claude_hooks import ClaudeHooks
         from fleetmem.service.bootstrap import build
 
@@ -134,10 +143,13 @@ def run_hook(
             answer = ""
             hooks.snapshot_after_start(payload)
         log.info("hook.done event=%s ms=%d", event, (time.monotonic() - started) * 1000)
-    except BaseException as exc:  # fail open: log, answer nothing, exit 0
+    except BaseException as exc:  # fail open: log, answer nothing (but a lost capture), exit 0
         log.warning("hook.failed event=%s error=%s: %s", event, type(exc).__name__, str(exc)[:300])
         answer = ""
+        if _fallback:
+            answer = _not_stored(payload, f"{type(exc).__name__}: {exc}")
     finally:
+        _fallback.clear()
         if app is not None:
             _close(app)
     return 0, answer
@@ -160,14 +172,82 @@ def _close(app: Any) -> None:
         log.info("hook.close_abandoned after=%gs", CLOSE_S)
 
 
-def _worth_a_store(event: str, payload: Mapping[str, object]) -> bool:
+def _asks_to_remember(payload: Mapping[str, object]) -> bool:
+    from fleetmem.core.capture import captured_facts
+
+    prompt = payload.get("prompt")
+    return isinstance(prompt, str) and bool(captured_facts(prompt))
+
+
+def _not_stored(payload: Mapping[str, object], reason: str) -> str:
+    """The one line telling the person their request to remember was not kept."""
+    from fleetmem.core.capture import captured_facts
+    from fleetmem.integrations.claude_hooks import prompt_answer
+
+    prompt = payload.get("prompt")
+    wanted = captured_facts(prompt) if isinstance(prompt, str) else []
+    first = wanted[0] if wanted else ""
+    more = f" and {len(wanted) - 1} more" if len(wanted) > 1 else ""
+    reason = " ".join(reason.split())[:200]
+    return prompt_answer(
+        f'fleetmem could not store "{first}"{more}; nothing was remembered ({reason}).'
+        " Say it again once fleetmem works: `fleetmem doctor` may tell why."
+    )
+
+
+def _noted_without_the_store(home: Path, event: str, payload: Mapping[str, object]) -> bool:
+    """The PostToolUse hot path: a command, or an edit of a file heartbeated moments ago, in
+    a session whose run is open, is only appended to the session's event file (SessionEnd
+    reads it); nothing is imported beyond the standard library and no store is opened."""
+    if event not in ("PostToolUse", "PostToolUseFailure"):
+        return False
+    from fleetmem.integrations.adapters.claude_code import command_of, edit_path
+    from fleetmem.integrations.hookstate import HEARTBEAT_FRESH_S, StateFiles
+
+    sid = payload.get("session_id")
+    tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
+    if not isinstance(sid, str) or not sid.strip() or not isinstance(tool, str):
+        return False
+    states = StateFiles(home)
+    state = states.load(sid)
+    if state is None:
+        return False  # no run yet: the full path opens one
+    failed = event == "PostToolUseFailure"
+    path = edit_path(tool, tool_input)
+    if path is not None:
+        if failed:
+            return True  # a failed edit changed nothing; the full path would skip it too
+        last = state.heartbeats.get(path)
+        if last is None or time.time() - last > HEARTBEAT_FRESH_S:
+            return False  # the run's presence must hear of this file
+        states.append_event(sid, {"type": "edit", "path": path})
+        return True
+    command = command_of(tool, tool_input)
+    if command is None:
+        return False
+    states.append_event(sid, {"type": "command", "command": command, "failed": failed})
+    return True
+
+
+def _worth_a_store(event: str, payload: Mapping[str, object], home: Path) -> bool:
     """False for hook calls that cannot change anything, answered without opening the store:
-    a prompt with no ``remember:`` line, a tool that neither edits nor runs a command."""
-    from fleetmem.integrations.adapters.claude_code import command_of, edit_path, remember_lines
+    an empty prompt, a tool that neither edits nor runs a command."""
+    from fleetmem.core.capture import captured_facts
+    from fleetmem.integrations.adapters.claude_code import command_of, edit_path
 
     if event == "UserPromptSubmit":
+        # Every prompt of an open session may be given the facts relevant to it: the store
+        # is opened for it (the hook then finds whether the agent's recall is on).
         prompt = payload.get("prompt")
-        return isinstance(prompt, str) and bool(remember_lines(prompt))
+        if not isinstance(prompt, str):
+            return False
+        if captured_facts(prompt):
+            return True
+        from fleetmem.integrations.hookstate import StateFiles
+
+        sid = payload.get("session_id")
+        opened = isinstance(sid, str) and StateFiles(home).load(sid) is not None
+        return bool(prompt.strip()) and opened
     if event in ("PostToolUse", "PostToolUseFailure"):
         tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
         if not isinstance(tool, str):
@@ -182,11 +262,20 @@ def _emit(text: str) -> None:
         sys.stdout.flush()
 
 
+def _out_of_time() -> None:
+    """The watchdog: exit 0 now, telling the person first if a capture is being lost."""
+    try:
+        if _fallback:
+            _emit(_fallback[0])
+    finally:
+        os._exit(0)
+
+
 def main(argv: Sequence[str], *, home: str | None = None) -> int:
     """The process entry: a watchdog, then :func:`run_hook`; always exits 0."""
     event = argv[1] if len(argv) > 1 else ""
     budget = BUDGETS.get(event, DEFAULT_BUDGET)
-    watchdog = threading.Timer(budget, os._exit, args=(0,))
+    watchdog = threading.Timer(budget, _out_of_time)
     watchdog.daemon = True
     watchdog.start()
     _, answer = run_hook(argv, home=home)

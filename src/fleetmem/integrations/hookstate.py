@@ -14,11 +14,14 @@ import contextlib
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 STATE_DIR = ("hooks", "claude-code")
+#: A file heartbeated this recently is not heartbeated again by the next edit of it: the
+#: run's presence already shows it, and the edit is noted for SessionEnd either way.
+HEARTBEAT_FRESH_S = 30.0
 MAX_EVENTS = 20_000
 
 
@@ -34,6 +37,9 @@ class SessionState:
     cwd: str
     root: str | None = None
     tree: str | None = None
+    #: path -> when the run was last heartbeated with it (time.time()): a PostToolUse for a
+    #: file reported moments ago only notes the edit, without opening the store.
+    heartbeats: dict[str, float] = field(default_factory=dict)
 
 
 def _key(session_id: str) -> str:

@@ -176,6 +176,7 @@ class Supervisor:
             argv=argv,
             env=env,
             has_prompt=argv_prompt is not None,
+            prompt=operator_prompt,
         )
         beats = Heartbeats(
             send=lambda files: app.runs.heartbeat(opened.token, files=files),

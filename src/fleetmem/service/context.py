@@ -62,6 +62,10 @@ class ContextRequest:
     repo: str | None
     run_id: str | None
     now: float
+    #: What the run is about (a one-shot's prompt), for picking its facts by relevance;
+    #: ``""``: a run whose prompts are not known yet (an interactive session's start);
+    #: ``None``: a preview that names no run purpose.
+    about: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,14 +159,18 @@ class ContextMixin:
         repo: str | None = None,
         run_id: str | None = None,
         providers: Mapping[str, SegmentProvider | None] | None = None,
+        about: str | None = None,
     ) -> RunContext:
         """The exact context a run of ``agent`` in ``repo`` receives now.
+
+        ``about`` is what the run is about (its prompt): its facts are then the pinned ones
+        and those relevant to it (:mod:`fleetmem.service.context_providers`).
 
         ``providers`` override the service's own for this call (None switches one off). With
         ``run_id`` the loads are recorded once per run (the first assembly wins) and
         truncations are logged; without it nothing is written.
         """
-        return _assemble(self, agent, repo, run_id, providers)
+        return _assemble(self, agent, repo, run_id, providers, about)
 
     def report(
         self: ContextHost,
@@ -216,12 +224,15 @@ def _assemble(
     repo: str | None,
     run_id: str | None,
     providers: Mapping[str, SegmentProvider | None] | None,
+    about: str | None = None,
 ) -> RunContext:
     agent = validate_agent_name(agent)
     repo = None if repo is None else validate_repo_key(repo)
     if run_id is not None and (not isinstance(run_id, str) or not 0 < len(run_id) <= 128):
         raise InvalidInput("run_id", run_id, "must be a string of 1 to 128 characters")
-    request = ContextRequest(host.workspace, agent, repo, run_id, host._clock())
+    if about is not None and not isinstance(about, str):
+        raise InvalidInput("about", about, "must be a string")
+    request = ContextRequest(host.workspace, agent, repo, run_id, host._clock(), about)
     hooks: dict[str, Provided] = {}
     segments = _inputs(host, request, {**host.providers, **(providers or {})}, hooks)
     assembly = assemble(segments, host.codec, host._nonce)
@@ -406,7 +417,9 @@ def _truncations(assembly: Assembly) -> list[Truncation]:
             report = part.report
             if report.truncated:
                 found.append(
-                    Truncation(segment.key, part.ref, report.budget, report.tokens, report.used)
+                    Truncation(
+                        segment.key, part.ref, report.budget, report.tokens, report.delivered_tokens
+                    )
                 )
     return found
 

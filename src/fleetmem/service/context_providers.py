@@ -14,10 +14,12 @@ composition root. They return entries best or newest first and leave the cutting
 assembly, so the whole-agent report, ``fleetmem context`` and a real run share one selection
 and one token count.
 
-The facts block is the selection the facts service gives a run (pinned active facts of the
-run's scopes, then the best of the rest). In a real run the facts the assembly kept are
-recorded as exposures *before* the context is returned; a fact whose exposure cannot be
-written is not shown. A preview (no run id) writes nothing.
+The facts block of a run is :mod:`fleetmem.service.context_facts`: pinned active facts of the
+run's scopes, then those relevant to what it is about (its prompt) at or above a calibrated
+floor, or the line "No remembered fact matched this run." A preview that names no purpose
+shows the facts service's selection (pinned, then the best by confidence). In a real run
+the facts the assembly kept are recorded as exposures *before* the context is returned; a
+fact whose exposure cannot be written is not shown. A preview (no run id) writes nothing.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from fleetmem.config import Settings
 from fleetmem.core.briefing import iso
 from fleetmem.core.contextfiles import NOTEBOOK, FileRef
 from fleetmem.core.durations import format_duration
+from fleetmem.core.facts import BlockItem
 from fleetmem.service.context import ContextRequest, Provided, SegmentProvider
+from fleetmem.service.context_facts import NO_MATCH, NO_OTHER_MATCH, run_facts
 from fleetmem.service.facts import FactService
 from fleetmem.service.files import ContextFileService
 from fleetmem.service.runs import RunsService
@@ -73,9 +77,9 @@ def facts_provider(facts: FactService, settings: Callable[[], Settings]) -> Segm
             facts if request.workspace == facts.workspace else facts.in_workspace(request.workspace)
         )
         timeout = settings().memory.facts.recall_timeout_s
-        future = pool.submit(service.select_for_run, agent=request.agent, repo=request.repo)
+        future = pool.submit(_for_about, service, request)
         try:
-            items = future.result(timeout=timeout)
+            items, note = future.result(timeout=timeout)
         except FutureTimeout:
             # NFR-2: recall never holds a run up past its timeout; the run goes without facts.
             future.cancel()
@@ -87,12 +91,13 @@ def facts_provider(facts: FactService, settings: Callable[[], Settings]) -> Segm
             )
             raise
         by_line = {item.line(): item.fact_id for item in items}
+        entries = (*by_line, *([note] if note else []))
         if request.run_id is None:
-            return Provided(tuple(by_line))
+            return Provided(entries)
         run_id = request.run_id
 
         def before_shown(shown: tuple[str, ...]) -> Sequence[str]:
-            ids = [by_line[line] for line in shown]
+            ids = [by_line[line] for line in shown if line in by_line]
             # A fact this run was already shown (e.g. in its briefing) has its record.
             known = {row.fact_id for row in service.offered_to_run(run_id)}
             served = known.intersection(ids)
@@ -105,11 +110,23 @@ def facts_provider(facts: FactService, settings: Callable[[], Settings]) -> Segm
                     surface=CONTEXT_SURFACE,
                 )
             )
-            return [line for line in shown if by_line[line] in served]
+            return [line for line in shown if line not in by_line or by_line[line] in served]
 
-        return Provided(tuple(by_line), before_shown)
+        return Provided(entries, before_shown)
 
     return provide
+
+
+def _for_about(service: FactService, request: ContextRequest) -> tuple[tuple[BlockItem, ...], str]:
+    """Pinned facts, then those relevant to what the run is about; the "no fact matched"
+    line when a prompt matched none. A preview naming no purpose (``about`` None) gets the
+    facts service's selection: pinned, then the best by confidence."""
+    if request.about is None:
+        return service.select_for_run(agent=request.agent, repo=request.repo), ""
+    found = run_facts(service, request.about, agent=request.agent, repo=request.repo)
+    if found.matched:
+        return found.pinned + found.relevant, ""
+    return found.pinned, NO_OTHER_MATCH if found.pinned else NO_MATCH
 
 
 def _briefed(settings: Callable[[], Settings], agent: str) -> bool:

@@ -59,6 +59,14 @@ class ForgetResult:
 
 
 @dataclass(frozen=True, slots=True)
+class RunForgotten:
+    """A run taken out of the run graph, and what became of its episodes."""
+
+    run_id: str
+    episodes: tuple[ForgetResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class RunStored:
     """Told to run listeners once a new run record is stored: the run, the record, and the
     repository each session ran in (sessions missing from ``repos`` ran outside any)."""

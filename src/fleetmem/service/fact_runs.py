@@ -45,6 +45,7 @@ from fleetmem.service.fact_results import (
     VoteResult,
     VoteSummary,
 )
+from fleetmem.service.fact_revisions import recalled_as_of
 from fleetmem.store.facts import ExposureRow, FactFilter, FactRow, VoteRow
 
 SURFACES = ("briefing", "recall", "resource", "prompt")
@@ -210,6 +211,8 @@ class RunFactsMixin(FactServiceBase):
             raise InvalidInput("limit", limit, "must be an integer between 1 and 20")
         scopes = visible_scopes(agent, repo)
         items, degraded = self.rank_servable(query, scopes=scopes, limit=limit)
+        # A run in flight keeps the revisions it started with (service/fact_revisions.py).
+        items = recalled_as_of(self.store, items, run_id)
         graded = [(_item(i.fact, i.confidence, i.score), i.served_as) for i in items]
         if not self._expose(graded, run_id, agent, repo, surface, call_id):
             return FactRecall(items=(), degraded=degraded, withheld=len(items))

@@ -307,13 +307,39 @@ class ContextFileService(ProposalsMixin, ContextMixin):
         agent = _attributed(agent)
         ref = self.ref(name)
         row = self._row(ref)
-        tokens = self.codec.count(row.body)
-        actor = Actor("agent", agent, run_id)
-        self._activity(actor, "read", ref, row.revision, None)
+        revision, body = row.revision, row.body
         if run_id is not None:
-            self._record_read(run_id, agent, ref, row.revision, tokens)
+            # A run in flight keeps the revision its context was given at its start.
+            held = self._held_revision(run_id, ref)
+            if held is not None and held < revision:
+                then = self.store.get_revision(self._key(ref), held)
+                if then is not None:
+                    revision, body = then.revision, then.body
+        tokens = self.codec.count(body)
+        actor = Actor("agent", agent, run_id)
+        self._activity(actor, "read", ref, revision, None)
+        if run_id is not None:
+            self._record_read(run_id, agent, ref, revision, tokens)
         mode = parse_mode(row.mode or "on_demand")
-        return ContextFileRead(ref.name, ref.spec.title, mode, row.revision, row.body, tokens)
+        return ContextFileRead(ref.name, ref.spec.title, mode, revision, body, tokens)
+
+    def _held_revision(self, run_id: str, ref: FileRef) -> int | None:
+        """The revision of ``ref`` a run started with: the one its context loaded, or for a
+        file read on demand the one current when the context was assembled (None when the
+        run has no context record: nothing to keep)."""
+        start = None
+        for load in self.store.loads_for_run(self.workspace, run_id):
+            if load.segment == "on_demand":
+                continue
+            if load.ref == str(ref) and load.revision:
+                return load.revision
+            start = load.loaded_at if start is None else min(start, load.loaded_at)
+        if start is None:
+            return None
+        then = [
+            r.revision for r in self.store.list_revisions(self._key(ref)) if r.created_at <= start
+        ]
+        return max(then) if then else None
 
     def note_project(
         self, *, agent: str | None, repo: str, text: object, run_id: str | None = None

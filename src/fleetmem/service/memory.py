@@ -36,6 +36,7 @@ from fleetmem.errors import (
     InvalidInput,
     InvalidRunRecord,
     NotAttributed,
+    NotFound,
     StoreError,
     UnknownEpisode,
 )
@@ -52,6 +53,7 @@ from fleetmem.service.episode_results import (
     ForgetResult,
     IngestResult,
     RecallResult,
+    RunForgotten,
     RunStored,
 )
 from fleetmem.service.gitrepo import RepositoryResolver
@@ -526,6 +528,21 @@ class MemoryService(EpisodeRecallMixin):
             pending=states.get("forget_pending", 0),
             forgotten=states.get("forgotten", 0),
         )
+
+    def forget_run(self, run_id: str) -> RunForgotten:
+        """Take a run out of the run graph entirely (``fleetmem forget --run RUN``).
+
+        Tombstone first, as for an episode: each of the run's episodes is forgotten (recall
+        drops it at once, its providers are asked to forget it), then the run's rows go in
+        one transaction (docs/runs.md, "What the run graph keeps"). ``NotFound`` when no
+        trace of the run is stored."""
+        if not isinstance(run_id, str) or not 0 < len(run_id) <= 256 or not run_id.isprintable():
+            raise InvalidInput("run", run_id, "must be 1 to 256 printable characters")
+        episodes = tuple(self.forget(e) for e in self.store.episodes_of_run(run_id))
+        if not self.store.remove_run(run_id) and not episodes:
+            raise NotFound("unknown run", run=run_id)
+        log.info("run.forgotten run=%s episodes=%d", run_id, len(episodes))
+        return RunForgotten(run_id, episodes)
 
     def apply_retention(self) -> int:
         """Forget every episode older than ``[memory.episodes] retention``; returns how many."""

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from fleetmem.core.facts import Tally
 from fleetmem.store.base import Vector
+from fleetmem.store.runs import LiveRunRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +153,8 @@ class FactStore(Protocol):
     """Persistence of facts; the SQLite store implements it through ``FactsMixin``."""
 
     def transaction(self) -> AbstractContextManager[object]: ...
+    # The live runs, for the revisions a run in flight keeps (service/fact_revisions.py).
+    def get_live_run(self, run_id: str) -> LiveRunRow | None: ...
     def cached_embedding(self, content_hash: str, model_id: str) -> Vector | None: ...
     def cache_embedding(self, content_hash: str, model_id: str, vector: Vector) -> None: ...
 

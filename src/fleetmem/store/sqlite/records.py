@@ -19,6 +19,7 @@ from fleetmem.store.base import (
     SessionRow,
 )
 from fleetmem.store.sqlite.db import Database
+from fleetmem.store.sqlite.run_forget import scrub_run
 
 _RUN_COLUMNS = (
     "run_id, agent, adapter, trace_id, model, trigger, started_at, ended_at, outcome, reason,"
@@ -189,13 +190,15 @@ class RecordsMixin:
 
     def get_run(self, run_id: str) -> RunRow | None:
         row = self.db.conn.execute(
-            f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ? AND episode_status != 'removed'",
+            (run_id,),
         ).fetchone()
         return None if row is None else _run(row)
 
     def latest_run(self, agent: str) -> RunRow | None:
         row = self.db.conn.execute(
-            f"SELECT {_RUN_COLUMNS} FROM runs WHERE agent = ? ORDER BY started_at DESC,"
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE agent = ? AND episode_status != 'removed'"
+            " ORDER BY started_at DESC,"
             " run_id DESC LIMIT 1",
             (agent,),
         ).fetchone()
@@ -212,7 +215,8 @@ class RecordsMixin:
 
     def run_status_counts(self) -> dict[str, int]:
         rows = self.db.conn.execute(
-            "SELECT episode_status, count(*) FROM runs GROUP BY episode_status"
+            "SELECT episode_status, count(*) FROM runs WHERE episode_status != 'removed'"
+            " GROUP BY episode_status"
         ).fetchall()
         return {str(r[0]): int(r[1]) for r in rows}
 
@@ -331,6 +335,10 @@ class RecordsMixin:
                 " text = NULL, summary = NULL WHERE id = ?",
                 (now, episode_id),
             )
+            # Its run's text and files go with it: no surface shows what was forgotten.
+            run = conn.execute("SELECT run_id FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+            if run is not None:
+                scrub_run(conn, str(run[0]))
             conn.execute(
                 "UPDATE provider_index SET forgotten_at = coalesce(forgotten_at, ?),"
                 " state = CASE WHEN state = 'recorded' THEN 'forget_pending' ELSE state END"

@@ -203,11 +203,13 @@ class LiveRunsMixin:
             )
 
     def recent_runs(self, repo: str, branch: str | None, limit: int) -> list[RunRow]:
+        # A run whose episode was forgotten is not "recent work" any more (docs/runs.md).
+        shown = "episode_status NOT IN ('forgotten', 'removed')"
         if branch is None:
-            sql = f"SELECT {_RUN_COLUMNS} FROM runs WHERE repo = ?"
+            sql = f"SELECT {_RUN_COLUMNS} FROM runs WHERE repo = ? AND {shown}"
             args: list[Any] = [repo]
         else:
-            sql = f"SELECT {_RUN_COLUMNS} FROM runs WHERE repo = ? AND branch = ?"
+            sql = f"SELECT {_RUN_COLUMNS} FROM runs WHERE repo = ? AND branch = ? AND {shown}"
             args = [repo, branch]
         rows = self.db.conn.execute(
             sql + " ORDER BY ended_at DESC, run_id DESC LIMIT ?", [*args, limit]
@@ -237,7 +239,7 @@ class LiveRunsMixin:
         return [_run(r) for r in rows]
 
     def list_runs(self, *, repo: str | None, agent: str | None, limit: int) -> list[RunRow]:
-        where: list[str] = []
+        where: list[str] = ["episode_status != 'removed'"]
         args: list[Any] = []
         if repo is not None:
             where.append("repo = ?")
@@ -258,7 +260,9 @@ class LiveRunsMixin:
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start : start + _CHUNK]
             for r in self.db.conn.execute(
-                f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id IN ({_marks(len(chunk))})", chunk
+                f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id IN ({_marks(len(chunk))})"
+                " AND episode_status != 'removed'",
+                chunk,
             ):
                 out[r["run_id"]] = _run(r)
         return out

@@ -16,12 +16,14 @@ from fleetmem.store.sqlite.files import FilesMixin
 from fleetmem.store.sqlite.provider_health import ProviderHealthMixin
 from fleetmem.store.sqlite.records import RecordsMixin
 from fleetmem.store.sqlite.run_briefings import RunBriefingsMixin
+from fleetmem.store.sqlite.run_forget import RunForgetMixin
 from fleetmem.store.sqlite.runs_live import LiveRunsMixin
 from fleetmem.store.sqlite.utility_calls import UtilityCallsMixin
 
 
 class SqliteStore(
     RecordsMixin,
+    RunForgetMixin,
     BuiltinIndexMixin,
     CallLogMixin,
     LiveRunsMixin,

@@ -41,8 +41,13 @@ def register(sub: Any) -> dict[str, Handler]:
     rc.add_argument("--limit", type=int, default=8)
     rc.add_argument("--json", action="store_true")
 
-    fg = sub.add_parser("forget", help="forget an episode everywhere it was recorded")
-    fg.add_argument("episode_id")
+    fg = sub.add_parser(
+        "forget", help="forget an episode everywhere it was recorded, or (--run) a whole run"
+    )
+    fg.add_argument("episode_id", nargs="?")
+    fg.add_argument(
+        "--run", metavar="RUN", help="take the run out of the run graph, its episodes forgotten"
+    )
     fg.add_argument("--json", action="store_true")
 
     st = sub.add_parser("status", help="provider, counts, pending and failed work")
@@ -171,8 +176,24 @@ def recall_text(d: dict[str, Any]) -> str:
 def _cmd_forget(app: Any, args: argparse.Namespace) -> int:
     from fleetmem.surfaces import views
 
+    if (args.run is None) == (args.episode_id is None):
+        raise InvalidInput("episode_id", args.episode_id, "give an episode id or --run RUN")
+    if args.run is not None:
+        done = app.memory.forget_run(args.run)
+        view = {
+            "run_id": done.run_id,
+            "episodes": [views.forget_view(e) for e in done.episodes],
+        }
+        emit(args, view, forget_run_text)
+        return EXIT_OK
     emit(args, views.forget_view(app.memory.forget(args.episode_id)), forget_text)
     return EXIT_OK
+
+
+def forget_run_text(d: dict[str, Any]) -> str:
+    lines = [f"removed run {d['run_id']} from the run graph"]
+    lines += ["  " + forget_text(e) for e in d["episodes"]]
+    return "\n".join(lines)
 
 
 def forget_text(d: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from fleetmem.config import default_home
+from fleetmem.errors import InvalidInput
 from fleetmem.surfaces.cli.common import EXIT_FAIL, EXIT_OK, emit
 from fleetmem.surfaces.cli.facts_actions import FACT_OPERATIONS
 from fleetmem.surfaces.cli.mcp_cmds import print_briefing
@@ -108,6 +109,12 @@ def _episodes(client: RemoteClient, args: argparse.Namespace) -> int:
 def _forget(client: RemoteClient, args: argparse.Namespace) -> int:
     from fleetmem.surfaces.cli.memory_cmds import forget_text
 
+    if getattr(args, "run", None) is not None:
+        raise InvalidInput(
+            "run", args.run, "forgetting a whole run is not offered over --server: run it locally"
+        )
+    if args.episode_id is None:
+        raise InvalidInput("episode_id", None, "give an episode id")
     emit(args, client.call("DELETE", f"/api/v1/episodes/{_quoted(args.episode_id)}"), forget_text)
     return EXIT_OK
 

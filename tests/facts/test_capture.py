@@ -1,0 +1,97 @@
+"""Capture as people speak: the rules of :mod:`fleetmem.core.capture` measured on generated
+prompts (a dev half the rules were written against, and a held-out confirm half), plus the
+cases each rule exists for."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from fleetmem.core.capture import MAX_CAPTURES, captured_facts
+from tests.facts import capture_corpus as corpus
+
+#: The issue's targets: at most 1 % false captures, at least 95 % of requests captured.
+MAX_FALSE_RATE = 0.01
+MIN_CAPTURE_RATE = 0.95
+
+
+def _rates(half: str, seed: int) -> tuple[float, float, list[str]]:
+    rng = random.Random(seed)
+    plain = corpus.ordinary(half, 120, rng)
+    asks = corpus.requests(half, 36, rng)
+    misses = []
+    false = 0
+    for p in plain:
+        if captured_facts(p.text):
+            false += 1
+            misses.append(f"captured from an ordinary prompt: {p.text!r}")
+    caught = 0
+    for p in asks:
+        got = captured_facts(p.text)
+        assert p.expected is not None
+        if len(got) == 1 and p.expected.lower() in got[0].lower():
+            caught += 1
+        else:
+            misses.append(f"request {p.text!r} gave {got!r}")
+    return false / len(plain), caught / len(asks), misses
+
+
+@pytest.mark.parametrize("half", ["dev", "confirm"])
+def test_capture_rates_on_generated_prompts(half: str) -> None:
+    seed = random.SystemRandom().randrange(2**32)
+    false_rate, capture_rate, misses = _rates(half, seed)
+    print(f"capture {half} seed={seed}: false={false_rate:.3f} captured={capture_rate:.3f}")
+    assert false_rate <= MAX_FALSE_RATE, (seed, misses)
+    assert capture_rate >= MIN_CAPTURE_RATE, (seed, misses)
+
+
+def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
+    rng = random.Random(1)
+    plain = corpus.ordinary("dev", 120, rng) + corpus.ordinary("confirm", 120, rng)
+    asks = corpus.requests("dev", 36, rng) + corpus.requests("confirm", 36, rng)
+    assert len(plain) >= 200 and len(asks) >= 50
+    assert len({p.template for p in plain}) >= 40  # varied, not one template repeated
+
+
+@pytest.mark.parametrize(
+    ("prompt", "stored"),
+    [
+        ("remember that we never deploy billing on Fridays", "we never deploy billing on Fridays"),
+        (
+            "Fix the ledger test. Please remember the ledger uses UTC. Thanks!",
+            "the ledger uses UTC.",
+        ),
+        ("don't forget: staging resets on Monday", "staging resets on Monday"),
+        ("note for next time: run make lint first", "run make lint first"),
+        ("remember:   we   squash merge", "we squash merge"),
+        ("Please remember to always run ruff first.", "always run ruff first."),
+    ],
+)
+def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
+    assert captured_facts(prompt) == [stored]
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Do you remember how the cache works?",
+        "Remember when staging went down?",  # a question
+        "Don't forget to add a test.",  # a step of this task
+        "Don't forget the changelog.",  # a thing, not a statement
+        "```\nremember: this is pasted code\n```",
+        "> remember: quoted from the agent's answer",
+        "remember: ok",  # too short to be a fact
+        "Add a remember-me checkbox.",
+    ],
+)
+def test_what_is_not_a_request_to_remember(prompt: str) -> None:
+    assert captured_facts(prompt) == []
+
+
+def test_several_requests_in_one_prompt_are_each_kept_once() -> None:
+    prompt = "remember: alpha beta\nremember: alpha beta\n" + "".join(
+        f"remember: fact number {i}\n" for i in range(20)
+    )
+    got = captured_facts(prompt)
+    assert got[0] == "alpha beta" and len(got) == MAX_CAPTURES and len(set(got)) == len(got)

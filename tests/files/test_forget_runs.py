@@ -1,0 +1,101 @@
+"""Forget means forget: a forgotten episode's run shows no text, summary or files on any
+surface, and ``fleetmem forget --run RUN`` takes a run out of the run graph (real SQLite,
+the real CLI)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fleetmem.errors import NotFound
+from fleetmem.service.bootstrap import App
+from tests.conftest import make_record, session
+from tests.surfaces.cli_helpers import run_cli
+
+REPO = "github.com/acme/api"
+AGENT = "api-fixer"
+SECRET_WORDS = "settlement fixture writes rows in the local timezone"
+
+
+def _record(app: App, run_id: str) -> str:
+    record = make_record(
+        run_id=run_id,
+        sessions=[session(repo=REPO, edits=("billing/ledger.py",))],
+    )
+    result = app.memory.ingest_run(record)
+    assert result.episode_id is not None
+    return result.episode_id
+
+
+def _stored(home: Path, run_id: str) -> dict[str, object] | None:
+    conn = sqlite3.connect(home / "fleetmem.db")
+    try:
+        row = conn.execute("SELECT record_json FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        paths = conn.execute("SELECT count(*) FROM run_paths WHERE run_id = ?", (run_id,))
+        events = conn.execute("SELECT count(*) FROM events WHERE run_id = ?", (run_id,))
+        counts = (paths.fetchone()[0], events.fetchone()[0])
+    finally:
+        conn.close()
+    if row is None:
+        return None
+    data: dict[str, object] = json.loads(row[0])
+    data["_rows"] = counts
+    return data
+
+
+def test_a_forgotten_episode_takes_its_runs_text_and_files_off_every_surface(
+    make_app: Callable[..., App], home: Path
+) -> None:
+    app = make_app()
+    kept, gone = _record(app, "run-kept"), _record(app, "run-gone")
+    assert kept != gone
+    before = app.files.assemble(AGENT, repo=REPO).text
+    assert "run-gone" in before
+    assert [r.run_id for r in app.runs.runs_editing(REPO, ["billing/ledger.py"])] == [
+        "run-kept",
+        "run-gone",
+    ] or {r.run_id for r in app.runs.runs_editing(REPO, ["billing/ledger.py"])} == {
+        "run-kept",
+        "run-gone",
+    }
+    app.memory.forget(gone)
+    stored = _stored(home, "run-gone")
+    assert stored is not None and SECRET_WORDS not in json.dumps(stored)
+    assert "result_text" not in stored and "sessions" not in stored and "prompt" not in stored
+    assert stored["_rows"] == (0, 0) and stored["outcome"] == "failed"  # metadata stays
+    # Recent runs in the context, in briefings, and "who edited this file" leave it out.
+    assert "run-gone" not in app.files.assemble(AGENT, repo=REPO).text
+    assert [r.run_id for r in app.runs.recent_runs(REPO)] == ["run-kept"]
+    assert [r.run_id for r in app.runs.runs_editing(REPO, ["billing/ledger.py"])] == ["run-kept"]
+    detail = app.runs.show_run("run-gone")
+    assert detail.stored is not None and detail.stored.episode_status == "forgotten"
+    assert detail.events == ()
+    assert _stored(home, "run-kept") is not None and SECRET_WORDS in json.dumps(
+        _stored(home, "run-kept")
+    )
+
+
+def test_forget_run_removes_the_run_from_the_graph_tombstone_first(
+    make_app: Callable[..., App], home: Path
+) -> None:
+    app = make_app()
+    episode = _record(app, "run-out")
+    _record(app, "run-stays")
+    proc = run_cli(home, "forget", "--run", "run-out")  # the real CLI, beside this app
+    assert "removed run run-out from the run graph" in proc.stdout
+    with pytest.raises(NotFound):
+        app.runs.show_run("run-out")
+    assert "run-out" not in {s.run_id for s in app.runs.list_runs()}
+    assert app.memory.get_episode(episode).forgotten_at is not None  # the tombstone first
+    stored = _stored(home, "run-out")
+    assert stored is None or stored == {"_rows": (0, 0)}  # at most a bare tombstone row
+    assert {s.run_id for s in app.runs.list_runs()} == {"run-stays"}
+    # Forgetting it again, or a run never stored, is an error naming the run.
+    again = run_cli(home, "forget", "--run", "run-never", check=False)
+    assert again.returncode != 0 and "run-never" in again.stderr
+    both = run_cli(home, "forget", "ep", "--run", "run-stays", check=False)
+    assert both.returncode != 0 and "episode_id" in both.stderr
