@@ -9,6 +9,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8737
 SERVER_MEMORY_VERSION := 2026.8.31
 INSPECTOR_VERSION := 2.12.0
+CLAUDE_CODE_VERSION := 2.1.197
 
 # Test workers: pytest-xdist processes for `make unit` (auto = one per core). Tests of one
 # file share a worker (--dist loadfile), so module-scoped servers are started once.
@@ -48,6 +49,10 @@ $(TEST_STAMP): $(STAMP) Makefile
 	# (tests/mcp); project-local, pinned. It declares node >= 22.19 but its CLI runs on 20.
 	npm install --prefix $(VENV)/node --no-audit --no-fund --silent --save-exact \
 		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
+	# Claude Code's CLI, to run the documented `claude mcp add` recipe for real
+	# (tests/integrations/test_install.py); no model call is made, so no key is needed.
+	npm install --prefix $(VENV)/node --no-audit --no-fund --silent --save-exact \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
 	touch $(TEST_STAMP)
 
 install: $(STAMP)

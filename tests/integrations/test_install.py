@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
+import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -258,3 +262,42 @@ def test_an_entry_from_before_attach_is_upgraded_and_removed_as_fleetmems(world:
     mcp.write_text(json.dumps({"mcpServers": {"fleetmem": legacy, "other": {"command": "x"}}}))
     _run(world, "uninstall", "claude-code", "--scope", "project")
     assert json.loads(mcp.read_text()) == {"mcpServers": {"other": {"command": "x"}}}
+
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAUDE = ROOT / ".venv" / "node" / "node_modules" / ".bin" / "claude"
+
+
+def _doc_blocks(page: str, language: str) -> list[str]:
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    return [body for lang, body in re.findall(r"^```(\w*)\n(.*?)^```", text, re.M | re.S)
+            if lang == language]  # fmt: skip
+
+
+def test_the_docs_claude_code_recipes_match_what_install_writes(world: World) -> None:
+    """docs/mcp.md's `claude mcp add` line, run with the real Claude Code CLI, and its
+    `.mcp.json` snippet both give the server entry `fleetmem install` writes."""
+    world.config("")
+    _run(world, "install", "claude-code", "--scope", "project")
+    installed = json.loads((world.repo / ".mcp.json").read_text())["mcpServers"]["fleetmem"]
+    _run(world, "uninstall", "claude-code", "--scope", "project")
+
+    [snippet] = [b for b in _doc_blocks("mcp.md", "json") if '"mcpServers"' in b]
+    assert json.loads(snippet)["mcpServers"]["fleetmem"] == installed
+    [add] = [ln for b in _doc_blocks("mcp.md", "sh") for ln in b.splitlines()
+             if ln.startswith("claude mcp add ")]  # fmt: skip
+    assert CLAUDE.exists(), f"{CLAUDE} is missing: `make test` installs it with npm"
+    user = world.tmp / "claude-user"
+    user.mkdir()
+    ran = subprocess.run(
+        shlex.split(add.replace("claude", str(CLAUDE), 1)),
+        cwd=world.repo,
+        env={"HOME": str(user), "PATH": os.environ["PATH"], "DISABLE_AUTOUPDATER": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    state = json.loads((user / ".claude.json").read_text())
+    added = state["projects"][str(world.repo)]["mcpServers"]["fleetmem"]
+    assert {k: v for k, v in added.items() if v != {}} == installed
