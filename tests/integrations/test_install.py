@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
+import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
 
+from fleetmem.integrations.claude_code import SERVER_ARGS
 from tests.integrations.conftest import World
 from tests.surfaces.cli_helpers import FLEETMEM
 
@@ -90,21 +95,95 @@ def test_install_claude_code_user_scope_is_idempotent_and_keeps_unrelated_settin
     }
 
 
-def test_install_claude_code_project_scope_writes_the_project_files(world: World) -> None:
+def _tree(root: Path) -> dict[str, str]:
+    """Every file under ``root`` (but .git) with its text: what a `git status` would see."""
+    return {
+        str(p.relative_to(root)): p.read_text(errors="replace")
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+
+
+def test_install_claude_code_project_scope_writes_portable_entries(world: World) -> None:
     world.config("")
+    untouched = _tree(world.repo)
     changes = _run(world, "install", "claude-code", "--scope", "project", "--agent", "api-fixer")
     settings = world.repo / ".claude" / "settings.json"
     mcp = world.repo / ".mcp.json"
     assert {c["path"] for c in changes} == {str(settings), str(mcp)}
     assert all(c["backup"] is None for c in changes)  # nothing existed to back up
     hooks = json.loads(settings.read_text())["hooks"]
-    assert _ours(hooks["SessionEnd"])[0]["command"].endswith(
-        " hook claude-code SessionEnd --agent api-fixer"
-    )
-    assert json.loads(mcp.read_text())["mcpServers"]["fleetmem"]["type"] == "stdio"
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"):
+        # `fleetmem` from PATH, no --home: the same command works in every checkout.
+        [entry] = _ours(hooks[event])
+        assert entry["command"] == f"fleetmem hook claude-code {event} --agent api-fixer"
+    server = json.loads(mcp.read_text())["mcpServers"]["fleetmem"]
+    assert server == {"type": "stdio", "command": "fleetmem", "args": SERVER_ARGS}
+    for text in (settings.read_text(), mcp.read_text()):
+        assert str(world.home) not in text and "FLEETMEM_HOME" not in text
+        assert str(Path(FLEETMEM).parent) not in text and str(world.tmp) not in text
+
     _run(world, "uninstall", "claude-code", "--scope", "project")
-    assert json.loads(settings.read_text()) == {}
-    assert json.loads(mcp.read_text()) == {"mcpServers": {}}
+    # Created by install, so gone: no `{}` files, no empty .claude folder, no backups.
+    assert _tree(world.repo) == untouched
+    assert not (world.repo / ".claude").exists()
+
+
+def test_project_uninstall_keeps_what_was_there_and_leaves_no_backup_in_the_repo(
+    world: World,
+) -> None:
+    world.config("")
+    settings = world.repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(UNRELATED_SETTINGS, indent=4))
+    mcp = world.repo / ".mcp.json"
+    mcp.write_text("{}\n")  # an empty file someone committed: it stays, and stays empty
+    untouched = _tree(world.repo)
+
+    first = _run(world, "install", "claude-code", "--scope", "project")
+    assert all(c["backup"] for c in first)
+    for change in first:  # kept under the fleetmem home, never in the repository
+        assert Path(change["backup"]).is_relative_to(world.home / "backups")
+        assert json.loads(Path(change["backup"]).read_text()) in (UNRELATED_SETTINGS, {})
+    assert set(_tree(world.repo)) == set(untouched)  # no new file in the checkout
+    _run(world, "install", "claude-code", "--scope", "project")  # idempotent
+
+    removed = _run(world, "uninstall", "claude-code", "--scope", "project")
+    assert not any(c["removed"] for c in removed)
+    assert json.loads(settings.read_text()) == UNRELATED_SETTINGS
+    assert json.loads(mcp.read_text()) == {}
+    assert set(_tree(world.repo)) == set(untouched)
+
+
+def test_project_uninstall_without_the_install_record_still_cleans_up(world: World) -> None:
+    """A teammate's checkout: the files were committed by someone else's install."""
+    world.config("")
+    untouched = _tree(world.repo)
+    _run(world, "install", "claude-code", "--scope", "project")
+    (world.home / "integrations" / "claude-code.json").unlink()
+    mcp = world.repo / ".mcp.json"
+    data = json.loads(mcp.read_text())
+    data["mcpServers"]["other"] = {"command": "x"}  # added since: must survive
+    mcp.write_text(json.dumps(data))
+    _run(world, "uninstall", "claude-code", "--scope", "project")
+    assert json.loads(mcp.read_text()) == {"mcpServers": {"other": {"command": "x"}}}
+    assert not (world.repo / ".claude" / "settings.json").exists()
+    assert set(_tree(world.repo)) == set(untouched) | {".mcp.json"}
+
+
+def test_user_scope_uninstall_removes_files_it_created_and_keeps_claude_json(
+    world: World,
+) -> None:
+    world.config("")
+    claude_json = world.tmp / ".claude.json"
+    claude_json.write_text(json.dumps({"numStartups": 3}))
+    _run(world, "install", "claude-code")
+    settings = world.tmp / ".claude" / "settings.json"
+    assert settings.exists()
+    _run(world, "uninstall", "claude-code")
+    assert not settings.exists()  # installing created it, with its folder
+    assert not (world.tmp / ".claude").exists()
+    assert json.loads(claude_json.read_text()) == {"numStartups": 3}
 
 
 def test_install_refuses_a_settings_file_that_is_not_json(world: World) -> None:
@@ -184,3 +263,42 @@ def test_an_entry_from_before_attach_is_upgraded_and_removed_as_fleetmems(world:
     mcp.write_text(json.dumps({"mcpServers": {"fleetmem": legacy, "other": {"command": "x"}}}))
     _run(world, "uninstall", "claude-code", "--scope", "project")
     assert json.loads(mcp.read_text()) == {"mcpServers": {"other": {"command": "x"}}}
+
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAUDE = ROOT / ".venv" / "node" / "node_modules" / ".bin" / "claude"
+
+
+def _doc_blocks(page: str, language: str) -> list[str]:
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    return [body for lang, body in re.findall(r"^```(\w*)\n(.*?)^```", text, re.M | re.S)
+            if lang == language]  # fmt: skip
+
+
+def test_the_docs_claude_code_recipes_match_what_install_writes(world: World) -> None:
+    """docs/mcp.md's `claude mcp add` line, run with the real Claude Code CLI, and its
+    `.mcp.json` snippet both give the server entry `fleetmem install` writes."""
+    world.config("")
+    _run(world, "install", "claude-code", "--scope", "project")
+    installed = json.loads((world.repo / ".mcp.json").read_text())["mcpServers"]["fleetmem"]
+    _run(world, "uninstall", "claude-code", "--scope", "project")
+
+    [snippet] = [b for b in _doc_blocks("mcp.md", "json") if '"mcpServers"' in b]
+    assert json.loads(snippet)["mcpServers"]["fleetmem"] == installed
+    [add] = [ln for b in _doc_blocks("mcp.md", "sh") for ln in b.splitlines()
+             if ln.startswith("claude mcp add ")]  # fmt: skip
+    assert CLAUDE.exists(), f"{CLAUDE} is missing: `make test` installs it with npm"
+    user = world.tmp / "claude-user"
+    user.mkdir()
+    ran = subprocess.run(
+        shlex.split(add.replace("claude", str(CLAUDE), 1)),
+        cwd=world.repo,
+        env={"HOME": str(user), "PATH": os.environ["PATH"], "DISABLE_AUTOUPDATER": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    state = json.loads((user / ".claude.json").read_text())
+    added = state["projects"][str(world.repo)]["mcpServers"]["fleetmem"]
+    assert {k: v for k, v in added.items() if v != {}} == installed

@@ -13,8 +13,20 @@ Code starts it without a run token; it finds the run its SessionStart hook opene
 :mod:`fleetmem.integrations.attach`). It is idempotent: the
 entries fleetmem wrote before are replaced, so installing twice changes nothing the second
 time. Nothing else in the files is touched. Before a file is changed, its current contents
-are copied to ``FILE.fleetmem-backup-YYYYmmddTHHMMSS``; the new contents are written to a
-temporary file and renamed over it. Uninstalling removes exactly fleetmem's entries.
+are copied to ``FILE.fleetmem-backup-YYYYmmddTHHMMSS`` (beside it for the user scope; under
+``$FLEETMEM_HOME/backups/`` for the project scope, so no backup lands in the repository); the
+new contents are written to a temporary file and renamed over it.
+
+The project scope's files are meant to be committed, so its entries are portable: they run
+``fleetmem`` from ``PATH`` and pin no home (each person's ``$FLEETMEM_HOME`` or
+``~/.fleetmem`` applies). The user scope pins this executable's absolute path, and a
+non-default home.
+
+Uninstalling removes exactly what installing added: fleetmem's entries, the ``hooks`` and
+``mcpServers`` tables and the files (and a ``.claude`` folder) that installing created, when
+nothing else was put in them since. Installing records what it created in
+``$FLEETMEM_HOME/integrations/claude-code.json``; without that record (another person's
+checkout), a table or a project file left empty by the uninstall counts as fleetmem's.
 """
 
 from __future__ import annotations
@@ -52,6 +64,7 @@ class Change:
     path: str
     changed: bool
     backup: str | None = None
+    removed: bool = False  # uninstall deleted the file installing had created
 
 
 def config_dir(environ: Mapping[str, str]) -> Path:
@@ -126,13 +139,15 @@ def _table(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
     return value
 
 
-def write_if_changed(path: Path, before: str | None, data: Mapping[str, Any]) -> Change:
+def write_if_changed(
+    path: Path, before: str | None, data: Mapping[str, Any], *, backup_dir: Path | None = None
+) -> Change:
     """Write ``data`` as JSON when it differs from ``before`` (the file's text, or None when
     it did not exist), keeping a backup of ``before``."""
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if before is not None and _same(before, data):
         return Change(str(path), False)
-    return replace_file(path, before, text)
+    return replace_file(path, before, text, backup_dir=backup_dir)
 
 
 def _same(before: str, data: Mapping[str, Any]) -> bool:
@@ -142,13 +157,22 @@ def _same(before: str, data: Mapping[str, Any]) -> bool:
         return False
 
 
-def replace_file(path: Path, before: str | None, text: str) -> Change:
+def replace_file(
+    path: Path, before: str | None, text: str, *, backup_dir: Path | None = None
+) -> Change:
+    """Write ``text`` to ``path`` atomically, keeping ``before`` as a backup beside it (or in
+    ``backup_dir``, named after the whole path)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = None
     mode = 0o600 if path.name == ".claude.json" else 0o644
     if before is not None:
         stamp = time.strftime("%Y%m%dT%H%M%S")
-        backup_path = path.with_name(f"{path.name}.fleetmem-backup-{stamp}")
+        if backup_dir is None:
+            backup_path = path.with_name(f"{path.name}.fleetmem-backup-{stamp}")
+        else:
+            backup_dir.mkdir(parents=True, exist_ok=True)
+            flat = str(path.resolve()).strip("/").replace("/", "__")
+            backup_path = backup_dir / f"{flat}.fleetmem-backup-{stamp}"
         backup_path.write_text(before, encoding="utf-8")
         mode = path.stat().st_mode & 0o777
         os.chmod(backup_path, mode)
@@ -168,6 +192,65 @@ def _read(path: Path) -> str | None:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where an install writes: the scope's two files, and how its entries are made."""
+
+    settings: Path
+    mcp: Path
+    portable: bool  # project scope: commands from PATH, no home pinned
+    backup_dir: Path | None  # None: beside each file
+    record: Path | None  # what installing created, for an exact uninstall
+
+
+def target(
+    scope: str, project: Path | None, environ: Mapping[str, str], *, state_dir: Path | None
+) -> Target:
+    """The files and rules for ``scope``; ``state_dir`` is fleetmem's home (backups and the
+    install record go under it), or None to keep neither there."""
+    settings, mcp = paths_for(scope, project, environ)
+    portable = scope == "project"
+    return Target(
+        settings=settings,
+        mcp=mcp,
+        portable=portable,
+        backup_dir=state_dir / "backups" if portable and state_dir is not None else None,
+        record=state_dir / "integrations" / "claude-code.json" if state_dir is not None else None,
+    )
+
+
+def _load_record(where: Target) -> dict[str, Any]:
+    if where.record is None:
+        return {}
+    try:
+        data = json.loads(where.record.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_record(where: Target, record: dict[str, Any]) -> None:
+    if where.record is None:
+        return
+    if not record:
+        where.record.unlink(missing_ok=True)
+        return
+    where.record.parent.mkdir(parents=True, exist_ok=True)
+    where.record.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", "utf-8")
+
+
+def _note_created(record: dict[str, Any], path: Path, before: str | None, key: str) -> None:
+    """Remember, at the first install only, whether the file, its folder and ``key`` existed."""
+    if str(path) in record:
+        return
+    data = _load(path) if before is not None else {}
+    record[str(path)] = {
+        "file": before is None,
+        "folder": not path.parent.exists(),
+        "table": key not in data,
+    }
+
+
 def install(
     *,
     scope: str,
@@ -176,16 +259,22 @@ def install(
     home: str | None,
     agent: str | None,
     environ: Mapping[str, str],
+    state_dir: Path | None = None,
 ) -> list[Change]:
-    """Register the hooks and the MCP server; idempotent."""
-    settings_path, mcp_path = paths_for(scope, project, environ)
-    before = _read(settings_path)
-    settings = _load(settings_path)
-    hooks = _table(settings, "hooks", settings_path)
+    """Register the hooks and the MCP server; idempotent. The project scope writes portable
+    entries (``fleetmem`` from PATH, no home) whatever ``fleetmem`` and ``home`` say."""
+    where = target(scope, project, environ, state_dir=state_dir)
+    if where.portable:
+        fleetmem, home = "fleetmem", None
+    record = _load_record(where)
+    before = _read(where.settings)
+    settings = _load(where.settings)
+    _note_created(record, where.settings, before, "hooks")
+    hooks = _table(settings, "hooks", where.settings)
     for event, (matcher, timeout) in HOOKS.items():
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
-            raise InvalidInput(f"{settings_path}: hooks.{event}", "<value>", "is not a list")
+            raise InvalidInput(f"{where.settings}: hooks.{event}", "<value>", "is not a list")
         entry = {
             "type": "command",
             "command": hook_command(fleetmem, event, home=home, agent=agent),
@@ -195,25 +284,37 @@ def install(
         if matcher is not None:
             group = {"matcher": matcher, **group}
         hooks[event] = [*_without_ours(groups), group]
-    changes = [write_if_changed(settings_path, before, settings)]
-    mcp_before = _read(mcp_path)
-    mcp = _load(mcp_path)
-    servers = _table(mcp, "mcpServers", mcp_path)
+    mcp_before = _read(where.mcp)
+    mcp = _load(where.mcp)
+    _note_created(record, where.mcp, mcp_before, "mcpServers")
+    servers = _table(mcp, "mcpServers", where.mcp)
     server: dict[str, Any] = {"type": "stdio", "command": fleetmem, "args": list(SERVER_ARGS)}
     if home:
         server["env"] = {"FLEETMEM_HOME": home}
     servers[SERVER] = server
-    changes.append(write_if_changed(mcp_path, mcp_before, mcp))
-    return changes
+    # The record first: a failed write below leaves an uninstall that still knows.
+    _save_record(where, record)
+    return [
+        write_if_changed(where.settings, before, settings, backup_dir=where.backup_dir),
+        write_if_changed(where.mcp, mcp_before, mcp, backup_dir=where.backup_dir),
+    ]
 
 
-def uninstall(*, scope: str, project: Path | None, environ: Mapping[str, str]) -> list[Change]:
-    """Remove fleetmem's hooks and MCP server entry, and nothing else."""
-    settings_path, mcp_path = paths_for(scope, project, environ)
+def uninstall(
+    *,
+    scope: str,
+    project: Path | None,
+    environ: Mapping[str, str],
+    state_dir: Path | None = None,
+) -> list[Change]:
+    """Remove fleetmem's hooks and MCP server entry, and what installing created; nothing
+    else."""
+    where = target(scope, project, environ, state_dir=state_dir)
+    record = _load_record(where)
     changes = []
-    before = _read(settings_path)
+    before = _read(where.settings)
     if before is not None:
-        settings = _load(settings_path)
+        settings = _load(where.settings)
         hooks = settings.get("hooks")
         if isinstance(hooks, dict):
             for event in list(hooks):
@@ -224,17 +325,40 @@ def uninstall(*, scope: str, project: Path | None, environ: Mapping[str, str]) -
                         hooks[event] = kept
                     elif len(kept) != len(groups):
                         del hooks[event]
-            if not hooks:
-                del settings["hooks"]
-        changes.append(write_if_changed(settings_path, before, settings))
-    mcp_before = _read(mcp_path)
+        changes.append(_finish(where, record, where.settings, before, settings, "hooks"))
+    mcp_before = _read(where.mcp)
     if mcp_before is not None:
-        mcp = _load(mcp_path)
+        mcp = _load(where.mcp)
         servers = mcp.get("mcpServers")
         if isinstance(servers, dict) and _is_fleetmem_server(servers.get(SERVER)):
             del servers[SERVER]
-        changes.append(write_if_changed(mcp_path, mcp_before, mcp))
+        changes.append(_finish(where, record, where.mcp, mcp_before, mcp, "mcpServers"))
+    _save_record(where, record)
     return changes
+
+
+def _finish(
+    where: Target,
+    record: dict[str, Any],
+    path: Path,
+    before: str,
+    data: dict[str, Any],
+    key: str,
+) -> Change:
+    """Write what uninstall left, dropping the table, the file and the folder that installing
+    created once they hold nothing else."""
+    created = record.pop(str(path), None)
+    # Without a record only the project scope's files count as created (never ~/.claude.json).
+    default = {"file": where.portable, "folder": False, "table": True}
+    made = created if isinstance(created, dict) else default
+    if made.get("table") and data.get(key) == {}:
+        del data[key]
+    if made.get("file") and data == {}:
+        path.unlink()
+        if made.get("folder") and path.parent.is_dir() and not any(path.parent.iterdir()):
+            path.parent.rmdir()
+        return Change(str(path), True, removed=True)
+    return write_if_changed(path, before, data, backup_dir=where.backup_dir)
 
 
 def _is_fleetmem_server(server: object) -> bool:

@@ -139,7 +139,7 @@ def _changes_text(changes: list[dict[str, Any]]) -> str:
         return "nothing to do"
     lines = []
     for c in changes:
-        state = "updated" if c["changed"] else "unchanged"
+        state = "removed" if c.get("removed") else "updated" if c["changed"] else "unchanged"
         backup = f" (backup: {c['backup']})" if c.get("backup") else ""
         lines.append(f"{state}  {c['path']}{backup}")
     return "\n".join(lines)
@@ -152,8 +152,10 @@ def _cmd_install(app: Any, args: argparse.Namespace) -> int:
     if args.integration == "claude-code":
         changes = claude_code.install(
             scope=args.scope, project=_project(args), fleetmem=exe, home=_home_arg(app),
-            agent=args.agent, environ=os.environ,
+            agent=args.agent, environ=os.environ, state_dir=Path(app.home),
         )  # fmt: skip
+        if args.scope == "project":
+            _portable_notes(app)
     else:
         if args.agent:
             print("fleetmem: --agent applies to claude-code only", file=sys.stderr)
@@ -163,8 +165,30 @@ def _cmd_install(app: Any, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _portable_notes(app: Any) -> None:
+    """The project scope's entries run ``fleetmem`` from PATH with each person's own home:
+    say so when that is not what this shell would run."""
+    if shutil.which("fleetmem") is None:
+        print(
+            "fleetmem: note: the project's hooks run `fleetmem` from PATH, which has none here;"
+            " install it with `pipx install fleetmem` or `uv tool install fleetmem`",
+            file=sys.stderr,
+        )
+    if _home_arg(app) is not None:
+        print(
+            f"fleetmem: note: the project's files pin no home; sessions use $FLEETMEM_HOME or"
+            f" ~/.fleetmem, not {app.home}, unless Claude Code runs with FLEETMEM_HOME set",
+            file=sys.stderr,
+        )
+
+
 def _as_dict(change: Any) -> dict[str, Any]:
-    return {"path": change.path, "changed": change.changed, "backup": change.backup}
+    return {
+        "path": change.path,
+        "changed": change.changed,
+        "backup": change.backup,
+        "removed": getattr(change, "removed", False),
+    }
 
 
 def _cmd_uninstall(app: Any, args: argparse.Namespace) -> int:
@@ -172,8 +196,9 @@ def _cmd_uninstall(app: Any, args: argparse.Namespace) -> int:
 
     if args.integration == "claude-code":
         changes = claude_code.uninstall(
-            scope=args.scope, project=_project(args), environ=os.environ
-        )
+            scope=args.scope, project=_project(args), environ=os.environ,
+            state_dir=Path(app.home),
+        )  # fmt: skip
     else:
         changes = codex.uninstall(environ=os.environ)
     emit(args, [_as_dict(c) for c in changes], _changes_text)

@@ -20,6 +20,9 @@ def register(sub: Any) -> dict[str, Handler]:
     schema = actions.add_parser("schema", help="print the contract's JSON Schemas")
     schema.add_argument("tool", nargs="?", help="one tool (default: all four)")
     schema.add_argument("--direction", choices=("input", "output"), help="only one direction")
+    # Accepted like every data command's --json, so scripts can pass it everywhere; the
+    # schemas are printed as JSON either way.
+    schema.add_argument("--json", action="store_true", help="JSON output (the default here)")
 
     check = actions.add_parser("check", help="run the seven conformance checks against a provider")
     check.add_argument(

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import os
 import signal
+import socket
+from collections.abc import Callable
 from types import FrameType
 
 import uvicorn
 
 from fleetmem import telemetry
-from fleetmem.errors import InvalidInput
+from fleetmem.errors import Conflict, InvalidInput
 from fleetmem.logsafe import protect_loggers
 from fleetmem.service.api_tokens import ApiTokens
 from fleetmem.service.bootstrap import App
@@ -41,12 +44,49 @@ def check_bind(host: str, *, has_configured_token: bool) -> None:
         )
 
 
+def bind_listener(host: str, port: int) -> socket.socket:
+    """Bind ``host:port`` now, so a busy port is reported before the daemon prints or starts
+    anything; uvicorn is then handed the bound socket."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    # As uvicorn does: a restart may rebind while old connections sit in TIME_WAIT. On Linux
+    # this still refuses a port another process is listening on.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise Conflict(
+                f"port {port} on {host} is already in use (is another `fleetmem serve`"
+                " running? choose another with --port)"
+            ) from exc
+        raise InvalidInput("host", host, f"cannot listen on port {port}: {exc.strerror}") from exc
+    return sock
+
+
+class _AnnouncingServer(uvicorn.Server):
+    """A uvicorn server that calls ``on_listening`` once its socket accepts connections
+    (after the app's lifespan startup), never before."""
+
+    def __init__(self, config: uvicorn.Config, on_listening: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_listening = on_listening
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and not self.should_exit:
+            self._on_listening()
+
+
 def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> None:
     # Reading the tokens first also creates control.token and checks every token file.
     tokens = ApiTokens(app.home, app.config)
     check_bind(host, has_configured_token=tokens.has_configured())
     if not 0 <= port <= 65535:
         raise InvalidInput("port", port, "must be between 0 and 65535")
+    listener = bind_listener(host, port)
+    port = int(listener.getsockname()[1])  # the real one when --port 0 asked for any
     jobs = BackgroundJobs(
         app.memory, interval_s=jobs_interval_s, facts=app.facts, briefings=app.briefings
     )
@@ -65,24 +105,36 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
     jobs.start()
     exporting = telemetry.start(app.settings.telemetry, os.environ)
     api = create_app(app, tokens)
-    config = uvicorn.Config(api, host=host, port=port, log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        api,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        # NO_COLOR (https://no-color.org) turns uvicorn's coloured level names off too.
+        use_colors=False if os.environ.get("NO_COLOR") else None,
+    )
     # uvicorn installs its own handlers (it does not propagate to ours): redact them too.
     protect_loggers(logging.getLogger(name) for name in ("uvicorn", "uvicorn.error"))
-    server = uvicorn.Server(config)
-    log.info("serve.listening url=http://%s:%d home=%s", host, server.config.port, app.home)
-    print(f"fleetmem serving on http://{host}:{port} (home {app.home})", flush=True)
-    print(f"API control token: {tokens.control_path} (send: Authorization: Bearer)", flush=True)
-    # The browser's one-time sign-in link (printed, never logged: it is a credential).
     url_host = f"[{host}]" if ":" in host else host
-    announce_login_links(api.state.web_auth, f"http://{url_host}:{port}")
+
+    def announce() -> None:
+        log.info("serve.listening url=http://%s:%d home=%s", host, port, app.home)
+        print(f"fleetmem serving on http://{url_host}:{port} (home {app.home})", flush=True)
+        print(f"API control token: {tokens.control_path} (send: Authorization: Bearer)", flush=True)
+        # The browser's one-time sign-in link (printed, never logged: it is a credential).
+        announce_login_links(api.state.web_auth, f"http://{url_host}:{port}")
+
+    server = _AnnouncingServer(config, announce)
     # uvicorn handles SIGTERM itself, then re-raises it once it has stopped; with the default
     # action that would end the process before the clean-up below. Catch the re-raised one,
     # clean up, and only then end the way SIGTERM ends a process.
     terminated: list[int] = []
     signal.signal(signal.SIGTERM, lambda signum, _frame: terminated.append(signum))
     try:
-        server.run()
+        server.run(sockets=[listener])
     finally:
+        listener.close()
         jobs.stop()
         if exporting is not None:
             exporting.shutdown()
