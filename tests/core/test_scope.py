@@ -313,7 +313,8 @@ def test_invalid_repo_keys(key: str) -> None:
         ("project:local/api-0123abcd", Scope("project", "local/api-0123abcd")),
         ("agent:claude-code", Scope("agent", "claude-code")),
         ("agent:codex", Scope("agent", "codex")),
-        ("agent:Review_Bot.v2", Scope("agent", "Review_Bot.v2")),
+        ("agent:review_bot.v2", Scope("agent", "review_bot.v2")),
+        ("agent:" + "a" * 64, Scope("agent", "a" * 64)),
     ],
 )
 def test_parse_scope_round_trips(text: str, scope: Scope) -> None:
@@ -350,7 +351,9 @@ def test_parse_scope_round_trips(text: str, scope: Scope) -> None:
         "agent:-leading-dash",
         "agent:.hidden",
         "agent:x:y",
-        "agent:" + "a" * 129,
+        "agent:" + "a" * 65,
+        "agent:BAD",  # config's [agent.NAME] rule: lower case only
+        "agent:Review_Bot",
         "project:" + "a" * 249,
         "x" * 300,
         # unicode tricks

@@ -39,12 +39,14 @@ ScopeKind = Literal["workspace", "project", "agent"]
 WORKSPACE = "workspace"
 MAX_SCOPE_BYTES = 256
 MAX_REPO_KEY_BYTES = 256
-MAX_AGENT_NAME_BYTES = 128
+MAX_AGENT_NAME_BYTES = 64
 # A key derived from a remote must still fit in a ``project:`` scope.
 MAX_REMOTE_KEY_BYTES = MAX_SCOPE_BYTES - len("project:")
 _MAX_LOCAL_BASENAME = 64
 
-AGENT_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# The one agent-name rule: config's ``[agent.NAME]`` tables, run records' ``agent`` and every
+# ``agent:<name>`` scope use it, so a name one surface accepts is never refused by another.
+AGENT_NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
 # Unicode categories that never belong in an identifier: controls, format characters
 # (zero-width and bidi overrides), surrogates, private use, unassigned, separators.
@@ -120,8 +122,9 @@ def agent_scope(name: str) -> str:
 def validate_agent_name(name: str) -> str:
     """Return ``name`` if it is a valid agent name, else raise InvalidInput("agent", ...).
 
-    Agent names are ASCII letters, digits, ``.``, ``_`` and ``-``, starting with a letter or
-    digit, at most 128 bytes: they become metric labels, file names and config table keys.
+    Agent names are lower-case ASCII letters, digits, ``.``, ``_`` and ``-``, starting with a
+    letter or digit, at most 64 characters (config's ``[agent.NAME]`` rule): they become
+    metric labels, file names and config table keys.
     """
     problem = _agent_name_problem(name)
     if problem is not None:
@@ -243,7 +246,10 @@ def _agent_name_problem(name: object) -> str | None:
     if len(name.encode("utf-8", "surrogatepass")) > MAX_AGENT_NAME_BYTES:
         return f"agent name longer than {MAX_AGENT_NAME_BYTES} bytes"
     if not AGENT_NAME_PATTERN.fullmatch(name):
-        return "agent name must be ASCII letters, digits, '.', '_' or '-', starting alphanumeric"
+        return (
+            "agent name must be lower-case ASCII letters, digits, '.', '_' or '-',"
+            " starting with a letter or digit"
+        )
     return None
 
 

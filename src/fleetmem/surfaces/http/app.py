@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from fleetmem import __version__, metrics
+from fleetmem.core import strictjson
 from fleetmem.errors import (
     Conflict,
     FleetmemError,
@@ -41,6 +42,17 @@ _STATUS: dict[type[FleetmemError], int] = {
     RateLimited: 429,
     StoreError: 503,
 }
+
+
+class FiniteJSONResponse(JSONResponse):
+    """JSON that is always valid: a NaN or infinity (only a row stored before bodies were
+    parsed strictly can hold one) is sent as null, where the default would answer 500."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except ValueError:
+            return super().render(strictjson.finite(content))
 
 
 def _status_for(exc: FleetmemError) -> int:
@@ -90,7 +102,12 @@ def create_app(app: App, tokens: ApiTokens | None = None) -> FastAPI:
             yield
 
     api = FastAPI(
-        title="fleetmem", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan
+        title="fleetmem",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+        default_response_class=FiniteJSONResponse,
     )
     api.router.routes.append(mcp.route)
 

@@ -9,7 +9,6 @@ Documented in docs/facts.md.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
@@ -22,6 +21,7 @@ from fleetmem.service.bootstrap import App
 from fleetmem.service.fact_base import local_user
 from fleetmem.surfaces import fact_views as fv
 from fleetmem.surfaces.http import schemas_facts as sf
+from fleetmem.surfaces.http.bodies import json_object
 from fleetmem.surfaces.http.schemas import documented
 
 _MAX_BODY = 64 * 1024
@@ -163,19 +163,7 @@ def routes(app: App) -> APIRouter:
 
 
 async def _json_object(request: Request, known: set[str]) -> dict[str, Any]:
-    raw = await request.body()
-    if len(raw) > _MAX_BODY:
-        raise InvalidInput("<body>", f"{len(raw)} bytes", f"must be at most {_MAX_BODY} bytes")
-    try:
-        data = json.loads(raw or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput("<body>", raw[:40].decode("utf-8", "replace"), "is not JSON") from exc
-    if not isinstance(data, dict):
-        raise InvalidInput("<body>", type(data).__name__, "must be a JSON object")
-    for key in data:
-        if key not in known:
-            raise InvalidInput(key, "<value>", "is not a known field")
-    return data
+    return await json_object(request, max_bytes=_MAX_BODY, known=known)
 
 
 def _text(body: dict[str, Any], key: str, *, required: bool = False) -> Any:

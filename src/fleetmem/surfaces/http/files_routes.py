@@ -8,7 +8,6 @@ diff, so nothing typed is lost. Documented in docs/context-files.md.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -21,6 +20,7 @@ from fleetmem.service.files import Actor
 from fleetmem.surfaces import files_views as fv
 from fleetmem.surfaces.http import schemas_files as sx
 from fleetmem.surfaces.http.app import error_body
+from fleetmem.surfaces.http.bodies import json_object
 from fleetmem.surfaces.http.schemas import documented
 
 _MAX_BODY = 256 * 1024  # a 64 KB file is at most 256 KB of JSON-escaped text
@@ -159,16 +159,4 @@ def _conflict(app: App, target: FileRef, exc: StaleRevision, yours: str) -> JSON
 
 
 async def _json_object(request: Request, known: set[str]) -> dict[str, Any]:
-    raw = await request.body()
-    if len(raw) > _MAX_BODY:
-        raise InvalidInput("<body>", f"<{len(raw):,} bytes>", f"at most {_MAX_BODY:,} bytes")
-    try:
-        data = json.loads(raw or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput("<body>", "<not shown>", "is not JSON") from exc
-    if not isinstance(data, dict):
-        raise InvalidInput("<body>", type(data).__name__, "must be a JSON object")
-    for key in data:
-        if key not in known:
-            raise InvalidInput(key, "<not shown>", "is not a known field")
-    return data
+    return await json_object(request, max_bytes=_MAX_BODY, known=known)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
@@ -11,10 +10,12 @@ from starlette.concurrency import run_in_threadpool
 
 from fleetmem.errors import InvalidInput
 from fleetmem.service.bootstrap import App
+from fleetmem.service.runrecords import MAX_RECORD_BYTES
 from fleetmem.surfaces import views
 from fleetmem.surfaces.agent_views import recall_sections_view
 from fleetmem.surfaces.cli.parsing import parse_since
 from fleetmem.surfaces.http import schemas_memory as m
+from fleetmem.surfaces.http.bodies import json_object, read_body
 from fleetmem.surfaces.http.schemas import documented, run_record_schema
 
 
@@ -33,7 +34,7 @@ def routes(app: App) -> APIRouter:
         ),
     )
     async def ingest(request: Request) -> JSONResponse:
-        body = await request.body()
+        body = await read_body(request, MAX_RECORD_BYTES)
         # Parsing and storing is blocking work: keep it off the event loop.
         result = await run_in_threadpool(app.memory.ingest_run, body)
         code = 200 if result.status == "duplicate" else 201
@@ -86,14 +87,7 @@ def routes(app: App) -> APIRouter:
 
 
 async def _json_object(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    try:
-        data = json.loads(raw or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput("<body>", raw[:60].decode("utf-8", "replace"), "is not JSON") from exc
-    if not isinstance(data, dict):
-        raise InvalidInput("<body>", type(data).__name__, "must be a JSON object")
-    return data
+    return await json_object(request)
 
 
 def _recall(app: App, body: dict[str, Any]) -> dict[str, Any]:
