@@ -31,7 +31,7 @@ from fleetmem.core.episode import (
 )
 from fleetmem.core.redact import redact, redact_value
 from fleetmem.core.runrecord import RunRecord
-from fleetmem.core.scope import project_scope, validate_repo_key
+from fleetmem.core.scope import project_scope, validate_agent_name, validate_repo_key
 from fleetmem.errors import (
     InvalidInput,
     InvalidRunRecord,
@@ -412,6 +412,8 @@ class MemoryService(EpisodeRecallMixin):
             raise InvalidInput("limit", limit, "must be between 1 and 1000")
         if repo is not None:
             repo = validate_repo_key(repo)
+        if agent is not None:
+            agent = validate_agent_name(agent)
         return self.store.list_episodes(
             EpisodeFilter(agent=agent, repo=repo, since=since, limit=limit)
         )

@@ -15,7 +15,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Route
 
 from fleetmem import __version__, metrics
 from fleetmem.core import strictjson
@@ -60,6 +63,18 @@ def _status_for(exc: FleetmemError) -> int:
         if isinstance(exc, kind):
             return status
     return 500
+
+
+def _allowed_methods(api: FastAPI, scope: Any) -> list[str]:
+    """Every method some route serves at this request's path, in a stable order."""
+    methods: set[str] = set()
+    for route in api.router.routes:
+        probe = {**scope, "method": "GET"}
+        match, _ = route.matches(probe)
+        if match is not Match.NONE and isinstance(route, APIRoute | Route):
+            methods |= set(route.methods or ())
+    methods.discard("HEAD")
+    return sorted(methods)
 
 
 def error_body(exc: FleetmemError) -> dict[str, Any]:
@@ -117,6 +132,25 @@ def create_app(app: App, tokens: ApiTokens | None = None) -> FastAPI:
         if isinstance(exc, RateLimited):
             headers = {"Retry-After": str(max(1, round(exc.retry_after)))}
         return JSONResponse(error_body(exc), status_code=_status_for(exc), headers=headers)
+
+    @api.exception_handler(StarletteHTTPException)
+    def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # The router's own answers (404 for no route, 405 for a method the path lacks) in
+        # the API's error shape; a 405 lists in Allow every method of every route of that
+        # path (Starlette names only the first route's).
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(_allowed_methods(api, request.scope))
+            body = {
+                "code": "method_not_allowed",
+                "message": f"{request.method} is not allowed here",
+            }
+        else:
+            body = {
+                "code": "not_found" if exc.status_code == 404 else "http_error",
+                "message": str(exc.detail),
+            }
+        return JSONResponse({"error": body}, status_code=exc.status_code, headers=headers)
 
     @api.exception_handler(RequestValidationError)
     def _parameter_error(_request: Request, exc: RequestValidationError) -> JSONResponse:

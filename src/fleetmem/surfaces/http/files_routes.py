@@ -18,6 +18,7 @@ from fleetmem.errors import InvalidInput, StaleRevision
 from fleetmem.service.bootstrap import App
 from fleetmem.service.files import Actor
 from fleetmem.surfaces import files_views as fv
+from fleetmem.surfaces.http import contract
 from fleetmem.surfaces.http import schemas_files as sx
 from fleetmem.surfaces.http.app import error_body
 from fleetmem.surfaces.http.bodies import json_object
@@ -134,9 +135,11 @@ def routes(app: App) -> APIRouter:
 
 def _user(body: dict[str, Any]) -> Actor:
     # There are no API tokens yet (the daemon binds to loopback only): a caller names itself.
-    user = body.get("user", "api")
-    if not isinstance(user, str) or not 0 < len(user) <= 64 or not user.isprintable():
-        raise InvalidInput("user", user, "must be a printable name of 1 to 64 characters")
+    user = body.get("user")
+    if user is None:  # absent or null: the document allows both
+        user = "api"
+    if not isinstance(user, str) or not contract.USER_RE.fullmatch(user):
+        raise InvalidInput("user", user, "must be a name of 1 to 64 printable ASCII characters")
     return Actor("user", user)
 
 
