@@ -140,7 +140,8 @@ def check_value(
     for path, depth, node in _walk(value):
         where = _where(root, path)
         if depth > max_depth:
-            raise error(where, "<nesting>", f"is nested deeper than the limit of {max_depth}")
+            short = _where(root, path[:2]) + ("..." if len(path) > 2 else "")
+            raise error(short, "<nesting>", f"is nested deeper than the limit of {max_depth}")
         if isinstance(node, _NonFinite):
             raise error(
                 where, node.spelling, "must be a finite number (NaN and infinities are refused)"

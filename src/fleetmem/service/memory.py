@@ -33,6 +33,7 @@ from fleetmem.core.redact import redact, redact_value
 from fleetmem.core.runrecord import RunRecord
 from fleetmem.core.scope import project_scope, validate_agent_name, validate_repo_key
 from fleetmem.errors import (
+    Conflict,
     InvalidInput,
     InvalidRunRecord,
     NotAttributed,
@@ -166,8 +167,9 @@ class MemoryService(EpisodeRecallMixin):
         previous = self.store.run_hash(record.run_id)
         if previous is not None:
             if previous != record_hash:
-                raise InvalidRunRecord(
-                    "run_id", record.run_id, "was already ingested with different content"
+                raise Conflict(
+                    f"run_id {record.run_id!r} was already ingested with different content",
+                    existing=record.run_id,
                 )
             run = self.store.get_run(record.run_id)
             status = run.episode_status if run else "duplicate"

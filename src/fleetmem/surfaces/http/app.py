@@ -15,7 +15,6 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from fastapi.routing import APIRoute
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match, Route
@@ -66,12 +65,14 @@ def _status_for(exc: FleetmemError) -> int:
 
 
 def _allowed_methods(api: FastAPI, scope: Any) -> list[str]:
-    """Every method some route serves at this request's path, in a stable order."""
+    """Every method some route serves at this request's path, in a stable order (included
+    routers opened up: FastAPI keeps them nested)."""
+    from fleetmem.surfaces.http.auth import flatten_routes
+
     methods: set[str] = set()
-    for route in api.router.routes:
-        probe = {**scope, "method": "GET"}
-        match, _ = route.matches(probe)
-        if match is not Match.NONE and isinstance(route, APIRoute | Route):
+    probe = {**scope, "method": "GET"}
+    for route in flatten_routes(api.router.routes):
+        if isinstance(route, Route) and route.matches(probe)[0] is not Match.NONE:
             methods |= set(route.methods or ())
     methods.discard("HEAD")
     return sorted(methods)

@@ -24,6 +24,7 @@ from fleetmem.core.scope import (
     REPO_KEY_PATTERN,
 )
 from fleetmem.service.fact_reads import CURSOR_PATTERN
+from fleetmem.surfaces.http.schemas_facts import SCOPE_PATTERN
 
 REPO_KEY: dict[str, Any] = {
     "type": "string",
@@ -39,7 +40,7 @@ AGENT_NAME: dict[str, Any] = {
 }
 SCOPE: dict[str, Any] = {
     "type": "string",
-    "pattern": f"^(?:workspace|project:{REPO_KEY_PATTERN}|agent:{AGENT_NAME_PATTERN.pattern})$",
+    "pattern": SCOPE_PATTERN,
     "maxLength": MAX_SCOPE_BYTES,
     "description": "workspace, project:<repo key> or agent:<name>",
 }

@@ -101,8 +101,8 @@ def routes(app: App) -> APIRouter:
         result = await run_in_threadpool(
             lambda: facts.add(
                 _text(body, "body", required=True),
-                kind=_text(body, "kind") or "note",
-                scope=_text(body, "scope") or "workspace",
+                kind=_or(_text(body, "kind"), "note"),
+                scope=_or(_text(body, "scope"), "workspace"),
                 pin=pin,
                 source=_text(body, "source"),
                 actor=local_user(),
@@ -165,6 +165,11 @@ def routes(app: App) -> APIRouter:
         return fv.votes_view(facts.votes(fact_id))
 
     return api
+
+
+def _or(value: str | None, default: str) -> str:
+    """An absent or null field takes its default; an empty string is a value (and refused)."""
+    return default if value is None else value
 
 
 def _not_forgotten(row: Any) -> Any:

@@ -8,11 +8,13 @@ diff, so nothing typed is lost. Documented in docs/context-files.md.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
+from fastapi import Path as FastApiPath
 from fastapi.responses import JSONResponse
 
+from fleetmem.core import strictjson
 from fleetmem.core.contextfiles import FileRef, unified_diff
 from fleetmem.errors import InvalidInput, StaleRevision
 from fleetmem.service.bootstrap import App
@@ -66,6 +68,8 @@ def routes(app: App) -> APIRouter:
         body = await _json_object(request, {"text", "base_revision", "user"})
         target = ref(name, agent, repo)
         text, base = body.get("text"), body.get("base_revision")
+        if isinstance(base, float) and base.is_integer():
+            base = int(base)  # JSON does not tell 3 from 3.0; JSON Schema calls both integers
         if isinstance(base, bool) or not isinstance(base, int):
             raise InvalidInput("base_revision", base, "name the revision your text is based on")
         try:
@@ -89,7 +93,7 @@ def routes(app: App) -> APIRouter:
 
     @api.get("/api/v1/files/{name}/revisions/{revision}", **documented(sx.Revision, 404))
     def revision(
-        name: str, revision: int, agent: str | None = None, repo: str | None = None
+        name: str, revision: Revision, agent: str | None = None, repo: str | None = None
     ) -> dict[str, Any]:
         return fv.revision_view(files.revision(ref(name, agent, repo), revision), body=True)
 
@@ -99,7 +103,7 @@ def routes(app: App) -> APIRouter:
     )
     async def restore(
         name: str,
-        revision: int,
+        revision: Revision,
         request: Request,
         agent: str | None = None,
         repo: str | None = None,
@@ -131,6 +135,10 @@ def routes(app: App) -> APIRouter:
         return fv.context_view(files.assemble(agent, repo=repo))
 
     return api
+
+
+#: A revision number in a path: 0 or more, and small enough for a SQLite integer.
+Revision = Annotated[int, FastApiPath(ge=0, le=strictjson.INT_MAX)]
 
 
 def _user(body: dict[str, Any]) -> Actor:

@@ -86,8 +86,8 @@ def routes(app: App) -> APIRouter:
             if key != "provider":
                 raise InvalidInput(key, body[key], "is not a known field")
         name = body.get("provider")
-        if name is not None and not isinstance(name, str):
-            raise InvalidInput("provider", name, "must be a string")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise InvalidInput("provider", name, "must be a non-empty string")
         report = await run_in_threadpool(app.providers.check, name)
         return report.as_dict()
 

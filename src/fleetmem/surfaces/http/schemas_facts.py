@@ -6,7 +6,12 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from fleetmem.core.facts import KINDS
+from fleetmem.core.scope import AGENT_NAME_PATTERN, MAX_SCOPE_BYTES, REPO_KEY_PATTERN
 from fleetmem.surfaces.http.schemas import Open, Strict
+
+#: workspace, project:<repo key> or agent:<name>, as core/scope.py parses them.
+SCOPE_PATTERN = f"^(?:workspace|project:{REPO_KEY_PATTERN}|agent:{AGENT_NAME_PATTERN.pattern})$"
 
 
 class Fact(Strict):
@@ -171,6 +176,23 @@ class FactCounts(Open):
 
 # ---- request bodies ------------------------------------------------------------------------
 class FactIn(Strict):
+    """Only a ``reference`` fact has a ``source``."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["kind"], "properties": {"kind": {"const": "reference"}}},
+                {
+                    "properties": {
+                        "kind": {"not": {"const": "reference"}},
+                        "source": {"type": "null"},
+                    }
+                },
+            ]
+        },
+    )
+
     body: str = Field(
         min_length=1,
         max_length=500,
@@ -178,9 +200,15 @@ class FactIn(Strict):
         description="the fact, one or two sentences (at most 500 characters)",
     )
     kind: str | None = Field(
-        None, description="note (default), decision, lesson, constraint, failure, ..."
+        None,
+        description="note (default), decision, lesson, constraint, failure, ...",
+        json_schema_extra={"enum": [*KINDS, None]},
     )
-    scope: str | None = Field(None, description="workspace (default), project:<repo>, agent:<n>")
+    scope: str | None = Field(
+        None,
+        description="workspace (default), project:<repo>, agent:<n>",
+        json_schema_extra={"pattern": SCOPE_PATTERN, "maxLength": MAX_SCOPE_BYTES},
+    )
     pin: bool = False
     source: str | None = None
     idempotency_key: str | None = Field(

@@ -211,7 +211,7 @@ class StaleSave(Strict):
 # ---- request bodies ------------------------------------------------------------------------
 class SaveIn(Strict):
     text: str
-    base_revision: int = Field(description="the revision your text is based on")
+    base_revision: int = Field(ge=0, description="the revision your text is based on")
     user: str | None = Field(None, pattern=r"^[\x20-\x7e]{1,64}$")
 
 
