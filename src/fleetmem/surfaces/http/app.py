@@ -65,14 +65,17 @@ def _status_for(exc: FleetmemError) -> int:
 
 
 def _allowed_methods(api: FastAPI, scope: Any) -> list[str]:
-    """Every method some route serves at this request's path, in a stable order (included
-    routers opened up: FastAPI keeps them nested)."""
+    """The methods of the resource this path names: every route sharing the path template of
+    the first route whose path matches (``/facts/counts`` is not ``/facts/{fact_id}``), in a
+    stable order; included routers opened up, as FastAPI keeps them nested."""
     from fleetmem.surfaces.http.auth import flatten_routes
 
-    methods: set[str] = set()
     probe = {**scope, "method": "GET"}
-    for route in flatten_routes(api.router.routes):
-        if isinstance(route, Route) and route.matches(probe)[0] is not Match.NONE:
+    routes = [r for r in flatten_routes(api.router.routes) if isinstance(r, Route)]
+    template = next((r.path for r in routes if r.matches(probe)[0] is not Match.NONE), None)
+    methods: set[str] = set()
+    for route in routes:
+        if route.path == template:
             methods |= set(route.methods or ())
     methods.discard("HEAD")
     return sorted(methods)
