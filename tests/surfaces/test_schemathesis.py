@@ -225,7 +225,8 @@ def test_st_run_with_all_checks_against_a_real_daemon(tmp_path: Path) -> None:
                 "--checks",
                 "all",
                 "--exclude-checks",
-                "positive_data_acceptance",
+                # Speed is measured in bench/, never asserted: a loaded machine is slow.
+                "positive_data_acceptance,max_response_time",
                 "--include-path-regex",
                 "^/api/v1/",
                 "--exclude-path",

@@ -74,7 +74,7 @@ def parse_run_record(raw: bytes | str | Mapping[str, Any]) -> tuple[RunRecord, d
     Raises InvalidRunRecord naming the first offending field; never a partial result.
     """
     if isinstance(raw, (bytes, str)):
-        # Strict JSON (docs/http-api.md, "Bad input"): NaN, infinities, lone surrogates, repeated keys,
+        # Strict JSON (docs/http-api.md, "Bad input"): NaN, infinities, lone surrogates,
         # nesting past the limit and a leading BOM are refused naming the field.
         data = strictjson.loads(
             raw, root="<record>", max_bytes=MAX_RECORD_BYTES, error=InvalidRunRecord

@@ -76,7 +76,7 @@ def routes(app: App) -> APIRouter:
 
     @api.post(
         "/api/v1/provider/check",
-        **documented(m.ProviderCheckOut, body=m.ProviderCheckIn, body_required=False),
+        **documented(m.ProviderCheckOut, 404, body=m.ProviderCheckIn, body_required=False),
     )
     async def provider_check(request: Request) -> dict[str, Any]:
         # As `fleetmem provider check`: the seven conformance checks over a fresh session
