@@ -78,7 +78,9 @@ def test_host_is_lowercased_but_path_keeps_its_case() -> None:
         ("user:pass@host.example:acme/api", "host.example/acme/api"),
         ("https://user:p@ss@github.com/acme/api", "github.com/acme/api"),
         ("https://bücher.example/acme/api", "xn--bcher-kva.example/acme/api"),
-        ("https://example.com/acme/cafe\u0301", "example.com/acme/caf\u00e9"),
+        # Non-ASCII path characters: NFC first, then %XX escapes of the UTF-8 bytes.
+        ("https://example.com/acme/cafe\u0301", "example.com/acme/caf%C3%A9"),
+        ("https://example.com/acme/caf\u00e9", "example.com/acme/caf%C3%A9"),
         ("https://example.com/acme/api.github.io", "example.com/acme/api.github.io"),
         ("https://example.com/acme/api.git.git", "example.com/acme/api.git"),
     ],
@@ -256,8 +258,9 @@ def test_local_key_needs_an_absolute_root() -> None:
         "gitlab.com/group/sub/repo",
         "local/api-0123abcd",
         "myproject",
-        "example.com/acme/caf\u00e9",
-        "a" * 256,
+        "example.com/acme/caf%C3%A9",
+        "a/.../b",
+        "a" * 248,
     ],
 )
 def test_valid_repo_keys(key: str) -> None:
@@ -268,8 +271,11 @@ def test_valid_repo_keys(key: str) -> None:
     "key",
     [
         "",
-        "a" * 257,
+        "a" * 249,
         "é" * 129,
+        "example.com/acme/caf\u00e9",  # non-ASCII: keys carry %XX escapes instead
+        "example.com/acme/%41",  # an escape of an ASCII byte would be a second spelling
+        "example.com/acme/caf%c3%a9",  # escapes are upper-case, one spelling only
         "/github.com/acme/api",
         "github.com/acme/api/",
         "github.com//api",
@@ -313,7 +319,8 @@ def test_invalid_repo_keys(key: str) -> None:
         ("project:local/api-0123abcd", Scope("project", "local/api-0123abcd")),
         ("agent:claude-code", Scope("agent", "claude-code")),
         ("agent:codex", Scope("agent", "codex")),
-        ("agent:Review_Bot.v2", Scope("agent", "Review_Bot.v2")),
+        ("agent:review_bot.v2", Scope("agent", "review_bot.v2")),
+        ("agent:" + "a" * 64, Scope("agent", "a" * 64)),
     ],
 )
 def test_parse_scope_round_trips(text: str, scope: Scope) -> None:
@@ -350,7 +357,9 @@ def test_parse_scope_round_trips(text: str, scope: Scope) -> None:
         "agent:-leading-dash",
         "agent:.hidden",
         "agent:x:y",
-        "agent:" + "a" * 129,
+        "agent:" + "a" * 65,
+        "agent:BAD",  # config's [agent.NAME] rule: lower case only
+        "agent:Review_Bot",
         "project:" + "a" * 249,
         "x" * 300,
         # unicode tricks
@@ -419,8 +428,8 @@ def test_project_and_agent_scope_helpers() -> None:
         project_scope("https://github.com/acme/api")
     assert err.value.field == "repo"
     with pytest.raises(InvalidInput) as err:
-        project_scope("a" * 256)  # a valid key, but the scope would pass 256 bytes
-    assert err.value.field == "scope"
+        project_scope("a" * 249)  # the scope would pass 256 bytes
+    assert err.value.field == "repo"
     with pytest.raises(InvalidInput) as err:
         agent_scope("two words")
     assert err.value.field == "agent"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from fleetmem import metrics
-from fleetmem.errors import InvalidInput, NotAttributed, NotFound
+from fleetmem.errors import Conflict, InvalidInput, NotAttributed, NotFound
 from fleetmem.service.bootstrap import App
 from fleetmem.service.runs import RunsService, hash_token
 from tests.conftest import make_record, session
@@ -120,7 +120,7 @@ def test_a_run_id_can_be_opened_once_and_not_after_its_record(
     with pytest.raises(InvalidInput, match="already open"):
         app.runs.open_run("api-fixer", repo=API, run_id="run-7")
     app.memory.ingest_run(make_record(run_id="run-8"))
-    with pytest.raises(InvalidInput, match="already has a run record"):
+    with pytest.raises(Conflict, match="already has a run record"):
         app.runs.open_run("api-fixer", repo=API, run_id="run-8")
 
 

@@ -245,8 +245,11 @@ def test_run_endpoints_keep_their_run_token_check(served: tuple) -> None:
     )
     assert beat.status_code == 200
     assert client.get("/api/v1/caller", headers=bearer(run_token)).status_code == 200
-    # Without a run token the handler answers, as before: not attributed.
-    assert client.get("/api/v1/caller").json()["error"]["code"] == "not_attributed"
+    # With no credentials at all: 401, as on every route; a token that is not a live run's
+    # is the handler's 403 not_attributed.
+    assert client.get("/api/v1/caller").status_code == 401
+    wrong = client.get("/api/v1/caller", headers=bearer("fmr_" + "0" * 32))
+    assert wrong.json()["error"]["code"] == "not_attributed"
 
 
 def test_a_web_session_reads_and_with_its_csrf_token_writes(served: tuple) -> None:

@@ -259,7 +259,9 @@ def test_provider_check(pair: Pair) -> None:
     assert report["passed"] and [c["outcome"] for c in report["checks"]] == ["pass"] * 7
     text = pair.remote("provider", "check")
     assert text.returncode == 0 and text.stdout.splitlines()[-1] == "result: passed"
-    pair.same("provider", "check", "--provider", "nowhere", code=2)
+    pair.same(
+        "provider", "check", "--provider", "nowhere", code=3
+    )  # a well-formed name nothing defines: not found
 
 
 def test_briefing_preview(pair: Pair) -> None:

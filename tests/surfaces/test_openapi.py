@@ -103,7 +103,8 @@ def _memory(walk: Walk) -> None:
     walk("DELETE", "/api/v1/episodes/{episode_id}", 200, path_parameters=ep)
     checked = walk("POST", "/api/v1/provider/check", 200, body={})
     assert checked["provider"] == "builtin" and checked["passed"] and len(checked["checks"]) == 7
-    walk("POST", "/api/v1/provider/check", 400, body={"provider": "nowhere"})
+    walk("POST", "/api/v1/provider/check", 404, body={"provider": "nowhere"})  # well-formed
+    walk("POST", "/api/v1/provider/check", 400, body={"provider": "Not A Name"})
 
 
 def _runs(walk: Walk) -> None:

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from fleetmem.config.settings import ServerToken, VerifyPattern
 from fleetmem.core import prompt_template
 from fleetmem.core.durations import format_duration, parse_duration
+from fleetmem.core.scope import AGENT_NAME_PATTERN
 
 
 class Invalid(Exception):
@@ -128,7 +129,8 @@ def env_name(value: object) -> object:
     return name
 
 
-AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+# The same rule as every agent:<name> scope (one definition, in core/scope.py).
+AGENT_NAME = AGENT_NAME_PATTERN
 # An embedding model as [model_api] embedding_model names it: printable ASCII, no spaces.
 MODEL_NAME = re.compile(r"[!-~]{1,256}")
 

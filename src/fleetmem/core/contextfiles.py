@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from fleetmem.errors import InvalidInput
+from fleetmem.errors import InvalidInput, NotFound
 
 FileKind = Literal["workspace", "agent", "project"]
 Mode = Literal["every_run", "on_demand"]
@@ -125,7 +125,8 @@ def resolve(kind: FileKind, name: str) -> FileSpec:
                 "agent": "it is an agent file: name the agent (--agent NAME)",
                 "project": "it is a project notebook: name the repository (--project REPO)",
             }[spec.kind]
-            raise InvalidInput("name", name, hint)
+            # A real file, of another family: not found where it was looked for.
+            raise NotFound(f"no {kind} file {name!r}: {hint}", file=spec.slug)
     choices = ", ".join(spec.slug for spec in _BY_KIND[kind])
     raise InvalidInput("name", name, f"no such {kind} file; one of {choices}")
 

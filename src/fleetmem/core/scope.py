@@ -38,13 +38,23 @@ ScopeKind = Literal["workspace", "project", "agent"]
 
 WORKSPACE = "workspace"
 MAX_SCOPE_BYTES = 256
-MAX_REPO_KEY_BYTES = 256
-MAX_AGENT_NAME_BYTES = 128
-# A key derived from a remote must still fit in a ``project:`` scope.
-MAX_REMOTE_KEY_BYTES = MAX_SCOPE_BYTES - len("project:")
+# A key must fit in a ``project:`` scope, wherever it came from.
+MAX_REPO_KEY_BYTES = MAX_SCOPE_BYTES - len("project:")
+MAX_AGENT_NAME_BYTES = 64
+MAX_REMOTE_KEY_BYTES = MAX_REPO_KEY_BYTES
 _MAX_LOCAL_BASENAME = 64
 
-AGENT_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# The one agent-name rule: config's ``[agent.NAME]`` tables, run records' ``agent`` and every
+# ``agent:<name>`` scope use it, so a name one surface accepts is never refused by another.
+AGENT_NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+# The whole repository-key rule as one regular expression (no lookarounds, so JSON Schema
+# and every regex engine read it alike: the OpenAPI document declares exactly this). A key is
+# ASCII: non-ASCII path characters of a remote are kept as upper-case %XX escapes of their
+# UTF-8 bytes, so no key can hold a look-alike, invisible or unnormalised character.
+_KEY_UNIT = r"(?:[A-Za-z0-9_~+-]|%[89A-F][0-9A-F])"
+_KEY_SEGMENT = rf"(?:\.{{0,2}}{_KEY_UNIT}|\.{{3}})(?:\.|{_KEY_UNIT})*"
+REPO_KEY_PATTERN = rf"{_KEY_SEGMENT}(?:/{_KEY_SEGMENT})*"
+REPO_KEY_RE = re.compile(REPO_KEY_PATTERN)
 
 # Unicode categories that never belong in an identifier: controls, format characters
 # (zero-width and bidi overrides), surrogates, private use, unassigned, separators.
@@ -56,6 +66,7 @@ _TRANSPORT_HELPER = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*::")
 _URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 _SCP_LIKE = re.compile(r"(?:(?P<user>[^/]*)@)?(?P<host>[^@/:]+):(?P<path>.*)", re.DOTALL)
 _HOST = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
+_SURROGATE_CHAR = re.compile("[\ud800-\udfff]")
 _UNSAFE_BASENAME_CHAR = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -120,8 +131,9 @@ def agent_scope(name: str) -> str:
 def validate_agent_name(name: str) -> str:
     """Return ``name`` if it is a valid agent name, else raise InvalidInput("agent", ...).
 
-    Agent names are ASCII letters, digits, ``.``, ``_`` and ``-``, starting with a letter or
-    digit, at most 128 bytes: they become metric labels, file names and config table keys.
+    Agent names are lower-case ASCII letters, digits, ``.``, ``_`` and ``-``, starting with a
+    letter or digit, at most 64 characters (config's ``[agent.NAME]`` rule): they become
+    metric labels, file names and config table keys.
     """
     problem = _agent_name_problem(name)
     if problem is not None:
@@ -243,7 +255,10 @@ def _agent_name_problem(name: object) -> str | None:
     if len(name.encode("utf-8", "surrogatepass")) > MAX_AGENT_NAME_BYTES:
         return f"agent name longer than {MAX_AGENT_NAME_BYTES} bytes"
     if not AGENT_NAME_PATTERN.fullmatch(name):
-        return "agent name must be ASCII letters, digits, '.', '_' or '-', starting alphanumeric"
+        return (
+            "agent name must be lower-case ASCII letters, digits, '.', '_' or '-',"
+            " starting with a letter or digit"
+        )
     return None
 
 
@@ -266,6 +281,11 @@ def _repo_key_problem(key: object) -> str | None:
             return "has an empty path segment"
         if segment in (".", ".."):
             return "has a '.' or '..' path segment"
+    if not REPO_KEY_RE.fullmatch(key):
+        return (
+            "must be '/'-separated segments of ASCII letters, digits, '.', '_', '~', '+', '-'"
+            " and %XX escapes of non-ASCII bytes"
+        )
     return None
 
 
@@ -284,6 +304,18 @@ def _has_refused_char(text: str) -> bool:
         char.isspace() or unicodedata.category(char) in _REFUSED_CATEGORIES or char in _INVISIBLE
         for char in text
     )
+
+
+def _escape_non_ascii(path: str) -> str:
+    """Non-ASCII characters as upper-case %XX escapes of their UTF-8 bytes; a lone
+    surrogate (undecodable input) is left for the key check to refuse."""
+    out = []
+    for char in path:
+        if char.isascii() or _SURROGATE_CHAR.fullmatch(char):
+            out.append(char)
+        else:
+            out.append("".join(f"%{byte:02X}" for byte in char.encode("utf-8")))
+    return "".join(out)
 
 
 def _key_from_url_rest(rest: str) -> str | None:
@@ -326,7 +358,7 @@ def _key_from_parts(host: str, path: str) -> str | None:
         path = path[: -len(".git")].rstrip("/")
     if not path:
         return None
-    key = f"{host}/{unicodedata.normalize('NFC', path)}"
+    key = f"{host}/{_escape_non_ascii(unicodedata.normalize('NFC', path))}"
     if len(key.encode("utf-8", "surrogatepass")) > MAX_REMOTE_KEY_BYTES:
         return None
     if _repo_key_problem(key) is not None:

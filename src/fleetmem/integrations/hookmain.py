@@ -10,7 +10,6 @@ provider is down.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
@@ -20,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import Any
+
+from fleetmem.core import strictjson
 
 #: Seconds each hook may take in all, before the watchdog exits 0 (Claude Code's own hook
 #: timeouts, set by ``fleetmem install claude-code``, are longer).
@@ -97,8 +98,8 @@ def run_hook(
         integration, event, agent = _parse(argv)
         if integration != "claude-code":
             raise ValueError(f"unknown integration {integration!r}; known: claude-code")
-        raw = stdin if stdin is not None else sys.stdin.buffer.read(MAX_PAYLOAD_BYTES)
-        payload = json.loads(raw or b"{}")
+        raw = stdin if stdin is not None else sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+        payload = strictjson.loads(raw or b"{}", root="<hook payload>", max_bytes=MAX_PAYLOAD_BYTES)
         if not isinstance(payload, dict):
             raise ValueError("the hook payload is not a JSON object")
         # The ingress boundary for hooks: every string of the payload (session id, cwd,

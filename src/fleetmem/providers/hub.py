@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from fleetmem.config import BUILTIN_PROVIDER, McpSettings, Settings
+from fleetmem.config.values import UPSTREAM_NAME
 from fleetmem.core.episode import Episode, content_hash, render_text
 from fleetmem.embed.base import Embedder
-from fleetmem.errors import InvalidInput
+from fleetmem.errors import InvalidInput, NotFound
 from fleetmem.providers import transports
 from fleetmem.providers.base import EpisodeProvider, ProviderRecall
 from fleetmem.providers.breaker import CircuitBreaker
@@ -72,8 +73,11 @@ class ProviderHub:
             return None
         up = self._settings().mcp.get(name)
         if up is None:
-            raise InvalidInput(
-                "provider", name, "is neither builtin nor an [mcp.NAME] upstream of the global file"
+            if not isinstance(name, str) or not UPSTREAM_NAME.fullmatch(name):
+                raise InvalidInput("provider", name, "must be builtin or an [mcp.NAME] name")
+            raise NotFound(
+                "no such provider: neither builtin nor an [mcp.NAME] upstream of the global file",
+                provider=name,
             )
         return up
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from fleetmem import metrics
 from fleetmem.core.facts import (
     ACTIVE,
@@ -196,9 +198,16 @@ def _statuses(status: str | None) -> tuple[str, ...] | None:
     return (status,)
 
 
+#: What a page's ``next_cursor`` looks like (creation time, then the last fact's id); the
+#: OpenAPI document declares the same pattern.
+CURSOR_PATTERN = r"[0-9]{1,12}(?:\.[0-9]{1,9})?:[A-Za-z0-9_]{1,64}"
+
+
 def _cursor(cursor: str | None) -> tuple[float, str] | None:
     if cursor is None:
         return None
+    if not re.fullmatch(CURSOR_PATTERN, cursor):
+        return _bad_cursor(cursor)
     at, sep, fact_id = cursor.partition(":")
     try:
         when = float(at)

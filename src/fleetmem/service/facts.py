@@ -10,6 +10,7 @@ write raises with the reason (see ``fleetmem.errors``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from fleetmem import metrics
@@ -63,6 +64,10 @@ from fleetmem.store.facts import FactRow, ProvenanceRow, RevisionRow
 
 PIN_CAP = "At most 20 facts can be pinned; unpin one first."
 MAX_IDEMPOTENCY_KEY = 200
+#: Printable ASCII: a key is an opaque token (a UUID, a hash), never prose; the OpenAPI
+#: document declares the same pattern.
+IDEMPOTENCY_KEY_PATTERN = rf"[\x20-\x7e]{{1,{MAX_IDEMPOTENCY_KEY}}}"
+IDEMPOTENCY_KEY_RE = re.compile(IDEMPOTENCY_KEY_PATTERN)
 
 
 class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin):
@@ -481,6 +486,6 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin):
 def _idempotency_key(key: str | None) -> str | None:
     if key is None:
         return None
-    if not isinstance(key, str) or not 0 < len(key) <= MAX_IDEMPOTENCY_KEY or not key.isprintable():
-        raise InvalidInput("idempotency_key", key, "must be 1 to 200 printable characters")
+    if not isinstance(key, str) or not IDEMPOTENCY_KEY_RE.fullmatch(key):
+        raise InvalidInput("idempotency_key", key, "must be 1 to 200 printable ASCII characters")
     return key

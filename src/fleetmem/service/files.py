@@ -140,7 +140,9 @@ class ContextFileService(ProposalsMixin, ContextMixin):
     def ref(self, name: str, *, agent: str | None = None, repo: str | None = None) -> FileRef:
         """The file ``name`` of the workspace, of ``agent``, or of repository ``repo``."""
         if agent is not None and repo is not None:
-            raise InvalidInput("agent", agent, "name an agent or a repository, not both")
+            # No file lives at both addresses: nothing is there (404), as for a name of
+            # another family.
+            raise NotFound("no file: name an agent or a repository, not both", file=name)
         if agent is not None:
             return FileRef(resolve("agent", name), validate_agent_name(agent))
         if repo is not None:

@@ -31,8 +31,9 @@ from fleetmem.core.episode import (
     skip_reason,
 )
 from fleetmem.core.runrecord import RunRecord
-from fleetmem.core.scope import project_scope, validate_repo_key
+from fleetmem.core.scope import project_scope, validate_agent_name, validate_repo_key
 from fleetmem.errors import (
+    Conflict,
     InvalidInput,
     InvalidRunRecord,
     NotAttributed,
@@ -181,8 +182,9 @@ class MemoryService(EpisodeRecallMixin):
         previous = self.store.run_hash(record.run_id)
         if previous is not None:
             if previous != record_hash:
-                raise InvalidRunRecord(
-                    "run_id", record.run_id, "was already ingested with different content"
+                raise Conflict(
+                    f"run_id {record.run_id!r} was already ingested with different content",
+                    existing=record.run_id,
                 )
             run = self.store.get_run(record.run_id)
             status = run.episode_status if run else "duplicate"
@@ -481,6 +483,8 @@ class MemoryService(EpisodeRecallMixin):
             raise InvalidInput("limit", limit, "must be between 1 and 1000")
         if repo is not None:
             repo = validate_repo_key(repo)
+        if agent is not None:
+            agent = validate_agent_name(agent)
         return self.store.list_episodes(
             EpisodeFilter(agent=agent, repo=repo, since=since, limit=limit)
         )

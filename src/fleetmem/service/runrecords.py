@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
+from fleetmem.core import strictjson
 from fleetmem.core.ingress import clean_run_record
 from fleetmem.core.runrecord import RunRecord, from_validated
 from fleetmem.errors import InvalidRunRecord
@@ -77,15 +78,14 @@ def parse_run_record(raw: bytes | str | Mapping[str, Any]) -> tuple[RunRecord, d
     offending field; never a partial result.
     """
     if isinstance(raw, (bytes, str)):
-        size = len(raw.encode("utf-8") if isinstance(raw, str) else raw)
-        if size > MAX_RECORD_BYTES:
-            raise InvalidRunRecord("<record>", f"{size} bytes", f"exceeds {MAX_RECORD_BYTES} bytes")
-        try:
-            data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidRunRecord("<record>", str(exc)[:120], "is not valid JSON") from exc
+        # Strict JSON (docs/http-api.md, "Bad input"): NaN, infinities, lone surrogates,
+        # nesting past the limit and a leading BOM are refused naming the field.
+        data = strictjson.loads(
+            raw, root="<record>", max_bytes=MAX_RECORD_BYTES, error=InvalidRunRecord
+        )
     else:
         data = dict(raw)
+        strictjson.check_value(data, root="<record>", error=InvalidRunRecord)
     if not isinstance(data, dict):
         raise InvalidRunRecord("<record>", type(data).__name__, "must be a JSON object")
     # The ingress boundary: text redacted and labels checked before anything looks further.

@@ -28,8 +28,15 @@ from fleetmem.core import labels
 from fleetmem.core.episode import SessionRepo
 from fleetmem.core.ingress import clean_text
 from fleetmem.core.redact import find_secrets
-from fleetmem.core.scope import WORKSPACE, agent_scope, project_scope, relativize, validate_repo_key
-from fleetmem.errors import InvalidInput, NotAttributed, NotFound
+from fleetmem.core.scope import (
+    WORKSPACE,
+    agent_scope,
+    project_scope,
+    relativize,
+    validate_agent_name,
+    validate_repo_key,
+)
+from fleetmem.errors import Conflict, InvalidInput, NotAttributed, NotFound
 from fleetmem.service.gitrepo import Repository, RepositoryResolver, relative_to_repository
 from fleetmem.service.memory import RunStored
 from fleetmem.store.base import EventRow, RunRow, SessionRow
@@ -222,7 +229,7 @@ class RunsService:
         self.sweep()
         run_id = run_id or self._new_run_id()
         if self.store.get_run(run_id) is not None:
-            raise InvalidInput("run_id", run_id, "already has a run record")
+            raise Conflict(f"run_id {run_id!r} already has a run record", existing=run_id)
         token = self._new_token()
         row = LiveRunRow(
             run_id=run_id,
@@ -433,6 +440,8 @@ class RunsService:
             raise InvalidInput("limit", limit, "must be between 1 and 1000")
         if repo is not None:
             repo = validate_repo_key(repo)
+        if agent is not None:
+            agent = validate_agent_name(agent)
         self.sweep()
         now = self._clock()
         stored = self.store.list_runs(repo=repo, agent=agent, limit=limit)

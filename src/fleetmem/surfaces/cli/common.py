@@ -17,10 +17,21 @@ EXIT_BROKEN_PIPE = 128 + 13
 Handler = Callable[[Any, argparse.Namespace], int]
 
 
+def dumps_json(data: Any, indent: int | None = None) -> str:
+    """Valid JSON always: a NaN or infinity (only rows stored before strict parsing can hold
+    one) prints as null instead of the bare ``NaN`` that no JSON parser reads."""
+    try:
+        return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        from fleetmem.core.strictjson import finite
+
+        return json.dumps(finite(data), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
 def emit(args: argparse.Namespace, data: Any, text: Callable[[Any], str]) -> None:
     """Print ``data`` as JSON with ``--json``, else as ``text(data)`` for people."""
     if getattr(args, "json", False):
-        print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+        print(dumps_json(data, indent=2))
     else:
         print(text(data))
 

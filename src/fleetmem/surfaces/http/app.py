@@ -16,8 +16,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Route
 
 from fleetmem import __version__, metrics
+from fleetmem.core import strictjson
 from fleetmem.errors import (
     Conflict,
     FleetmemError,
@@ -43,11 +46,39 @@ _STATUS: dict[type[FleetmemError], int] = {
 }
 
 
+class FiniteJSONResponse(JSONResponse):
+    """JSON that is always valid: a NaN or infinity (only a row stored before bodies were
+    parsed strictly can hold one) is sent as null, where the default would answer 500."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except ValueError:
+            return super().render(strictjson.finite(content))
+
+
 def _status_for(exc: FleetmemError) -> int:
     for kind, status in _STATUS.items():
         if isinstance(exc, kind):
             return status
     return 500
+
+
+def _allowed_methods(api: FastAPI, scope: Any) -> list[str]:
+    """The methods of the resource this path names: every route sharing the path template of
+    the first route whose path matches (``/facts/counts`` is not ``/facts/{fact_id}``), in a
+    stable order; included routers opened up, as FastAPI keeps them nested."""
+    from fleetmem.surfaces.http.auth import flatten_routes
+
+    probe = {**scope, "method": "GET"}
+    routes = [r for r in flatten_routes(api.router.routes) if isinstance(r, Route)]
+    template = next((r.path for r in routes if r.matches(probe)[0] is not Match.NONE), None)
+    methods: set[str] = set()
+    for route in routes:
+        if route.path == template:
+            methods |= set(route.methods or ())
+    methods.discard("HEAD")
+    return sorted(methods)
 
 
 def error_body(exc: FleetmemError) -> dict[str, Any]:
@@ -90,7 +121,12 @@ def create_app(app: App, tokens: ApiTokens | None = None) -> FastAPI:
             yield
 
     api = FastAPI(
-        title="fleetmem", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan
+        title="fleetmem",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+        default_response_class=FiniteJSONResponse,
     )
     api.router.routes.append(mcp.route)
 
@@ -100,6 +136,25 @@ def create_app(app: App, tokens: ApiTokens | None = None) -> FastAPI:
         if isinstance(exc, RateLimited):
             headers = {"Retry-After": str(max(1, round(exc.retry_after)))}
         return JSONResponse(error_body(exc), status_code=_status_for(exc), headers=headers)
+
+    @api.exception_handler(StarletteHTTPException)
+    def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # The router's own answers (404 for no route, 405 for a method the path lacks) in
+        # the API's error shape; a 405 lists in Allow every method of every route of that
+        # path (Starlette names only the first route's).
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(_allowed_methods(api, request.scope))
+            body = {
+                "code": "method_not_allowed",
+                "message": f"{request.method} is not allowed here",
+            }
+        else:
+            body = {
+                "code": "not_found" if exc.status_code == 404 else "http_error",
+                "message": str(exc.detail),
+            }
+        return JSONResponse({"error": body}, status_code=exc.status_code, headers=headers)
 
     @api.exception_handler(RequestValidationError)
     def _parameter_error(_request: Request, exc: RequestValidationError) -> JSONResponse:

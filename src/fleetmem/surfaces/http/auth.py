@@ -143,7 +143,12 @@ class ApiGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             needed, template = self._needed(scope)
-            if needed is not None and needed is not Access.RUN_TOKEN:
+            if needed is Access.RUN_TOKEN:
+                refusal = self._run_token_missing(Request(scope), template)
+                if refusal is not None:
+                    await refusal(scope, receive, send)
+                    return
+            elif needed is not None:
                 refusal = self._refusal(Request(scope), needed, template)
                 if refusal is not None:
                     await refusal(scope, receive, send)
@@ -165,6 +170,16 @@ class ApiGuard:
             # without one tells nothing about which paths exist.
             return _BY_METHOD.get(method, Access.CONTROL), ""
         return None, ""
+
+    def _run_token_missing(self, request: Request, template: str) -> JSONResponse | None:
+        """A run-token route's handler judges the token; a request with none at all is
+        refused here with 401 like every other route (a wrong or API token is the handler's
+        403 ``not_attributed``)."""
+        if request.headers.get("authorization") is not None:
+            return None
+        return self._deny(
+            request, template, 401, "no credentials: send Authorization: Bearer <run token>"
+        )
 
     def _refusal(self, request: Request, needed: Access, template: str) -> JSONResponse | None:
         header = request.headers.get("authorization")

@@ -9,19 +9,19 @@ Documented in docs/facts.md.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from fleetmem.core.facts import FORGET_ALL_PHRASE, FORGET_ALL_UNTOUCHED
-from fleetmem.errors import InvalidInput
+from fleetmem.core.facts import FORGET_ALL_PHRASE, FORGET_ALL_UNTOUCHED, FORGOTTEN
+from fleetmem.errors import InvalidInput, NotFound
 from fleetmem.service.bootstrap import App
 from fleetmem.service.fact_base import local_user
 from fleetmem.surfaces import fact_views as fv
 from fleetmem.surfaces.http import schemas_facts as sf
+from fleetmem.surfaces.http.bodies import json_object
 from fleetmem.surfaces.http.schemas import documented
 
 _MAX_BODY = 64 * 1024
@@ -92,15 +92,17 @@ def routes(app: App) -> APIRouter:
         body = await _json_object(
             request, {"body", "kind", "scope", "pin", "source", "idempotency_key"}
         )
-        key = body.get("idempotency_key") or request.headers.get("idempotency-key")
+        key = _text(body, "idempotency_key")
+        if key is None:
+            key = request.headers.get("idempotency-key")
         pin = body.get("pin", False)
         if not isinstance(pin, bool):
             raise InvalidInput("pin", pin, "must be true or false")
         result = await run_in_threadpool(
             lambda: facts.add(
                 _text(body, "body", required=True),
-                kind=_text(body, "kind") or "note",
-                scope=_text(body, "scope") or "workspace",
+                kind=_or(_text(body, "kind"), "note"),
+                scope=_or(_text(body, "scope"), "workspace"),
                 pin=pin,
                 source=_text(body, "source"),
                 actor=local_user(),
@@ -111,7 +113,7 @@ def routes(app: App) -> APIRouter:
 
     @api.get("/api/v1/facts/{fact_id}", **documented(sf.FactDetail, 404))
     def show(fact_id: str) -> dict[str, Any]:
-        return fv.detail_view(facts.get(fact_id))
+        return fv.detail_view(_not_forgotten(facts.get(fact_id)))
 
     @api.patch(
         "/api/v1/facts/{fact_id}", **documented(sf.FactEdited, 404, 409, 429, body=sf.FactEditIn)
@@ -119,6 +121,7 @@ def routes(app: App) -> APIRouter:
     async def edit(fact_id: str, request: Request) -> dict[str, Any]:
         body = await _json_object(request, {"body"})
         text = _text(body, "body", required=True)
+        await run_in_threadpool(lambda: _not_forgotten(facts.get(fact_id)))
         result = await run_in_threadpool(lambda: facts.edit(fact_id, text, actor=local_user()))
         return fv.edit_view(result)
 
@@ -153,29 +156,35 @@ def routes(app: App) -> APIRouter:
 
     @api.get("/api/v1/facts/{fact_id}/history", **documented(sf.FactHistory, 404))
     def history(fact_id: str) -> dict[str, Any]:
+        _not_forgotten(facts.get(fact_id))
         return fv.history_view(facts.history(fact_id))
 
     @api.get("/api/v1/facts/{fact_id}/votes", **documented(sf.FactVotes, 404))
     def votes(fact_id: str) -> dict[str, Any]:
+        _not_forgotten(facts.get(fact_id))
         return fv.votes_view(facts.votes(fact_id))
 
     return api
 
 
+def _or(value: str | None, default: str) -> str:
+    """An absent or null field takes its default; an empty string is a value (and refused)."""
+    return default if value is None else value
+
+
+def _not_forgotten(row: Any) -> Any:
+    """A forgotten fact is deleted as far as the API's reads go (404, as HTTP expects after
+    a DELETE); only ``POST .../restore`` still reaches it within its 30 days."""
+    fact = row.fact if hasattr(row, "fact") else row
+    if fact.status == FORGOTTEN:
+        raise NotFound(
+            "fact is forgotten; POST /api/v1/facts/{id}/restore brings it back", fact=fact.id
+        )
+    return row
+
+
 async def _json_object(request: Request, known: set[str]) -> dict[str, Any]:
-    raw = await request.body()
-    if len(raw) > _MAX_BODY:
-        raise InvalidInput("<body>", f"{len(raw)} bytes", f"must be at most {_MAX_BODY} bytes")
-    try:
-        data = json.loads(raw or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput("<body>", raw[:40].decode("utf-8", "replace"), "is not JSON") from exc
-    if not isinstance(data, dict):
-        raise InvalidInput("<body>", type(data).__name__, "must be a JSON object")
-    for key in data:
-        if key not in known:
-            raise InvalidInput(key, "<value>", "is not a known field")
-    return data
+    return await json_object(request, max_bytes=_MAX_BODY, known=known)
 
 
 def _text(body: dict[str, Any], key: str, *, required: bool = False) -> Any:

@@ -8,12 +8,13 @@ diff, so nothing typed is lost. Documented in docs/context-files.md.
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
+from fastapi import Path as FastApiPath
 from fastapi.responses import JSONResponse
 
+from fleetmem.core import strictjson
 from fleetmem.core.contextfiles import FileRef, unified_diff
 from fleetmem.errors import InvalidInput, StaleRevision
 from fleetmem.service.bootstrap import App
@@ -21,6 +22,7 @@ from fleetmem.service.files import Actor
 from fleetmem.surfaces import files_views as fv
 from fleetmem.surfaces.http import schemas_files as sx
 from fleetmem.surfaces.http.app import error_body
+from fleetmem.surfaces.http.bodies import json_object
 from fleetmem.surfaces.http.schemas import documented
 
 _MAX_BODY = 256 * 1024  # a 64 KB file is at most 256 KB of JSON-escaped text
@@ -65,6 +67,8 @@ def routes(app: App) -> APIRouter:
         body = await _json_object(request, {"text", "base_revision", "user"})
         target = ref(name, agent, repo)
         text, base = body.get("text"), body.get("base_revision")
+        if isinstance(base, float) and base.is_integer():
+            base = int(base)  # JSON does not tell 3 from 3.0; JSON Schema calls both integers
         if isinstance(base, bool) or not isinstance(base, int):
             raise InvalidInput("base_revision", base, "name the revision your text is based on")
         try:
@@ -88,7 +92,7 @@ def routes(app: App) -> APIRouter:
 
     @api.get("/api/v1/files/{name}/revisions/{revision}", **documented(sx.Revision, 404))
     def revision(
-        name: str, revision: int, agent: str | None = None, repo: str | None = None
+        name: str, revision: Revision, agent: str | None = None, repo: str | None = None
     ) -> dict[str, Any]:
         return fv.revision_view(files.revision(ref(name, agent, repo), revision), body=True)
 
@@ -98,7 +102,7 @@ def routes(app: App) -> APIRouter:
     )
     async def restore(
         name: str,
-        revision: int,
+        revision: Revision,
         request: Request,
         agent: str | None = None,
         repo: str | None = None,
@@ -132,9 +136,17 @@ def routes(app: App) -> APIRouter:
     return api
 
 
+#: A revision number in a path: 0 or more, and small enough for a SQLite integer.
+Revision = Annotated[int, FastApiPath(ge=0, le=strictjson.INT_MAX)]
+
+
 def _user(body: dict[str, Any]) -> Actor:
     # There are no API tokens yet (the daemon binds to loopback only): a caller names itself.
-    user = body.get("user", "api")
+    user = body.get("user")
+    if user is None:  # absent or null: the document allows both
+        user = "api"
+    if not isinstance(user, str):
+        raise InvalidInput("user", type(user).__name__, "must be a string")
     return Actor("user", user)  # Actor checks the name: a label, never echoed
 
 
@@ -157,16 +169,4 @@ def _conflict(app: App, target: FileRef, exc: StaleRevision, yours: str) -> JSON
 
 
 async def _json_object(request: Request, known: set[str]) -> dict[str, Any]:
-    raw = await request.body()
-    if len(raw) > _MAX_BODY:
-        raise InvalidInput("<body>", f"<{len(raw):,} bytes>", f"at most {_MAX_BODY:,} bytes")
-    try:
-        data = json.loads(raw or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput("<body>", "<not shown>", "is not JSON") from exc
-    if not isinstance(data, dict):
-        raise InvalidInput("<body>", type(data).__name__, "must be a JSON object")
-    for key in data:
-        if key not in known:
-            raise InvalidInput(key, "<not shown>", "is not a known field")
-    return data
+    return await json_object(request, max_bytes=_MAX_BODY, known=known)

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-import json
+import re
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from fleetmem.errors import InvalidInput
+from fleetmem.errors import InvalidInput, NotFound
 from fleetmem.service.bootstrap import App
+from fleetmem.service.runrecords import MAX_RECORD_BYTES
 from fleetmem.surfaces import views
 from fleetmem.surfaces.agent_views import recall_sections_view
 from fleetmem.surfaces.cli.parsing import parse_since
+from fleetmem.surfaces.http import contract
 from fleetmem.surfaces.http import schemas_memory as m
+from fleetmem.surfaces.http.bodies import json_object, read_body
 from fleetmem.surfaces.http.schemas import documented, run_record_schema
 
 
@@ -33,7 +36,7 @@ def routes(app: App) -> APIRouter:
         ),
     )
     async def ingest(request: Request) -> JSONResponse:
-        body = await request.body()
+        body = await read_body(request, MAX_RECORD_BYTES)
         # Parsing and storing is blocking work: keep it off the event loop.
         result = await run_in_threadpool(app.memory.ingest_run, body)
         code = 200 if result.status == "duplicate" else 201
@@ -49,7 +52,7 @@ def routes(app: App) -> APIRouter:
         rows = app.memory.list_episodes(
             agent=agent,
             repo=repo,
-            since=parse_since(since, app.memory.now()) if since else None,
+            since=_since(since, app.memory.now()),
             limit=limit,
         )
         return {"episodes": [views.episode_brief(r) for r in rows]}
@@ -57,18 +60,24 @@ def routes(app: App) -> APIRouter:
     @api.get("/api/v1/episodes/{episode_id}", **documented(m.EpisodeDetail, 404))
     def get_episode(episode_id: str) -> dict[str, Any]:
         row = app.memory.get_episode(episode_id)
+        if row.forgotten_at is not None:
+            # Deleted, as HTTP reads go; DELETE again reports how its forgetting went.
+            raise NotFound("episode is forgotten", episode=episode_id)
         return views.episode_detail(row, app.store.index_rows_for_episode(episode_id))
 
     @api.delete("/api/v1/episodes/{episode_id}", **documented(m.EpisodeForgotten, 404, 409))
     def forget(episode_id: str) -> dict[str, Any]:
         return views.forget_view(app.memory.forget(episode_id))
 
-    @api.post("/api/v1/recall", **documented(m.RecallOut, body=m.RecallIn))
+    @api.post("/api/v1/recall", **documented(m.RecallOut, body=contract.recall_body()))
     async def recall(request: Request) -> dict[str, Any]:
         body = await _json_object(request)
         return await run_in_threadpool(_recall, app, body)
 
-    @api.post("/api/v1/provider/check", **documented(m.ProviderCheckOut, body=m.ProviderCheckIn))
+    @api.post(
+        "/api/v1/provider/check",
+        **documented(m.ProviderCheckOut, 404, body=m.ProviderCheckIn, body_required=False),
+    )
     async def provider_check(request: Request) -> dict[str, Any]:
         # As `fleetmem provider check`: the seven conformance checks over a fresh session
         # (the built-in provider over a scratch store); "passed" says whether any failed.
@@ -77,23 +86,33 @@ def routes(app: App) -> APIRouter:
             if key != "provider":
                 raise InvalidInput(key, body[key], "is not a known field")
         name = body.get("provider")
-        if name is not None and not isinstance(name, str):
-            raise InvalidInput("provider", name, "must be a string")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise InvalidInput("provider", name, "must be a non-empty string")
         report = await run_in_threadpool(app.providers.check, name)
         return report.as_dict()
 
     return api
 
 
+def _since(text: str | None, now: float) -> float | None:
+    """The API's ``since``: as the document declares it (one-unit durations, RFC 3339)."""
+    if text is None:
+        return None
+    if not (re.fullmatch(contract.SINCE_DURATION, text) or _RFC3339.fullmatch(text)):
+        raise InvalidInput(
+            "since", text, "must be a duration such as 7d or a date such as 2026-11-01"
+        )
+    return parse_since(text, now)
+
+
+_RFC3339 = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    r"(?:[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?(?:[Zz]|[+-][0-9]{2}:[0-9]{2}))?"
+)
+
+
 async def _json_object(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    try:
-        data = json.loads(raw or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput("<body>", raw[:60].decode("utf-8", "replace"), "is not JSON") from exc
-    if not isinstance(data, dict):
-        raise InvalidInput("<body>", type(data).__name__, "must be a JSON object")
-    return data
+    return await json_object(request)
 
 
 def _recall(app: App, body: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from fleetmem.errors import InvalidInput
 from fleetmem.service.bootstrap import App
 from fleetmem.surfaces import runs_views
+from fleetmem.surfaces.http import contract
 from fleetmem.surfaces.http import schemas_memory as m
 from fleetmem.surfaces.http.memory_routes import _json_object
 from fleetmem.surfaces.http.schemas import documented
@@ -38,7 +39,7 @@ def routes(app: App) -> APIRouter:
     @api.post(
         "/api/v1/runs/open",
         status_code=201,
-        **documented(m.OpenedRun, 404, 409, status=201, body=m.OpenRunIn),
+        **documented(m.OpenedRun, 404, 409, status=201, body=contract.open_run_body()),
     )
     async def open_run(request: Request) -> JSONResponse:
         body = await _json_object(request)

@@ -142,6 +142,13 @@ def run_record_schema() -> dict[str, Any]:
             return [rewrite(v) for v in node]
         return node
 
+    # The record's own schema checks the shape of a time; the service also reads it as a
+    # real date (no 2026-02-30), which JSON Schema says with its date-time format.
+    if "timestamp" in defs:
+        defs["moment"] = {**defs["timestamp"], "format": "date-time"}
+        for key in ("started_at", "ended_at"):
+            if schema.get("properties", {}).get(key) == {"$ref": "#/$defs/timestamp"}:
+                schema["properties"][key] = {"$ref": "#/$defs/moment"}
     for name, sub in defs.items():
         _BODY_COMPONENTS[prefixed(name)] = rewrite(sub)
     _BODY_COMPONENTS["RunRecord"] = rewrite(schema)
@@ -170,6 +177,9 @@ def install_openapi(api: FastAPI) -> None:
                 "description": "an API token (control.token in $FLEETMEM_HOME, or minted)",
             }
             document["security"] = [{"bearer": []}]
+            from fleetmem.surfaces.http.contract import constrain
+
+            constrain(document)
             api.openapi_schema = document
         return api.openapi_schema
 

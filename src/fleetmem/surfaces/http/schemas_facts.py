@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
+from fleetmem.core.facts import KINDS
+from fleetmem.core.scope import AGENT_NAME_PATTERN, MAX_SCOPE_BYTES, REPO_KEY_PATTERN
 from fleetmem.surfaces.http.schemas import Open, Strict
+
+#: workspace, project:<repo key> or agent:<name>, as core/scope.py parses them.
+SCOPE_PATTERN = f"^(?:workspace|project:{REPO_KEY_PATTERN}|agent:{AGENT_NAME_PATTERN.pattern})$"
 
 
 class Fact(Strict):
@@ -171,24 +176,87 @@ class FactCounts(Open):
 
 # ---- request bodies ------------------------------------------------------------------------
 class FactIn(Strict):
-    body: str = Field(description="the fact, one or two sentences")
-    kind: str | None = Field(
-        None, description="note (default), decision, lesson, constraint, failure, ..."
+    """Only a ``reference`` fact has a ``source``."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["kind"], "properties": {"kind": {"const": "reference"}}},
+                {
+                    "properties": {
+                        "kind": {"not": {"const": "reference"}},
+                        "source": {"type": "null"},
+                    }
+                },
+            ]
+        },
     )
-    scope: str | None = Field(None, description="workspace (default), project:<repo>, agent:<n>")
+
+    body: str = Field(
+        min_length=1,
+        max_length=500,
+        pattern=r"\S",
+        description="the fact, one or two sentences (at most 500 characters)",
+    )
+    kind: str | None = Field(
+        None,
+        description="note (default), decision, lesson, constraint, failure, ...",
+        json_schema_extra={"enum": [*KINDS, None]},
+    )
+    scope: str | None = Field(
+        None,
+        description="workspace (default), project:<repo>, agent:<n>",
+        json_schema_extra={"pattern": SCOPE_PATTERN, "maxLength": MAX_SCOPE_BYTES},
+    )
     pin: bool = False
     source: str | None = None
-    idempotency_key: str | None = Field(None, description="or the Idempotency-Key header")
+    idempotency_key: str | None = Field(
+        None, pattern=r"^[\x20-\x7e]{1,200}$", description="or the Idempotency-Key header"
+    )
 
 
 class FactEditIn(Strict):
-    body: str
+    body: str = Field(min_length=1, max_length=500, pattern=r"\S")
 
 
 class ReviewIn(Strict):
-    action: str = Field(description="confirm, evidence_only, restrict, reject, stale or merge")
+    """``merge`` needs ``into``; the other actions take none."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "oneOf": [
+                {
+                    "properties": {"action": {"const": "merge"}, "into": {"type": "string"}},
+                    "required": ["into"],
+                },
+                {
+                    "properties": {
+                        "action": {"not": {"const": "merge"}},
+                        "into": {"type": "null"},
+                    }
+                },
+            ]
+        },
+    )
+
+    action: Literal[
+        "confirm",
+        "evidence",
+        "restrict",
+        "reject",
+        "stale",
+        "merge",
+        "accept",
+        "discard",
+        "evidence-only",
+        "mark-stale",
+    ] = Field(description="confirm, evidence, restrict, reject, stale or merge (and aliases)")
     into: str | None = Field(None, description="the fact to merge into (merge only)")
 
 
 class ForgetAllIn(Strict):
-    confirm: str = Field(description="the exact phrase GET /api/v1/facts/forget-all shows")
+    confirm: Literal["FORGET ALL"] = Field(
+        description="the exact phrase GET /api/v1/facts/forget-all shows"
+    )

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from fleetmem.surfaces.http.schemas import ErrorDetail, Strict
@@ -209,14 +211,14 @@ class StaleSave(Strict):
 # ---- request bodies ------------------------------------------------------------------------
 class SaveIn(Strict):
     text: str
-    base_revision: int = Field(description="the revision your text is based on")
-    user: str | None = Field(None, min_length=1, max_length=64)
+    base_revision: int = Field(ge=0, description="the revision your text is based on")
+    user: str | None = Field(None, pattern=r"^[\x20-\x7e]{1,64}$")
 
 
 class ModeIn(Strict):
-    mode: str = Field(description="every_run or on_demand")
-    user: str | None = Field(None, min_length=1, max_length=64)
+    mode: Literal["every_run", "on_demand"] = Field(description="every_run or on_demand")
+    user: str | None = Field(None, pattern=r"^[\x20-\x7e]{1,64}$")
 
 
 class UserIn(Strict):
-    user: str | None = Field(None, min_length=1, max_length=64)
+    user: str | None = Field(None, pattern=r"^[\x20-\x7e]{1,64}$")

@@ -123,12 +123,14 @@ class EpisodeForgotten(Strict):
 class RecallIn(Strict):
     """Exactly one of ``repo``, ``agent`` and ``all_repos: true`` scopes the recall."""
 
-    query: str = Field(min_length=1, description="what to look for (at most 512 characters)")
+    query: str = Field(
+        min_length=1, max_length=512, description="what to look for (at most 512 characters)"
+    )
     repo: str | None = Field(None, description="a repository key, e.g. github.com/acme/api")
     agent: str | None = Field(None, description="an agent: the repository of its latest run")
     all_repos: bool = Field(False, description="every repository with an episode")
     paths: list[str] = Field(default_factory=list, description="files the caller works on")
-    limit: int = Field(8, ge=1, le=50)
+    limit: int = Field(8, ge=1, le=20)
 
 
 class RecalledEpisode(Strict):
@@ -322,7 +324,12 @@ class BriefingPreview(Strict):
 
 # ---- provider conformance ------------------------------------------------------------------
 class ProviderCheckIn(Strict):
-    provider: str | None = Field(None, description="builtin or an [mcp.NAME]; default: configured")
+    provider: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$",
+        max_length=64,
+        description="builtin or an [mcp.NAME]; default: configured",
+    )
 
 
 class ConformanceCheck(Strict):

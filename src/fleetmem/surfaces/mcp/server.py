@@ -32,6 +32,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_REQUEST, CallToolResult, InputRequ
 from pydantic import AnyUrl, ValidationError
 
 from fleetmem import __version__
+from fleetmem.core import strictjson
 from fleetmem.errors import FleetmemError, NotAttributed, ProviderReserved
 from fleetmem.providers.reserved import AGENT_TOOLS, refuse_reserved, reserved_reason, visible_tools
 from fleetmem.service.bootstrap import App
@@ -101,6 +102,31 @@ def _fields(exc: ValidationError) -> str:
         where = ".".join(str(p) for p in err["loc"]) or "arguments"
         parts.append(f"{where}: {err['msg']}")
     return "; ".join(parts[:5])
+
+
+def _strict_fields(exc: ValidationError) -> str:
+    """Each wrong argument with the JSON type it arrived as (never its value): a string
+    where a number belongs is refused, not converted."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        got = _json_type(err.get("input"))
+        parts.append(f"{where}: {err['msg']} (got {got}; arguments are not converted)")
+    return "; ".join(parts[:5])
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    return "object" if isinstance(value, dict) else type(value).__name__
 
 
 class FleetmemMCP(MCPServer[Any]):
@@ -180,6 +206,7 @@ class FleetmemMCP(MCPServer[Any]):
         """Refuse provider tools before anything else; give every error a stable code."""
         if reserved_reason(name, self.app.settings) is not None:
             await self._deny(name, arguments, context)
+        self._check_arguments(name, arguments)
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -196,6 +223,32 @@ class FleetmemMCP(MCPServer[Any]):
                     + ", ".join(sorted(AGENT_TOOLS))
                 ) from None
             raise
+
+    def _check_arguments(self, name: str, arguments: dict[str, Any]) -> None:
+        """Refuse wrong arguments before the SDK sees them: the SDK parses a string that
+        looks like JSON and lets pydantic coerce (``limit: "5"`` would become 5), while an
+        argument of the wrong type must be refused naming it. Strict validation against the
+        tool's own argument model, plus the strict-JSON rules (finite numbers, no lone
+        surrogates, bounded nesting) and no unknown argument names."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is None or name not in AGENT_TOOLS:
+            return
+        try:
+            strictjson.check_value(arguments, root="arguments")
+        except FleetmemError as exc:
+            raise FleetmemToolError(f"{exc.code}: {exc}") from None
+        model = tool.fn_metadata.arg_model
+        known = {field.alias or key for key, field in model.model_fields.items()}
+        for key in arguments:
+            if key not in known:
+                raise FleetmemToolError(
+                    f"invalid_input: {key!r} is not an argument of {name}; its arguments are "
+                    + (", ".join(sorted(known)) or "none")
+                )
+        try:
+            model.model_validate(arguments, strict=True)
+        except ValidationError as exc:
+            raise FleetmemToolError(f"invalid_input: {_strict_fields(exc)}") from None
 
     async def _deny(
         self, name: str, arguments: Mapping[str, Any], context: Context[Any, Any] | None
