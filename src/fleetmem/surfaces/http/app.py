@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from fleetmem import __version__, metrics
+from fleetmem.embed.health import describe_embedder
 from fleetmem.errors import (
     Conflict,
     FleetmemError,
@@ -107,7 +108,15 @@ def create_app(app: App, tokens: ApiTokens | None = None) -> FastAPI:
 
     @api.get("/healthz")
     def healthz() -> dict[str, Any]:
-        return {"status": "ok", "version": __version__, "schema": app.store.db.schema_version()}
+        # "degraded" (still HTTP 200: the daemon serves) when a configured embedder cannot
+        # run, so a word-only daemon never reports plain "ok"; the embedder block says why.
+        embedder = describe_embedder(app.embedder)
+        return {
+            "status": "degraded" if embedder.state == "degraded" else "ok",
+            "version": __version__,
+            "schema": app.store.db.schema_version(),
+            "embedder": embedder.as_dict(),
+        }
 
     @api.get("/metrics")
     def metrics_endpoint() -> Response:
