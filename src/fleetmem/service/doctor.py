@@ -192,12 +192,15 @@ def _vectors(status: dict[str, Any]) -> Check:
     if not model:
         return Check("vectors", "info", "no embedding model is set: episodes are not embedded")
     reembed = status.get("reembed") or {}
+    if missing:
+        progress = f" ({reembed_line(reembed)})" if reembed.get("model") else ""
+        return Check(
+            "vectors",
+            "warn",
+            f"{missing} episodes have no vector yet; the daemon backfills them{progress}",
+        )
     if not reembed.get("complete", True):
         return Check("vectors", "warn", f"re-embedding for {model}: {reembed_line(reembed)}")
-    if missing:
-        return Check(
-            "vectors", "warn", f"{missing} episodes have no vector yet; the daemon backfills them"
-        )
     return Check("vectors", "ok", f"every built-in episode has a {model} vector")
 
 
