@@ -156,7 +156,7 @@ PAIRS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Split the 2,000-line settings module into one file per environment",
-        "configuration code was one giant hard to read file",
+        "configuration code lived in one giant hard to read blob",
     ),
 )
 COMPONENTS = (
@@ -332,7 +332,16 @@ def _install_mb(dists: list[str]) -> float:
     return round(total / 1e6, 1)
 
 
-def measure(name: str, seed: int, conversations: int, data: Path = DATA) -> dict[str, Any]:
+def measure(
+    name: str,
+    seed: int,
+    conversations: int,
+    data: Path = DATA,
+    *,
+    targets: int = 24,
+    distractors: int = 400,
+    cost_texts: int = 256,
+) -> dict[str, Any]:
     """One candidate in this process: every figure of its row."""
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
@@ -342,8 +351,8 @@ def measure(name: str, seed: int, conversations: int, data: Path = DATA) -> dict
         return {"name": name, "error": f"not installed ({exc.name or exc})"}
     load_s = time.perf_counter() - started
     rng = random.Random(seed)
-    coding = [coding_set(rng, targets=24, distractors=400)]
-    texts = [d for d in coding[0]["docs"]][:256]
+    coding = [coding_set(rng, targets=targets, distractors=distractors)]
+    texts = list(coding[0]["docs"])[:cost_texts]
     doc(texts[:8])
     t = time.perf_counter()
     doc(texts)
