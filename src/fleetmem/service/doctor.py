@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from fleetmem.embed.health import describe_embedder
 from fleetmem.errors import EmbeddingUnavailable, FleetmemError
+from fleetmem.service.reembed import reembed_line
 from fleetmem.store.sqlite.fts_upkeep import COMPACT_MIN_SEGMENTS, COMPACT_MIN_SHARE
 from fleetmem.store.sqlite.migrations import MIGRATIONS
 
@@ -99,13 +101,22 @@ def _embedder(app: Any, clock: Callable[[], float]) -> Check:
     embedder = app.embedder
     if embedder is None:
         return Check("embeddings", "info", "off: recall ranks by text (BM25) alone")
+    health = describe_embedder(embedder)
+    if health.state == "degraded":
+        # Named plainly: the daemon still answers, so nothing else would show that recall
+        # has lost its meaning channel.
+        return Check("embeddings", "fail", f"{health.model}: {health.sentence()}")
     started = clock()
     try:
         embedder.embed(["doctor check"])
     except EmbeddingUnavailable as exc:
-        return Check("embeddings", "fail", f"{embedder.model_id}: {exc}")
+        return Check("embeddings", "fail", f"{embedder.model_id}: word-only search: {exc}")
     took = (clock() - started) * 1000
-    return Check("embeddings", "ok", f"{embedder.model_id} answered in {took:.0f} ms")
+    return Check(
+        "embeddings",
+        "ok",
+        f"{embedder.model_id} answered in {took:.0f} ms: words and meaning (hybrid search)",
+    )
 
 
 #: An unreachable provider fails the doctor only after this long; brief outages only warn.
@@ -180,10 +191,16 @@ def _vectors(status: dict[str, Any]) -> Check:
     model = status.get("embedding_model")
     if not model:
         return Check("vectors", "info", "no embedding model is set: episodes are not embedded")
+    reembed = status.get("reembed") or {}
     if missing:
+        progress = f" ({reembed_line(reembed)})" if reembed.get("model") else ""
         return Check(
-            "vectors", "warn", f"{missing} episodes have no vector yet; the daemon backfills them"
+            "vectors",
+            "warn",
+            f"{missing} episodes have no vector yet; the daemon backfills them{progress}",
         )
+    if not reembed.get("complete", True):
+        return Check("vectors", "warn", f"re-embedding for {model}: {reembed_line(reembed)}")
     return Check("vectors", "ok", f"every built-in episode has a {model} vector")
 
 

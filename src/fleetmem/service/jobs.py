@@ -1,5 +1,5 @@
 """Background work of the daemon: record and forget retries, retention, the facts purge, the
-text index's upkeep, vector backfill."""
+text index's upkeep, re-embedding (vector backfill of episodes and facts)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from fleetmem.service.memory import MemoryService
+from fleetmem.service.reembed import TICK_BUDGET_S, run_reembed
 
 log = logging.getLogger("fleetmem.jobs")
 
@@ -22,6 +23,23 @@ class FactPurger(Protocol):
 
 class DeliveryCounts(Protocol):
     def adopt_deliveries(self) -> int: ...
+
+
+class ReembedSteps:
+    """The two re-embedding steps over a memory service and (optionally) the facts."""
+
+    def __init__(self, memory: MemoryService, facts: object) -> None:
+        self._memory = memory
+        self._facts_backfill = getattr(facts, "backfill", None)
+
+    def episodes(self, limit: int) -> int:
+        return self._memory.backfill_vectors(limit)
+
+    def facts(self, limit: int) -> int:
+        if not callable(self._facts_backfill):
+            return 0
+        fixed: int = self._facts_backfill(limit)
+        return fixed
 
 
 class BackgroundJobs:
@@ -39,8 +57,10 @@ class BackgroundJobs:
         clock: Callable[[], float] = time.monotonic,
         facts: FactPurger | None = None,
         briefings: DeliveryCounts | None = None,
+        reembed_budget_s: float = TICK_BUDGET_S,
     ) -> None:
         self._memory = memory
+        self._reembed_budget = reembed_budget_s
         self._facts = facts
         self._briefings = briefings
         if briefings is not None:
@@ -77,10 +97,22 @@ class BackgroundJobs:
                 log.info("jobs.retention forgotten=%d", pruned)
         self._probe_provider()
         self._adopt_deliveries()
-        fixed = self._memory.backfill_vectors()
-        if fixed:
-            log.info("jobs.backfill vectors=%d", fixed)
+        self._reembed()
         self.ticks += 1
+
+    def _reembed(self) -> None:
+        # Vectors missing under the active model (an embedder switch, or an outage) are
+        # filled in for up to a budget per tick, so a switch over 10,000 episodes finishes in
+        # minutes while each tick still leaves room for records and recalls.
+        try:
+            done = run_reembed(
+                ReembedSteps(self._memory, self._facts), budget_s=self._reembed_budget
+            )
+        except Exception as exc:
+            log.warning("jobs.reembed_failed error=%s", type(exc).__name__)
+            return
+        if done["episodes"] or done["facts"]:
+            log.info("jobs.backfill vectors=%d facts=%d", done["episodes"], done["facts"])
 
     def _purge_facts(self) -> None:
         # Its own guard: a failed purge must not skip episode retention or the vector

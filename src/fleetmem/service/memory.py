@@ -32,6 +32,7 @@ from fleetmem.core.episode import (
 )
 from fleetmem.core.runrecord import RunRecord
 from fleetmem.core.scope import project_scope, validate_agent_name, validate_repo_key
+from fleetmem.embed.health import describe_embedder
 from fleetmem.errors import (
     Conflict,
     InvalidInput,
@@ -64,6 +65,7 @@ from fleetmem.service.memory_inputs import (
     short_error,
     valid_record_ids,
 )
+from fleetmem.service.reembed import vector_progress
 from fleetmem.service.runrecords import parse_run_record
 from fleetmem.service.summaries import Summarizer
 from fleetmem.store.base import Compaction, EpisodeFilter, EpisodeRow, Job, RunRow, Store
@@ -638,10 +640,16 @@ class MemoryService(EpisodeRecallMixin):
             provider["down_since"] = min(record.down_since, own or record.down_since)
         return provider
 
-    def status(self) -> dict[str, Any]:
-        """A JSON-ready description of the memory subsystem (documented in docs/cli.md)."""
+    def status(self, *, probe_embedder: bool = True) -> dict[str, Any]:
+        """A JSON-ready description of the memory subsystem (documented in docs/cli.md).
+
+        ``embedder`` names the active embedder and says whether search is hybrid or
+        word-only and why (``probe_embedder`` loads an unloaded local model to find out);
+        ``reembed`` is the progress of filling in vectors of the active model.
+        """
         jobs = self.store.job_counts()
         embedder = getattr(self.provider, "embedder", None)
+        health = describe_embedder(embedder, probe=probe_embedder)
         missing = (
             len(self.store.builtin_missing_vectors(embedder.model_id, 10_000)) if embedder else 0
         )
@@ -654,6 +662,8 @@ class MemoryService(EpisodeRecallMixin):
         return {
             "provider": provider,
             "embedding_model": embedder.model_id if embedder else None,
+            "embedder": health.as_dict(),
+            "reembed": vector_progress(self.store, embedder),
             "summaries": bool(
                 self._summarizer
                 and self._summarizer.configured

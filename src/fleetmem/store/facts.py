@@ -205,6 +205,9 @@ class FactStore(Protocol):
     def fact_missing_vectors(
         self, model_id: str, statuses: Sequence[str], limit: int
     ) -> list[FactRow]: ...
+    def fact_vector_progress(self, model_id: str, statuses: Sequence[str]) -> tuple[int, int]:
+        """(facts in ``statuses``, how many have a ``model_id`` vector of their body)."""
+        ...
 
     # revisions, provenance, journal
     def fact_add_revision(self, row: RevisionRow) -> None: ...

