@@ -191,6 +191,10 @@ def _session_start(answer: str) -> Split:
 
 
 def _user_prompt(answer: str) -> Split:
+    if not answer:
+        # Capture declined the words (a quote, a question, code...): nothing was stored and
+        # nothing reached the model, so nothing can be outside a fence.
+        return Split()
     text = json.loads(answer)["hookSpecificOutput"]["additionalContext"]
     split = Split()
     while "<untrusted-data " in text:
