@@ -64,9 +64,10 @@ def record_cases(max_bytes: int) -> list[Case]:
         Case("whitespace", b" \n\t ", ("<record>",)),
         Case("not an object", _dumps([_word(), RNG.randint(0, 9)]), ("<record>",)),
         Case("wrong type", _dumps(_record(spawned=_word())), ("spawned",)),
-        Case(f"non-finite {spelling}", nan_record, ("cost.usd",)),
+        # Names stay fixed (pytest-xdist workers must collect the same ids); values are fresh.
+        Case("non-finite number", nan_record, ("cost.usd",)),
         # Deep enough to stop the parser itself, the document is named; otherwise the field.
-        Case(f"nested {depth} deep", deep, ("<record>", "version")),
+        Case("nested deep", deep, ("<record>", "version")),
         Case("lone surrogate", surrogate, ("prompt",)),
         Case("repeated key", repeated, ("version",)),
         Case(
@@ -85,9 +86,7 @@ def body_cases() -> list[Case]:
     bom = "\ufeff" + json.dumps({"body": text})
     return [
         Case("BOM", bom.encode("utf-8"), ("<body>",)),
-        Case(
-            f"{spelling} in a flag", f'{{"body": "{text}", "pin": {spelling}}}'.encode(), ("pin",)
-        ),
+        Case("non-finite flag", f'{{"body": "{text}", "pin": {spelling}}}'.encode(), ("pin",)),
         Case(
             "nested",
             f'{{"body": "{text}", "source": {_nested(RNG.randint(40, 3000))}}}'.encode(),

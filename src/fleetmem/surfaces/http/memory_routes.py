@@ -133,6 +133,9 @@ def _recall(app: App, body: dict[str, Any]) -> dict[str, Any]:
     paths = body.get("paths", [])
     if not isinstance(paths, list):
         raise InvalidInput("paths", paths, "must be a list of strings")
+    limit = body.get("limit", 8)
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)  # JSON does not tell 13 from 13.0; JSON Schema calls both integers
     # The operator's recall, as `fleetmem recall`: facts, episodes and the runs that edited
     # `paths`, with no exposure written.
     found = app.agent_memory.operator_recall(
@@ -141,7 +144,7 @@ def _recall(app: App, body: dict[str, Any]) -> dict[str, Any]:
         agent=agent,
         every_repo=every,
         paths=paths,
-        limit=body.get("limit", 8),
+        limit=limit,
     )
     data = views.recall_view(found.episodes)
     data.update(recall_sections_view(found))
