@@ -45,7 +45,14 @@ from fleetmem.embed.base import Embedder
 from fleetmem.errors import EmbeddingUnavailable, RateLimited, UnknownFact
 from fleetmem.service.fact_results import NearDuplicate, SearchHit
 from fleetmem.store.base import Vector
-from fleetmem.store.facts import FactRow, FactStore, JournalRow, SearchRow
+from fleetmem.store.facts import (
+    FactRow,
+    FactStore,
+    JournalRow,
+    ProvenanceRow,
+    RevisionRow,
+    SearchRow,
+)
 from fleetmem.tokenize import get_tokenizer
 
 log = logging.getLogger("fleetmem.facts")
@@ -357,6 +364,68 @@ class FactServiceBase:
         scored = [(sim, row) for sim, row in scored if row.id != exclude]
         scored.sort(key=lambda pair: (-pair[0], pair[1].id))
         return tuple(NearDuplicate(r.id, round(sim, 4), r.body) for sim, r in scored[:3])
+
+    def _insert(self, row: FactRow, actor: Actor, action: str) -> None:
+        self.store.fact_insert(row)
+        self.store.fact_add_revision(
+            RevisionRow(row.id, 1, row.body, actor.kind, actor.name, row.created_at)
+        )
+        self.store.fact_add_provenance(
+            [
+                ProvenanceRow(
+                    row.id,
+                    row.origin,
+                    row.author,
+                    row.run_id,
+                    row.conversation,
+                    None,
+                    row.created_at,
+                )
+            ]
+        )
+        self._journal(action, actor, None, row)
+
+    def _proposal_row(
+        self,
+        body: str,
+        norm: str,
+        kind: str,
+        scope: str,
+        *,
+        origin: str,
+        author: str,
+        run_id: str | None,
+        conversation: str | None,
+        source: str | None,
+        idempotency_key: str | None,
+        now: float,
+    ) -> FactRow:
+        """A new fact awaiting review (``proposed``), at its first revision."""
+        return FactRow(
+            id=self._new_id(),
+            workspace=self.workspace,
+            body=body,
+            norm=norm,
+            kind=kind,
+            scope=scope,
+            status=PROPOSED,
+            pinned=False,
+            pinned_at=None,
+            origin=origin,
+            author=author,
+            run_id=run_id,
+            conversation=conversation,
+            source=source,
+            revision=1,
+            content_hash=content_hash(body),
+            created_at=now,
+            updated_at=now,
+            confirmed_at=None,
+            forgotten_at=None,
+            forgotten_from=None,
+            merged_into=None,
+            idempotency_key=idempotency_key,
+        )
 
     # ---- journal and limits -----------------------------------------------------------
     def _journal(

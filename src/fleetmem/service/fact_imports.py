@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleetmem import metrics
-from fleetmem.core.episode import content_hash
 from fleetmem.core.facts import (
     LIVE,
-    PROPOSED,
     REJECTED,
     Actor,
     check_kind,
@@ -29,7 +27,6 @@ from fleetmem.core.facts import (
 from fleetmem.core.memory_imports import Candidate
 from fleetmem.errors import InvalidInput
 from fleetmem.service.fact_base import FactServiceBase, local_user, log
-from fleetmem.store.facts import FactRow, ProvenanceRow, RevisionRow
 
 #: Called as ``progress(done, total)`` while candidates are proposed.
 Progress = Callable[[int, int], None]
@@ -106,45 +103,33 @@ class FactImportsMixin(FactServiceBase):
         result: ImportedFacts,
     ) -> None:
         norm = normalize(body)
+        live_or_rejected = sorted(LIVE | {REJECTED})
+        if self.store.fact_find_norm(self.workspace, scope, norm, live_or_rejected):
+            # Known already: skip the embedding (a re-import is mostly duplicates).
+            result.duplicates += 1
+            return
         vector = self._embed_one(body)
         with self._write():
-            if self.store.fact_find_norm(self.workspace, scope, norm, sorted(LIVE | {REJECTED})):
+            # Asked again inside the write: another writer may have added it meanwhile.
+            if self.store.fact_find_norm(self.workspace, scope, norm, live_or_rejected):
                 result.duplicates += 1
                 return
             if not self._room_for_proposal() or not self._room_for_kept():
                 result.dropped += 1
                 return
-            now = self.now()
-            row = FactRow(
-                id=self._new_id(),
-                workspace=self.workspace,
-                body=body,
-                norm=norm,
-                kind=kind,
-                scope=scope,
-                status=PROPOSED,
-                pinned=False,
-                pinned_at=None,
+            row = self._proposal_row(
+                body,
+                norm,
+                kind,
+                scope,
                 origin=actor.origin,
                 author=actor.name,
                 run_id=None,
                 conversation=conversation,
                 source=None,
-                revision=1,
-                content_hash=content_hash(body),
-                created_at=now,
-                updated_at=now,
-                confirmed_at=None,
-                forgotten_at=None,
-                forgotten_from=None,
-                merged_into=None,
                 idempotency_key=None,
+                now=self.now(),
             )
-            self.store.fact_insert(row)
-            self.store.fact_add_revision(RevisionRow(row.id, 1, body, actor.kind, actor.name, now))
-            self.store.fact_add_provenance(
-                [ProvenanceRow(row.id, row.origin, row.author, None, conversation, None, now)]
-            )
-            self._journal("import", actor, None, row)
+            self._insert(row, actor, "import")
             self._link_vector(row, vector)
         result.proposed.append(row.id)

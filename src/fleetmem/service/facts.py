@@ -170,26 +170,6 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin):
         if not self._room_for_pin():
             raise CapReached(PIN_CAP, limit=self.limits.pinned)
 
-    def _insert(self, row: FactRow, actor: Actor, action: str) -> None:
-        self.store.fact_insert(row)
-        self.store.fact_add_revision(
-            RevisionRow(row.id, 1, row.body, actor.kind, actor.name, row.created_at)
-        )
-        self.store.fact_add_provenance(
-            [
-                ProvenanceRow(
-                    row.id,
-                    row.origin,
-                    row.author,
-                    row.run_id,
-                    row.conversation,
-                    None,
-                    row.created_at,
-                )
-            ]
-        )
-        self._journal(action, actor, None, row)
-
     # ---- writes by agents ---------------------------------------------------------------
     def propose(
         self,
@@ -238,30 +218,18 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin):
                 return self._not_stored(
                     "dropped", "review_backlog_full", BACKLOG_FULL, run_id, agent
                 )
-            row = FactRow(
-                id=self._new_id(),
-                workspace=self.workspace,
-                body=body,
-                norm=norm,
-                kind=kind,
-                scope=scope,
-                status=PROPOSED,
-                pinned=False,
-                pinned_at=None,
+            row = self._proposal_row(
+                body,
+                norm,
+                kind,
+                scope,
                 origin="agent",
                 author=agent,
                 run_id=run_id,
                 conversation=None,
                 source=source,
-                revision=1,
-                content_hash=content_hash(body),
-                created_at=now,
-                updated_at=now,
-                confirmed_at=None,
-                forgotten_at=None,
-                forgotten_from=None,
-                merged_into=None,
                 idempotency_key=key,
+                now=now,
             )
             self._insert(row, actor, "propose")
             self._link_vector(row, vector)
