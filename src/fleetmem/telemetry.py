@@ -179,25 +179,35 @@ def _bridge_metrics(meter_provider: Any) -> None:
     from fleetmem import metrics
 
     meter = meter_provider.get_meter("fleetmem")
+    # One collection calls every instrument's callback in the order they were created, so
+    # the first one reads the registry and the rest take their series from that reading:
+    # the registry is read once per export, not once per instrument.
+    reading: dict[str, list[Any]] = {}
 
-    def observe(sample_name: str) -> Callable[[CallbackOptions], list[Observation]]:
+    def observe(sample_name: str, first: bool) -> Callable[[CallbackOptions], list[Observation]]:
         def callback(_options: CallbackOptions) -> list[Observation]:
-            found = []
-            for family in metrics.REGISTRY.collect():
-                for sample in family.samples:
-                    if sample.name == sample_name:
-                        found.append(Observation(sample.value, dict(sample.labels)))
-            return found
+            if first:
+                reading.clear()
+                for family in metrics.REGISTRY.collect():
+                    for sample in family.samples:
+                        reading.setdefault(sample.name, []).append(sample)
+            return [Observation(s.value, dict(s.labels)) for s in reading.get(sample_name, [])]
 
         return callback
 
+    created = 0
     for family in metrics.REGISTRY.collect():
         if family.type == "counter":
             name = f"{family.name}_total"
             meter.create_observable_counter(
-                name, callbacks=[observe(name)], description=family.documentation
+                name, callbacks=[observe(name, created == 0)], description=family.documentation
             )
         elif family.type == "gauge":
             meter.create_observable_gauge(
-                family.name, callbacks=[observe(family.name)], description=family.documentation
+                family.name,
+                callbacks=[observe(family.name, created == 0)],
+                description=family.documentation,
             )
+        else:
+            continue
+        created += 1

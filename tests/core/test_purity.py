@@ -9,7 +9,7 @@ from pathlib import Path
 CORE = Path(__file__).resolve().parents[2] / "src" / "fleetmem" / "core"
 # Modules that do I/O, read the clock or the environment, or produce randomness.
 FORBIDDEN_STDLIB = {
-    "os", "sys", "time", "random", "secrets", "subprocess", "socket", "sqlite3", "urllib.request",
+    "os", "sys", "time", "random", "secrets", "subprocess", "socket", "sqlite3", "urllib",
     "http", "asyncio", "threading", "shutil", "tempfile", "pathlib", "io", "uuid", "logging",
 }  # fmt: skip
 

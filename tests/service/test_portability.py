@@ -71,6 +71,15 @@ def _fill(app: App) -> dict[str, str]:
     return episodes
 
 
+def _exported(homes: Callable[[str], App], tmp_path: Path) -> tuple[App, Path]:
+    """A home with a history (``_fill``) and its archive."""
+    source = homes("a")
+    _fill(source)
+    archive = tmp_path / "memory.jsonl"
+    source.portability.export(archive)
+    return source, archive
+
+
 def _tables(app: App) -> dict[str, list[dict[str, Any]]]:
     return {t.name: list(app.store.archive_rows(t)) for t in ARCHIVE_TABLES}
 
@@ -108,10 +117,7 @@ def test_an_archive_carries_every_table_and_the_remembered_runs(
 def test_import_is_idempotent_into_an_empty_and_a_populated_store(
     homes: Callable[[str], App], tmp_path: Path
 ) -> None:
-    source = homes("a")
-    _fill(source)
-    archive = tmp_path / "memory.jsonl"
-    source.portability.export(archive)
+    source, archive = _exported(homes, tmp_path)
     before = _digest(source)
     again = source.portability.import_archive(archive)
     assert sum(again.inserted.values()) == 0
@@ -157,10 +163,7 @@ BAD_ARCHIVES: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
 def test_a_bad_archive_is_refused_naming_the_place_and_nothing_changes(
     homes: Callable[[str], App], tmp_path: Path, case: str
 ) -> None:
-    source = homes("a")
-    _fill(source)
-    archive = tmp_path / "memory.jsonl"
-    source.portability.export(archive)
+    _source, archive = _exported(homes, tmp_path)
     edit, needle = BAD_ARCHIVES[case]
     bad = _rewrite(archive, edit)
     target = homes("b")
@@ -173,10 +176,7 @@ def test_a_bad_archive_is_refused_naming_the_place_and_nothing_changes(
 
 
 def test_nan_and_broken_lines_are_refused(homes: Callable[[str], App], tmp_path: Path) -> None:
-    source = homes("a")
-    _fill(source)
-    archive = tmp_path / "memory.jsonl"
-    source.portability.export(archive)
+    _source, archive = _exported(homes, tmp_path)
     text = archive.read_text(encoding="utf-8").splitlines()
     row = json.loads(text[1])
     column = next(k for k, v in row["row"].items() if isinstance(v, float))
@@ -274,10 +274,7 @@ def test_backup_is_a_consistent_copy_taken_while_writers_go_on(
 def test_a_fact_already_known_here_by_its_wording_is_not_imported_twice(
     homes: Callable[[str], App], tmp_path: Path
 ) -> None:
-    source = homes("a")
-    _fill(source)
-    archive = tmp_path / "memory.jsonl"
-    source.portability.export(archive)
+    _source, archive = _exported(homes, tmp_path)
     target = homes("b")
     mine = target.facts.add("Ledger tests always run in UTC.", kind="decision", actor=PERSON)
     result = target.portability.import_archive(archive)

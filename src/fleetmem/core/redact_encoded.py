@@ -16,8 +16,9 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import urllib.parse
 from typing import NamedTuple
+
+from fleetmem.core.scope import unquote
 
 
 class DerivedRun(NamedTuple):
@@ -134,7 +135,7 @@ def _unescape(run: str) -> str:
     if "\\" in run or "&" in run:
         run = _BACKSLASH_ESC_RE.sub(_unescape_one, run)
     if "%" in run:
-        run = urllib.parse.unquote(run, errors="replace")
+        run = unquote(run, errors="replace")
     return run
 
 

@@ -25,7 +25,7 @@ from fleetmem.service.fact_items import FactItems
 from fleetmem.service.facts import FactService
 from fleetmem.service.files import ContextFileService
 from fleetmem.service.memory import MemoryService
-from fleetmem.service.portability import IngestRuns, PortabilityService
+from fleetmem.service.portability import PortabilityService
 from fleetmem.service.runs import RunsService
 from fleetmem.service.summaries import Summarizer, make_summarizer
 from fleetmem.store.sqlite.store import SqliteStore
@@ -124,11 +124,7 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         settings=lambda: config.current,
     )
     portability = PortabilityService(
-        store,
-        IngestRuns(
-            ingest=memory.ingest_run, known=lambda run_id: store.get_run(run_id) is not None
-        ),
-        after_import=lambda: _embed_imported(facts, memory),
+        store, memory.ingest_run, after_import=lambda: _embed_imported(facts, memory)
     )
     logging.getLogger("fleetmem").debug("bootstrap home=%s", home)
     return App(

@@ -217,12 +217,12 @@ class BriefingService:
         if briefing is None:
             reason = reason or "briefing_failed"
         size = None if briefing is None else briefing.size_bytes
+        # The span covers the counting; the briefing's text is never put in it.
         with span("fleetmem.briefing", agent=label, delivery=delivery, outcome=outcome, bytes=size):
-            pass  # a point in the trace: the briefing itself is never exported
-        _count(label, delivery, outcome, reason, size)
-        self._memory.store.note_briefing_delivery(
-            DeliveryRow(self._clock(), self._origin, label, delivery, outcome, reason, size)
-        )
+            _count(label, delivery, outcome, reason, size)
+            self._memory.store.note_briefing_delivery(
+                DeliveryRow(self._clock(), self._origin, label, delivery, outcome, reason, size)
+            )
 
     def adopt_deliveries(self) -> int:
         """Add to this process's counters the deliveries other processes of the home made

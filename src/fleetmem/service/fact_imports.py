@@ -103,9 +103,15 @@ class FactImportsMixin(FactServiceBase):
         result: ImportedFacts,
     ) -> None:
         norm = normalize(body)
+        live_or_rejected = sorted(LIVE | {REJECTED})
+        if self.store.fact_find_norm(self.workspace, scope, norm, live_or_rejected):
+            # Known already: skip the embedding (a re-import is mostly duplicates).
+            result.duplicates += 1
+            return
         vector = self._embed_one(body)
         with self._write():
-            if self.store.fact_find_norm(self.workspace, scope, norm, sorted(LIVE | {REJECTED})):
+            # Asked again inside the write: another writer may have added it meanwhile.
+            if self.store.fact_find_norm(self.workspace, scope, norm, live_or_rejected):
                 result.duplicates += 1
                 return
             if not self._room_for_proposal() or not self._room_for_kept():

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from fleetmem.store.base import RunRow
 from fleetmem.store.facts import FactRow
 
 
@@ -123,6 +124,7 @@ class FactLookups(Protocol):
     ) -> FactRow | None: ...
     def fact_by_idempotency(self, workspace: str, key: str) -> FactRow | None: ...
     def fact_get_many(self, workspace: str, fact_ids: Sequence[str]) -> dict[str, FactRow]: ...
+    def get_run(self, run_id: str) -> RunRow | None: ...
 
 
 @dataclass(frozen=True, slots=True)
