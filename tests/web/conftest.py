@@ -126,7 +126,10 @@ class WebDaemon:
 ME = Actor("human", os.environ.get("USER") or "root")
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: while Playwright's sync API is open its event loop counts as
+# running on this thread, so a later test file on the same xdist worker that calls
+# asyncio.run() would fail. Each web module pays one Chromium launch (about a second).
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
