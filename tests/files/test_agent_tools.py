@@ -8,7 +8,7 @@ import pytest
 
 from fleetmem.core.budget import SKIPPED_END, SKIPPED_LABEL
 from fleetmem.core.contextfiles import MAX_FILE_BYTES
-from fleetmem.errors import InvalidInput, NotAttributed, NotPermitted, StaleRevision
+from fleetmem.errors import InvalidInput, NotAttributed, NotFound, NotPermitted, StaleRevision
 from fleetmem.service.files import CANNOT_EDIT, ContextFileService
 from tests.core.test_budget import unmark
 from tests.files.conftest import MARINA, ServiceFactory, corpus
@@ -34,7 +34,7 @@ def test_an_agent_reads_an_on_demand_file_whole_and_the_run_records_it(
 def test_reading_needs_an_attributed_agent(files: ContextFileService) -> None:
     with pytest.raises(NotAttributed):
         files.read_context_file(agent=None, name="voice")
-    with pytest.raises(InvalidInput):
+    with pytest.raises(NotFound, match="--agent"):
         files.read_context_file(agent="research-agent", name="notes")  # not a workspace file
 
 

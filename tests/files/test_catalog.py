@@ -19,7 +19,7 @@ from fleetmem.core.contextfiles import (
     parse_mode,
     resolve,
 )
-from fleetmem.errors import InvalidInput
+from fleetmem.errors import InvalidInput, NotFound
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 
@@ -79,7 +79,8 @@ def test_names_resolve_by_slug_or_title(name: str) -> None:
 
 
 def test_a_name_from_another_family_says_how_to_name_it() -> None:
-    with pytest.raises(InvalidInput, match="--agent"):
+    # A real file of another family is not found where it was looked for; the hint says where.
+    with pytest.raises(NotFound, match="--agent"):
         resolve("workspace", "notes")
     with pytest.raises(InvalidInput, match="one of about_you"):
         resolve("workspace", "secrets")

@@ -81,7 +81,7 @@ def test_bad_input_exits_2_naming_the_field(cli_home: Path) -> None:
     bad = run_cli(cli_home, "files", "edit", "voice", "--base", "0", stdin=b"x\x00y", check=False)
     assert bad.returncode == 2 and "U+0000" in bad.stderr and "text" in bad.stderr
     wrong = run_cli(cli_home, "files", "show", "notes", check=False)
-    assert wrong.returncode == 2 and "--agent" in wrong.stderr
+    assert wrong.returncode == 3 and "--agent" in wrong.stderr  # another family's file: not found
     missing = run_cli(cli_home, "files", "show", "voice", "--revision", "9", check=False)
     assert missing.returncode == 3
 

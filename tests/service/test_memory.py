@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from fleetmem import metrics
-from fleetmem.errors import InvalidInput, InvalidRunRecord, NotAttributed, UnknownEpisode
+from fleetmem.errors import Conflict, InvalidInput, InvalidRunRecord, NotAttributed, UnknownEpisode
 from fleetmem.providers.base import ProviderItem, ProviderRecall
 from fleetmem.service.bootstrap import App
 from fleetmem.service.memory import RETRY_WINDOW_S, MemoryService
@@ -91,9 +91,11 @@ def test_duplicate_is_harmless_but_a_conflict_is_refused(make_app: Callable[...,
     first = app.memory.ingest_run(make_record())
     again = app.memory.ingest_run(make_record())
     assert again.status == "duplicate" and again.episode_id == first.episode_id
-    with pytest.raises(InvalidRunRecord) as info:
+    # Reusing a run id for different content is a conflict (409 / exit 4), naming the id.
+    with pytest.raises(Conflict, match="run-2026-11-28-0042") as info:
         app.memory.ingest_run(make_record(outcome="succeeded"))
-    assert info.value.field == "run_id"
+    assert "run_id" in str(info.value)
+    assert sum(app.memory.status()["runs"].values()) == 1  # the first run alone is stored
 
 
 def test_no_repository_no_episode_and_counted(make_app: Callable[..., App], tmp_path: Path) -> None:

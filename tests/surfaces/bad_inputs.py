@@ -55,7 +55,7 @@ def record_cases(max_bytes: int) -> list[Case]:
     depth = RNG.choice([MAX_DEPTH + 1 + RNG.randint(0, 50), RNG.randint(900, 5000)])
     deep = _dumps(_record()).replace(b'"version": 1', b'"version": ' + _nested(depth).encode())
     surrogate = _dumps(_record(prompt="PLACEHOLDER")).replace(
-        b'"PLACEHOLDER"', f'"{_word()}\\ud{RNG.randint(800, 0xBFF):03x}"'.encode()
+        b'"PLACEHOLDER"', f'"{_word()}\\u{RNG.randint(0xD800, 0xDFFF):04x}"'.encode()
     )
     repeated = _dumps(_record()).replace(b'"version": 1', b'"version": 1, "version": 1')
     huge = _dumps(_record(prompt="x" * (max_bytes + RNG.randint(1, 4096))))

@@ -10,7 +10,6 @@ stderr may hold a traceback.
 from __future__ import annotations
 
 import json
-import math
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -290,8 +289,6 @@ def world(make_app: Any) -> Any:
         ("recall", {"query": "ledger", "limit": True}, "limit"),
         ("recall", {"query": 7}, "query"),
         ("recall", {"query": "ledger", "paths": "billing/ledger.py"}, "paths"),
-        ("recall", {"query": "ledger", "limit": math.nan}, "limit = "),
-        ("recall", {"query": "ledger", "limit": math.inf}, "limit = "),
         ("recall", {"query": "ledger\ud800"}, "query = 'U+D800'"),
         ("recall", {"query": "ledger", "paths": [[[[["x"]]]]] * 1 + [["y"]]}, "paths"),
         ("recall", {"query": "ledger", "colour": "red"}, "'colour'"),
@@ -307,6 +304,66 @@ def test_mcp_refuses_wrong_types_naming_the_argument(
     message = _mcp_error(world, name, arguments)
     assert message.startswith("invalid_input: "), message
     assert argument in message, message
+    assert store_digest(world.home) == before
+
+
+@pytest.mark.parametrize("spelling", ["NaN", "Infinity", "-Infinity"])
+def test_mcp_refuses_non_finite_numbers_sent_on_the_wire(
+    world: Any, tmp_path: Path, spelling: str
+) -> None:
+    """The SDK client turns NaN into null before sending (pydantic's JSON mode), so a client
+    that sends the literal is spoken for with raw JSON-RPC lines to a real ``fleetmem mcp``."""
+    import subprocess
+
+    before = store_digest(world.home)
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    call = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "recall", "arguments": {"query": "ledger", "limit": "LIMIT"}},
+        }
+    )
+    wire = "\n".join([*(json.dumps(line) for line in lines), call.replace('"LIMIT"', spelling)])
+    with subprocess.Popen(
+        [FLEETMEM, "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env_for(world.home, FLEETMEM_RUN_TOKEN=world.me.token),
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(wire + "\n")
+        proc.stdin.flush()
+        answers: dict[int, Any] = {}
+        while 2 not in answers:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            message = json.loads(line)
+            if "id" in message:
+                answers[message["id"]] = message
+        _, stderr = proc.communicate(timeout=30)
+    assert 2 in answers, stderr[-2000:]
+    result = answers[2].get("result") or {}
+    assert result.get("isError"), answers[2]
+    message = result["content"][0]["text"]
+    assert message.startswith("invalid_input: ") and "limit = " in message, message
+    assert "Traceback" not in stderr, stderr[-2000:]
     assert store_digest(world.home) == before
 
 

@@ -82,8 +82,10 @@ def test_episodes_list_show_and_forget(cli_home: Path) -> None:
     assert forgot["provider_ids_forgotten"] == 1
     found = run_json(cli_home, "recall", "ledger", "--repo", "github.com/acme/api")
     assert found["items"] == []
-    shown = run_json(cli_home, "episodes", "show", ep)
-    assert shown["text"] is None and shown["forgotten_at"]
+    gone = run_cli(cli_home, "episodes", "show", ep, check=False)
+    assert gone.returncode == 3 and "forgotten" in gone.stderr and f"forget {ep}" in gone.stderr
+    again = run_json(cli_home, "forget", ep)  # forgetting again reports each index's state
+    assert again["already_forgotten"] and again["provider_ids_pending"] == 0
     missing = run_cli(cli_home, "episodes", "show", "ep_nope", check=False)
     assert missing.returncode == 3
     assert run_cli(cli_home, "forget", "ep_nope", check=False).returncode == 3

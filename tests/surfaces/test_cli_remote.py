@@ -128,7 +128,7 @@ def test_memory_status_episodes_and_forget(pair: Pair) -> None:
     forgot = pair.remote("forget", episode)
     assert forgot.returncode == 0 and forgot.stdout.startswith(f"forgot {episode}")
     assert "(already forgotten)" in pair.same("forget", episode)
-    pair.same("episodes", "show", episode)  # the body is gone for both
+    pair.same("episodes", "show", episode, code=3)  # a forgotten episode: not found, both ways
 
 
 def _new_fact(pair: Pair, text: str) -> str:

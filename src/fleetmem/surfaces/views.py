@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from fleetmem.errors import NotFound
 from fleetmem.service.memory import ForgetResult, IngestResult, RecallResult
 from fleetmem.store.base import EpisodeRow, IndexRow
 
@@ -47,6 +48,18 @@ def index_row(row: IndexRow) -> dict[str, Any]:
         "recorded_at": iso(row.recorded_at),
         "forgotten_at": iso(row.forgotten_at),
     }
+
+
+def readable_episode(row: EpisodeRow) -> EpisodeRow:
+    """``row`` unless it is forgotten: a forgotten episode is deleted as far as reads go, on
+    the CLI as over HTTP (404 / exit 3); forgetting it again reports each index's state."""
+    if row.forgotten_at is not None:
+        raise NotFound(
+            f"episode is forgotten; `fleetmem forget {row.id}` again shows how each"
+            " index forgot it",
+            episode=row.id,
+        )
+    return row
 
 
 def episode_detail(row: EpisodeRow, index: list[IndexRow]) -> dict[str, Any]:

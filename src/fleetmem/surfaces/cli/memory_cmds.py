@@ -127,7 +127,7 @@ def _cmd_episodes(app: Any, args: argparse.Namespace) -> int:
         if len(args.action) != 2 or args.action[0] != "show":
             raise InvalidInput("episodes", " ".join(args.action), "use `episodes show ID`")
         episode_id = args.action[1]
-        row = app.memory.get_episode(episode_id)
+        row = views.readable_episode(app.memory.get_episode(episode_id))
         detail = views.episode_detail(row, app.store.index_rows_for_episode(episode_id))
         emit(args, detail, _show_text)
         return EXIT_OK

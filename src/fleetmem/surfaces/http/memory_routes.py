@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from fleetmem.errors import InvalidInput, NotFound
+from fleetmem.errors import InvalidInput
 from fleetmem.service.bootstrap import App
 from fleetmem.service.runrecords import MAX_RECORD_BYTES
 from fleetmem.surfaces import views
@@ -59,10 +59,7 @@ def routes(app: App) -> APIRouter:
 
     @api.get("/api/v1/episodes/{episode_id}", **documented(m.EpisodeDetail, 404))
     def get_episode(episode_id: str) -> dict[str, Any]:
-        row = app.memory.get_episode(episode_id)
-        if row.forgotten_at is not None:
-            # Deleted, as HTTP reads go; DELETE again reports how its forgetting went.
-            raise NotFound("episode is forgotten", episode=episode_id)
+        row = views.readable_episode(app.memory.get_episode(episode_id))
         return views.episode_detail(row, app.store.index_rows_for_episode(episode_id))
 
     @api.delete("/api/v1/episodes/{episode_id}", **documented(m.EpisodeForgotten, 404, 409))
