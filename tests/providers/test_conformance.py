@@ -139,10 +139,10 @@ def test_a_provider_that_cannot_start_fails_check_1(home: Path) -> None:
     assert code != 0 and report["checks"][0]["outcome"] == "fail"
 
 
-def test_naming_an_undeclared_provider_is_an_input_error(home: Path) -> None:
+def test_naming_an_undeclared_provider_is_not_found(home: Path) -> None:
     write_config(home, config())
     proc = run_cli(home, "provider", "check", "--provider", "nope", check=False)
-    assert proc.returncode == 2 and "nope" in proc.stderr
+    assert proc.returncode == 3 and "nope" in proc.stderr and "[mcp.NAME]" in proc.stderr
 
 
 @pytest.mark.skipif(not SERVER_MEMORY.exists(), reason="run `make install` for the npm server")

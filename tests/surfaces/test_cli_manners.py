@@ -27,7 +27,8 @@ ANSI = "\x1b["
 
 #: Leaf commands that print no data record and so take no --json: the daemon (a log),
 #: the stdio MCP server and agent hooks (protocol streams), and completion (a shell script).
-NO_JSON = {"serve", "mcp", "hook", "completion"}
+# Commands that print no data: a daemon, protocol servers, a script and an interactive screen.
+NO_JSON = {"serve", "mcp", "hook", "completion", "tui"}
 
 
 Parsers = dict[str, argparse.ArgumentParser]

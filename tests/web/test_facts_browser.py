@@ -34,7 +34,13 @@ def rows(page: Any) -> Any:
 
 
 def api_fact(daemon: WebDaemon, fact_id: str) -> dict[str, Any]:
-    data: dict[str, Any] = daemon.client.get(f"/api/v1/facts/{fact_id}").json()
+    """The fact as the API shows it; a forgotten one reads as ``{"status": "forgotten"}``
+    (the API answers 404 for it, as HTTP expects after a DELETE)."""
+    response = daemon.client.get(f"/api/v1/facts/{fact_id}")
+    if response.status_code == 404 and "forgotten" in response.json()["error"]["message"]:
+        return {"status": "forgotten"}
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()
     return data
 
 

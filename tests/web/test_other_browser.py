@@ -116,7 +116,8 @@ def test_episodes_what_left_the_daemon_and_runs(start_daemon: Start, browse: Bro
     page.on("dialog", lambda d: d.accept())
     page.get_by_role("button", name="Forget this episode").click()
     expect(page.locator(".notice.ok")).to_contain_text("Forgotten")
-    assert daemon.client.get(f"/api/v1/episodes/{episode_id}").json()["forgotten_at"]
+    gone = daemon.client.get(f"/api/v1/episodes/{episode_id}")
+    assert gone.status_code == 404 and "forgotten" in gone.json()["error"]["message"]
 
     page.locator("nav.rail").get_by_role("link", name="Runs").click()
     run_id = detail["run_id"]
