@@ -190,6 +190,7 @@ def test_quick_start_as_written(served: tuple[MakeServe, int], user: dict[str, s
         "SessionStart",
         "UserPromptSubmit",
         "PostToolUse",
+        "PostToolUseFailure",
         "SessionEnd",
     }
     assert "Remembered f_" in _run(add, user)

@@ -48,9 +48,38 @@ class UtilityUse(Strict):
     daily_ceiling: int = Field(description="[model_api] utility_daily_ceiling")
 
 
+class EmbedderHealth(Strict):
+    """The same block ``/healthz`` and ``doctor --json`` carry."""
+
+    model: str | None
+    state: str = Field(description="ok, degraded, off or unchecked")
+    search: str = Field(description="hybrid (words and meaning) or word-only")
+    reason: str | None
+    fix: str | None
+    summary: str = Field(description="one line for people")
+
+
+class VectorCount(Strict):
+    total: int
+    done: int
+    missing: int
+
+
+class ReembedProgress(Strict):
+    """How much of the store has a vector of the active model (``fleetmem vectors``)."""
+
+    model: str | None
+    complete: bool
+    percent: float
+    episodes: VectorCount | None
+    facts: VectorCount | None
+
+
 class StatusOut(Strict):
     provider: ProviderState
     embedding_model: str | None
+    embedder: EmbedderHealth
+    reembed: ReembedProgress
     summaries: bool
     utility: UtilityUse
     episodes: dict[str, int] = Field(description="total, live, forgotten, with_summary")
