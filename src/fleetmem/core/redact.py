@@ -96,6 +96,10 @@ def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
     return "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges)
 
 
+#: Every range of code points :func:`strip_invisible` removes, surrogates aside (they never
+#: reach it from valid JSON or UTF-8), for rules stated elsewhere (the OpenAPI document).
+VISIBLE_EXCEPT: tuple[tuple[int, int], ...] = _CONTROL_RANGES + _FORMAT_RANGES
+
 _INVISIBLE_RE = re.compile(
     "[" + _char_class(_CONTROL_RANGES + _SURROGATE_RANGES + _FORMAT_RANGES) + "]+"
 )

@@ -27,6 +27,7 @@ from fleetmem.service.fact_results import (
     SearchResult,
     SweepResult,
 )
+from fleetmem.service.memory_inputs import check_query
 from fleetmem.store.facts import FactFilter
 
 #: How far back an exposure counts as a run possibly still in flight.
@@ -102,8 +103,7 @@ class FactReadsMixin(FactServiceBase):
         """Facts by meaning (at most ``limit`` at or above the search threshold) fused with
         every case-insensitive substring match. Without an embedder: exact words only,
         ``degraded = "embeddings_unavailable"``, no error (seed 003 FR-5, FR-6, S16)."""
-        if not isinstance(query, str) or not query.strip() or len(query) > 512:
-            raise InvalidInput("query", query, "must be 1 to 512 characters")
+        query = check_query(query)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:
             raise InvalidInput("limit", limit, "must be an integer between 1 and 50")
         self._maybe_purge()
@@ -113,7 +113,7 @@ class FactReadsMixin(FactServiceBase):
         if pending and self.backfill(BACKFILL_BATCH):
             # Facts saved while no embedder answered are embedded before they are searched.
             pending = self._pending()
-        hits, degraded = self._rank(query.strip(), statuses, scopes, limit=limit)
+        hits, degraded = self._rank(query, statuses, scopes, limit=limit)
         if degraded is not None:
             pending = 0
         metrics.FACT_SEARCHES.labels(mode="words" if degraded else "meaning").inc()

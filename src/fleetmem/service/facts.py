@@ -48,6 +48,7 @@ from fleetmem.errors import (
     DuplicateFact,
     InvalidInput,
     InvalidTransition,
+    UnknownFact,
 )
 from fleetmem.service.fact_base import local_user, log
 from fleetmem.service.fact_imports import FactImportsMixin
@@ -403,7 +404,14 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin):
             raise InvalidInput("into", None, "merge needs the fact to merge into")
         row = self._require(fact_id)
         review_target(row.status, "merge", row.id)
-        target = self._require(into)
+        try:
+            target = self._require(into)
+        except UnknownFact:
+            # The fact under review exists; what is missing is the one named in the body, so
+            # this is not a 404 of the fact addressed (the target may be forgotten meanwhile).
+            raise Conflict(
+                f"can only merge into a fact that exists; {into} does not", existing=None
+            ) from None
         if target.id == row.id:
             raise InvalidInput("into", into, "a fact cannot be merged into itself")
         if target.status not in KEPT:

@@ -41,13 +41,16 @@ def valid_record_ids(ids: object) -> list[str]:
 
 
 def check_query(query: object) -> str:
+    """A search query, cleaned: one of blanks, controls and zero-width characters is empty
+    (the OpenAPI document states the same rule for recall and fact search)."""
     if not isinstance(query, str):
         raise InvalidInput("query", query, "must be a string")
-    cleaned = query.strip()
+    # The length as sent: a limit that trimming could satisfy would differ from the document's.
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput("query", f"{len(query)} characters", "must be at most 512 characters")
+    cleaned = strip_invisible(query).strip()
     if not cleaned:
         raise InvalidInput("query", query, "must not be empty")
-    if len(cleaned) > MAX_QUERY_CHARS:
-        raise InvalidInput("query", f"{len(cleaned)} characters", "must be at most 512 characters")
     return cleaned
 
 

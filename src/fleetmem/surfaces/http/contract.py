@@ -17,6 +17,7 @@ from typing import Any
 from fleetmem.core import labels
 from fleetmem.core.contextfiles import AGENT_FILES, NOTEBOOK, WORKSPACE_FILES
 from fleetmem.core.facts import STATUSES
+from fleetmem.core.redact import VISIBLE_EXCEPT
 from fleetmem.core.scope import (
     AGENT_NAME_PATTERN,
     MAX_AGENT_NAME_BYTES,
@@ -61,10 +62,21 @@ _PATH_SEGMENT = (
 REPO_PATH: dict[str, Any] = {
     "type": "string",
     "pattern": rf"^{_PATH_SEGMENT}(?:/(?:{_PATH_SEGMENT})?)*$",
+    # Only "." segments ("./", "././.") name the repository itself, not a path inside it.
+    "not": {"pattern": r"^\.(?:/+\.)*/*$"},
     "maxLength": 1024,
 }
 #: Free text a service bounds by length (a search query).
-QUERY_TEXT: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 512}
+# At least one character that is neither whitespace nor removed at the ingress boundary (a
+# query of blanks and zero-width spaces is empty once cleaned). The class holds the removed
+# characters themselves; JSON escapes them in the document, and any regex engine reads them.
+_VISIBLE = "[^\\s" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in VISIBLE_EXCEPT) + "]"
+QUERY_TEXT: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 512,
+    "pattern": _VISIBLE,
+}
 
 
 def _limit(top: int) -> dict[str, Any]:

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from fleetmem.core.labels import RULES
+from fleetmem.core.strictjson import INT_MAX
 from fleetmem.surfaces.http.schemas import ErrorDetail, Strict
 
 
@@ -209,16 +211,20 @@ class StaleSave(Strict):
 
 
 # ---- request bodies ------------------------------------------------------------------------
+#: Who a context-file write is attributed to: the label rule the service checks.
+USER_PATTERN = RULES["user"].pattern
+
+
 class SaveIn(Strict):
     text: str
-    base_revision: int = Field(ge=0, description="the revision your text is based on")
-    user: str | None = Field(None, pattern=r"^[\x20-\x7e]{1,64}$")
+    base_revision: int = Field(ge=0, le=INT_MAX, description="the revision your text is based on")
+    user: str | None = Field(None, pattern=USER_PATTERN)
 
 
 class ModeIn(Strict):
     mode: Literal["every_run", "on_demand"] = Field(description="every_run or on_demand")
-    user: str | None = Field(None, pattern=r"^[\x20-\x7e]{1,64}$")
+    user: str | None = Field(None, pattern=USER_PATTERN)
 
 
 class UserIn(Strict):
-    user: str | None = Field(None, pattern=r"^[\x20-\x7e]{1,64}$")
+    user: str | None = Field(None, pattern=USER_PATTERN)
