@@ -409,7 +409,7 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin):
         except UnknownFact:
             # The fact under review exists; what is missing is the one named in the body, so
             # this is not a 404 of the fact addressed (the target may be forgotten meanwhile).
-            raise Conflict(
+            raise InvalidTransition(
                 f"can only merge into a fact that exists; {into} does not", existing=None
             ) from None
         if target.id == row.id:
