@@ -22,7 +22,7 @@ from fleetmem.service.runrecords import MAX_RECORD_BYTES
 from tests.conftest import EXAMPLE, make_record, write_config
 from tests.surfaces.bad_inputs import RNG, Case, body_cases, record_cases, store_digest
 from tests.surfaces.cli_helpers import FLEETMEM, env_for, run_cli
-from tests.surfaces.test_http import VECTORS_OFF, Daemon, free_port
+from tests.surfaces.test_http import VECTORS_OFF, Daemon
 
 RECORDS = record_cases(MAX_RECORD_BYTES)
 BODIES = body_cases()
@@ -44,33 +44,7 @@ class _PatientDaemon(Daemon):
     """The suite's daemon, given longer to start than test_http's on a loaded machine."""
 
     def __init__(self, home: Path) -> None:
-        import subprocess
-        import time
-
-        from tests.conftest import api_client
-
-        self.home = home
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [FLEETMEM, "serve", "--port", str(self.port)],
-            env=env_for(home),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.client = api_client(self.url, home, timeout=120)
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"daemon exited: {self.proc.communicate()[1]}")
-            try:
-                if self.client.get("/healthz").status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.2)
-        self.stop()
-        raise AssertionError("daemon did not become healthy")
+        super().__init__(home, patience=180)
 
 
 def _start(home: Path) -> Daemon:

@@ -12,6 +12,8 @@ import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -207,9 +209,10 @@ def test_busy_port_is_refused_before_anything_is_printed(home: Path) -> None:
     assert "login?token" not in proc.stderr
 
 
-def test_serving_on_is_printed_only_once_the_port_accepts(home: Path) -> None:
+@contextmanager
+def _serving(home: Path, port: int) -> Iterator[subprocess.Popen[str]]:
+    """``fleetmem serve --port PORT`` with its stdout readable line by line, stopped after."""
     write_config(home, VECTORS_OFF)
-    port = free_port()
     proc = subprocess.Popen(
         [FLEETMEM, "serve", "--port", str(port)],
         stdout=subprocess.PIPE,
@@ -218,6 +221,18 @@ def test_serving_on_is_printed_only_once_the_port_accepts(home: Path) -> None:
         env=env_for(home),
     )
     try:
+        assert proc.stdout is not None
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_serving_on_is_printed_only_once_the_port_accepts(home: Path) -> None:
+    port = free_port()
+    with _serving(home, port) as proc:
         assert proc.stdout is not None
         first = proc.stdout.readline()
         # Connect the moment the line arrives: it must already accept and answer.
@@ -229,23 +244,10 @@ def test_serving_on_is_printed_only_once_the_port_accepts(home: Path) -> None:
         # The control token and the login link follow it.
         assert "API control token" in proc.stdout.readline()
         assert "/login?token=" in proc.stdout.readline()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
-        if proc.stdout is not None:
-            proc.stdout.close()
 
 
 def test_port_zero_announces_the_port_really_bound(home: Path) -> None:
-    write_config(home, VECTORS_OFF)
-    proc = subprocess.Popen(
-        [FLEETMEM, "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env_for(home),
-    )
-    try:
+    with _serving(home, 0) as proc:
         assert proc.stdout is not None
         first = proc.stdout.readline()
         url = first.split()[3]
@@ -253,8 +255,3 @@ def test_port_zero_announces_the_port_really_bound(home: Path) -> None:
         assert port > 0
         with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
             assert conn.getpeername()[1] == port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
-        if proc.stdout is not None:
-            proc.stdout.close()

@@ -26,7 +26,10 @@ def free_port() -> int:
 
 
 class Daemon:
-    def __init__(self, home: Path) -> None:
+    """``fleetmem serve`` on a free port; ``patience`` is how long it may take to be healthy
+    (and each request to answer)."""
+
+    def __init__(self, home: Path, patience: float = 30) -> None:
         self.home = home
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -37,8 +40,8 @@ class Daemon:
             stderr=subprocess.PIPE,
             text=True,
         )
-        self.client = api_client(self.url, home, timeout=30)
-        deadline = time.monotonic() + 30
+        self.client = api_client(self.url, home, timeout=patience)
+        deadline = time.monotonic() + patience
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise AssertionError(f"daemon exited: {self.proc.communicate()[1]}")
