@@ -89,13 +89,10 @@ def written_forms(name: str, known: Iterable[str] = ()) -> list[tuple[str, bool]
 
 
 def _mentions(query: str, name: str, known: Iterable[str]) -> bool:
-    for written, capital in written_forms(name, known):
-        if capital:
-            if _pattern(written, case_sensitive=True).search(query):
-                return True
-        elif _pattern(written).search(query):
-            return True
-    return False
+    return any(
+        _pattern(written, case_sensitive=capital).search(query)
+        for written, capital in written_forms(name, known)
+    )
 
 
 def named_agents(query: str, known: Iterable[str]) -> frozenset[str]:

@@ -22,17 +22,11 @@ from fleetmem.core.textquery import fts_match
 from fleetmem.embed.base import Embedder
 from fleetmem.errors import EmbeddingUnavailable
 from fleetmem.providers.base import MAX_ITEM_TEXT, ProviderItem, ProviderRecall
-from fleetmem.providers.ranking_options import (
-    CANDIDATES,
-    FOLLOW_UP_FROM,
-    RankingOptions,
-    _Channels,
-)
+from fleetmem.providers.ranking_options import FOLLOW_UP_FROM, RankingOptions, _Channels
 from fleetmem.store.base import EpisodeRow, Store, Vector
 
 __all__ = [
     "BUILTIN",
-    "CANDIDATES",
     "BuiltinProvider",
     "RankingOptions",
     "index_text",

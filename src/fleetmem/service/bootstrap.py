@@ -26,6 +26,7 @@ from fleetmem.service.facts import FactService
 from fleetmem.service.files import ContextFileService
 from fleetmem.service.memory import MemoryService
 from fleetmem.service.portability import PortabilityService
+from fleetmem.service.reembed import ReembedSteps, run_reembed
 from fleetmem.service.runs import RunsService
 from fleetmem.service.summaries import Summarizer, make_summarizer
 from fleetmem.store.sqlite.store import SqliteStore
@@ -146,11 +147,6 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
 
 def _embed_imported(facts: FactService, memory: MemoryService) -> None:
     # Imported facts and episodes arrive without vectors; embed them now rather than leave
-    # them to be found by words only until the next background pass. Bounded, since each
-    # pass takes a batch and stops early when the embedder is down.
-    for _ in range(1000):
-        if facts.backfill() == 0:
-            break
-    for _ in range(1000):
-        if memory.backfill_vectors() == 0:
-            break
+    # them to be found by words only until the next background pass. Each kind stops at its
+    # first step that embeds nothing (all done, or the embedder is down).
+    run_reembed(ReembedSteps(memory, facts), budget_s=None)

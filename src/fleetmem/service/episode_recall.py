@@ -115,9 +115,8 @@ class EpisodeRecallMixin:
         degraded = reasons[0] if reasons else None
         answer = _Answer(merged, degraded, sum(getattr(a, "invalid", 0) for a in answers))
         items, dropped = self._filter(answer.items, set(scopes), limit)
-        invalid = getattr(answer, "invalid", 0)
-        if invalid:
-            dropped["invalid"] = dropped.get("invalid", 0) + invalid
+        if answer.invalid:
+            dropped["invalid"] = dropped.get("invalid", 0) + answer.invalid
         for reason, n in dropped.items():
             metrics.RESULTS_DROPPED.labels(provider=provider, reason=reason).inc(n)
         outcome = "degraded" if answer.degraded else "ok"

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from fleetmem.service.memory import MemoryService
-from fleetmem.service.reembed import TICK_BUDGET_S, run_reembed
+from fleetmem.service.reembed import TICK_BUDGET_S, ReembedSteps, run_reembed
 
 log = logging.getLogger("fleetmem.jobs")
 
@@ -23,23 +23,6 @@ class FactPurger(Protocol):
 
 class DeliveryCounts(Protocol):
     def adopt_deliveries(self) -> int: ...
-
-
-class ReembedSteps:
-    """The two re-embedding steps over a memory service and (optionally) the facts."""
-
-    def __init__(self, memory: MemoryService, facts: object) -> None:
-        self._memory = memory
-        self._facts_backfill = getattr(facts, "backfill", None)
-
-    def episodes(self, limit: int) -> int:
-        return self._memory.backfill_vectors(limit)
-
-    def facts(self, limit: int) -> int:
-        if not callable(self._facts_backfill):
-            return 0
-        fixed: int = self._facts_backfill(limit)
-        return fixed
 
 
 class BackgroundJobs:

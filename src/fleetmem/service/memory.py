@@ -610,9 +610,9 @@ class MemoryService(EpisodeRecallMixin):
                 recheck(PROVIDER_PROBE_S)
             except Exception as exc:
                 log.warning("provider.probe_failed error=%s", type(exc).__name__)
-        return self._provider_state()
+        return self.provider_state()
 
-    def _provider_state(self) -> dict[str, Any]:
+    def provider_state(self) -> dict[str, Any]:
         """This process's view of the provider, with ``down_since`` taken from the recorded
         outage when that began earlier: how long a provider has been unreachable must not
         depend on when the process that asks was started."""
@@ -640,6 +640,10 @@ class MemoryService(EpisodeRecallMixin):
             provider["down_since"] = min(record.down_since, own or record.down_since)
         return provider
 
+    def reembed_progress(self) -> dict[str, Any]:
+        """How many episodes and facts have a vector of the active embedder (``reembed``)."""
+        return vector_progress(self.store, getattr(self.provider, "embedder", None))
+
     def status(self, *, probe_embedder: bool = True) -> dict[str, Any]:
         """A JSON-ready description of the memory subsystem (documented in docs/cli.md).
 
@@ -650,20 +654,21 @@ class MemoryService(EpisodeRecallMixin):
         jobs = self.store.job_counts()
         embedder = getattr(self.provider, "embedder", None)
         health = describe_embedder(embedder, probe=probe_embedder)
-        missing = (
-            len(self.store.builtin_missing_vectors(embedder.model_id, 10_000)) if embedder else 0
-        )
+        progress = self.reembed_progress()
+        # The episodes still without a vector, as the re-embed progress counts them (one COUNT
+        # query); capped as the figure has always been.
+        missing = min(progress["episodes"]["missing"], 10_000) if progress["episodes"] else 0
         now = self._clock()
         segments = self.store.builtin_segments()
         oldest_record = self.store.oldest_pending("record")
         oldest_forget = self.store.oldest_pending("forget")
         settings = self.settings
-        provider = self._provider_state()
+        provider = self.provider_state()
         return {
             "provider": provider,
             "embedding_model": embedder.model_id if embedder else None,
             "embedder": health.as_dict(),
-            "reembed": vector_progress(self.store, embedder),
+            "reembed": progress,
             "summaries": bool(
                 self._summarizer
                 and self._summarizer.configured

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fleetmem.core.scope import parse_scope, validate_repo_key
+from fleetmem.core.scope import parse_scope
 from fleetmem.errors import InvalidInput
 from fleetmem.providers.base import ProviderItem
 
@@ -43,12 +43,12 @@ def check_scopes(scopes: object) -> list[str]:
         if not isinstance(item, str):
             raise InvalidInput("scopes", item, "every scope must be a string")
         try:
+            # A project scope's repository key is checked as the scope is built.
             parsed = parse_scope(item)
-            if parsed.kind != "project" or parsed.value is None:
+            if parsed.kind != "project":
                 raise InvalidInput(
                     "scopes", item, "episodes are kept only in project:<repo> scopes"
                 )
-            validate_repo_key(parsed.value)
         except InvalidInput as exc:
             if exc.field == "scopes":
                 raise

@@ -30,18 +30,32 @@ FACT_STEP = 128
 TICK_BUDGET_S = 5.0
 
 
-class VectorCounts(Protocol):
-    """The counts a store gives for progress (the SQLite store answers both)."""
-
-    def builtin_vector_progress(self, model_id: str) -> tuple[int, int]: ...
-    def fact_vector_progress(self, model_id: str, statuses: Any) -> tuple[int, int]: ...
-
-
 class Backfills(Protocol):
     """One step of each kind of re-embedding; each returns how many items it embedded."""
 
     def episodes(self, limit: int) -> int: ...
     def facts(self, limit: int) -> int: ...
+
+
+class EpisodeBackfill(Protocol):
+    def backfill_vectors(self, limit: int = ...) -> int: ...
+
+
+class ReembedSteps:
+    """The two re-embedding steps over a memory service and (optionally) the facts."""
+
+    def __init__(self, memory: EpisodeBackfill, facts: object) -> None:
+        self._memory = memory
+        self._facts_backfill = getattr(facts, "backfill", None)
+
+    def episodes(self, limit: int) -> int:
+        return self._memory.backfill_vectors(limit)
+
+    def facts(self, limit: int) -> int:
+        if not callable(self._facts_backfill):
+            return 0
+        fixed: int = self._facts_backfill(limit)
+        return fixed
 
 
 def vector_progress(store: object, embedder: Embedder | None) -> dict[str, Any]:

@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from fleetmem.errors import InvalidInput
-from fleetmem.service.jobs import ReembedSteps
-from fleetmem.service.reembed import reembed_line, run_reembed
 from fleetmem.surfaces.cli.common import EXIT_OK, Handler, emit
 
 
@@ -257,11 +255,13 @@ def _embedder_lines(d: dict[str, Any]) -> list[str]:
         lines.append(f"search          {d['embedder']['summary']}")
     reembed = d.get("reembed")
     if reembed and not reembed.get("complete", True):
-        lines.append(f"re-embedding    {reembed_line(reembed)}")
+        lines.append(f"re-embedding    {_reembed_line(reembed)}")
     return lines
 
 
 def _cmd_vectors(app: Any, args: argparse.Namespace) -> int:
+    from fleetmem.service.reembed import ReembedSteps, run_reembed
+
     embedded = None
     if args.run:
         steps = ReembedSteps(app.memory, app.facts)
@@ -273,17 +273,25 @@ def _cmd_vectors(app: Any, args: argparse.Namespace) -> int:
             if not (done["episodes"] or done["facts"]):
                 break
             if not args.json:
-                progress = app.memory.status(probe_embedder=False)["reembed"]
-                print(f"re-embedding    {reembed_line(progress)}", file=sys.stderr)
+                progress = app.memory.reembed_progress()
+                print(f"re-embedding    {_reembed_line(progress)}", file=sys.stderr)
     status = app.memory.status()
     data = {"embedder": status["embedder"], "reembed": status["reembed"], "embedded": embedded}
     emit(args, data, _vectors_text)
     return EXIT_OK
 
 
+def _reembed_line(progress: dict[str, Any]) -> str:
+    # Imported here, not at the top: the service layer would cost every CLI start
+    # (--version and completion included) most of a second.
+    from fleetmem.service.reembed import reembed_line
+
+    return reembed_line(progress)
+
+
 def _vectors_text(d: dict[str, Any]) -> str:
     lines = [f"search          {d['embedder']['summary']}"]
-    lines.append(f"vectors         {reembed_line(d['reembed'])}")
+    lines.append(f"vectors         {_reembed_line(d['reembed'])}")
     if d["embedded"] is not None:
         e = d["embedded"]
         lines.append(f"embedded now    {e['episodes']} episodes, {e['facts']} facts")

@@ -105,7 +105,7 @@ def routes(web: Web) -> APIRouter:
         session = web.session(request)
         subject = app.briefings.preview_subject(agent, repo=repo or None)
         composed = app.briefings.preview(agent, repo=subject.repo, branch=subject.branch)
-        provider = app.memory.status()["provider"]
+        provider = app.memory.provider_state()
         sections = []
         for name in BRIEFING_SECTIONS:
             sections.append(
