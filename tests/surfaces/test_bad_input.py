@@ -191,6 +191,20 @@ def test_cli_drops_one_leading_bom_from_a_file(cli_home: Path, tmp_path: Path) -
     assert proc.returncode == 0, proc.stderr
 
 
+def test_a_file_past_the_bound_is_refused_for_its_size_bom_or_not(
+    cli_home: Path, tmp_path: Path
+) -> None:
+    before = store_digest(cli_home)
+    body = json.dumps(make_record(run_id=f"big-{RNG.getrandbits(32):x}")).encode()
+    over = MAX_RECORD_BYTES + 1 - len(body) + RNG.randint(0, 64)
+    for bom in (b"", b"\xef\xbb\xbf"):
+        path = tmp_path / "big.json"
+        path.write_bytes(bom + body[:-1] + b" " * over + b"}")
+        proc = run_cli(cli_home, "runs", "ingest", str(path), check=False)
+        assert proc.returncode == 2 and "larger than the limit" in proc.stderr, proc.stderr[-300:]
+    assert store_digest(cli_home) == before
+
+
 def test_cli_refuses_bad_scopes_and_agents(cli_home: Path) -> None:
     before = store_digest(cli_home)
     upper = "".join(RNG.choice("KLMNOPQ") for _ in range(5))

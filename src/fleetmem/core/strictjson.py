@@ -9,9 +9,9 @@ deep enough to exhaust the interpreter's recursion limit. Every surface parses w
 is refused once, at the edge, with an :class:`~fleetmem.errors.InvalidInput` naming the
 field path (``cost.usd``, ``sessions[0].events[2].path``) and the limit it broke.
 
-The byte order mark policy is the caller's, given as ``bom``: files read from disk may carry
-one leading UTF-8 BOM, which is dropped (``"strip"``); network bodies, hook stdin and MCP
-arguments may not (``"refuse"``). docs/http-api.md and docs/cli.md state it.
+A leading byte order mark is refused: network bodies, hook stdin and MCP arguments may not
+carry one. A file read from disk may (a Windows editor's); the CLI drops that one BOM as it
+reads the file, before anything is parsed. docs/http-api.md and docs/cli.md state it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any
 
 from fleetmem.errors import InvalidInput
 
@@ -31,7 +31,6 @@ MAX_BYTES = 1024 * 1024
 #: Integers must fit SQLite's signed 64-bit INTEGER.
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 
-BomPolicy = Literal["strip", "refuse"]
 _BOM = "\ufeff"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -90,13 +89,12 @@ def loads(
     root: str = "<body>",
     max_bytes: int = MAX_BYTES,
     max_depth: int = MAX_DEPTH,
-    bom: BomPolicy = "refuse",
     error: type[InvalidInput] = InvalidInput,
 ) -> Any:
     """Parse one JSON document strictly; raise ``error`` (an InvalidInput) naming the field.
 
     Refused: more than ``max_bytes`` bytes, bytes that are not UTF-8 (overlong forms included),
-    a leading BOM unless ``bom="strip"``, text that is not JSON, NaN and infinities, lone
+    a leading BOM, text that is not JSON, NaN and infinities, lone
     surrogates, integers beyond 64 bits, repeated keys, and nesting deeper than ``max_depth``.
     """
     size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
@@ -110,9 +108,7 @@ def loads(
     else:
         text = raw
     if text.startswith(_BOM):
-        if bom == "refuse":
-            raise error(root, "U+FEFF", "starts with a byte order mark; send UTF-8 without one")
-        text = text[1:]
+        raise error(root, "U+FEFF", "starts with a byte order mark; send UTF-8 without one")
     try:
         value = _decoder().decode(text)
     except RecursionError:

@@ -82,7 +82,10 @@ def _read_record(path: str) -> bytes:
     one leading UTF-8 BOM (a Windows editor's) is dropped, as for every file the CLI reads."""
     from fleetmem.service.runrecords import MAX_RECORD_BYTES
 
-    limit = MAX_RECORD_BYTES + 1
+    bom = b"\xef\xbb\xbf"
+    # A file past the bound stays past it once its BOM is dropped, so the size is what the
+    # parser names, not a cut-off document.
+    limit = MAX_RECORD_BYTES + 1 + len(bom)
     if path == "-":
         raw = sys.stdin.buffer.read(limit)
     else:
@@ -91,7 +94,7 @@ def _read_record(path: str) -> bytes:
                 raw = handle.read(limit)
         except OSError as exc:
             raise InvalidInput("file", path, exc.strerror or "cannot be read") from exc
-    return raw.removeprefix(b"\xef\xbb\xbf")
+    return raw.removeprefix(bom)
 
 
 def _cmd_ingest(app: Any, args: argparse.Namespace) -> int:
