@@ -16,8 +16,9 @@ from fastapi import Request
 from fleetmem.core import strictjson
 from fleetmem.errors import InvalidInput
 
-#: The default bound of a JSON body; routes that take bigger documents name their own.
-MAX_BODY_BYTES = 1024 * 1024
+#: The default bound of a JSON body (strict JSON's own); routes that take bigger documents
+#: name their own.
+MAX_BODY_BYTES = strictjson.MAX_BYTES
 
 
 async def read_body(request: Request, max_bytes: int = MAX_BODY_BYTES) -> bytes:

@@ -11,13 +11,11 @@ document and the server accept exactly the same values.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from fleetmem.core import labels
 from fleetmem.core.contextfiles import AGENT_FILES, NOTEBOOK, WORKSPACE_FILES
 from fleetmem.core.facts import STATUSES
-from fleetmem.core.redact import VISIBLE_EXCEPT
 from fleetmem.core.scope import (
     AGENT_NAME_PATTERN,
     MAX_AGENT_NAME_BYTES,
@@ -25,7 +23,9 @@ from fleetmem.core.scope import (
     MAX_SCOPE_BYTES,
     REPO_KEY_PATTERN,
 )
+from fleetmem.providers.base import MAX_QUERY_CHARS
 from fleetmem.service.fact_reads import CURSOR_PATTERN
+from fleetmem.surfaces.http.schemas import VISIBLE_TEXT
 from fleetmem.surfaces.http.schemas_facts import SCOPE_PATTERN
 
 REPO_KEY: dict[str, Any] = {
@@ -51,8 +51,6 @@ FILE_NAME: dict[str, Any] = {
     "enum": sorted({spec.slug for spec in (*WORKSPACE_FILES, *AGENT_FILES, NOTEBOOK)}),
     "description": "a context file: workspace, agent (with ?agent=) or project (with ?repo=)",
 }
-#: Who a context-file write is attributed to over HTTP.
-USER_RE = re.compile(labels.RULES["user"].pattern.strip("^$"))
 #: A repository-relative path as service/memory_inputs.check_paths takes it: not absolute,
 #: no ``..`` segment, no control characters, at most 1,024 characters.
 _PATH_CHAR = r"[^\x00-\x1f/]"
@@ -66,16 +64,12 @@ REPO_PATH: dict[str, Any] = {
     "not": {"pattern": r"^\.(?:/+\.)*/*$"},
     "maxLength": 1024,
 }
-#: Free text a service bounds by length (a search query).
-# At least one character that is neither whitespace nor removed at the ingress boundary (a
-# query of blanks and zero-width spaces is empty once cleaned). The class holds the removed
-# characters themselves; JSON escapes them in the document, and any regex engine reads them.
-_VISIBLE = "[^\\s" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in VISIBLE_EXCEPT) + "]"
+#: A search query: bounded as sent, with one visible character.
 QUERY_TEXT: dict[str, Any] = {
     "type": "string",
     "minLength": 1,
-    "maxLength": 512,
-    "pattern": _VISIBLE,
+    "maxLength": MAX_QUERY_CHARS,
+    "pattern": VISIBLE_TEXT,
 }
 
 
@@ -141,7 +135,8 @@ _BY_NAME["since"] = SINCE
 
 
 def recall_body() -> dict[str, Any]:
-    """``POST /api/v1/recall``: exactly one of repo and agent (null counts as absent)."""
+    """``POST /api/v1/recall``: exactly one of repo, agent and ``all_repos: true`` (null and
+    false count as absent)."""
     return {
         "type": "object",
         "additionalProperties": False,
@@ -150,12 +145,14 @@ def recall_body() -> dict[str, Any]:
             "query": QUERY_TEXT,
             "repo": _nullable(REPO_KEY),
             "agent": _nullable(AGENT_NAME),
+            "all_repos": {"type": "boolean", "description": "every repository with an episode"},
             "paths": {"type": "array", "items": REPO_PATH, "maxItems": 20},
             "limit": _limit(20),
         },
         "oneOf": [
             {"required": ["repo"], "properties": {"repo": REPO_KEY}},
             {"required": ["agent"], "properties": {"agent": AGENT_NAME}},
+            {"required": ["all_repos"], "properties": {"all_repos": {"const": True}}},
         ],
     }
 

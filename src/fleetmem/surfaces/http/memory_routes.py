@@ -68,7 +68,7 @@ def routes(app: App) -> APIRouter:
 
     @api.post("/api/v1/recall", **documented(m.RecallOut, body=contract.recall_body()))
     async def recall(request: Request) -> dict[str, Any]:
-        body = await _json_object(request)
+        body = await json_object(request)
         return await run_in_threadpool(_recall, app, body)
 
     @api.post(
@@ -78,7 +78,7 @@ def routes(app: App) -> APIRouter:
     async def provider_check(request: Request) -> dict[str, Any]:
         # As `fleetmem provider check`: the seven conformance checks over a fresh session
         # (the built-in provider over a scratch store); "passed" says whether any failed.
-        body = await _json_object(request)
+        body = await json_object(request)
         for key in body:
             if key != "provider":
                 raise InvalidInput(key, body[key], "is not a known field")
@@ -106,10 +106,6 @@ _RFC3339 = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
     r"(?:[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?(?:[Zz]|[+-][0-9]{2}:[0-9]{2}))?"
 )
-
-
-async def _json_object(request: Request) -> dict[str, Any]:
-    return await json_object(request)
 
 
 def _recall(app: App, body: dict[str, Any]) -> dict[str, Any]:

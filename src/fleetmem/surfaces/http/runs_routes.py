@@ -13,7 +13,7 @@ from fleetmem.service.bootstrap import App
 from fleetmem.surfaces import runs_views
 from fleetmem.surfaces.http import contract
 from fleetmem.surfaces.http import schemas_memory as m
-from fleetmem.surfaces.http.memory_routes import _json_object
+from fleetmem.surfaces.http.bodies import json_object
 from fleetmem.surfaces.http.schemas import documented
 
 _OPEN_FIELDS = frozenset({"agent", "repo", "workdir", "branch", "adapter", "run_id", "source"})
@@ -42,7 +42,7 @@ def routes(app: App) -> APIRouter:
         **documented(m.OpenedRun, 404, 409, status=201, body=contract.open_run_body()),
     )
     async def open_run(request: Request) -> JSONResponse:
-        body = await _json_object(request)
+        body = await json_object(request)
         _only(body, _OPEN_FIELDS)
         opened = await run_in_threadpool(
             lambda: app.runs.open_run(
@@ -62,7 +62,7 @@ def routes(app: App) -> APIRouter:
         **documented(m.LiveRun, 404, 409, body=m.HeartbeatIn, body_required=False),
     )
     async def heartbeat(request: Request) -> dict[str, Any]:
-        body = await _json_object(request)
+        body = await json_object(request)
         _only(body, _HEARTBEAT_FIELDS)
         files = body.get("files", [])
         if not isinstance(files, list):

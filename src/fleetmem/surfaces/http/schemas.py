@@ -22,6 +22,14 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, ConfigDict, Field
 
+from fleetmem.core.redact import VISIBLE_EXCEPT
+
+#: Text with at least one character that is neither whitespace nor removed at the ingress
+#: boundary (a query or a fact body of blanks and zero-width spaces is empty once cleaned).
+#: The class holds the removed characters themselves; JSON escapes them in the document, and
+#: any regex engine reads them.
+VISIBLE_TEXT = "[^\\s" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in VISIBLE_EXCEPT) + "]"
+
 #: Where the document is served besides FastAPI's own ``/openapi.json``.
 OPENAPI_PATH = "/api/v1/openapi.json"
 

@@ -6,9 +6,10 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from fleetmem.core.facts import KINDS
+from fleetmem.core.facts import KINDS, MAX_BODY_CHARS
 from fleetmem.core.scope import AGENT_NAME_PATTERN, MAX_SCOPE_BYTES, REPO_KEY_PATTERN
-from fleetmem.surfaces.http.schemas import Open, Strict
+from fleetmem.service.facts import IDEMPOTENCY_KEY_PATTERN
+from fleetmem.surfaces.http.schemas import VISIBLE_TEXT, Open, Strict
 
 #: workspace, project:<repo key> or agent:<name>, as core/scope.py parses them.
 SCOPE_PATTERN = f"^(?:workspace|project:{REPO_KEY_PATTERN}|agent:{AGENT_NAME_PATTERN.pattern})$"
@@ -195,8 +196,8 @@ class FactIn(Strict):
 
     body: str = Field(
         min_length=1,
-        max_length=500,
-        pattern=r"\S",
+        max_length=MAX_BODY_CHARS,
+        pattern=VISIBLE_TEXT,
         description="the fact, one or two sentences (at most 500 characters)",
     )
     kind: str | None = Field(
@@ -212,12 +213,12 @@ class FactIn(Strict):
     pin: bool = False
     source: str | None = None
     idempotency_key: str | None = Field(
-        None, pattern=r"^[\x20-\x7e]{1,200}$", description="or the Idempotency-Key header"
+        None, pattern=f"^{IDEMPOTENCY_KEY_PATTERN}$", description="or the Idempotency-Key header"
     )
 
 
 class FactEditIn(Strict):
-    body: str = Field(min_length=1, max_length=500, pattern=r"\S")
+    body: str = Field(min_length=1, max_length=MAX_BODY_CHARS, pattern=VISIBLE_TEXT)
 
 
 class ReviewIn(Strict):

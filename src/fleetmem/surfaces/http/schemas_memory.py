@@ -149,19 +149,6 @@ class EpisodeForgotten(Strict):
     provider_ids_forgotten: int = Field(description="provider copies forgotten now")
 
 
-class RecallIn(Strict):
-    """Exactly one of ``repo``, ``agent`` and ``all_repos: true`` scopes the recall."""
-
-    query: str = Field(
-        min_length=1, max_length=512, description="what to look for (at most 512 characters)"
-    )
-    repo: str | None = Field(None, description="a repository key, e.g. github.com/acme/api")
-    agent: str | None = Field(None, description="an agent: the repository of its latest run")
-    all_repos: bool = Field(False, description="every repository with an episode")
-    paths: list[str] = Field(default_factory=list, description="files the caller works on")
-    limit: int = Field(8, ge=1, le=20)
-
-
 class RecalledEpisode(Strict):
     kind: str
     episode_id: str
@@ -209,16 +196,6 @@ class RecallOut(Strict):
 
 
 # ---- runs and presence ---------------------------------------------------------------------
-class OpenRunIn(Strict):
-    agent: str
-    repo: str | None = None
-    workdir: str | None = None
-    branch: str | None = None
-    adapter: str | None = None
-    run_id: str | None = None
-    source: str = "api"
-
-
 class OpenedRun(Strict):
     run_id: str
     token: str = Field(description="the run token: Authorization: Bearer on the run endpoints")
