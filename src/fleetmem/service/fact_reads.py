@@ -42,6 +42,10 @@ class FactReadsMixin(FactServiceBase):
     _last_purge: float | None = None
 
     # ---- reading ------------------------------------------------------------------------
+    def status(self, fact_id: str) -> str:
+        """The fact's status alone (one read), for callers that need nothing else of it."""
+        return self._require(fact_id).status
+
     def get(self, fact_id: str) -> FactDetail:
         row = self._require(fact_id)
         support = self.store.fact_tally(self.workspace, row.id, row.revision, "support", 0.0)

@@ -113,7 +113,9 @@ def routes(app: App) -> APIRouter:
 
     @api.get("/api/v1/facts/{fact_id}", **documented(sf.FactDetail, 404))
     def show(fact_id: str) -> dict[str, Any]:
-        return fv.detail_view(_not_forgotten(facts.get(fact_id)))
+        detail = facts.get(fact_id)
+        _refuse_forgotten(fact_id, detail.fact.status)
+        return fv.detail_view(detail)
 
     @api.patch(
         "/api/v1/facts/{fact_id}", **documented(sf.FactEdited, 404, 409, 429, body=sf.FactEditIn)
@@ -121,9 +123,12 @@ def routes(app: App) -> APIRouter:
     async def edit(fact_id: str, request: Request) -> dict[str, Any]:
         body = await _json_object(request, {"body"})
         text = _text(body, "body", required=True)
-        await run_in_threadpool(lambda: _not_forgotten(facts.get(fact_id)))
-        result = await run_in_threadpool(lambda: facts.edit(fact_id, text, actor=local_user()))
-        return fv.edit_view(result)
+
+        def edit_live() -> Any:
+            _refuse_forgotten(fact_id, facts.status(fact_id))
+            return facts.edit(fact_id, text, actor=local_user())
+
+        return fv.edit_view(await run_in_threadpool(edit_live))
 
     @api.delete("/api/v1/facts/{fact_id}", **documented(sf.FactForgotten, 404, 409, 429))
     def forget(fact_id: str) -> dict[str, Any]:
@@ -156,12 +161,12 @@ def routes(app: App) -> APIRouter:
 
     @api.get("/api/v1/facts/{fact_id}/history", **documented(sf.FactHistory, 404))
     def history(fact_id: str) -> dict[str, Any]:
-        _not_forgotten(facts.get(fact_id))
+        _refuse_forgotten(fact_id, facts.status(fact_id))
         return fv.history_view(facts.history(fact_id))
 
     @api.get("/api/v1/facts/{fact_id}/votes", **documented(sf.FactVotes, 404))
     def votes(fact_id: str) -> dict[str, Any]:
-        _not_forgotten(facts.get(fact_id))
+        _refuse_forgotten(fact_id, facts.status(fact_id))
         return fv.votes_view(facts.votes(fact_id))
 
     return api
@@ -172,15 +177,13 @@ def _or(value: str | None, default: str) -> str:
     return default if value is None else value
 
 
-def _not_forgotten(row: Any) -> Any:
+def _refuse_forgotten(fact_id: str, status: str) -> None:
     """A forgotten fact is deleted as far as the API's reads go (404, as HTTP expects after
     a DELETE); only ``POST .../restore`` still reaches it within its 30 days."""
-    fact = row.fact if hasattr(row, "fact") else row
-    if fact.status == FORGOTTEN:
+    if status == FORGOTTEN:
         raise NotFound(
-            "fact is forgotten; POST /api/v1/facts/{id}/restore brings it back", fact=fact.id
+            "fact is forgotten; POST /api/v1/facts/{id}/restore brings it back", fact=fact_id
         )
-    return row
 
 
 async def _json_object(request: Request, known: set[str]) -> dict[str, Any]:
