@@ -10,6 +10,7 @@ stderr may hold a traceback.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ from fleetmem.service.runrecords import MAX_RECORD_BYTES
 from tests.conftest import EXAMPLE, make_record, write_config
 from tests.surfaces.bad_inputs import RNG, Case, body_cases, record_cases, store_digest
 from tests.surfaces.cli_helpers import FLEETMEM, env_for, run_cli
-from tests.surfaces.test_http import VECTORS_OFF, Daemon
+from tests.surfaces.test_http import SLOW_START_S, VECTORS_OFF, Daemon
 
 RECORDS = record_cases(MAX_RECORD_BYTES)
 BODIES = body_cases()
@@ -40,23 +41,12 @@ def _names(case: Case, field: str) -> None:
     assert field.startswith(case.fields), (case.name, field, case.fields)
 
 
-class _PatientDaemon(Daemon):
-    """The suite's daemon, given longer to start than test_http's on a loaded machine."""
-
-    def __init__(self, home: Path) -> None:
-        super().__init__(home, patience=180)
-
-
-def _start(home: Path) -> Daemon:
-    return _PatientDaemon(home)
-
-
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     home = tmp_path_factory.mktemp("bad-input") / "home"
     home.mkdir()
     write_config(home, VECTORS_OFF)
-    d = _start(home)
+    d = Daemon(home, patience=SLOW_START_S)
     assert d.client.post("/api/v1/runs", content=EXAMPLE.read_bytes()).status_code == 201
     yield d
     err = d.stop()
@@ -218,11 +208,46 @@ def test_cli_refuses_bad_scopes_and_agents(cli_home: Path) -> None:
     assert store_digest(cli_home) == before
 
 
-def test_episodes_show_json_is_always_valid_json(cli_home: Path) -> None:
-    listed = json.loads(run_cli(cli_home, "episodes", "--json").stdout)
-    first = (listed["episodes"] if isinstance(listed, dict) else listed)[0]["episode_id"]
-    shown = run_cli(cli_home, "episodes", "show", first, "--json").stdout
-    json.loads(shown, parse_constant=lambda name: pytest.fail(f"{name} in --json output"))
+def test_episodes_show_json_is_always_valid_json(tmp_path: Path) -> None:
+    """A row stored before strict parsing may hold a NaN; --json still prints valid JSON."""
+    import sqlite3
+
+    home = tmp_path / "home"
+    home.mkdir()
+    write_config(home, VECTORS_OFF)
+    first = json.loads(run_cli(home, "runs", "ingest", str(EXAMPLE), "--json").stdout)["episode_id"]
+    db = sqlite3.connect(home / "fleetmem.db")
+    try:
+        (stored,) = db.execute(
+            "SELECT episode_json FROM episodes WHERE id = ?", (first,)
+        ).fetchone()
+        old = json.loads(stored)
+        old["cost_usd"] = math.nan  # json.dumps writes the bare NaN an older parser let in
+        with db:
+            db.execute(
+                "UPDATE episodes SET episode_json = ? WHERE id = ?", (json.dumps(old), first)
+            )
+    finally:
+        db.close()
+    shown = run_cli(home, "episodes", "show", first, "--json").stdout
+    parsed = json.loads(shown, parse_constant=lambda name: pytest.fail(f"{name} in --json output"))
+    assert parsed["episode"]["cost_usd"] is None
+    # And over HTTP: the same row answers 200 with null, not 500.
+    from fastapi.testclient import TestClient
+
+    from fleetmem.service.bootstrap import build
+    from fleetmem.surfaces.http.app import create_app
+    from tests.surfaces.api_contract import auth_headers
+
+    app = build(home, {"HOME": str(home.parent)})
+    try:
+        with TestClient(create_app(app)) as client:
+            response = client.get(f"/api/v1/episodes/{first}", headers=auth_headers(home))
+    finally:
+        app.close()
+    assert response.status_code == 200, response.text[:300]
+    answer = json.loads(response.text, parse_constant=lambda name: pytest.fail(f"{name} sent"))
+    assert answer["episode"]["cost_usd"] is None
 
 
 def test_the_hook_fails_open_on_a_bad_payload_and_stores_nothing(cli_home: Path) -> None:

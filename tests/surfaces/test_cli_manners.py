@@ -28,8 +28,8 @@ VECTORS_OFF = '[model_api]\nembedding_model = ""\n'
 ANSI = "\x1b["
 
 #: Leaf commands that print no data record and so take no --json: the daemon (a log),
-#: the stdio MCP server and agent hooks (protocol streams), and completion (a shell script).
-# Commands that print no data: a daemon, protocol servers, a script and an interactive screen.
+#: the stdio MCP server and agent hooks (protocol streams), completion (a shell script) and
+#: the interactive terminal screen.
 NO_JSON = {"serve", "mcp", "hook", "completion", "tui"}
 
 
@@ -253,5 +253,7 @@ def test_port_zero_announces_the_port_really_bound(home: Path) -> None:
         url = first.split()[3]
         port = int(url.rsplit(":", 1)[1])
         assert port > 0
+        # The announced port is the one serving: it answers HTTP.
         with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
-            assert conn.getpeername()[1] == port
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert conn.recv(64).startswith(b"HTTP/1.1 200")

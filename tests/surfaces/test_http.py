@@ -25,6 +25,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: How long a daemon of a heavy suite may take to start on a loaded machine.
+SLOW_START_S = 180
+
+
 class Daemon:
     """``fleetmem serve`` on a free port; ``patience`` is how long it may take to be healthy
     (and each request to answer)."""

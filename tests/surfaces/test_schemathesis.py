@@ -207,18 +207,18 @@ def test_st_run_with_all_checks_against_a_real_daemon(tmp_path: Path) -> None:
     """``st run --checks all`` over every phase against ``fleetmem serve`` on 127.0.0.1.
 
     positive_data_acceptance is left to the in-process run above, which applies it to every
-    operation but the two whose rules JSON Schema cannot state; ``/provider/check`` (it runs
+    operation but the three whose rules JSON Schema cannot state; ``/provider/check`` (it runs
     the seven conformance checks over a scratch store per call) is also covered there only.
     """
     import subprocess
     import sys
 
-    from tests.surfaces.test_bad_input import _PatientDaemon
+    from tests.surfaces.test_http import SLOW_START_S, Daemon
 
     home = tmp_path / "home"
     home.mkdir()
     write_config(home, '[model_api]\nembedding_model = ""\n[agent.api-fixer]\n')
-    daemon = _PatientDaemon(home)
+    daemon = Daemon(home, patience=SLOW_START_S)
     try:
         assert daemon.client.post("/api/v1/runs", content=EXAMPLE.read_bytes()).status_code == 201
         token = (home / "control.token").read_text(encoding="utf-8").strip()
