@@ -100,6 +100,12 @@ class AgentSettings:
     respawns: int = 0
 
     @property
+    def prompt_facts(self) -> bool:
+        """Each prompt of an interactive session is given the facts relevant to it: recall
+        is on and the briefing, which carries the agent's facts itself, is off."""
+        return self.memory_recall and not self.memory_briefing
+
+    @property
     def prompt_source(self) -> str | None:
         """The key the one-shot prompt comes from, or None when the agent has none."""
         return next((key for key in PROMPT_KEYS if getattr(self, key) is not None), None)

@@ -27,7 +27,6 @@ Every handler returns the text to print; errors are the caller's to swallow (hoo
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -53,6 +52,7 @@ from fleetmem.integrations.adapters.claude_code import (
 from fleetmem.integrations.attach import Owners, ProcessId, attach_session, session_owner
 from fleetmem.integrations.gitdiff import Snapshot, changed_since, take_snapshot
 from fleetmem.integrations.hookstate import SessionState, StateFiles
+from fleetmem.integrations.prompt_answers import prompt_answer
 from fleetmem.integrations.records import (
     ProcessEnd,
     SessionPart,
@@ -284,7 +284,7 @@ class ClaudeHooks:
         lines = []
         # The model is given the stored words only fenced (the person sees them plain).
         for_model: list[str] = []
-        for body in wanted[:10]:
+        for body in wanted:  # at most core.capture.MAX_CAPTURES
             try:
                 stored = self.app.facts.add(body, actor=actor, conversation=f"claude-code:{sid}")
                 fact = stored.fact
@@ -301,8 +301,7 @@ class ClaudeHooks:
     def _prompt_facts(self, prompt: str, state: SessionState) -> str:
         """The facts relevant to this prompt the session was not shown yet (exposure written),
         when the agent's recall is on and its briefing does not carry its facts."""
-        agent = self.app.settings.agent(state.agent)
-        if not agent.memory_recall or agent.memory_briefing or not prompt.strip():
+        if not self.app.settings.agent(state.agent).prompt_facts or not prompt.strip():
             return ""
         try:
             repo = self.app.runs.resolve_caller(state.token).repo
@@ -455,26 +454,3 @@ def record_in_background(home: Path, environ: Mapping[str, str]) -> None:
         )
     except OSError as exc:
         log.info("hook.jobs_not_started error=%s", exc.strerror)
-
-
-def prompt_answer(message: str, facts: str = "", *, for_model: str = "") -> str:
-    """A UserPromptSubmit answer: ``message`` (what was remembered) shown to the person, the
-    same news for the agent (``for_model``, with stored words fenced; else ``message``), and
-    the fenced ``facts`` block for this prompt handed to the agent."""
-    context = []
-    if message:
-        context.append(
-            (for_model or message)
-            + "\n(Confirm this to the user in one line, quoting the stored wording.)"
-        )
-    if facts:
-        context.append(facts)
-    answer: dict[str, Any] = {
-        "hookSpecificOutput": {
-            "hookEventName": "UserPromptSubmit",
-            "additionalContext": "\n\n".join(context),
-        }
-    }
-    if message:
-        answer["systemMessage"] = message
-    return json.dumps(answer)

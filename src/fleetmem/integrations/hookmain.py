@@ -183,7 +183,7 @@ def _asks_to_remember(payload: Mapping[str, object]) -> bool:
 def _not_stored(payload: Mapping[str, object], reason: str) -> str:
     """The one line telling the person their request to remember was not kept."""
     from fleetmem.core.capture import captured_facts
-    from fleetmem.integrations.claude_hooks import prompt_answer
+    from fleetmem.integrations.prompt_answers import prompt_answer
 
     prompt = payload.get("prompt")
     wanted = captured_facts(prompt) if isinstance(prompt, str) else []
@@ -237,18 +237,22 @@ def _worth_a_store(event: str, payload: Mapping[str, object], home: Path) -> boo
     from fleetmem.integrations.adapters.claude_code import command_of, edit_path
 
     if event == "UserPromptSubmit":
-        # Every prompt of an open session may be given the facts relevant to it: the store
-        # is opened for it (the hook then finds whether the agent's recall is on).
+        # A prompt of an open session is given the facts relevant to it when its agent takes
+        # them (read from the configuration alone); otherwise only a request to remember
+        # needs the store.
         prompt = payload.get("prompt")
         if not isinstance(prompt, str):
             return False
         if captured_facts(prompt):
             return True
+        sid = payload.get("session_id")
+        if not prompt.strip() or not isinstance(sid, str):
+            return False
+        from fleetmem.config.loading import load_settings
         from fleetmem.integrations.hookstate import StateFiles
 
-        sid = payload.get("session_id")
-        opened = isinstance(sid, str) and StateFiles(home).load(sid) is not None
-        return bool(prompt.strip()) and opened
+        state = StateFiles(home).load(sid)
+        return state is not None and load_settings(home).agent(state.agent).prompt_facts
     if event in ("PostToolUse", "PostToolUseFailure"):
         tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
         if not isinstance(tool, str):

@@ -31,6 +31,8 @@ from fleetmem.core.facts import (
     fit_block,
     visible_scopes,
 )
+from fleetmem.providers.base import MAX_QUERY_CHARS
+from fleetmem.service.fact_runs import block_item
 from fleetmem.service.facts import FactService
 
 #: At most this many facts picked by relevance (the pinned ones come on top).
@@ -43,8 +45,6 @@ MAX_RELEVANT = 8
 RELEVANCE_FLOOR = 0.75
 #: Candidates asked of the search, so enough survive the floor and the filters.
 SEARCH_WIDTH = 20
-#: The search reads at most this much of a prompt (its own input limit).
-MAX_QUERY_CHARS = 512
 #: Shown when a run's prompt matched no fact (recall on), with no pinned fact / with some.
 NO_MATCH = NOTHING_MATCHED
 NO_OTHER_MATCH = NOTHING_ELSE_MATCHED
@@ -86,18 +86,7 @@ def relevant_facts(
             continue
         if hit.score < floor:
             continue
-        out.append(
-            BlockItem(
-                fact_id=fact.id,
-                revision=fact.revision,
-                kind=fact.kind,
-                scope=fact.scope,
-                body=fact.body,
-                pinned=False,
-                score=round(hit.score, 4),
-                confidence=hit.confidence,
-            )
-        )
+        out.append(block_item(fact, hit.confidence, hit.score))
         if len(out) == MAX_RELEVANT:
             break
     return tuple(out)
@@ -123,11 +112,11 @@ def facts_for_prompt(
     """The facts block for one prompt of an interactive session: the facts relevant to it
     that the session was not shown yet, recorded as exposed first (surface ``prompt``);
     :data:`NO_MATCH_PROMPT` when nothing matched, ``""`` when all that matched was shown."""
-    shown = {row.fact_id for row in service.offered_to_run(run_id)}
     relevant = relevant_facts(service, prompt, agent=agent, repo=repo)
-    new = [item for item in relevant if item.fact_id not in shown]
     if not relevant:
         return NO_MATCH_PROMPT
+    shown = {row.fact_id for row in service.offered_to_run(run_id)}
+    new = [item for item in relevant if item.fact_id not in shown]
     if not new:
         return ""
     fitted = fit_block((), new, count_tokens=service.count_tokens)
@@ -143,4 +132,6 @@ def facts_for_prompt(
     kept = [item for item in fitted.items if item.fact_id in served]
     if not kept:
         return ""  # the exposure could not be written: nothing is shown unrecorded
+    if len(kept) == len(fitted.items):
+        return fitted.text
     return fit_block((), kept, count_tokens=service.count_tokens).text

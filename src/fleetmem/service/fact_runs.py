@@ -183,8 +183,8 @@ class RunFactsMixin(FactServiceBase):
             scored = [(conf[r.id], r) for r in others]
         recalled = scored[:BLOCK_MAX_RECALLED]
         return _Selection(
-            pinned=tuple(_item(r, conf[r.id], 1.0) for r in pinned),
-            recalled=tuple(_item(r, conf[r.id], s) for s, r in recalled),
+            pinned=tuple(block_item(r, conf[r.id], 1.0) for r in pinned),
+            recalled=tuple(block_item(r, conf[r.id], s) for s, r in recalled),
             degraded=degraded,
         )
 
@@ -213,7 +213,7 @@ class RunFactsMixin(FactServiceBase):
         items, degraded = self.rank_servable(query, scopes=scopes, limit=limit)
         # A run in flight keeps the revisions it started with (service/fact_revisions.py).
         items = recalled_as_of(self.store, items, run_id)
-        graded = [(_item(i.fact, i.confidence, i.score), i.served_as) for i in items]
+        graded = [(block_item(i.fact, i.confidence, i.score), i.served_as) for i in items]
         if not self._expose(graded, run_id, agent, repo, surface, call_id):
             return FactRecall(items=(), degraded=degraded, withheld=len(items))
         return FactRecall(items=tuple(items), degraded=degraded)
@@ -288,7 +288,7 @@ class RunFactsMixin(FactServiceBase):
             for i in dict.fromkeys(fact_ids)
             if i in rows and rows[i].status in SERVABLE and rows[i].scope in scopes
         ]
-        graded = [(_item(r, 0.0, 0.0), _grade(r)) for r in servable]
+        graded = [(block_item(r, 0.0, 0.0), _grade(r)) for r in servable]
         ok = self._expose(graded, run_id, agent, repo, surface, call_id)
         return tuple(r.id for r in servable) if ok else ()
 
@@ -448,7 +448,8 @@ def _check_surface(surface: str) -> None:
         raise InvalidInput("surface", surface, "must be one of " + ", ".join(SURFACES))
 
 
-def _item(row: FactRow, conf: float, score: float) -> BlockItem:
+def block_item(row: FactRow, conf: float, score: float) -> BlockItem:
+    """``row`` as a facts-block entry with its confidence and relevance score."""
     return BlockItem(
         fact_id=row.id,
         revision=row.revision,

@@ -56,17 +56,6 @@ def command_of(tool: str, tool_input: object) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-_REMEMBER = re.compile(
-    r"^[ \t]*(?:#remember\b[ \t]*:?|remember:)[ \t]*(?P<body>\S.*)$", re.IGNORECASE | re.MULTILINE
-)
-
-
-def remember_lines(prompt: str) -> list[str]:
-    """What a person asked to remember: the rest of each line of ``prompt`` that starts with
-    ``remember:`` or ``#remember`` (case does not matter)."""
-    return [m.group("body").strip() for m in _REMEMBER.finditer(prompt)]
-
-
 def exit_code_in(text: str) -> int | None:
     found = _EXIT_CODE.search(text[:2000])
     return int(found.group(1)) if found else None
