@@ -239,11 +239,13 @@ def _save_record(where: Target, record: dict[str, Any]) -> None:
     where.record.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", "utf-8")
 
 
-def _note_created(record: dict[str, Any], path: Path, before: str | None, key: str) -> None:
-    """Remember, at the first install only, whether the file, its folder and ``key`` existed."""
+def _note_created(
+    record: dict[str, Any], path: Path, before: str | None, data: dict[str, Any], key: str
+) -> None:
+    """Remember, at the first install only, whether the file, its folder and ``key`` existed
+    (``data`` is the file as loaded, before install touches it)."""
     if str(path) in record:
         return
-    data = _load(path) if before is not None else {}
     record[str(path)] = {
         "file": before is None,
         "folder": not path.parent.exists(),
@@ -269,7 +271,7 @@ def install(
     record = _load_record(where)
     before = _read(where.settings)
     settings = _load(where.settings)
-    _note_created(record, where.settings, before, "hooks")
+    _note_created(record, where.settings, before, settings, "hooks")
     hooks = _table(settings, "hooks", where.settings)
     for event, (matcher, timeout) in HOOKS.items():
         groups = hooks.get(event, [])
@@ -286,7 +288,7 @@ def install(
         hooks[event] = [*_without_ours(groups), group]
     mcp_before = _read(where.mcp)
     mcp = _load(where.mcp)
-    _note_created(record, where.mcp, mcp_before, "mcpServers")
+    _note_created(record, where.mcp, mcp_before, mcp, "mcpServers")
     servers = _table(mcp, "mcpServers", where.mcp)
     server: dict[str, Any] = {"type": "stdio", "command": fleetmem, "args": list(SERVER_ARGS)}
     if home:

@@ -19,7 +19,7 @@ from fleetmem.store.base import (
     SessionRow,
 )
 from fleetmem.store.sqlite.db import Database
-from fleetmem.store.sqlite.run_forget import scrub_run
+from fleetmem.store.sqlite.run_forget import LISTED, scrub_run
 
 _RUN_COLUMNS = (
     "run_id, agent, adapter, trace_id, model, trigger, started_at, ended_at, outcome, reason,"
@@ -190,14 +190,14 @@ class RecordsMixin:
 
     def get_run(self, run_id: str) -> RunRow | None:
         row = self.db.conn.execute(
-            f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ? AND episode_status != 'removed'",
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ? AND {LISTED}",
             (run_id,),
         ).fetchone()
         return None if row is None else _run(row)
 
     def latest_run(self, agent: str) -> RunRow | None:
         row = self.db.conn.execute(
-            f"SELECT {_RUN_COLUMNS} FROM runs WHERE agent = ? AND episode_status != 'removed'"
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE agent = ? AND {LISTED}"
             " ORDER BY started_at DESC,"
             " run_id DESC LIMIT 1",
             (agent,),
@@ -215,8 +215,7 @@ class RecordsMixin:
 
     def run_status_counts(self) -> dict[str, int]:
         rows = self.db.conn.execute(
-            "SELECT episode_status, count(*) FROM runs WHERE episode_status != 'removed'"
-            " GROUP BY episode_status"
+            f"SELECT episode_status, count(*) FROM runs WHERE {LISTED} GROUP BY episode_status"
         ).fetchall()
         return {str(r[0]): int(r[1]) for r in rows}
 

@@ -23,6 +23,8 @@ from fleetmem.store.sqlite.db import Database
 
 FORGOTTEN = "forgotten"
 REMOVED = "removed"
+#: SQL: the runs that are still listed (a removed run is gone from every read).
+LISTED = f"episode_status != '{REMOVED}'"
 #: What a run's stored record keeps once its episode is forgotten.
 KEPT_RECORD_KEYS = (
     "version",

@@ -10,6 +10,7 @@ from fleetmem.store.base import EventRow, RunRow, SessionRow
 from fleetmem.store.runs import CloseReason, LiveRunRow
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.records import _RUN_COLUMNS, _run
+from fleetmem.store.sqlite.run_forget import FORGOTTEN, LISTED, REMOVED
 
 _LIVE_COLUMNS = (
     "run_id, agent, adapter, repo, branch, root, workdir, source, opened_at, last_seen_at,"
@@ -204,7 +205,7 @@ class LiveRunsMixin:
 
     def recent_runs(self, repo: str, branch: str | None, limit: int) -> list[RunRow]:
         # A run whose episode was forgotten is not "recent work" any more (docs/runs.md).
-        shown = "episode_status NOT IN ('forgotten', 'removed')"
+        shown = f"episode_status NOT IN ('{FORGOTTEN}', '{REMOVED}')"
         if branch is None:
             sql = f"SELECT {_RUN_COLUMNS} FROM runs WHERE repo = ? AND {shown}"
             args: list[Any] = [repo]
@@ -239,7 +240,7 @@ class LiveRunsMixin:
         return [_run(r) for r in rows]
 
     def list_runs(self, *, repo: str | None, agent: str | None, limit: int) -> list[RunRow]:
-        where: list[str] = ["episode_status != 'removed'"]
+        where: list[str] = [LISTED]
         args: list[Any] = []
         if repo is not None:
             where.append("repo = ?")
@@ -261,7 +262,7 @@ class LiveRunsMixin:
             chunk = ids[start : start + _CHUNK]
             for r in self.db.conn.execute(
                 f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id IN ({_marks(len(chunk))})"
-                " AND episode_status != 'removed'",
+                f" AND {LISTED}",
                 chunk,
             ):
                 out[r["run_id"]] = _run(r)
