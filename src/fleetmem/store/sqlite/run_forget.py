@@ -55,10 +55,13 @@ def scrub_run(conn: sqlite3.Connection, run_id: str) -> None:
         "UPDATE runs SET record_json = ?, pull_request = NULL, episode_status = ? WHERE run_id = ?",
         (json.dumps(kept, sort_keys=True), FORGOTTEN, run_id),
     )
-    conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
-    conn.execute("DELETE FROM run_paths WHERE run_id = ?", (run_id,))
-    conn.execute("DELETE FROM live_run_files WHERE run_id = ?", (run_id,))
-    conn.execute("DELETE FROM run_briefings WHERE run_id = ?", (run_id,))
+    _drop_run_text(conn, run_id)
+
+
+def _drop_run_text(conn: sqlite3.Connection, run_id: str) -> None:
+    # What a run did, file by file and command by command, and what it was briefed.
+    for table in ("events", "run_paths", "live_run_files", "run_briefings"):
+        conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
 
 
 class RunForgetMixin:
@@ -81,7 +84,7 @@ class RunForgetMixin:
             ).fetchone()
             if found is None:
                 return False
-            scrub_run(conn, run_id)
+            _drop_run_text(conn, run_id)
             for table in ("sessions", "run_context_loads", "live_runs"):
                 conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             named = conn.execute(
@@ -93,7 +96,8 @@ class RunForgetMixin:
                 conn.execute(
                     "UPDATE runs SET agent = '', adapter = '', model = NULL, trace_id = NULL,"
                     " outcome = ?, reason = ?, repo = NULL, branch = NULL, cost_usd = NULL,"
-                    " record_json = '{}', episode_status = ? WHERE run_id = ?",
+                    " pull_request = NULL, record_json = '{}', episode_status = ?"
+                    " WHERE run_id = ?",
                     (REMOVED, REMOVED, REMOVED, run_id),
                 )
             return True
