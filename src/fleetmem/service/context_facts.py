@@ -61,7 +61,7 @@ class RunFacts:
 
 def pinned_facts(service: FactService, *, agent: str, repo: str | None) -> tuple[BlockItem, ...]:
     """The run's pinned active facts, oldest pin first."""
-    return tuple(i for i in service.select_for_run(agent=agent, repo=repo) if i.pinned)
+    return service.pinned_for_run(agent=agent, repo=repo)
 
 
 def relevant_facts(

@@ -144,10 +144,7 @@ class RunFactsMixin(FactServiceBase):
         make the block: the pinned ones, the voted ones, and the best of the rest."""
         scopes = visible_scopes(agent, repo)
         active = sorted(INSTRUCTION)
-        pinned = self.store.fact_list(
-            self.workspace, FactFilter(statuses=tuple(active), scopes=tuple(scopes), pinned=True)
-        )
-        pinned.sort(key=lambda r: (r.pinned_at or 0.0, r.id))
+        pinned = self._pinned(scopes)
         tallies = self.store.fact_tallies(self.workspace)
         now = self.now()
         degraded = None
@@ -250,6 +247,29 @@ class RunFactsMixin(FactServiceBase):
             for h in hits
         ]
         return items, degraded
+
+    def _pinned(self, scopes: Sequence[str]) -> list[FactRow]:
+        """The pinned active facts of ``scopes``, oldest pin first."""
+        pinned = self.store.fact_list(
+            self.workspace,
+            FactFilter(statuses=tuple(sorted(INSTRUCTION)), scopes=tuple(scopes), pinned=True),
+        )
+        pinned.sort(key=lambda r: (r.pinned_at or 0.0, r.id))
+        return pinned
+
+    def pinned_for_run(self, *, agent: str, repo: str | None = None) -> tuple[BlockItem, ...]:
+        """The pinned facts :meth:`select_for_run` puts first, read without ranking the rest."""
+        validate_agent_name(agent)
+        if repo is not None:
+            validate_repo_key(repo)
+        pinned = self._pinned(visible_scopes(agent, repo))
+        if not pinned:
+            return ()
+        tallies = self.store.fact_tallies(self.workspace)
+        return tuple(
+            block_item(r, self.confidence_of(r, tallies.get(r.id, (Tally(), Tally()))), 1.0)
+            for r in pinned
+        )
 
     def select_for_run(
         self, *, agent: str, repo: str | None = None, query: str | None = None
