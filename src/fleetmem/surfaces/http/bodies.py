@@ -61,3 +61,12 @@ async def json_object(
             if key not in known:
                 raise InvalidInput(key, "<not shown>", "is not a known field")
     return data
+
+
+def whole_number(value: Any) -> Any:
+    """``value`` with a whole-number float (``13.0``) as the integer it spells: JSON does not
+    tell 13 from 13.0, and JSON Schema calls both integers. Anything else is left as it is
+    for the caller's own check."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value

@@ -22,7 +22,7 @@ from fleetmem.service.files import Actor
 from fleetmem.surfaces import files_views as fv
 from fleetmem.surfaces.http import schemas_files as sx
 from fleetmem.surfaces.http.app import error_body
-from fleetmem.surfaces.http.bodies import json_object
+from fleetmem.surfaces.http.bodies import json_object, whole_number
 from fleetmem.surfaces.http.schemas import documented
 
 _MAX_BODY = 256 * 1024  # a 64 KB file is at most 256 KB of JSON-escaped text
@@ -66,9 +66,7 @@ def routes(app: App) -> APIRouter:
     ) -> JSONResponse:
         body = await _json_object(request, {"text", "base_revision", "user"})
         target = ref(name, agent, repo)
-        text, base = body.get("text"), body.get("base_revision")
-        if isinstance(base, float) and base.is_integer():
-            base = int(base)  # JSON does not tell 3 from 3.0; JSON Schema calls both integers
+        text, base = body.get("text"), whole_number(body.get("base_revision"))
         if isinstance(base, bool) or not isinstance(base, int):
             raise InvalidInput("base_revision", base, "name the revision your text is based on")
         try:

@@ -17,7 +17,7 @@ from fleetmem.surfaces.agent_views import recall_sections_view
 from fleetmem.surfaces.cli.parsing import parse_since
 from fleetmem.surfaces.http import contract
 from fleetmem.surfaces.http import schemas_memory as m
-from fleetmem.surfaces.http.bodies import json_object, read_body
+from fleetmem.surfaces.http.bodies import json_object, read_body, whole_number
 from fleetmem.surfaces.http.schemas import documented, run_record_schema
 
 
@@ -126,9 +126,7 @@ def _recall(app: App, body: dict[str, Any]) -> dict[str, Any]:
     paths = body.get("paths", [])
     if not isinstance(paths, list):
         raise InvalidInput("paths", paths, "must be a list of strings")
-    limit = body.get("limit", 8)
-    if isinstance(limit, float) and limit.is_integer():
-        limit = int(limit)  # JSON does not tell 13 from 13.0; JSON Schema calls both integers
+    limit = whole_number(body.get("limit", 8))
     # The operator's recall, as `fleetmem recall`: facts, episodes and the runs that edited
     # `paths`, with no exposure written.
     found = app.agent_memory.operator_recall(
