@@ -69,10 +69,10 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _decoder() -> json.JSONDecoder:
-    return json.JSONDecoder(
-        parse_float=_parse_float, parse_constant=_NonFinite, object_pairs_hook=_object
-    )
+# Stateless between calls, so one decoder serves every document.
+_DECODER = json.JSONDecoder(
+    parse_float=_parse_float, parse_constant=_NonFinite, object_pairs_hook=_object
+)
 
 
 def _where(root: str, path: tuple[str | int, ...]) -> str:
@@ -110,7 +110,7 @@ def loads(
     if text.startswith(_BOM):
         raise error(root, "U+FEFF", "starts with a byte order mark; send UTF-8 without one")
     try:
-        value = _decoder().decode(text)
+        value = _DECODER.decode(text)
     except RecursionError:
         raise error(root, "<nesting>", f"is nested deeper than the limit of {max_depth}") from None
     except json.JSONDecodeError as exc:
