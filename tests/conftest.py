@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +19,15 @@ from fleetmem.service.memory import MemoryService
 pytest_plugins = ["tests.fakes.openai_server"]
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "run-record.json"
+
+
+@pytest.fixture
+def rng() -> random.Random:
+    """Fresh random values every run, from a seed printed with the test's output (pytest
+    shows it when the test fails), so a failure can be replayed with ``random.Random(SEED)``."""
+    seed = random.SystemRandom().randrange(2**32)
+    print(f"random seed {seed}")
+    return random.Random(seed)
 
 
 @pytest.fixture

@@ -161,8 +161,7 @@ def test_a_single_long_line_is_cut_inside_the_line() -> None:
     assert report.delivered.startswith("word word") and report.delivered_tokens >= 190
 
 
-def test_cuts_fall_on_line_boundaries_for_generated_files() -> None:
-    rng = random.Random()
+def test_cuts_fall_on_line_boundaries_for_generated_files(rng: random.Random) -> None:
     for _ in range(20):
         lines = [
             " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 30)))

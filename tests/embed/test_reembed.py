@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -65,9 +66,11 @@ def seed(app: App, rng: random.Random, count: int) -> list[str]:
 
 
 def test_switching_embedders_reembeds_in_the_background_while_recall_answers(
-    make_app: Callable[..., App], fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    make_app: Callable[..., App],
+    fake_openai: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    rng: random.Random,
 ) -> None:
-    rng = random.Random()
     count = rng.randint(9, 12)
     before = make_app(remote(fake_openai.base_url))
     texts = seed(before, rng, count)
@@ -109,9 +112,11 @@ def test_switching_embedders_reembeds_in_the_background_while_recall_answers(
 
 
 def test_fleetmem_vectors_shows_progress_and_runs_the_rest(
-    make_app: Callable[..., App], fake_openai: FakeOpenAI, home: Path
+    make_app: Callable[..., App],
+    fake_openai: FakeOpenAI,
+    home: Path,
+    rng: random.Random,
 ) -> None:
-    rng = random.Random()
     count = rng.randint(5, 8)
     before = make_app(remote(fake_openai.base_url))
     seed(before, rng, count)
@@ -128,7 +133,12 @@ def test_fleetmem_vectors_shows_progress_and_runs_the_rest(
     ran = subprocess.run([*cli[:-1], "--run"], env=env, check=True, capture_output=True, text=True)
     assert "re-embedding" in ran.stderr  # progress lines while it works
     assert "search          local:all-MiniLM-L6-v2-onnx-int8" in ran.stdout
-    assert "of" in ran.stdout and "complete" in ran.stdout
+    # Every episode and fact has its vector: "N of N episodes, M of M facts (100.0 %, complete)".
+    vectors = re.search(r"^vectors +(.*)$", ran.stdout, re.MULTILINE)
+    assert vectors is not None, ran.stdout
+    assert re.fullmatch(
+        r"([\d,]+) of \1 episodes, ([\d,]+) of \2 facts \(100\.0 %, complete\)", vectors[1]
+    ), vectors[1]
     final = json.loads(subprocess.run(cli, env=env, check=True, capture_output=True).stdout)
     assert final["reembed"]["complete"]
     assert final["reembed"]["facts"]["missing"] == 0

@@ -61,8 +61,7 @@ def test_too_many_scopes_is_an_error_and_repeats_are_dropped() -> None:
     ]
 
 
-def test_groups_respect_the_contract_limit() -> None:
-    rng = random.Random()
+def test_groups_respect_the_contract_limit(rng: random.Random) -> None:
     scopes = [f"project:h/{_word(rng)}" for _ in range(rng.randrange(3, 30))]
     split = groups(scopes)
     assert all(1 <= len(g) <= PROVIDER_MAX_SCOPES for g in split)
@@ -98,9 +97,10 @@ def _fleet(app: App, repos: int, rng: random.Random) -> tuple[list[str], dict[st
     return scopes, by_word
 
 
-def test_recall_over_many_scopes_finds_every_repository(make_app: Callable[..., App]) -> None:
+def test_recall_over_many_scopes_finds_every_repository(
+    make_app: Callable[..., App], rng: random.Random
+) -> None:
     app = make_app()
-    rng = random.Random()
     scopes, by_word = _fleet(app, rng.randrange(5, 9), rng)
     app.memory.process_jobs()
     breaker = app.providers.provider("builtin").breaker
@@ -116,9 +116,9 @@ def test_recall_over_many_scopes_finds_every_repository(make_app: Callable[..., 
 
 def test_callers_mistakes_never_reach_the_provider_or_its_breaker(
     make_app: Callable[..., App],
+    rng: random.Random,
 ) -> None:
     app = make_app()
-    rng = random.Random()
     scopes, by_word = _fleet(app, 3, rng)
     app.memory.process_jobs()
     breaker = app.providers.provider("builtin").breaker
@@ -156,9 +156,9 @@ class _HalfBroken:
 
 def test_a_failing_group_degrades_the_answer_but_keeps_the_others(
     make_app: Callable[..., App],
+    rng: random.Random,
 ) -> None:
     app = make_app()
-    rng = random.Random()
     scopes, by_word = _fleet(app, 6, rng)
     app.memory.process_jobs()
     provider = _HalfBroken(app.providers.builtin, scopes[0])
@@ -176,12 +176,13 @@ def test_a_failing_group_degrades_the_answer_but_keeps_the_others(
 
 
 # ---- the operator's recall everywhere ------------------------------------------------------------
-def test_operator_recall_across_every_repository(make_app: Callable[..., App]) -> None:
+def test_operator_recall_across_every_repository(
+    make_app: Callable[..., App], rng: random.Random
+) -> None:
     from fleetmem.service.agent_memory import EVERY_REPO
     from fleetmem.surfaces.http.memory_routes import _recall
 
     app = make_app()
-    rng = random.Random()
     scopes, by_word = _fleet(app, rng.randrange(4, 8), rng)
     app.memory.process_jobs()
     assert app.memory.scopes_for(every_repo=True) == sorted(scopes)
@@ -203,12 +204,11 @@ def test_operator_recall_across_every_repository(make_app: Callable[..., App]) -
         assert caught.value.field == field
 
 
-def test_cli_recall_all_repos(home: Any) -> None:
+def test_cli_recall_all_repos(home: Any, rng: random.Random) -> None:
     from tests.conftest import make_record, session, write_config
     from tests.surfaces.cli_helpers import run_cli, run_json
 
     write_config(home, '[model_api]\nembedding_model = ""\n')
-    rng = random.Random()
     words = {}
     for n in range(3):
         word = _word(rng)
