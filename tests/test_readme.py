@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -118,26 +119,15 @@ class MakeServe:
             self.lines.append(line.rstrip("\n"))
 
     def wait_for(self, pattern: str, timeout_s: float = 120) -> re.Match[str]:
-        found = threading.Event()
-        match: list[re.Match[str]] = []
-
-        def look() -> None:
-            while not found.is_set():
-                for line in list(self.lines):
-                    if m := re.search(pattern, line):
-                        match.append(m)
-                        found.set()
-                        return
-                if self.proc.poll() is not None:
-                    return
-                found.wait(0.05)
-
-        watcher = threading.Thread(target=look, daemon=True)
-        watcher.start()
-        watcher.join(timeout_s)
-        found.set()
-        assert match, f"no {pattern!r} in {self.lines}"
-        return match[0]
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                if m := re.search(pattern, line):
+                    return m
+            if self.proc.poll() is not None and not self._reader.is_alive():
+                break  # the daemon exited and every line it printed has been read
+            time.sleep(0.05)
+        raise AssertionError(f"no {pattern!r} in {self.lines}")
 
     def stop(self) -> None:
         if self.proc.poll() is None:
