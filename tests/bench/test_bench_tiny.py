@@ -64,7 +64,17 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "sizes.*.write_path_ms.p50_ms",
         "ingest.records_per_s",
     ),
-    "redact": ("cases", "baseline.cases"),
+    "redact": (
+        "cases",
+        "baseline.cases",
+        "catch.sample_rate",
+        "catch.worst_sample_rate",
+        "false_positives.rate",
+        "worst_64kb.p95_ms",
+        "worst_64kb.cpu_p95_ms",
+        "old_rules.catch.sample_rate",
+        "old_rules.worst_64kb_cpu_p95_ms",
+    ),
     "web": ("web_page.p95_ms", "api_page.p95_ms", "healthz.p95_ms", "service_list.p95_ms"),
 }
 LOCOMO_KEYS = (
@@ -186,6 +196,9 @@ def test_plots_and_report_are_generated_beside_the_results(tiny_run: tuple[Any, 
         "load report of a 64 KB file",
         "daemon resident memory",
         "mem0 paper",
+        "redactor catch rate",
+        "redactor false positives",
+        "redactor, worst 64 KB hostile case p95",
     ):
         assert needle in table, needle
     assert "daemon-tiny.json" in table

@@ -8,11 +8,18 @@ encoded run is replaced, and that code which merely names a secret is left alone
 from __future__ import annotations
 
 import base64
+import math
+import random
+import re
+import string
 import urllib.parse
+from collections import Counter
 
 import pytest
 
 from fleetmem.core.redact import REDACTED, find_secrets, redact
+from fleetmem.core.redact_assign import _LINE_TAIL
+from fleetmem.core.redact_base import PLACEHOLDER_START, is_placeholder, shannon_bits
 from fleetmem.core.redact_rules import RULE_NAMES
 from tests.core.secret_corpus import ALNUM, B64URL, HEX, rand
 
@@ -134,3 +141,44 @@ def test_every_reported_name_is_a_rule_name() -> None:
     for text in texts:
         assert find_secrets(text), text
         assert all(name in RULE_NAMES for name in find_secrets(text))
+
+
+# --- the shortcuts that keep dense hostile text fast say what the long way says ------------
+
+
+def _textbook_bits(value: str) -> float:
+    total = len(value)
+    return -sum(c / total * math.log2(c / total) for c in Counter(value).values())
+
+
+def test_entropy_shortcut_equals_the_textbook_sum(rng: random.Random) -> None:
+    alphabets = (ALNUM, HEX, "ab", "aaaaab", string.printable)
+    for _ in range(2000):
+        value = "".join(rng.choice(rng.choice(alphabets)) for _ in range(rng.randint(1, 80)))
+        assert shannon_bits(value) == pytest.approx(_textbook_bits(value), abs=1e-9), value
+
+
+def test_every_placeholder_starts_with_a_listed_character(rng: random.Random) -> None:
+    pieces = ("$", "{", "}", "(", ")", "<", ">", "%", "x", "X", "*", ".", "#", "_", "-", "a", "Z")
+    pieces += ("9", " ", "\u2026", "${", "{{", "<%", "%(")
+    caught = 0
+    for _ in range(20000):
+        value = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        if is_placeholder(value):
+            caught += 1
+            assert value[0] in PLACEHOLDER_START, value
+    assert caught > 500  # the draw really exercised the placeholder forms
+
+
+def test_a_config_line_tail_reads_as_the_backtracking_pattern_did(rng: random.Random) -> None:
+    backtracking = re.compile(
+        r"(?:[\x20\t]+[^\s\"'`,;(){}\[\]<>|\\=\x23]+)+(?=[\x20\t]*(?:\n|\Z|[\x20\t]\x23))",
+        re.ASCII,
+    )
+    parts = ("a", "word", " ", "  ", "\t", "=", "#", " #", "\n", '"', "(", "x=y", "9")
+    for _ in range(5000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(1, 16)))
+        for start in range(len(text)):
+            old = backtracking.match(text, start)
+            new = _LINE_TAIL.match(text, start)
+            assert (old and old.span()) == (new and new.span()), (text, start)

@@ -41,13 +41,17 @@ def _episode(app: App, n: int, repo: str, text: str, *, minute: int = 0) -> str:
     )
     episode_id = app.memory.ingest_run(record).episode_id
     assert episode_id is not None
-    _TEXTS.setdefault(id(app), {})[episode_id] = text
-    for known, chosen in _TEXTS[id(app)].items():
+    held, texts = _TEXTS.setdefault(id(app), (app, {}))
+    assert held is app
+    texts[episode_id] = text
+    for known, chosen in texts.items():
         app.store.builtin_put(known, chosen, None, None, "", "")
     return episode_id
 
 
-_TEXTS: dict[int, dict[str, str]] = {}
+# Each app's texts by episode id. The app itself is held too: an id is reused once its object
+# is freed, and a later test's app would then re-index episodes of a closed store.
+_TEXTS: dict[int, tuple[App, dict[str, str]]] = {}
 
 
 def _scope_of(app: App, ids: list[str]) -> set[str]:

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 
 from fleetmem.core.redact_base import (
     PLACEHOLDER_OPEN_RE,
+    PLACEHOLDER_START,
     QUOTE_CHARS,
     REDACTED,
     Rule,
@@ -84,7 +85,8 @@ _OPERATOR = rf"""
     (?: {_ANNOTATION} | :=  | =>  | =(?!=) | :(?![:=]) )
     [\x20\t]{{0,16}}"""
 
-_PLACEHOLDER_FIRST = "$%{<[xX*.#_-\u2026"
+# Placeholders, masks and an earlier [REDACTED] all start with one of these.
+_PLACEHOLDER_FIRST = PLACEHOLDER_START + "["
 # Characters of a key word: DB_PASSWORD, --api-key, spring.datasource.password.
 _KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
 # A secret-ish word anywhere in a key, the rest of the key, then an operator, or blanks after
@@ -112,8 +114,12 @@ _BLOCK_INDICATOR = re.compile(r"[|>][+-]?[0-9]?[+-]?[\x20\t]*(?:\x23[^\n]*)?(?=\
 # What may precede a key that opens a config line: indentation, "export ", a YAML list dash.
 _LINE_LEAD = re.compile(r"[\x20\t]*(?:export[\x20\t]+|-[\x20\t]+)?\Z", re.ASCII)
 # The rest of a config line that continues an unquoted value: plain words, no code.
+# Possessive: the lookahead needs a line end or a comment right after a word, so giving back
+# part of a word (or a whole one) can never help, and without it a failing tail backtracked
+# through every character of its last word.
 _LINE_TAIL = re.compile(
-    r"(?:[\x20\t]+[^\s\"'`,;(){}\[\]<>|\\=\x23]+)+(?=[\x20\t]*(?:\n|\Z|[\x20\t]\x23))", re.ASCII
+    r"(?:[\x20\t]+[^\s\"'`,;(){}\[\]<>|\\=\x23]++)++(?=[\x20\t]*(?:\n|\Z|[\x20\t]\x23))",
+    re.ASCII,
 )
 # A value up to this long that the weak rule turned down is searched again for keys.
 _RESCAN_LIMIT = 256
@@ -128,8 +134,13 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z", re.ASCII)
 _TYPE_NAME = re.compile(r"(?:[A-Z][a-z]+){2,}\Z", re.ASCII)
 
 
+_KEY_CHAR_SET = frozenset(_KEY_CHARS)
+
+
 def _key_start(text: str, keyword_start: int) -> int:
     """Start of the key word that ends with the keyword (DB_PASSWORD, --api-key, x-token)."""
+    if keyword_start == 0 or text[keyword_start - 1] not in _KEY_CHAR_SET:
+        return keyword_start  # the keyword starts the key: the common case, spared a slice
     floor = max(0, keyword_start - 64)  # bounded: keys are short, hostile runs are not
     before = text[floor:keyword_start]
     return keyword_start - (len(before) - len(before.rstrip(_KEY_CHARS)))
@@ -256,6 +267,7 @@ def _assignments(text: str, lowered: str | None) -> Iterator[tuple[int, int, str
     """One pass over every key = value: strong keys' values, and random values of weak keys."""
     pos = 0
     has_url = "://" in text  # spares the backwards key scan below on most texts
+    strong_keys: dict[str, bool] = {}
     if lowered is None:
         subject, search = text, _ANY_KEY_RE_ICASE.search
     else:
@@ -271,7 +283,9 @@ def _assignments(text: str, lowered: str | None) -> Iterator[tuple[int, int, str
             continue
         key_start = _key_start(text, match.start())
         key = text[key_start:rest_end].lower()
-        strong = _STRONG_END.search(key) is not None
+        strong = strong_keys.get(key)
+        if strong is None:  # keys repeat within a text; the regex runs once per distinct key
+            strong = strong_keys[key] = _STRONG_END.search(key) is not None
         if cli and not strong:
             continue
         if has_url and text.endswith("://", 0, key_start):
