@@ -30,6 +30,9 @@ from fleetmem.service.reembed import ReembedSteps, run_reembed
 from fleetmem.service.runs import RunsService
 from fleetmem.service.summaries import Summarizer, make_summarizer
 from fleetmem.store.sqlite.store import SqliteStore
+from fleetmem.token_counts import CACHE_FILE as TOKEN_CACHE_FILE
+from fleetmem.token_counts import CachedTokenizer
+from fleetmem.tokenize import get_tokenizer
 
 STORE_FILE = "fleetmem.db"
 
@@ -49,6 +52,7 @@ class App:
     facts: FactService
     agent_memory: AgentMemory
     portability: PortabilityService
+    token_counts: CachedTokenizer | None = None
 
     @property
     def settings(self) -> Settings:
@@ -63,6 +67,8 @@ class App:
         close = getattr(self.embedder, "close", None)
         if close is not None:
             close()
+        if self.token_counts is not None:
+            self.token_counts.close()
         self.store.close()
 
 
@@ -108,9 +114,19 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
     memory.add_run_listener(runs.on_run_stored)
     briefings = BriefingService(memory=memory, runs=runs, settings=lambda: config.current)
     # Context files; the facts block and the run feeds plug in as segment providers.
-    files = ContextFileService(store=store, settings=lambda: config.current)
+    # Every budget counts with one tokenizer; counts of texts seen before come from the
+    # home's cache, so a short-lived command or hook need not load the 0.8 s vocabulary.
+    token_counts = CachedTokenizer(home / TOKEN_CACHE_FILE, load=get_tokenizer)
+    files = ContextFileService(
+        store=store, settings=lambda: config.current, tokenizer=lambda: token_counts
+    )
     # Facts of the default workspace; FactService.in_workspace(name) serves another tenant.
-    facts = FactService(store=store, settings=lambda: config.current, embedder=embedder)
+    facts = FactService(
+        store=store,
+        settings=lambda: config.current,
+        embedder=embedder,
+        count_tokens=token_counts.count,
+    )
     files.providers.update(default_providers(files, facts, runs, lambda: config.current))
     # Briefings and recall answers show facts; what a run is served is recorded by
     # AgentMemory, which also keeps each run's briefing (the MCP server's tools).
@@ -142,6 +158,7 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         facts=facts,
         agent_memory=agent_memory,
         portability=portability,
+        token_counts=token_counts,
     )
 
 

@@ -1,0 +1,171 @@
+"""Token counts remembered across processes, so a short-lived command need not load the BPE.
+
+Loading ``o200k_base`` costs about 0.8 s of CPU per process on this project's reference
+machine, and every command that shows or enforces a budget needs counts: ``fleetmem files
+...``, the load meter, the Claude Code SessionStart hook, ``fleetmem run``. Most of those
+counts are of texts counted before (the stored revisions of context files, the marker lines),
+so the count of each text is kept in a small SQLite file under the home, keyed by a hash of
+the text and the encoding. A count found there is exact by construction; a text not found is
+counted by the real tokenizer, loaded on first need, and remembered.
+
+The cache is an optimisation and never a source of failure: a missing, locked, corrupt or
+read-only file means counting with the tokenizer, as if there were no cache. Token ids
+(``encode``) and bytes (``decode_bytes``), needed only to cut an over-budget text, always
+come from the tokenizer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from fleetmem.tokenize import ENCODING, Tokenizer
+
+log = logging.getLogger(__name__)
+
+#: Where the counts live, under the home.
+CACHE_FILE = Path("cache") / "token-counts.sqlite3"
+#: Rows kept on disk; the oldest go once this many more have been added (about 6 MB).
+MAX_ROWS = 100_000
+#: Counts kept in memory by a long-lived process (the daemon counts the same texts again).
+MEMORY_ROWS = 4096
+#: How long a writer waits for another process's transaction before counting without it.
+BUSY_MS = 200
+
+
+def _key(text: str) -> bytes:
+    # The encoding is part of the key, so a change of encoding never reads an old count.
+    digest = hashlib.blake2b(ENCODING.encode("ascii"), digest_size=20)
+    digest.update(b"\0")
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.digest()
+
+
+class CachedTokenizer:
+    """A :class:`~fleetmem.tokenize.Tokenizer` whose counts are remembered in ``path``.
+
+    Thread-safe. The real tokenizer is built (by ``load``) only when a count is not known
+    or ids are asked for.
+    """
+
+    name: str = ENCODING
+
+    def __init__(self, path: Path, load: Callable[[], Tokenizer] = Tokenizer) -> None:
+        self.path = path
+        self._load = load
+        self._real: Tokenizer | None = None
+        self._lock = threading.Lock()
+        self._memory: OrderedDict[bytes, int] = OrderedDict()
+        self._db: sqlite3.Connection | None = None
+        self._db_failed = False
+        self._added = 0
+
+    # ---- the tokenizer, loaded on first need ----------------------------------------
+    def _tokenizer(self) -> Tokenizer:
+        if self._real is None:
+            with self._lock:
+                if self._real is None:
+                    self._real = self._load()
+        return self._real
+
+    def encode(self, text: str) -> list[int]:
+        return self._tokenizer().encode(text)
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        return self._tokenizer().decode_bytes(tokens)
+
+    def count(self, text: str) -> int:
+        """Number of tokens of ``text``, exactly as :meth:`Tokenizer.count` gives it."""
+        # Short texts too: a marker line counted by the tokenizer here would make the next
+        # process load it for that line alone.
+        key = _key(text)
+        with self._lock:
+            known = self._memory.get(key)
+            if known is None:
+                known = self._read(key)
+            if known is not None:
+                self._remember(key, known)
+                return known
+        tokens = self._tokenizer().count(text)
+        with self._lock:
+            self._remember(key, tokens)
+            self._write(key, tokens)
+        return tokens
+
+    # ---- memory ---------------------------------------------------------------------
+    def _remember(self, key: bytes, tokens: int) -> None:
+        self._memory[key] = tokens
+        self._memory.move_to_end(key)
+        if len(self._memory) > MEMORY_ROWS:
+            self._memory.popitem(last=False)
+
+    # ---- disk (called with the lock held) -------------------------------------------
+    def _connection(self) -> sqlite3.Connection | None:
+        if self._db is not None or self._db_failed:
+            return self._db
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(
+                self.path, timeout=BUSY_MS / 1000, isolation_level=None, check_same_thread=False
+            )
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS counts (key BLOB PRIMARY KEY, tokens INTEGER NOT NULL)"
+            )
+        except (OSError, sqlite3.Error) as exc:
+            self._give_up(exc)
+            return None
+        self._db = db
+        return db
+
+    def _read(self, key: bytes) -> int | None:
+        db = self._connection()
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT tokens FROM counts WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            self._give_up(exc)
+            return None
+        if row is None or not isinstance(row[0], int) or row[0] < 0:
+            return None
+        return int(row[0])
+
+    def _write(self, key: bytes, tokens: int) -> None:
+        db = self._connection()
+        if db is None:
+            return
+        try:
+            db.execute("INSERT OR REPLACE INTO counts (key, tokens) VALUES (?, ?)", (key, tokens))
+            self._added += 1
+            if self._added % 1000 == 0:
+                db.execute(
+                    "DELETE FROM counts WHERE rowid <= (SELECT MAX(rowid) FROM counts) - ?",
+                    (MAX_ROWS,),
+                )
+        except sqlite3.Error as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                return  # another process is writing: this count is simply not kept
+            self._give_up(exc)
+
+    def _give_up(self, exc: BaseException) -> None:
+        """Count without the file from now on in this process, and say so once."""
+        log.warning("token count cache %s unusable, counting without it: %s", self.path, exc)
+        self._db_failed = True
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+        self._db = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
