@@ -7,13 +7,14 @@ built-in offline model, and any other value names a model served by ``base_url``
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-import httpx
+from typing import TYPE_CHECKING
 
 from fleetmem.embed.base import Embedder
 from fleetmem.embed.local import LocalMiniLM
-from fleetmem.embed.openai_http import OpenAICompatibleEmbedder
 from fleetmem.errors import ConfigError
+
+if TYPE_CHECKING:  # httpx costs ~0.15 s to import: only a remote embedder needs it
+    import httpx
 
 LOCAL_MINILM = "local:minilm"
 DEFAULT_EMBEDDING_MODEL = LOCAL_MINILM
@@ -52,6 +53,8 @@ def make_embedder(
             f"required: model_api.embedding_model = {embedding_model!r} names a remote model",
         )
     api_key = read_api_key(api_key_env, environ)
+    from fleetmem.embed.openai_http import OpenAICompatibleEmbedder
+
     return OpenAICompatibleEmbedder(
         base_url, embedding_model, api_key, timeout_s=timeout_s, transport=transport
     )

@@ -21,14 +21,18 @@ import time
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 from urllib.parse import urlsplit
 
-import httpx
 import numpy as np
 
 from fleetmem.embed.base import Vectors, normalise_rows
 from fleetmem.errors import ConfigError, EmbeddingUnavailable
+
+if TYPE_CHECKING:
+    # httpx is imported where a request is made: it costs ~0.15 s, and every CLI command and
+    # hook imports this module (summaries share its helpers) while few ever call out.
+    import httpx
 
 #: Inputs per request: far below OpenAI's 2,048 so one slow batch cannot eat the whole deadline.
 MAX_BATCH = 128
@@ -118,6 +122,8 @@ def _post_streaming(
     deadline: float,
     max_body_bytes: int,
 ) -> PostAnswer | PostFailure:
+    import httpx
+
     headers = {"Accept": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
@@ -182,6 +188,8 @@ class OpenAICompatibleEmbedder:
         self._model_id = f"openai:{endpoint_host(base_url)}/{model}"
         self._dim = dim
         self._dim_lock = threading.Lock()
+        import httpx
+
         self._client = httpx.Client(transport=transport, follow_redirects=False)
         # The pool holds sockets; closing it at collection avoids unclosed-socket warnings from
         # owners that forget close(). The finalizer must not reference self.

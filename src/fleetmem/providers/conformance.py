@@ -26,9 +26,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
-from jsonschema.exceptions import SchemaError
-from jsonschema.validators import validator_for
-
 from fleetmem.core.episode import Episode, render_text
 from fleetmem.errors import ProviderError
 from fleetmem.providers import contract
@@ -190,6 +187,9 @@ def canonical_requests(nonce: str, episode: Episode) -> dict[str, list[dict[str,
 
 
 def _input_problems(info: ToolInfo, requests: Sequence[Mapping[str, Any]]) -> list[str]:
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
     schema = dict(info.input_schema)
     try:
         cls = validator_for(schema)

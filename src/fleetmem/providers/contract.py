@@ -21,12 +21,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Final
-
-import jsonschema
-from jsonschema.validators import validator_for
+from typing import TYPE_CHECKING, Any, Final
 
 from fleetmem.core.redact import redact
+
+if TYPE_CHECKING:  # jsonschema costs ~0.1 s to import: loaded when a call is first checked
+    import jsonschema
 
 CONTRACT_VERSION: Final = 1
 SUPPORTED_CONTRACTS: Final = frozenset({1})
@@ -63,6 +63,8 @@ def all_schemas() -> dict[str, dict[str, Mapping[str, Any]]]:
 
 @functools.cache
 def _validator(tool: str, direction: str) -> jsonschema.protocols.Validator:
+    from jsonschema.validators import validator_for
+
     body = schema(tool, direction)
     cls = validator_for(body)
     return cls(body)

@@ -6,15 +6,16 @@ import json
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import ValidationError, best_match
+from typing import TYPE_CHECKING, Any
 
 from fleetmem.core import strictjson
 from fleetmem.core.ingress import clean_run_record
 from fleetmem.core.runrecord import RunRecord, from_validated
 from fleetmem.errors import InvalidRunRecord
+
+if TYPE_CHECKING:  # jsonschema costs ~0.1 s to import: loaded when a record is first checked
+    import jsonschema
+    from jsonschema.exceptions import ValidationError
 
 #: A run record larger than this is refused before parsing; real ones are a few KiB.
 MAX_RECORD_BYTES = 16 * 1024 * 1024
@@ -30,6 +31,8 @@ def schema() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.Draft202012Validator:
+    import jsonschema
+
     return jsonschema.Draft202012Validator(schema())
 
 
@@ -90,6 +93,8 @@ def parse_run_record(raw: bytes | str | Mapping[str, Any]) -> tuple[RunRecord, d
         raise InvalidRunRecord("<record>", type(data).__name__, "must be a JSON object")
     # The ingress boundary: text redacted and labels checked before anything looks further.
     data = clean_run_record(data)
+    from jsonschema.exceptions import best_match
+
     error = best_match(_validator().iter_errors(data), key=_relevance)
     if error is not None:
         field = _field(error)

@@ -18,13 +18,14 @@ import re
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
-
-import httpx
+from typing import TYPE_CHECKING, Literal
 
 from fleetmem.core.redact import redact
 from fleetmem.embed.factory import read_api_key
 from fleetmem.embed.openai_http import PostFailure, endpoint_url, post_json
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,8 @@ class Summarizer:
         self._closed = False
         if self._url is not None:
             # An unconfigured summarizer never calls out, so it skips the client's TLS set-up.
+            import httpx  # ~0.15 s: only a configured summarizer calls out
+
             self._client = httpx.Client(transport=transport, follow_redirects=False)
             # Closes the pool's sockets for owners that forget close(); must not capture self.
             self._finalizer = weakref.finalize(self, self._client.close)
