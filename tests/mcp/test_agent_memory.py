@@ -373,10 +373,17 @@ def test_an_agent_cannot_vote_on_a_fact_outside_its_scopes(world: World) -> None
         memory.vote(None, world.facts["fixture"], "support")
 
 
-def test_a_run_the_facts_service_cannot_record_is_briefed_without_facts(world: World) -> None:
-    # Run ids may be 256 characters; exposure rows take 128: nothing can be recorded, so
-    # the facts are withheld and the rest of the document is served.
+def test_a_run_the_facts_service_cannot_record_is_briefed_without_facts(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store refuses every exposure row: nothing can be recorded, so the facts are
+    # withheld and the rest of the document is served.
     long = world.open_run(run_id="r" * 200)
+
+    def refuse(rows: object) -> int:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(world.app.store, "fact_add_exposures", refuse)
     memory = world.app.agent_memory
     caller = memory.caller(long.token)
     served = memory.briefing(caller)
@@ -384,6 +391,14 @@ def test_a_run_the_facts_service_cannot_record_is_briefed_without_facts(world: W
     assert ids(served.text, "collisions", "run")
     answer = memory.recall(caller, "settlement fixture")
     assert answer.facts == () and answer.withheld == 1
+
+
+def test_a_run_id_of_200_characters_is_served_its_facts(world: World) -> None:
+    # Any run id the run record allows (up to 256 characters) is a run facts are served to.
+    long = world.open_run(run_id="r" * 200)
+    memory = world.app.agent_memory
+    served = memory.briefing(memory.caller(long.token))
+    assert served.facts and ids(served.text, "facts")
 
 
 def test_an_agent_with_memory_recall_off_is_served_no_facts(

@@ -178,3 +178,8 @@ def coerce(kind: str, value: object) -> str | None:
     itself (a model an agent's stream reports, a branch git names), where a bad one should
     be dropped rather than fail the run it belongs to."""
     return value if isinstance(value, str) and problem(kind, value) is None else None
+
+
+#: The longest run id any surface accepts: the run record's ``ident`` bound, so a run the
+#: schema stores can also be served facts, frozen context and a forget.
+MAX_RUN_ID_CHARS: int = RULES["ident"].max_chars
