@@ -183,3 +183,11 @@ def coerce(kind: str, value: object) -> str | None:
 #: The longest run id any surface accepts: the run record's ``ident`` bound, so a run the
 #: schema stores can also be served facts, frozen context and a forget.
 MAX_RUN_ID_CHARS: int = RULES["ident"].max_chars
+
+
+def check_run_id(run_id: object, field: str) -> str:
+    """``run_id`` if it is 1 to :data:`MAX_RUN_ID_CHARS` printable characters, else
+    :class:`InvalidInput` naming ``field``."""
+    if isinstance(run_id, str) and 0 < len(run_id) <= MAX_RUN_ID_CHARS and run_id.isprintable():
+        return run_id
+    raise InvalidInput(field, run_id, f"must be 1 to {MAX_RUN_ID_CHARS} printable characters")

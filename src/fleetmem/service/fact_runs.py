@@ -34,7 +34,7 @@ from fleetmem.core.facts import (
     visible_scopes,
     vote_counts,
 )
-from fleetmem.core.labels import MAX_RUN_ID_CHARS
+from fleetmem.core.labels import check_run_id
 from fleetmem.core.scope import validate_agent_name, validate_repo_key
 from fleetmem.errors import InvalidInput, UnknownFact
 from fleetmem.service.fact_base import FactServiceBase, log
@@ -63,14 +63,7 @@ class _Selection:
 
 def check_run(run_id: object, agent: object, repo: object) -> tuple[str, str, str | None]:
     """Validate the run a fact is served to or voted from."""
-    if (
-        not isinstance(run_id, str)
-        or not 0 < len(run_id) <= MAX_RUN_ID_CHARS
-        or not run_id.isprintable()
-    ):
-        raise InvalidInput(
-            "run_id", run_id, f"must be 1 to {MAX_RUN_ID_CHARS} printable characters"
-        )
+    run_id = check_run_id(run_id, "run_id")
     if not isinstance(agent, str):
         raise InvalidInput("agent", agent, "must be a string")
     validate_agent_name(agent)

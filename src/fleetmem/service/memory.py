@@ -30,7 +30,7 @@ from fleetmem.core.episode import (
     render_text,
     skip_reason,
 )
-from fleetmem.core.labels import MAX_RUN_ID_CHARS
+from fleetmem.core.labels import check_run_id
 from fleetmem.core.runrecord import RunRecord
 from fleetmem.core.scope import project_scope, validate_agent_name, validate_repo_key
 from fleetmem.embed.health import describe_embedder
@@ -543,14 +543,7 @@ class MemoryService(EpisodeRecallMixin):
         drops it at once, its providers are asked to forget it), then the run's rows go in
         one transaction (docs/runs.md, "What the run graph keeps"). ``NotFound`` when no
         trace of the run is stored."""
-        if (
-            not isinstance(run_id, str)
-            or not 0 < len(run_id) <= MAX_RUN_ID_CHARS
-            or not run_id.isprintable()
-        ):
-            raise InvalidInput(
-                "run", run_id, f"must be 1 to {MAX_RUN_ID_CHARS} printable characters"
-            )
+        run_id = check_run_id(run_id, "run")
         episodes = tuple(self.forget(e) for e in self.store.episodes_of_run(run_id))
         if not self.store.remove_run(run_id) and not episodes:
             raise NotFound("unknown run", run=run_id)
