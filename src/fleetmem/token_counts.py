@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from fleetmem.tokenize import ENCODING, Tokenizer
+from fleetmem.tokenize import ENCODING, Tokenizer, get_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -50,13 +50,13 @@ def _key(text: str) -> bytes:
 class CachedTokenizer:
     """A :class:`~fleetmem.tokenize.Tokenizer` whose counts are remembered in ``path``.
 
-    Thread-safe. The real tokenizer is built (by ``load``) only when a count is not known
-    or ids are asked for.
+    Thread-safe. The real tokenizer (by default the process-wide one) is fetched by ``load``
+    only when a count is not known or ids are asked for.
     """
 
     name: str = ENCODING
 
-    def __init__(self, path: Path, load: Callable[[], Tokenizer] = Tokenizer) -> None:
+    def __init__(self, path: Path, load: Callable[[], Tokenizer] = get_tokenizer) -> None:
         self.path = path
         self._load = load
         self._real: Tokenizer | None = None

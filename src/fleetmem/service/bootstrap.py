@@ -32,7 +32,6 @@ from fleetmem.service.summaries import Summarizer, make_summarizer
 from fleetmem.store.sqlite.store import SqliteStore
 from fleetmem.token_counts import CACHE_FILE as TOKEN_CACHE_FILE
 from fleetmem.token_counts import CachedTokenizer
-from fleetmem.tokenize import get_tokenizer
 
 STORE_FILE = "fleetmem.db"
 
@@ -52,7 +51,7 @@ class App:
     facts: FactService
     agent_memory: AgentMemory
     portability: PortabilityService
-    token_counts: CachedTokenizer | None = None
+    token_counts: CachedTokenizer
 
     @property
     def settings(self) -> Settings:
@@ -67,8 +66,7 @@ class App:
         close = getattr(self.embedder, "close", None)
         if close is not None:
             close()
-        if self.token_counts is not None:
-            self.token_counts.close()
+        self.token_counts.close()
         self.store.close()
 
 
@@ -116,7 +114,7 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
     # Context files; the facts block and the run feeds plug in as segment providers.
     # Every budget counts with one tokenizer; counts of texts seen before come from the
     # home's cache, so a short-lived command or hook need not load the 0.8 s vocabulary.
-    token_counts = CachedTokenizer(home / TOKEN_CACHE_FILE, load=get_tokenizer)
+    token_counts = CachedTokenizer(home / TOKEN_CACHE_FILE)
     files = ContextFileService(
         store=store, settings=lambda: config.current, tokenizer=lambda: token_counts
     )

@@ -30,7 +30,7 @@ from fleetmem.core.context import (
     assemble,
 )
 from fleetmem.core.contextfiles import AGENT_FILES, NOTEBOOK, FileRef, resolve
-from fleetmem.core.labels import MAX_RUN_ID_CHARS
+from fleetmem.core.labels import check_run_id
 from fleetmem.core.redact import strip_invisible
 from fleetmem.core.scope import validate_agent_name, validate_repo_key
 from fleetmem.errors import InvalidInput
@@ -229,12 +229,8 @@ def _assemble(
 ) -> RunContext:
     agent = validate_agent_name(agent)
     repo = None if repo is None else validate_repo_key(repo)
-    if run_id is not None and (
-        not isinstance(run_id, str) or not 0 < len(run_id) <= MAX_RUN_ID_CHARS
-    ):
-        raise InvalidInput(
-            "run_id", run_id, f"must be a string of 1 to {MAX_RUN_ID_CHARS} characters"
-        )
+    if run_id is not None:
+        run_id = check_run_id(run_id, "run_id")
     if about is not None and not isinstance(about, str):
         raise InvalidInput("about", about, "must be a string")
     request = ContextRequest(host.workspace, agent, repo, run_id, host._clock(), about)
