@@ -167,6 +167,20 @@ def _dense_secrets(size: int = SIZE) -> str:
     return "\n".join(parts)[:size]
 
 
+def _random_assignments(size: int = SIZE) -> str:
+    """Short assignments with distinct random keys' suffixes and values: no repeat to exploit."""
+    rng = random.Random(11)
+    alnum = string.ascii_letters + string.digits
+    keys = ("pwd", "pw", "token", "key", "secret", "auth", "pass")
+    parts: list[str] = []
+    used = 0
+    while used < size:
+        part = f"{rng.choice(keys)}{rng.choice(('', '_', '-'))}={''.join(rng.choices(alnum, k=2))}"
+        parts.append(part)
+        used += len(part) + 1
+    return " ".join(parts)[:size]
+
+
 def cases() -> dict[str, str]:
     """The 64 KB hostile inputs, by name."""
     return {
@@ -178,6 +192,12 @@ def cases() -> dict[str, str]:
         "run_of_eyJ_segments": _fill("eyJaaaaaaaaaa."),
         "unterminated_quoted_values": _fill('password="'),
         "dense_assignments": _fill("password=a "),
+        # The same shape with the shortest keys, so more assignments fit in 64 KB: a strong
+        # key, a weak key, a value that starts like a mask, and distinct random values.
+        "dense_short_strong_keys": _fill("pwd=a "),
+        "dense_short_weak_keys": _fill("pw=a "),
+        "dense_mask_like_values": _fill("token=x\n"),
+        "dense_random_short_values": _random_assignments(),
         "cli_like_words": _fill("-token "),
         "userinfo_at_signs": "://a:" + "@" * (SIZE - 5),
         "mixed_unicode_invisibles": _mixed_unicode(),

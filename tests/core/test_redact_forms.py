@@ -18,8 +18,13 @@ from collections import Counter
 import pytest
 
 from fleetmem.core.redact import REDACTED, find_secrets, redact
-from fleetmem.core.redact_assign import _LINE_TAIL
-from fleetmem.core.redact_base import PLACEHOLDER_START, is_placeholder, shannon_bits
+from fleetmem.core.redact_assign import (
+    _ANY_KEY_RE,
+    _ANY_KEY_RE_ICASE,
+    _LINE_TAIL,
+    _value_span,
+)
+from fleetmem.core.redact_base import PLACEHOLDER_START, is_placeholder, shannon_bits, trim_end
 from fleetmem.core.redact_rules import RULE_NAMES
 from tests.core.secret_corpus import ALNUM, B64URL, HEX, rand
 
@@ -182,3 +187,43 @@ def test_a_config_line_tail_reads_as_the_backtracking_pattern_did(rng: random.Ra
             old = backtracking.match(text, start)
             new = _LINE_TAIL.match(text, start)
             assert (old and old.span()) == (new and new.span()), (text, start)
+
+
+def test_inline_bare_value_is_the_value_span_reads(rng: random.Random) -> None:
+    """The key pattern reads an unquoted value itself so the common case needs no second
+    match; it must find exactly what _value_span's own reading finds, on every kind of value
+    (quoted, block, code, placeholder, empty) and on lowered text as on the original."""
+    keys = ["password", "pwd", "pw", "api_key", "x-token", "--password", "Session.Key", "K"]
+    operators = ["=", " = ", ":", ": ", ":=", "=>", " ", '": "', ": str = ", "==", "::"]
+    values = ['"q"', "'q'", "`q`", '"""q"""', "|\n  q", ">-\n  q", '\\"q\\"', "(", "[x]", ""]
+    leads = ["\n", " ", "export ", "- ", ";", "https://", "İ", "ΑΣ"]
+    checked = 0
+    for _ in range(6000):
+        word = "".join(rng.choices(ALNUM + ".-/$<>{}*", k=rng.randint(1, 24)))
+        value = rng.choice([*values, word])
+        tail = rng.choice(["", " ", " more words", " # c", "\n", ".", ", x"])
+        text = rng.choice(leads) + rng.choice(keys) + rng.choice(operators) + value + tail
+        lowered = text.lower()
+        for subject, pattern in ((lowered, _ANY_KEY_RE), (text, _ANY_KEY_RE_ICASE)):
+            if subject is lowered and len(lowered) != len(text):
+                continue
+            pos = 0
+            while (match := pattern.search(subject, pos)) is not None:
+                bare_start, bare_end = match.span("bare")
+                operator_end = match.end() if bare_start < 0 else bare_start
+                pos = operator_end
+                key_start = match.start()
+                found = _value_span(text, key_start, operator_end)
+                if bare_start < 0:
+                    # No bare value read: _value_span finds a quoted or block value, or none.
+                    assert found is None or found[2] or found[0] > operator_end, (text, found)
+                    continue
+                checked += 1
+                if found is None:  # a value of trailing dots only, trimmed away
+                    assert trim_end(text, bare_start, bare_end) == bare_start, text
+                    continue
+                assert not found[2], (text, found)
+                assert found[0] == bare_start, (text, found, bare_start)
+                # Only a trailing dot is trimmed, and only the config-line reading goes on.
+                assert found[1] <= bare_end or text[bare_end] in " \t", (text, found, bare_end)
+    assert checked > 600  # about 1,100: the test has something to check

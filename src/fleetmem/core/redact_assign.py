@@ -24,6 +24,7 @@ from fleetmem.core.redact_base import (
     PLACEHOLDER_OPEN_RE,
     PLACEHOLDER_START,
     QUOTE_CHARS,
+    RANDOM_VALUE_MIN,
     REDACTED,
     Rule,
     is_placeholder,
@@ -85,6 +86,9 @@ _OPERATOR = rf"""
     (?: {_ANNOTATION} | :=  | =>  | =(?!=) | :(?![:=]) )
     [\x20\t]{{0,16}}"""
 
+# The characters of an unquoted value (see _BARE_VALUE). The key pattern reads a bare value
+# itself, so the common `key=value` needs no second match to find where the value ends.
+_BARE_CLASS = r"[^\s\"'`,;(){}\[\]<>&|\\]"
 # Placeholders, masks and an earlier [REDACTED] all start with one of these.
 _PLACEHOLDER_FIRST = PLACEHOLDER_START + "["
 # Characters of a key word: DB_PASSWORD, --api-key, spring.datasource.password.
@@ -93,7 +97,8 @@ _KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
 # a command-line option. Whether the key names a secret (strong) is decided on the whole key.
 _ANY_KEY_RE, _ANY_KEY_RE_ICASE = rx_folded(
     rf"""(?P<kw>key|token|secret|auth|pass|pw|cred|sig|session|cookie|salt)
-        (?P<rest>[a-z0-9_.-]{{0,32}}+) (?: {_OPERATOR} | (?P<cli>[\x20\t]{{1,16}}) )"""
+        (?P<rest>[a-z0-9_.-]{{0,32}}+) (?: {_OPERATOR} | (?P<cli>[\x20\t]{{1,16}}) )
+        (?P<bare>{_BARE_CLASS}++)?"""
 )
 _STRONG_END = rx(rf"(?:{_KEYWORDS})\Z")
 
@@ -108,7 +113,7 @@ _ESCAPED_QUOTED_BODY = re.compile(r'(?:[^"\\\n]|\\[^"\n])*+', re.ASCII)
 # An unquoted value ends at whitespace, quotes, closing brackets, list/statement punctuation,
 # '&' (query strings), '<' '>' '|' (shell), '\' (an escaped newline in JSON-encoded text) and
 # at '(' '[' (a call or a subscript: code, not a literal).
-_BARE_VALUE = re.compile(r"[^\s\"'`,;(){}\[\]<>&|\\]++", re.ASCII)
+_BARE_VALUE = re.compile(_BARE_CLASS + "++", re.ASCII)
 # A YAML block scalar indicator ending its line: "|", ">-", "|+2", optionally a comment.
 _BLOCK_INDICATOR = re.compile(r"[|>][+-]?[0-9]?[+-]?[\x20\t]*(?:\x23[^\n]*)?(?=\n)", re.ASCII)
 # What may precede a key that opens a config line: indentation, "export ", a YAML list dash.
@@ -135,6 +140,8 @@ _TYPE_NAME = re.compile(r"(?:[A-Z][a-z]+){2,}\Z", re.ASCII)
 
 
 _KEY_CHAR_SET = frozenset(_KEY_CHARS)
+# What may stand before the dash of a command-line option: a word boundary of a command line.
+_OPTION_LEAD = " \t\n\"'`(="
 
 
 def _key_start(text: str, keyword_start: int) -> int:
@@ -154,7 +161,7 @@ def _is_cli_option(text: str, keyword_start: int) -> bool:
     command line, and keeps the answer the same once a neighbour has become [REDACTED].
     """
     start = _key_start(text, keyword_start)
-    return text[start] == "-" and (start == 0 or text[start - 1] in " \t\n\"'`(=")
+    return text[start] == "-" and (start == 0 or text[start - 1] in _OPTION_LEAD)
 
 
 def _match_end(pattern: re.Pattern[str], text: str, start: int) -> int:
@@ -250,55 +257,67 @@ def _extend_config_value(text: str, key_start: int, end: int) -> int:
     return end
 
 
-def _code_not_literal(text: str, value: str, end: int, key: str, annotated: bool) -> bool:
-    """True when an unquoted value is code (a call, a name, a type), not a literal."""
-    if end < len(text) and text[end] in "([":
-        return True  # get_password() or environ["X"]: code, not a literal
-    if "." in value and _DOTTED_NAME.match(value):
-        return True  # self.password, settings.API_TOKEN
-    if annotated and value[0].isupper() and _TYPE_NAME.match(value):
-        return True  # private_key: RSAPrivateKey, a type annotation
-    # password=password, token=auth_token: a variable handed on under its own name.
-    name = key.rpartition(".")[2].lstrip("-")
-    return value.lower().endswith(name) and _IDENTIFIER.match(value) is not None
-
-
 def _assignments(text: str, lowered: str | None) -> Iterator[tuple[int, int, str]]:
-    """One pass over every key = value: strong keys' values, and random values of weak keys."""
+    """One pass over every key = value: strong keys' values, and random values of weak keys.
+
+    This loop runs once per assignment, and a dense hostile text holds ten thousand of them in
+    64 KB, so the common case is kept inline: the key pattern has already read a bare value,
+    and a weak key's value too short to be random is turned down before any other check.
+    """
     pos = 0
+    n = len(text)
     has_url = "://" in text  # spares the backwards key scan below on most texts
-    strong_keys: dict[str, bool] = {}
+    keys: dict[str, tuple[bool, str, int]] = {}  # key -> (strong, name, len(name))
     if lowered is None:
         subject, search = text, _ANY_KEY_RE_ICASE.search
     else:
         subject, search = lowered, _ANY_KEY_RE.search
-    while True:
-        match = search(subject, pos)
-        if match is None:
-            return
-        pos = match_end = match.end()
+    while (match := search(subject, pos)) is not None:
+        keyword_start = match.start()
         rest_end = match.end("rest")
-        cli = match.group("cli") is not None
-        if cli and not _is_cli_option(text, match.start()):
-            continue
-        key_start = _key_start(text, match.start())
-        key = text[key_start:rest_end].lower()
-        strong = strong_keys.get(key)
-        if strong is None:  # keys repeat within a text; the regex runs once per distinct key
-            strong = strong_keys[key] = _STRONG_END.search(key) is not None
+        bare_start, bare_end = match.span("bare")
+        pos = match_end = match.end() if bare_start < 0 else bare_start  # the operator's end
+        cli = match.start("cli") >= 0
+        if keyword_start and text[keyword_start - 1] in _KEY_CHAR_SET:
+            key_start = _key_start(text, keyword_start)
+        else:
+            key_start = keyword_start  # the keyword starts the key: the common case
+        if cli and not (
+            text[key_start] == "-" and (key_start == 0 or text[key_start - 1] in _OPTION_LEAD)
+        ):
+            continue  # not an option word: see _is_cli_option
+        # The lowered text is aligned with the text, so its slice is the key's lower case.
+        key = text[key_start:rest_end].lower() if lowered is None else subject[key_start:rest_end]
+        known = keys.get(key)
+        if known is None:  # keys repeat within a text; the regex runs once per distinct key
+            # The name a variable holding this secret would end with (see below).
+            name = key.rpartition(".")[2].lstrip("-")
+            known = keys[key] = (_STRONG_END.search(key) is not None, name, len(name))
+        strong, name, name_length = known
         if cli and not strong:
             continue
         if has_url and text.endswith("://", 0, key_start):
             continue  # https://x-access-token:...@host is URL userinfo: url_credentials owns it
-        found = _value_span(text, key_start, match_end)
-        if found is None:
-            continue
-        start, end, quoted = found
+        if bare_start >= 0:  # what _value_span's unquoted branch would find, without a call
+            start, end, quoted = bare_start, bare_end, False
+            if end < n and text[end] in " \t":
+                end = _extend_config_value(text, key_start, end)
+            if text[end - 1] == ".":
+                end = trim_end(text, start, end)
+                if end <= start:
+                    continue
+        else:
+            found = _value_span(text, key_start, match_end)
+            if found is None:
+                continue
+            start, end, quoted = found
         # Resume after the value whether or not it is kept: rescanning a long value from every
         # keyword inside it would be quadratic. A short value under a weak key is searched
         # again, since it may hold the real key ("Cookie: auth_session=...").
         if (strong or end - start > _RESCAN_LIMIT) and end > pos:
             pos = end
+        if not strong and end - start < RANDOM_VALUE_MIN:
+            continue  # random_value turns it down whatever the checks below say
         value = text[start:end]
         # Placeholders and masks all start with one of these: a cheap test before the regexes.
         if value[0] in _PLACEHOLDER_FIRST and (
@@ -313,11 +332,21 @@ def _assignments(text: str, lowered: str | None) -> Iterator[tuple[int, int, str
             continue  # "--password --other-flag": the option has no value here
         if value[0] in "/~" and key.endswith("pwd"):
             continue  # PWD=/home/me is the working directory, not an ODBC password
-        if not quoted:
-            operator = subject[rest_end:match_end]
-            annotated = ":" in operator and "=" not in operator
-            if _code_not_literal(text, value, end, key, annotated):
-                continue
+        if not quoted:  # an unquoted value may be code (a call, a name, a type), not a literal
+            if end < n and text[end] in "([":
+                continue  # get_password() or environ["X"]
+            if "." in value and _DOTTED_NAME.match(value):
+                continue  # self.password, settings.API_TOKEN
+            if value[0].isupper() and _TYPE_NAME.match(value):
+                operator = subject[rest_end:match_end]
+                if ":" in operator and "=" not in operator:
+                    continue  # private_key: RSAPrivateKey, a type annotation
+            if (
+                len(value) >= name_length
+                and value.lower().endswith(name)
+                and _IDENTIFIER.match(value) is not None
+            ):
+                continue  # password=password, token=auth_token: a variable handed on
         if strong:
             yield start, end, STRONG_RULE
         elif random_value(value):

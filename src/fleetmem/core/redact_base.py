@@ -204,9 +204,13 @@ _LONG_UPPER_RUNS = re.compile(r"[A-Z]{4,}", re.ASCII)
 _DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\Z", re.ASCII)
 
 
+#: The shortest value :func:`random_value` can accept.
+RANDOM_VALUE_MIN = 16
+
+
 def random_value(value: str) -> bool:
     """True for a value shaped like a key: long, one token, high entropy, not words or a name."""
-    if len(value) < 16 or _TOKEN_CHARS.match(value) is None:
+    if len(value) < RANDOM_VALUE_MIN or _TOKEN_CHARS.match(value) is None:
         return False
     # Every placeholder and mask starts with one of these; the test spares three regexes on
     # the values that matter (this runs once per assignment of a dense hostile text).
