@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import threading
-from collections.abc import Mapping
 from pathlib import Path
 
 from fleetmem.config.checks import build_settings
 from fleetmem.config.layers import Role, read_layer
 from fleetmem.config.settings import DROPIN_DIR, GLOBAL_FILE, PROJECT_FILE, Entry, Settings
 from fleetmem.errors import ConfigError
+
+# Re-exported: fleetmem.config's callers import it from here.
+from fleetmem.homedir import default_home as default_home
 
 
 def _dropins(home: Path) -> list[Path]:
@@ -61,21 +62,6 @@ def load_settings(home: Path, project_root: Path | None = None) -> Settings:
     """The global file, its drop-ins, then (if ``project_root`` is given) the project file."""
     settings = load_global(home)
     return settings if project_root is None else apply_project(settings, project_root)
-
-
-def default_home(environ: Mapping[str, str]) -> Path:
-    """``$FLEETMEM_HOME`` from ``environ``, else ``~/.fleetmem``; ``~`` expanded via ``HOME``."""
-    text = environ.get("FLEETMEM_HOME") or "~/.fleetmem"
-    if text == "~" or text.startswith("~/"):
-        home = environ.get("HOME") or _account_home()
-        return Path(home + text[1:])
-    return Path(os.path.expanduser(text) if text.startswith("~") else text)
-
-
-def _account_home() -> str:
-    import pwd  # POSIX only; reached only when HOME is unset
-
-    return pwd.getpwuid(os.getuid()).pw_dir
 
 
 class ConfigHolder:

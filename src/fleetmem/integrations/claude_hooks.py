@@ -96,9 +96,11 @@ def _session_id(payload: Mapping[str, Any]) -> str:
     return sid
 
 
-def _cwd(payload: Mapping[str, Any]) -> str:
+def _cwd(payload: Mapping[str, Any], fallback: str | None = None) -> str:
     cwd = payload.get("cwd")
-    return cwd if isinstance(cwd, str) and os.path.isabs(cwd) else os.getcwd()
+    if isinstance(cwd, str) and os.path.isabs(cwd):
+        return cwd
+    return fallback or os.getcwd()
 
 
 class ClaudeHooks:
@@ -112,8 +114,12 @@ class ClaudeHooks:
         environ: Mapping[str, str],
         owner: Callable[[], ProcessId | None] = session_owner,
         answer_by: float | None = None,
+        workdir: str | None = None,
     ) -> None:
         self.app = app
+        # Where the hook runs when the payload names no directory: this process's own, or
+        # (answered by the daemon) the hook process's.
+        self.workdir = workdir
         self.agent = agent
         self.environ = environ
         self.states = StateFiles(app.home)
@@ -141,7 +147,7 @@ class ClaudeHooks:
         state = self.states.load(sid)
         if state is not None:
             return state, False
-        cwd = _cwd(payload)
+        cwd = _cwd(payload, self.workdir)
         for attempt in range(20):
             try:
                 opened = self.app.runs.open_run(

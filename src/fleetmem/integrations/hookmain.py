@@ -10,17 +10,21 @@ provider is down.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fleetmem.core import strictjson
+
+if TYPE_CHECKING:
+    from fleetmem.integrations.hookrelay import RelayedHook
 
 #: Seconds each hook may take in all, before the watchdog exits 0 (Claude Code's own hook
 #: timeouts, set by ``fleetmem install claude-code``, are longer).
@@ -45,12 +49,13 @@ _fallback: list[str] = []
 
 
 def _home(home: str | None, environ: Mapping[str, str]) -> Path:
-    from fleetmem.config import default_home
+    from fleetmem.homedir import default_home
 
     return Path(home) if home else default_home(environ)
 
 
-def _log_to_file(home: Path) -> None:
+def hooks_log_handler(home: Path) -> logging.Handler:
+    """A handler writing ``home/logs/hooks.log``, every line redacted."""
     directory = home / "logs"
     directory.mkdir(parents=True, exist_ok=True)
     handler = RotatingFileHandler(
@@ -60,6 +65,11 @@ def _log_to_file(home: Path) -> None:
     from fleetmem.logsafe import protect
 
     protect(handler)  # every line redacted, whatever a message or an exception carries
+    return handler
+
+
+def _log_to_file(home: Path) -> None:
+    handler = hooks_log_handler(home)
     root = logging.getLogger("fleetmem")
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
@@ -85,16 +95,30 @@ def run_hook(
     home: str | None = None,
     environ: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
+    shared_app: Any = None,
+    on_answer: Callable[[str], None] | None = None,
+    owner: Callable[[], Any] | None = None,
+    workdir: str | None = None,
 ) -> tuple[int, str]:
-    """Handle one hook; returns (exit status, text to print). Never raises."""
+    """Handle one hook; returns (exit status, text to print). Never raises.
+
+    In the hook's own process (``shared_app`` None) the application is built for this one
+    event and closed after it. The daemon passes its own (``shared_app``, see
+    :func:`serve_relayed`): nothing is built or closed, logging stays the daemon's, and a
+    SessionStart's answer goes to ``on_answer`` before the snapshot taken after it, and
+    ``owner`` and ``workdir`` describe the hook process rather than the daemon.
+    """
     env = dict(os.environ if environ is None else environ)
     started = time.monotonic()
     event = "?"
     answer = ""
     app = None
+    own_process = shared_app is None
+    emit = _emit if on_answer is None else on_answer
     try:
         fleetmem_home = _home(home, env)
-        _log_to_file(fleetmem_home)
+        if own_process:
+            _log_to_file(fleetmem_home)
         integration, event, agent = _parse(argv)
         if integration != "claude-code":
             raise ValueError(f"unknown integration {integration!r}; known: claude-code")
@@ -115,22 +139,35 @@ def run_hook(
             return 0, ""
         if not _worth_a_store(event, payload, fleetmem_home):
             return 0, ""  # most prompts and tool uses: nothing to do, no store opened
-        if event == "UserPromptSubmit" and _asks_to_remember(payload):
+        if own_process and event == "UserPromptSubmit" and _asks_to_remember(payload):
             _fallback[:] = [_not_stored(payload, "fleetmem did not answer in time")]
         if _noted_without_the_store(fleetmem_home, event, payload):
-            log.info("hook.done event=%s ms=%d fast=1", event, (time.monotonic() - started) * 1000)
+            log.info(
+                "hook.done event=%s ms=%d fast=1%s",
+                event,
+                (time.monotonic() - started) * 1000,
+                "" if own_process else " relay=1",
+            )
             return 0, ""
         from fleetmem.integrations.claude_hooks import ClaudeHooks
-        from fleetmem.service.bootstrap import build
 
-        app = build(fleetmem_home, env)
+        if own_process:
+            from fleetmem.service.bootstrap import build
+
+            app = build(fleetmem_home, env)
         hooks = ClaudeHooks(
-            app,
+            shared_app if app is None else app,
             agent=agent or env.get(AGENT_ENV) or "claude-code",
             environ=env,
             answer_by=started + ANSWER_BY_S,
+            workdir=workdir,
+            **({} if owner is None else {"owner": owner}),
         )
-        if event == "SessionStart" and app.settings.agent(hooks.agent).memory_briefing:
+        if (
+            own_process
+            and event == "SessionStart"
+            and hooks.app.settings.agent(hooks.agent).memory_briefing
+        ):
             from fleetmem.integrations.briefing import warm_up
 
             # In the background: opening the provider (the built-in one imports the MCP SDK)
@@ -140,20 +177,45 @@ def run_hook(
             ).start()
         answer = hooks.handle(event, payload)
         if event == "SessionStart":
-            _emit(answer)  # the answer goes out first: the snapshot may take a moment
+            emit(answer)  # the answer goes out first: the snapshot may take a moment
             answer = ""
             hooks.snapshot_after_start(payload)
-        log.info("hook.done event=%s ms=%d", event, (time.monotonic() - started) * 1000)
+        log.info(
+            "hook.done event=%s ms=%d%s",
+            event,
+            (time.monotonic() - started) * 1000,
+            "" if own_process else " relay=1",
+        )
     except BaseException as exc:  # fail open: log, answer nothing (but a lost capture), exit 0
         log.warning("hook.failed event=%s error=%s: %s", event, type(exc).__name__, str(exc)[:300])
         answer = ""
-        if _fallback:
+        if (_fallback and own_process) or (not own_process and _asks_to_remember(payload)):
             answer = _not_stored(payload, f"{type(exc).__name__}: {exc}")
     finally:
-        _fallback.clear()
+        if own_process:
+            _fallback.clear()
         if app is not None:
             _close(app)
     return 0, answer
+
+
+def serve_relayed(app: Any, hook: RelayedHook, reply: Callable[[str], None]) -> None:
+    """The daemon's side of :mod:`fleetmem.integrations.hookrelay`: one hook, answered with
+    the daemon's application (nothing to import or open, so it answers in milliseconds).
+    The session's owner is found from the hook process, as that process would find it."""
+    from fleetmem.integrations.attach import session_owner
+
+    _, answer = run_hook(
+        hook.argv,
+        home=str(app.home),
+        environ=hook.environ,
+        stdin=hook.payload,
+        shared_app=app,
+        on_answer=reply,
+        owner=functools.partial(session_owner, hook.pid),
+        workdir=hook.cwd,
+    )
+    reply(answer)
 
 
 def _close(app: Any) -> None:
@@ -276,6 +338,27 @@ def _out_of_time() -> None:
         os._exit(0)
 
 
+def _relayed(
+    argv: Sequence[str], event: str, home: str | None, budget: float
+) -> tuple[str | None, bytes | None]:
+    """The running daemon's answer, and the payload read for it; (None, payload) when no
+    daemon took the event (see :mod:`fleetmem.integrations.hookrelay`)."""
+    from fleetmem.integrations import hookrelay
+
+    if not hookrelay.relayable(event, os.environ):
+        return None, None
+    try:
+        fleetmem_home = _home(home, os.environ)
+        payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+    except Exception:
+        return None, None  # the home or stdin cannot be read: the full path says why
+    try:
+        # The daemon's answer must arrive before the watchdog fires, with time to print it.
+        return hookrelay.ask(fleetmem_home, argv, os.environ, payload, budget - 1.0), payload
+    except Exception:
+        return None, payload
+
+
 def main(argv: Sequence[str], *, home: str | None = None) -> int:
     """The process entry: a watchdog, then :func:`run_hook`; always exits 0."""
     event = argv[1] if len(argv) > 1 else ""
@@ -283,7 +366,9 @@ def main(argv: Sequence[str], *, home: str | None = None) -> int:
     watchdog = threading.Timer(budget, _out_of_time)
     watchdog.daemon = True
     watchdog.start()
-    _, answer = run_hook(argv, home=home)
+    answer, payload = _relayed(argv, event, home, budget)
+    if answer is None:
+        _, answer = run_hook(argv, home=home, stdin=payload)
     try:
         _emit(answer)
     except OSError as exc:  # Claude Code stopped listening; still exit 0

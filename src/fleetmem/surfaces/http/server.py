@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import ipaddress
 import logging
 import os
@@ -15,6 +16,8 @@ import uvicorn
 
 from fleetmem import telemetry
 from fleetmem.errors import Conflict, InvalidInput
+from fleetmem.integrations.hookmain import hooks_log_handler, serve_relayed
+from fleetmem.integrations.hookrelay import HookRelay
 from fleetmem.logsafe import protect_loggers
 from fleetmem.service.api_tokens import ApiTokens
 from fleetmem.service.bootstrap import App
@@ -103,6 +106,12 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
     # Open the provider's session now, so no recall at spawn waits for it to start.
     app.providers.start()
     jobs.start()
+    # Agent hooks on this machine are answered here, with the application already loaded,
+    # instead of each hook process importing and opening it (see hookrelay).
+    relay = HookRelay(
+        app.home, functools.partial(serve_relayed, app), log_handler=hooks_log_handler(app.home)
+    )
+    relay.start()
     exporting = telemetry.start(app.settings.telemetry, os.environ)
     api = create_app(app, tokens)
     config = uvicorn.Config(
@@ -135,6 +144,7 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
         server.run(sockets=[listener])
     finally:
         listener.close()
+        relay.stop()
         jobs.stop()
         if exporting is not None:
             exporting.shutdown()

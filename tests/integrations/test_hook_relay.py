@@ -1,0 +1,235 @@
+"""Hooks answered by the running daemon over the home's socket (hookrelay), and handled in
+their own process when no daemon listens.
+
+The in-process tests drive a real HookRelay over a real Unix socket with a real App; the
+end-to-end test runs ``fleetmem serve`` and the ``fleetmem hook`` command as subprocesses,
+then kills the daemon with SIGKILL so its socket file is left behind.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import signal
+import socket
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from fleetmem.integrations import hookrelay
+from fleetmem.integrations.hookmain import hooks_log_handler, serve_relayed
+from fleetmem.integrations.hookstate import StateFiles
+from fleetmem.service.bootstrap import App, build
+from tests.conftest import write_config
+from tests.surfaces.cli_helpers import FLEETMEM, env_for
+from tests.surfaces.test_http import SLOW_START_S, free_port
+
+VECTORS_OFF = '[model_api]\nembedding_model = ""\n'
+
+
+@pytest.fixture
+def relay_home(tmp_path: Path) -> Path:
+    # Unix socket paths are short; pytest's tmp_path can be long on some systems.
+    home = tmp_path / "h"
+    home.mkdir()
+    write_config(home, VECTORS_OFF)
+    return home
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return path
+
+
+@pytest.fixture
+def served(relay_home: Path) -> Iterator[App]:
+    # INFO, as the daemon logs: the hook lines (hook.done ... relay=1) are what is checked.
+    hooks_logger = logging.getLogger("fleetmem.hooks")
+    level = hooks_logger.level
+    hooks_logger.setLevel(logging.INFO)
+    app = build(relay_home, env_for(relay_home))
+    relay = hookrelay.HookRelay(
+        relay_home,
+        functools.partial(serve_relayed, app),
+        log_handler=hooks_log_handler(relay_home),
+    )
+    assert relay.start()
+    try:
+        yield app
+    finally:
+        relay.stop()
+        app.close()
+        hooks_logger.setLevel(level)
+
+
+def _ask(home: Path, event: str, payload: dict[str, Any]) -> str | None:
+    env = {"FLEETMEM_HOME": str(home), "HOME": os.environ.get("HOME", "/")}
+    raw = json.dumps({"hook_event_name": event, **payload}).encode()
+    return hookrelay.ask(home, ["claude-code", event], env, raw, timeout_s=30)
+
+
+def test_the_daemon_answers_each_relayed_event(served: App, relay_home: Path, repo: Path) -> None:
+    base = {"session_id": "sess-relay-1", "cwd": str(repo)}
+    # A new memory has nothing to say at SessionStart, but the session's run is opened.
+    assert _ask(relay_home, "SessionStart", {**base, "source": "startup"}) == ""
+    state = StateFiles(relay_home).load("sess-relay-1")
+    assert state is not None and state.run_id
+
+    wording = "we never deploy billing on Fridays"
+    answer = _ask(relay_home, "UserPromptSubmit", {**base, "prompt": f"remember that {wording}"})
+    assert answer is not None and wording in answer
+    texts = [f.body for f in served.facts.list(limit=50).items]
+    assert wording in texts
+    # The next session in the repository is told, by the daemon, of the one still live.
+    second = _ask(
+        relay_home, "SessionStart", {"session_id": "sess-relay-2", "cwd": str(repo), "source": "x"}
+    )
+    assert second is not None
+    context = json.loads(second)["hookSpecificOutput"]["additionalContext"]
+    assert "(run claude-sess-relay-1)" in context
+
+    command = _ask(
+        relay_home,
+        "PostToolUse",
+        {**base, "tool_name": "Bash", "tool_input": {"command": "pytest -x"}, "tool_response": {}},
+    )
+    assert command == ""
+    events = StateFiles(relay_home).events("sess-relay-1")
+    assert {"type": "command", "command": "pytest -x", "failed": False} in events
+
+    log = (relay_home / "logs" / "hooks.log").read_text(encoding="utf-8")
+    assert log.count("relay=1") >= 3
+
+
+def test_the_socket_is_the_owners_alone(served: App, relay_home: Path) -> None:
+    path = hookrelay.socket_path(relay_home)
+    assert stat.S_ISSOCK(path.stat().st_mode)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+def test_a_second_daemon_leaves_the_listening_one_alone(served: App, relay_home: Path) -> None:
+    second = hookrelay.HookRelay(relay_home, lambda hook, reply: reply("second"))
+    assert second.start() is False
+    assert _ask(relay_home, "PostToolUse", {"session_id": "x", "tool_name": "Read"}) == ""
+
+
+def test_a_stale_socket_is_replaced_and_stop_removes_it(relay_home: Path) -> None:
+    path = hookrelay.socket_path(relay_home)
+    path.parent.mkdir(parents=True)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(path))
+    stale.close()  # the file stays, nobody listens: a daemon killed with SIGKILL
+    assert _ask(relay_home, "SessionStart", {"session_id": "s"}) is None  # handled locally
+    seen: list[str] = []
+
+    def handle(hook: hookrelay.RelayedHook, reply: Any) -> None:
+        seen.append(hook.argv[1])
+        assert hook.pid == os.getpid()  # from the kernel, not from the request
+        reply("ok")
+
+    relay = hookrelay.HookRelay(relay_home, handle)
+    assert relay.start()
+    try:
+        assert _ask(relay_home, "SessionStart", {"session_id": "s"}) == "ok"
+    finally:
+        relay.stop()
+    assert seen == ["SessionStart"]
+    assert not path.exists()
+    assert _ask(relay_home, "SessionStart", {"session_id": "s"}) is None
+
+
+def test_a_request_for_another_home_is_handed_back(served: App, relay_home: Path) -> None:
+    other = relay_home.parent / "other"
+    other.mkdir()
+    # The socket of relay_home, asked about another home (a symlinked or copied socket).
+    os.symlink(hookrelay.socket_path(relay_home).parent, other / "run")
+    assert _ask(other, "SessionStart", {"session_id": "s"}) is None
+
+
+def test_a_broken_request_gets_an_empty_answer(served: App, relay_home: Path) -> None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(10)
+        conn.connect(str(hookrelay.socket_path(relay_home)))
+        conn.sendall(b'{"v": 1, "argv": "not a list"}')
+        conn.shutdown(socket.SHUT_WR)
+        assert json.loads(conn.recv(1000)) == {"answer": ""}
+    assert "hook_relay.failed error=ValueError" in (relay_home / "logs" / "hooks.log").read_text()
+
+
+@pytest.mark.parametrize(
+    ("event", "environ", "expected"),
+    [
+        ("SessionStart", {"FLEETMEM_HOME": "/h", "FLEETMEM_AGENT": "a"}, True),
+        ("UserPromptSubmit", {"FLEETMEM_RUN_ID": "r", "CLAUDE_ENV_FILE": "/e"}, True),
+        ("PostToolUseFailure", {}, True),
+        ("SessionEnd", {}, False),  # records the episode: nobody waits on it
+        ("SessionStart", {"FLEETMEM_STORE_URL": "sqlite:///x"}, False),  # its own settings
+        ("Unknown", {}, False),
+    ],
+)
+def test_what_is_relayed(event: str, environ: dict[str, str], expected: bool) -> None:
+    assert hookrelay.relayable(event, environ) is expected
+
+
+def _hook(home: Path, repo: Path, event: str, payload: dict[str, Any]) -> str:
+    proc = subprocess.run(
+        [FLEETMEM, "hook", "claude-code", event],
+        input=json.dumps({"hook_event_name": event, **payload}).encode(),
+        capture_output=True,
+        env=env_for(home),
+        cwd=repo,
+        timeout=120,
+        check=True,
+    )
+    return proc.stdout.decode()
+
+
+def test_hooks_use_the_daemon_and_do_without_it_once_killed(relay_home: Path, repo: Path) -> None:
+    port = free_port()
+    daemon = subprocess.Popen(
+        [FLEETMEM, "serve", "--port", str(port)],
+        env=env_for(relay_home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + SLOW_START_S
+        while time.monotonic() < deadline:
+            assert daemon.poll() is None, "the daemon exited"
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        assert hookrelay.socket_path(relay_home).exists()
+        base = {"session_id": "sess-e2e", "cwd": str(repo)}
+        _hook(relay_home, repo, "SessionStart", {**base, "source": "startup"})
+        asked = {**base, "prompt": "remember: the alpha cluster is retired"}
+        first = _hook(relay_home, repo, "UserPromptSubmit", asked)
+        assert "the alpha cluster is retired" in first
+    finally:
+        daemon.send_signal(signal.SIGKILL)
+        daemon.wait(30)
+    log = relay_home / "logs" / "hooks.log"
+    relayed = [line for line in log.read_text().splitlines() if "hook.done" in line]
+    assert len(relayed) == 2 and all("relay=1" in line for line in relayed)
+    # The daemon is gone and its socket file is left: the hook handles the event itself.
+    assert hookrelay.socket_path(relay_home).exists()
+    asked = {**base, "prompt": "remember: the beta queue drains hourly"}
+    second = _hook(relay_home, repo, "UserPromptSubmit", asked)
+    assert "the beta queue drains hourly" in second
+    last = [line for line in log.read_text().splitlines() if "hook.done" in line][-1]
+    assert "event=UserPromptSubmit" in last and "relay=1" not in last
