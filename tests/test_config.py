@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import textwrap
 import threading
@@ -835,6 +836,30 @@ def test_holder_keeps_last_good_settings_on_a_bad_reload(home: Path) -> None:
     global_file(home, "[memory.episodes]\nexcerpt_chars = 200\n")
     assert holder.reload() is None
     assert holder.current.memory.episodes.excerpt_chars == 200
+
+
+def test_holder_reloads_only_what_changed(home: Path) -> None:
+    source = global_file(home, "[memory.episodes]\nexcerpt_chars = 100\n")
+    holder = ConfigHolder(home)
+    first = holder.current
+    assert holder.reload_if_changed() is None
+    assert holder.current is first  # nothing changed: nothing was read again
+
+    global_file(home, "[memory.episodes]\nexcerpt_chars = 250\n")
+    os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 10**9))
+    assert holder.reload_if_changed() is None
+    assert holder.current.memory.episodes.excerpt_chars == 250
+
+    dropin = home / "fleetmem.d"
+    dropin.mkdir()
+    (dropin / "10-more.toml").write_text("[memory.episodes]\nexcerpt_chars = -5\n")
+    error = holder.reload_if_changed()
+    assert isinstance(error, ConfigError) and error.key == "memory.episodes.excerpt_chars"
+    assert holder.current.memory.episodes.excerpt_chars == 250  # the last good ones kept
+    assert isinstance(holder.reload_if_changed(), ConfigError)  # asked again until mended
+    (dropin / "10-more.toml").unlink()
+    assert holder.reload_if_changed() is None
+    assert holder.current.memory.episodes.excerpt_chars == 250
 
 
 def test_holder_applies_its_project(home: Path, repo: Path) -> None:

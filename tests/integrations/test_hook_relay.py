@@ -158,6 +158,24 @@ def test_a_request_for_another_home_is_handed_back(served: App, relay_home: Path
     assert _ask(other, "SessionStart", {"session_id": "s"}) is None
 
 
+def test_the_daemon_reads_the_configuration_as_a_hook_would(
+    served: App, relay_home: Path, repo: Path
+) -> None:
+    base = {"session_id": "sess-config", "cwd": str(repo)}
+    _ask(relay_home, "SessionStart", {**base, "source": "startup"})
+    asked = {**base, "prompt": "remember: the staging database is rebuilt nightly"}
+    assert "rebuilt nightly" in (_ask(relay_home, "UserPromptSubmit", asked) or "")
+    # A configuration that does not load: the daemon hands the event back, so the hook's own
+    # process reports it as it always has, instead of the daemon's last good settings.
+    write_config(relay_home, VECTORS_OFF + "[memory.episodes]\nexcerpt_chars = -5\n")
+    assert _ask(relay_home, "UserPromptSubmit", {**base, "prompt": "what runs nightly?"}) is None
+    assert "hook_relay.declined" in (relay_home / "logs" / "hooks.log").read_text()
+    # Mended, and changed: the daemon answers again, with the new settings.
+    write_config(relay_home, VECTORS_OFF + "[memory.episodes]\nexcerpt_chars = 120\n")
+    assert _ask(relay_home, "PostToolUse", {**base, "tool_name": "Read"}) == ""
+    assert served.settings.memory.episodes.excerpt_chars == 120
+
+
 def test_a_broken_request_gets_an_empty_answer(served: App, relay_home: Path) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(10)

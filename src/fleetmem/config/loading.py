@@ -76,6 +76,7 @@ class ConfigHolder:
         self._home = home
         self._project_root = project_root
         self._reload_lock = threading.Lock()
+        self._seen = self._fingerprint()
         self._current = load_settings(home, project_root)
 
     @property
@@ -92,3 +93,34 @@ class ConfigHolder:
                 return exc
             self._current = settings
             return None
+
+    def reload_if_changed(self) -> ConfigError | None:
+        """Reload when a configuration file was added, removed or rewritten since the last
+        look (a few ``stat`` calls); the error of a failed reload, else None.
+
+        For work done on behalf of a separate process (a hook answered by the daemon), which
+        would itself have read the files as they are now.
+        """
+        try:
+            seen = self._fingerprint()
+        except ConfigError as exc:
+            return exc
+        if seen == self._seen:
+            return None
+        error = self.reload()
+        if error is None:
+            self._seen = seen
+        return error
+
+    def _fingerprint(self) -> tuple[tuple[str, int, int], ...]:
+        paths = [self._home / GLOBAL_FILE, *_dropins(self._home)]
+        if self._project_root is not None:
+            paths.append(self._project_root / PROJECT_FILE)
+        marks = []
+        for path in paths:
+            try:
+                info = path.stat()
+            except OSError:
+                continue  # absent: the files that exist are the fingerprint
+            marks.append((str(path), info.st_mtime_ns, info.st_size))
+        return tuple(marks)

@@ -204,7 +204,12 @@ def serve_relayed(app: Any, hook: RelayedHook, reply: Callable[[str], None]) -> 
     the daemon's application (nothing to import or open, so it answers in milliseconds).
     The session's owner is found from the hook process, as that process would find it."""
     from fleetmem.integrations.attach import session_owner
+    from fleetmem.integrations.hookrelay import Declined
 
+    # A hook process reads the configuration as it is now; so does its daemon, here.
+    error = app.config.reload_if_changed()
+    if error is not None:
+        raise Declined(f"configuration: {error.key}")
     _, answer = run_hook(
         hook.argv,
         home=str(app.home),

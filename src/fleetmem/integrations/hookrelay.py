@@ -155,8 +155,14 @@ class RelayedHook:
 
 
 #: handle(hook, reply): answers one hook with the daemon's application, calling
-#: ``reply(answer)`` once the answer is known (work after it is not waited on).
+#: ``reply(answer)`` once the answer is known (work after it is not waited on). It raises
+#: :class:`Declined` to hand the event back to the hook's own process.
 Handler = Callable[[RelayedHook, Callable[[str], None]], None]
+
+
+class Declined(Exception):
+    """The daemon will not answer this hook (say, its configuration does not load): the
+    hook handles the event itself, and reports what is wrong the way it always does."""
 
 
 class HookRelay:
@@ -270,6 +276,11 @@ class HookRelay:
                 cwd=request["cwd"],
             )
             self._handle(hook, reply)
+        except Declined as exc:
+            if not replied:
+                replied = True
+                log.info("hook_relay.declined reason=%s", exc)
+                conn.sendall(b'{"local": true}')
         except Exception as exc:  # fail open: the hook prints nothing and its session goes on
             log.warning("hook_relay.failed error=%s", type(exc).__name__)
         finally:
