@@ -251,3 +251,21 @@ def test_hooks_use_the_daemon_and_do_without_it_once_killed(relay_home: Path, re
     assert "the beta queue drains hourly" in second
     last = [line for line in log.read_text().splitlines() if "hook.done" in line][-1]
     assert "event=UserPromptSubmit" in last and "relay=1" not in last
+
+
+def test_a_capture_the_daemon_cannot_store_is_told_in_one_line(
+    served: App, relay_home: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = {"session_id": "sess-broken", "cwd": str(repo)}
+    _ask(relay_home, "SessionStart", {**base, "source": "startup"})
+
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("the disk went away")
+
+    monkeypatch.setattr(served.facts, "add", broken)
+    asked = {**base, "prompt": "remember: the cache is warmed at six"}
+    answer = _ask(relay_home, "UserPromptSubmit", asked)
+    assert answer is not None
+    told = json.loads(answer)["hookSpecificOutput"]["additionalContext"]
+    assert 'could not store "the cache is warmed at six"' in told
+    assert "RuntimeError: the disk went away" in told

@@ -113,6 +113,7 @@ def run_hook(
     event = "?"
     answer = ""
     app = None
+    payload: Any = None
     own_process = shared_app is None
     emit = _emit if on_answer is None else on_answer
     try:
@@ -189,7 +190,8 @@ def run_hook(
     except BaseException as exc:  # fail open: log, answer nothing (but a lost capture), exit 0
         log.warning("hook.failed event=%s error=%s: %s", event, type(exc).__name__, str(exc)[:300])
         answer = ""
-        if (_fallback and own_process) or (not own_process and _asks_to_remember(payload)):
+        lost_capture = isinstance(payload, dict) and _asks_to_remember(payload)
+        if (_fallback and own_process) or (not own_process and lost_capture):
             answer = _not_stored(payload, f"{type(exc).__name__}: {exc}")
     finally:
         if own_process:
