@@ -14,7 +14,8 @@ the home, the agent and the run) is handled in its own process, since the daemon
 would not be the ones it asked for. ``SessionEnd`` is always handled in the hook's process:
 it records the session's episode and nobody waits on it.
 
-The client side of this module imports only the standard library; the server side is
+The client side of this module imports only light parts of the standard library (the
+server's ``socketserver`` is imported when a daemon starts listening); the server side is
 started by ``fleetmem serve`` (:class:`HookRelay`).
 """
 
@@ -26,14 +27,15 @@ import json
 import logging
 import os
 import socket
-import socketserver
 import struct
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import socketserver
 
 #: The socket's place under the home.
 SOCKET_PATH = ("run", "hooks.sock")
@@ -142,8 +144,7 @@ def _read_all(conn: socket.socket, limit: int) -> bytes:
 # --- the daemon's side -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RelayedHook:
+class RelayedHook(NamedTuple):
     """One hook as the daemon receives it."""
 
     argv: list[str]
@@ -185,6 +186,8 @@ class HookRelay:
         if len(str(self.path)) > MAX_SOCKET_PATH:
             log.warning("hook_relay.off reason=path_too_long chars=%d", len(str(self.path)))
             return False
+        import socketserver  # the daemon's side only: a hook process never needs it
+
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.chmod(self.path.parent, 0o700)
@@ -232,6 +235,8 @@ class HookRelay:
             self._log_handler.close()
 
     def _connection_handler(self) -> type[socketserver.BaseRequestHandler]:
+        import socketserver
+
         relay = self
 
         class Connection(socketserver.BaseRequestHandler):
