@@ -10,6 +10,7 @@ import pytest
 
 from fleetmem.core.facts import Actor
 from fleetmem.core.fence import parse_block
+from fleetmem.core.hosts import CONTEXT_URI
 from fleetmem.core.scope import project_scope
 from fleetmem.service.bootstrap import App
 from fleetmem.surfaces.mcp.descriptions import BRIEFING_URI
@@ -88,8 +89,10 @@ def test_the_tool_list_is_the_seven_agent_tools_described_for_a_model(
     assert set(by_name["vote_fact"].input_schema["required"]) == {"fact_id", "stance"}
     assert by_name["recall"].annotations.read_only_hint is True
     assert by_name["remember"].annotations.read_only_hint is False
-    [resource] = resources
-    assert (str(resource.uri), resource.mime_type) == (BRIEFING_URI, "text/plain")
+    assert [(str(r.uri), r.mime_type) for r in resources] == [
+        (BRIEFING_URI, "text/plain"),
+        (CONTEXT_URI, "text/plain"),
+    ]
 
 
 def test_provider_tools_are_never_listed_and_calls_naming_them_are_refused(

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from fleetmem.core.hosts import CONTEXT_URI
 from fleetmem.surfaces.mcp.descriptions import BRIEFING_URI
 from tests.mcp.conftest import (
     API,
@@ -82,7 +83,7 @@ async def every_tool(client: Any, world: World) -> dict[str, Any]:
 
 
 def check_every_tool(out: dict[str, Any], world: World, run_id: str) -> None:
-    assert out["tools"] == TOOLS and out["resources"] == [BRIEFING_URI]
+    assert out["tools"] == TOOLS and out["resources"] == [BRIEFING_URI, CONTEXT_URI]
     # REQ-15: the resource and the tool serve the same document.
     assert out["resource"] and out["resource"] == out["briefing"]
     assert ids(out["briefing"], "collisions", "run")  # the codex run on the same file

@@ -70,6 +70,10 @@ BACKSTOP_DROP_ORDER: Final = (
     "identity",
     "output_contract",
 )
+#: When a host takes less than the whole context, parts are left for the agent to pull in this
+#: order; never the facts, whose exposure is recorded as shown at the start (and which fit any
+#: host's limit on their own: 1,200 tokens).
+HOST_PULL_ORDER: Final = tuple(key for key in BACKSTOP_DROP_ORDER if key != "facts")
 FENCE_TAG: Final = REFERENCE_TAG
 _MAX_NONCE_DRAWS: Final = 8
 #: Markers neutralised in fenced bodies: this fence's and the wrapper's (a hook's answer puts
@@ -145,6 +149,11 @@ class SegmentResult:
     status: SegmentStatus
     parts: tuple[PartResult, ...]
     dropped_by_backstop: bool = False
+    #: Left out of what the host takes at the start, for the agent to pull (``fits``).
+    pulled: bool = False
+    #: Tokens of this segment the host was not given at the start (all when ``pulled``; the
+    #: part after the delivered head when it was cut for the host).
+    withheld_tokens: int = 0
 
     @property
     def tokens(self) -> int:
@@ -152,11 +161,20 @@ class SegmentResult:
 
     @property
     def used(self) -> int:
-        return 0 if self.dropped_by_backstop else sum(p.report.used for p in self.parts)
+        if self.dropped_by_backstop or self.pulled:
+            return 0
+        return sum(p.report.used for p in self.parts)
 
     @property
     def delivered_tokens(self) -> int:
-        """Tokens of the bodies the agent receives (markers included)."""
+        """Tokens of the bodies the agent receives at the start (markers included)."""
+        if self.dropped_by_backstop or self.pulled:
+            return 0
+        return self.pullable_tokens
+
+    @property
+    def pullable_tokens(self) -> int:
+        """Tokens of the bodies as fitted to the budget (what a pull returns)."""
         if self.dropped_by_backstop:
             return 0
         return sum(p.report.delivered_tokens for p in self.parts)
@@ -174,6 +192,11 @@ class SegmentResult:
     @property
     def present(self) -> bool:
         """True when the segment puts any text in the context."""
+        return self.pullable and not self.pulled
+
+    @property
+    def pullable(self) -> bool:
+        """True when the segment has text in the whole context (delivered or pulled)."""
         return not self.dropped_by_backstop and any(p.report.delivered for p in self.parts)
 
 
@@ -184,6 +207,15 @@ class Assembly:
     backstop: int
     nonce: str
     segments: tuple[SegmentResult, ...]
+    #: The whole context, parts left for the host included (``text`` when nothing was).
+    full_text: str = ""
+    #: False when even with every pullable part left out the text is over the host's limit.
+    fits_host: bool = True
+
+    @property
+    def pulled(self) -> tuple[SegmentResult, ...]:
+        """Segments the host was not given whole at the start (left out, or cut to a head)."""
+        return tuple(s for s in self.segments if s.withheld_tokens)
 
     @property
     def overhead(self) -> int:
@@ -237,12 +269,18 @@ def assemble(
     nonce: Callable[[], str],
     *,
     backstop: int = BACKSTOP,
+    fits: Callable[[str], bool] | None = None,
+    pull_note: Callable[[Sequence[SegmentResult]], str] | None = None,
 ) -> Assembly:
     """The context text and its accounting, segments in the catalog order.
 
     ``nonce`` is called for a fresh fence nonce until one occurs in no body. Segments not given
     are absent. If the whole text passes ``backstop`` tokens, segments are dropped whole in
     :data:`BACKSTOP_DROP_ORDER` until it fits.
+
+    ``fits`` says whether a text is one the host takes whole (:mod:`fleetmem.core.hosts`).
+    While it is not, segments are left out whole in :data:`HOST_PULL_ORDER`, and the text ends
+    with ``pull_note(pulled)`` naming them; ``full_text`` keeps the whole context for the pull.
     """
     given = {s.key: s for s in segments}
     unknown = set(given) - set(SEGMENT_BY_KEY)
@@ -262,7 +300,92 @@ def assemble(
         results[index] = replace(results[index], dropped_by_backstop=True)
         text = render(results, chosen)
         total = codec.count(text)
-    return Assembly(text, total, backstop, chosen, tuple(results))
+    full_text = text
+    fits_host = True
+    if fits is not None:
+        text, fits_host = _fit_host(results, chosen, text, codec, fits, pull_note)
+        total = codec.count(text)
+    return Assembly(text, total, backstop, chosen, tuple(results), full_text, fits_host)
+
+
+def _fit_host(
+    results: list[SegmentResult],
+    nonce: str,
+    text: str,
+    codec: TokenCodec,
+    fits: Callable[[str], bool],
+    pull_note: Callable[[Sequence[SegmentResult]], str] | None,
+) -> tuple[str, bool]:
+    """Leave segments out of ``results`` (in place) until the text fits the host, then give
+    the last one left out back as many of its first lines as still fit (the top of a file
+    is the part that matters most)."""
+
+    def rendered(candidate: Sequence[SegmentResult]) -> str:
+        withheld = [s for s in candidate if s.withheld_tokens]
+        note = pull_note(withheld) if pull_note is not None and withheld else ""
+        return "\n".join(part for part in (render(candidate, nonce), note) if part)
+
+    last: int | None = None
+    for key in HOST_PULL_ORDER:
+        if fits(text):
+            break
+        index = next((i for i, s in enumerate(results) if s.key == key and s.present), None)
+        if index is None:
+            continue
+        segment = results[index]
+        results[index] = replace(segment, pulled=True, withheld_tokens=segment.pullable_tokens)
+        last = index
+        text = rendered(results)
+    if last is None or not fits(text):
+        return text, fits(text)
+    whole = results[last]
+    lines = sum(_line_count(p.report.delivered) for p in whole.parts)
+    low, high = 0, lines - 1  # the most lines known to fit, the most worth trying
+    best = text
+    while low < high:
+        middle = (low + high + 1) // 2
+        candidate = list(results)
+        candidate[last] = _head(whole, middle, codec)
+        attempt = rendered(candidate)
+        if fits(attempt):
+            low, best = middle, attempt
+        else:
+            high = middle - 1
+    if low:
+        results[last] = _head(whole, low, codec)
+    return best, True
+
+
+#: The line a body cut for its host ends with (inside its fence, like any truncation marker).
+HOST_CUT_MARKER: Final = "[… the rest of this part did not fit here: see the note at the end]"
+
+
+def _line_count(text: str) -> int:
+    return len(text.splitlines())
+
+
+def _head(segment: SegmentResult, lines: int, codec: TokenCodec) -> SegmentResult:
+    """``segment`` with only its first ``lines`` lines delivered (across its parts, in order)
+    and :data:`HOST_CUT_MARKER` after them; the rest is withheld for the pull."""
+    parts: list[PartResult] = []
+    left = lines
+    for part in segment.parts:
+        report = part.report
+        body = report.delivered.splitlines(keepends=True)
+        if left >= len(body):
+            kept = report.delivered
+            left -= len(body)
+        elif left > 0:
+            head = "".join(body[:left])
+            kept = head + ("" if head.endswith("\n") else "\n") + HOST_CUT_MARKER + "\n"
+            left = 0
+        else:
+            kept = ""
+        count = codec.count(kept) if kept else 0
+        parts.append(replace(part, report=replace(report, delivered=kept, delivered_count=count)))
+    cut = replace(segment, parts=tuple(parts), pulled=False)
+    shown = sum(p.report.delivered_tokens for p in cut.parts)
+    return replace(cut, withheld_tokens=max(1, segment.pullable_tokens - shown))
 
 
 def _draw_nonce(nonce: Callable[[], str], bodies: Sequence[str]) -> str:

@@ -210,6 +210,8 @@ class ClaudeHooks:
         if self.app.settings.agent(self.agent).memory_briefing:
             text = self._briefing(state)  # first: it has the deadlines to keep
             block = briefings.fence(text, "").rstrip("\n") if text else ""
+        # Both share what Claude Code takes whole from a hook (core.hosts).
+        room, block = context_delivery.session_room(block)
         # The run's assembled context files (loads recorded; a resumed session's first text).
         context = context_delivery.for_session(
             self.app,
@@ -217,6 +219,7 @@ class ClaudeHooks:
             token=state.token,
             run_id=state.run_id,
             answer_by=self.answer_by,
+            room=room,
         )
         return context_delivery.session_start_answer(context, block)
 

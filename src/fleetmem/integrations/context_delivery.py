@@ -13,6 +13,11 @@ run and handed over by the documented mechanism of each agent:
   removed when the run ends) holding the text;
 - a Claude Code session (SessionStart hook): ``additionalContext`` of the hook's answer.
 
+Each mechanism has the limits of its host (:mod:`fleetmem.core.hosts`): the context is fitted to
+them by leaving whole parts out, and those parts, with the rest of the context, are kept for
+the run (0600, until it ends) and served by the MCP resource ``fleetmem://memory/context``;
+the last lines of what the host is given name them and the resource.
+
 A respawned process gets the argv and environment of the first start, so the same text (S20);
 a resumed Claude Code session gets the text its run was first given, kept beside the hook's
 own state (0600) until the session ends. An empty context adds nothing. The text is never
@@ -38,7 +43,16 @@ from pathlib import Path
 from prometheus_client import Counter
 
 from fleetmem import metrics
-from fleetmem.integrations.briefing import fits
+from fleetmem.core.hosts import (
+    CLAUDE_CODE_RUN,
+    CLAUDE_CODE_SESSION,
+    CODEX_RUN,
+    HostFit,
+    HostProfile,
+    utf16_units,
+    within,
+)
+from fleetmem.integrations.briefing import fits, per_argument_limit
 from fleetmem.service.bootstrap import App
 
 log = logging.getLogger("fleetmem.context")
@@ -47,8 +61,16 @@ CONTEXT_FILE_ENV = "FLEETMEM_CONTEXT_FILE"
 CONTEXT_FILE_NAME = "fleetmem-context.md"
 #: Where a Claude Code session's context is kept between its hooks (beside the hook state).
 SESSION_DIR = ("hooks", "claude-code")
+#: Where a run's whole context is kept while some of it waits to be pulled.
+KEPT_DIR = ("run", "context")
 #: How long past its answer deadline a SessionStart hook may still wait for the context.
 SESSION_GRACE_S = 1.0
+#: The least room a SessionStart answer keeps for the context beside the fenced briefing;
+#: with less, the briefing is replaced by a line telling the agent to call ``briefing``.
+SESSION_CONTEXT_ROOM = 5_000
+BRIEFING_POINTER = (
+    "Your fleetmem briefing did not fit here: call the fleetmem tool `briefing` to read it."
+)
 
 CONTEXT_DELIVERIES = Counter(
     "fleetmem_context_deliveries_total",
@@ -75,17 +97,68 @@ class Delivery:
 
 
 def assemble_for_run(
-    app: App, *, agent: str, repo: str | None, run_id: str, about: str | None = None
+    app: App,
+    *,
+    agent: str,
+    repo: str | None,
+    run_id: str,
+    about: str | None = None,
+    host: HostFit | None = None,
 ) -> str:
     """The run's context text, its loads recorded; ``""`` when it could not be assembled.
-    ``about`` (the run's prompt) picks the facts relevant to it."""
+    ``about`` (the run's prompt) picks the facts relevant to it; ``host`` fits it to what
+    that host takes (the whole context is then kept for the pull)."""
     try:
-        context = app.files.assemble(agent, repo=repo, run_id=run_id, about=about)
+        context = app.files.assemble(agent, repo=repo, run_id=run_id, about=about, host=host)
     except Exception as exc:  # context is an aid: its failure never stops a run
         log.warning("context.failed agent=%s run=%s error=%s", agent, run_id, type(exc).__name__)
         CONTEXT_DELIVERIES.labels(how="none", outcome="failed").inc()
         return ""
-    return context.text
+    assembly = context.assembly
+    if assembly.pulled:
+        keep_whole(app.home, run_id, assembly.full_text)
+        log.info(
+            "context.pulled agent=%s run=%s host=%s parts=%s tokens=%d",
+            agent,
+            run_id,
+            host.profile.key if host else "-",
+            ",".join(s.key for s in assembly.pulled),
+            sum(s.pullable_tokens for s in assembly.pulled),
+        )
+    return assembly.text
+
+
+# ---- the whole context, kept for the parts a host could not take ---------------------------
+def _kept_file(home: Path, run_id: str) -> Path:
+    key = hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:32]
+    return home.joinpath(*KEPT_DIR) / f"{key}.md"
+
+
+def keep_whole(home: Path, run_id: str, text: str) -> None:
+    """Keep ``text`` (a run's whole context) for :func:`kept_whole`; a failure is logged and
+    the pull then answers that nothing is kept."""
+    path = _kept_file(home, run_id)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        log.warning("context.keep_failed run=%s error=%s", run_id, type(exc).__name__)
+
+
+def kept_whole(home: Path, run_id: str) -> str | None:
+    """The whole context of a run some of whose parts its host could not take; None when
+    nothing of it was left out (or the run has ended)."""
+    try:
+        return _kept_file(home, run_id).read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def forget_whole(home: Path, run_id: str) -> None:
+    with contextlib.suppress(OSError):
+        _kept_file(home, run_id).unlink()
 
 
 def toml_string(text: str) -> str:
@@ -189,9 +262,33 @@ def for_run(
     prompt: str | None = None,
 ) -> Delivery:
     """Assemble a ``fleetmem run``'s context (recording its loads) and hand it over; its facts
-    are those relevant to ``prompt`` (the operator's prompt)."""
-    text = assemble_for_run(app, agent=agent, repo=repo, run_id=run_id, about=prompt or "")
+    are those relevant to ``prompt`` (the operator's prompt). An argument too long for exec
+    loses whole parts to the pull rather than the whole context."""
+    host = argv_host(adapter, argv, env, has_prompt=has_prompt)
+    text = assemble_for_run(
+        app, agent=agent, repo=repo, run_id=run_id, about=prompt or "", host=host
+    )
     return deliver(adapter, argv, env, text, has_prompt=has_prompt, agent=agent, run_id=run_id)
+
+
+def argv_host(
+    adapter: str, argv: Sequence[str], env: Mapping[str, str], *, has_prompt: bool
+) -> HostFit | None:
+    """The exec limits of this very argv and environment, for an agent given the context as
+    an argument; None for a plain command (a file: no limit)."""
+    profile = {"claude-code": CLAUDE_CODE_RUN, "codex": CODEX_RUN}.get(adapter)
+    if profile is None:
+        return None
+    sized = HostProfile(
+        profile.key, profile.title, profile.mechanism, per_argument_limit() - 1, "bytes"
+    )
+
+    def takes(text: str) -> bool:
+        options = context_options(adapter, text)
+        assert options is not None
+        return fits(with_options(argv, options, has_prompt=has_prompt), env)
+
+    return HostFit(sized, takes)
 
 
 # ---- Claude Code sessions (hooks) ----------------------------------------------------------
@@ -200,10 +297,31 @@ def _session_file(home: Path, run_id: str) -> Path:
     return home.joinpath(*SESSION_DIR) / f"{key}.context.md"
 
 
+def session_room(briefing_block: str) -> tuple[int, str]:
+    """(room for the context, the briefing block to send) in one SessionStart answer: the
+    host's limit less the block and the blank line between; a block that would leave less
+    than :data:`SESSION_CONTEXT_ROOM` is replaced by :data:`BRIEFING_POINTER`."""
+    limit = CLAUDE_CODE_SESSION.limit
+    assert limit is not None
+    if not briefing_block:
+        return limit, ""
+    if limit - utf16_units(briefing_block) - 2 < SESSION_CONTEXT_ROOM:
+        log.info("briefing.pointer reason=host_limit units=%d", utf16_units(briefing_block))
+        briefing_block = BRIEFING_POINTER
+    return limit - utf16_units(briefing_block) - 2, briefing_block
+
+
 def for_session(
-    app: App, *, agent: str, token: str, run_id: str, answer_by: float | None = None
+    app: App,
+    *,
+    agent: str,
+    token: str,
+    run_id: str,
+    answer_by: float | None = None,
+    room: int | None = None,
 ) -> str:
-    """A hooked session's context: the text its run was first given, or assembled now.
+    """A hooked session's context: the text its run was first given, or assembled now,
+    fitted to ``room`` UTF-16 units (default: all the hook's answer may hold).
 
     ``answer_by`` (``time.monotonic()``) is when the hook's answer is due; the context gets at
     most ``SESSION_GRACE_S`` past it (the hook's watchdog ends the process soon after, and the
@@ -214,12 +332,15 @@ def for_session(
         return path.read_text(encoding="utf-8")
     except OSError:
         pass
+    host = within(CLAUDE_CODE_SESSION, room)
     if answer_by is None:
-        return _assemble_session(app, agent, token, run_id, path, threading.Event())
+        return _assemble_session(app, agent, token, run_id, path, threading.Event(), host)
     late = threading.Event()
     result: list[str] = []
     worker = threading.Thread(
-        target=lambda: result.append(_assemble_session(app, agent, token, run_id, path, late)),
+        target=lambda: result.append(
+            _assemble_session(app, agent, token, run_id, path, late, host)
+        ),
         name="fleetmem-session-context",
         daemon=True,
     )
@@ -234,7 +355,13 @@ def for_session(
 
 
 def _assemble_session(
-    app: App, agent: str, token: str, run_id: str, path: Path, late: threading.Event
+    app: App,
+    agent: str,
+    token: str,
+    run_id: str,
+    path: Path,
+    late: threading.Event,
+    host: HostFit,
 ) -> str:
     try:
         repo = app.runs.resolve_caller(token).repo
@@ -243,7 +370,7 @@ def _assemble_session(
         return ""
     # The session's prompts are not known yet: its facts beyond the pinned ones come with
     # each prompt (UserPromptSubmit).
-    text = assemble_for_run(app, agent=agent, repo=repo, run_id=run_id, about="")
+    text = assemble_for_run(app, agent=agent, repo=repo, run_id=run_id, about="", host=host)
     if late.is_set():
         return text  # not given: nothing kept, so a resumed session assembles afresh
     try:
@@ -265,9 +392,10 @@ def _assemble_session(
 
 
 def forget_session(home: Path, run_id: str) -> None:
-    """Drop a finished session's kept context."""
+    """Drop a finished session's kept context (and the whole one kept for the pull)."""
     with contextlib.suppress(OSError):
         _session_file(home, run_id).unlink()
+    forget_whole(home, run_id)
 
 
 def session_start_answer(context: str, briefing: str) -> str:

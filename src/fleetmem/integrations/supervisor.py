@@ -190,6 +190,7 @@ class Supervisor:
             )
         finally:
             delivery.close()
+            context_delivery.forget_whole(app.home, run_id)  # the parts it could pull
         del argv, argv_prompt, delivery  # the composed prompt goes nowhere else
         return self._close(spec, opened, repo, snapshot, spawns, operator_prompt, started)
 

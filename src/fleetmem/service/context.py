@@ -30,6 +30,7 @@ from fleetmem.core.context import (
     assemble,
 )
 from fleetmem.core.contextfiles import AGENT_FILES, NOTEBOOK, FileRef, resolve
+from fleetmem.core.hosts import HostFit
 from fleetmem.core.labels import check_run_id
 from fleetmem.core.redact import strip_invisible
 from fleetmem.core.scope import validate_agent_name, validate_repo_key
@@ -161,6 +162,7 @@ class ContextMixin:
         run_id: str | None = None,
         providers: Mapping[str, SegmentProvider | None] | None = None,
         about: str | None = None,
+        host: HostFit | None = None,
     ) -> RunContext:
         """The exact context a run of ``agent`` in ``repo`` receives now.
 
@@ -170,8 +172,12 @@ class ContextMixin:
         ``providers`` override the service's own for this call (None switches one off). With
         ``run_id`` the loads are recorded once per run (the first assembly wins) and
         truncations are logged; without it nothing is written.
+
+        ``host`` fits the text to what that host takes at the start: parts that do not fit
+        are left out whole for the agent to pull (:mod:`fleetmem.core.hosts`); their loads are
+        recorded as for the rest (the run has them, one read away).
         """
-        return _assemble(self, agent, repo, run_id, providers, about)
+        return _assemble(self, agent, repo, run_id, providers, about, host)
 
     def report(
         self: ContextHost,
@@ -226,6 +232,7 @@ def _assemble(
     run_id: str | None,
     providers: Mapping[str, SegmentProvider | None] | None,
     about: str | None = None,
+    host_fit: HostFit | None = None,
 ) -> RunContext:
     agent = validate_agent_name(agent)
     repo = None if repo is None else validate_repo_key(repo)
@@ -236,9 +243,17 @@ def _assemble(
     request = ContextRequest(host.workspace, agent, repo, run_id, host._clock(), about)
     hooks: dict[str, Provided] = {}
     segments = _inputs(host, request, {**host.providers, **(providers or {})}, hooks)
-    assembly = assemble(segments, host.codec, host._nonce)
+
+    def fit(inputs: Sequence[SegmentInput]) -> Assembly:
+        if host_fit is None:
+            return assemble(inputs, host.codec, host._nonce)
+        return assemble(
+            inputs, host.codec, host._nonce, fits=host_fit.fits, pull_note=host_fit.note
+        )
+
+    assembly = fit(segments)
     if run_id is not None and hooks:
-        assembly = _settle(host, request, segments, assembly, hooks)
+        assembly = _settle(request, segments, assembly, hooks, fit)
     truncations = tuple(_truncations(assembly))
     context = RunContext(agent, repo, run_id, assembly, truncations)
     if run_id is not None:
@@ -247,11 +262,11 @@ def _assemble(
 
 
 def _settle(
-    host: ContextHost,
     request: ContextRequest,
     segments: list[SegmentInput],
     assembly: Assembly,
     hooks: Mapping[str, Provided],
+    fit: Callable[[Sequence[SegmentInput]], Assembly],
 ) -> Assembly:
     """Tell each provider what a real run is about to be shown; re-assemble without the
     entries it withdraws (their records could not be written)."""
@@ -276,7 +291,7 @@ def _settle(
         changed = True
         index = next(i for i, s in enumerate(segments) if s.key == key)
         segments[index] = SegmentInput(key, (PartInput(entries=allowed),))
-    return assemble(segments, host.codec, host._nonce) if changed else assembly
+    return fit(segments) if changed else assembly
 
 
 def _inputs(
@@ -328,6 +343,7 @@ def _record_run(host: ContextHost, request: ContextRequest, context: RunContext)
                     part.revision,
                     report.budget,
                     report.tokens,
+                    # A part left for the host to pull is still this run's, at this size.
                     0 if segment.dropped_by_backstop else report.used,
                     request.now,
                 )

@@ -126,3 +126,13 @@ BRIEFING_RESOURCE: Final = (
     "This run's briefing (text/plain): the same document the `briefing` tool returns, computed "
     "once per run. Empty when there is nothing to brief."
 )
+
+CONTEXT_RESOURCE: Final = (
+    "This run's whole context (text/plain), as fleetmem assembled it when the run started: "
+    'read it when the context you were given ends with "Not included above", naming parts '
+    "your host could not take at the start. It never changes during the run."
+)
+#: What the context resource answers for a run that was given its whole context.
+CONTEXT_WHOLE: Final = (
+    "Nothing was left out of this run's context: all of it was given to you at the start."
+)

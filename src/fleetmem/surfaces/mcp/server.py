@@ -33,6 +33,7 @@ from pydantic import AnyUrl, ValidationError
 
 from fleetmem import __version__
 from fleetmem.core import strictjson
+from fleetmem.core.hosts import CONTEXT_URI
 from fleetmem.errors import FleetmemError, NotAttributed, ProviderReserved
 from fleetmem.providers.reserved import AGENT_TOOLS, refuse_reserved, reserved_reason, visible_tools
 from fleetmem.service.bootstrap import App
@@ -271,7 +272,11 @@ class FleetmemMCP(MCPServer[Any]):
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
-        """``fleetmem://memory/briefing``: the caller's briefing, as the tool returns it."""
+        """``fleetmem://memory/briefing``: the caller's briefing, as the tool returns it;
+        ``fleetmem://memory/context``: the run's whole context, kept while its host could not
+        take all of it (:mod:`fleetmem.integrations.context_delivery`)."""
+        if str(uri) == CONTEXT_URI:
+            return await self._read_context(context)
         if str(uri) != BRIEFING_URI:
             return await super().read_resource(uri, context)
         memory = self.app.agent_memory
@@ -288,9 +293,24 @@ class FleetmemMCP(MCPServer[Any]):
             raise MCPError(code=code, message=str(exc), data={"uri": BRIEFING_URI}) from None
         return [ReadResourceContents(content=served.text, mime_type="text/plain")]
 
+    async def _read_context(self, context: Context[Any, Any] | None) -> list[ReadResourceContents]:
+        from fleetmem.integrations.context_delivery import kept_whole
+
+        def work(caller: Caller | None, _call_id: str) -> str:
+            if caller is None:
+                raise NotAttributed("the context belongs to a run: call with its run token")
+            return kept_whole(self.app.home, caller.run_id) or descriptions.CONTEXT_WHOLE
+
+        try:
+            text = await self.serve_call("resource:context", context, work)
+        except FleetmemToolError as exc:
+            code = INVALID_REQUEST if str(exc).startswith(NotAttributed.code) else INTERNAL_ERROR
+            raise MCPError(code=code, message=str(exc), data={"uri": CONTEXT_URI}) from None
+        return [ReadResourceContents(content=text, mime_type="text/plain")]
+
 
 def build_server(app: App, tokens: TokenSource, *, workers: int = WORKERS) -> FleetmemMCP:
-    """The agent-facing server over ``app``: seven tools and the briefing resource."""
+    """The agent-facing server over ``app``: seven tools, the briefing and context resources."""
     from fleetmem.surfaces.mcp.tools import register
 
     server = FleetmemMCP(app, tokens, workers=workers)
@@ -307,6 +327,16 @@ def build_server(app: App, tokens: TokenSource, *, workers: int = WORKERS) -> Fl
         mime_type="text/plain",
     )
     def briefing_resource() -> str:  # pragma: no cover - FleetmemMCP.read_resource serves it
+        raise RuntimeError("served by FleetmemMCP.read_resource")
+
+    @server.resource(
+        CONTEXT_URI,
+        name="context",
+        title="This run's whole context",
+        description=descriptions.CONTEXT_RESOURCE,
+        mime_type="text/plain",
+    )
+    def context_resource() -> str:  # pragma: no cover - FleetmemMCP.read_resource serves it
         raise RuntimeError("served by FleetmemMCP.read_resource")
 
     return server

@@ -1,0 +1,114 @@
+"""Delivery profiles: how much of a run's context each host really takes at the start (pure).
+
+A context that fits fleetmem's token budgets can still be too long for the way a host receives
+it. Each profile names the mechanism and the limit that host applies, so the assembly can leave
+whole parts out for the agent to pull (:func:`fleetmem.core.context.assemble`, ``fits``) rather
+than let the host cut the text somewhere fleetmem cannot see:
+
+- **Claude Code session** (hooks): a SessionStart hook's ``additionalContext`` arrives whole up
+  to 10,000 UTF-16 code units (JavaScript string length); one unit more and the model is given
+  a 2 KB preview and a file path instead. Measured with Claude Code 2.1.197 driven against a
+  local stand-in model API, at the limit and one past it, in ASCII, two-byte and astral text
+  (``tests/integrations/test_real_claude.py`` checks it against the CLI the tests install).
+  The context shares the answer with the fenced briefing.
+- **Claude Code** and **Codex** under ``fleetmem run``: one command-line argument
+  (``--append-system-prompt TEXT``; ``-c developer_instructions=TOML``), so the operating
+  system's exec limits: on Linux 131,072 bytes per argument, its NUL included, and ``ARG_MAX``
+  for everything together. The integration checks the real argv against the running system.
+- **A plain command**: a file named by ``$FLEETMEM_CONTEXT_FILE``; no limit.
+
+What is left out stays reachable: the parts' titles and how to read them are the last lines of
+what the host is given (:func:`pull_note`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Literal
+
+if TYPE_CHECKING:
+    from fleetmem.core.context import SegmentResult
+
+Unit = Literal["utf16", "bytes"]
+
+#: Where an agent reads the parts of its context its host could not take.
+CONTEXT_URI: Final = "fleetmem://memory/context"
+#: Linux's per-argument exec limit (MAX_ARG_STRLEN), the terminating NUL included.
+LINUX_ARGUMENT_BYTES: Final = 131_072
+
+
+@dataclass(frozen=True, slots=True)
+class HostProfile:
+    key: str
+    title: str
+    mechanism: str
+    #: The most ``unit``s the host takes whole; None: the OS's limits (argv) or none (file).
+    limit: int | None
+    unit: Unit
+    #: The context shares the host's limit with the fenced briefing (a hook's one answer).
+    shares_with_briefing: bool = False
+
+    def size(self, text: str) -> int:
+        return utf16_units(text) if self.unit == "utf16" else len(text.encode("utf-8"))
+
+    def describe_limit(self) -> str:
+        if self.limit is None:
+            return "no limit" if self.mechanism == "file" else "the system's argument limit"
+        unit = "characters" if self.unit == "utf16" else "bytes"
+        return f"{self.limit:,} {unit}"
+
+
+CLAUDE_CODE_SESSION: Final = HostProfile(
+    "claude-code-session",
+    "Claude Code session",
+    "SessionStart additionalContext",
+    10_000,
+    "utf16",
+    shares_with_briefing=True,
+)
+CLAUDE_CODE_RUN: Final = HostProfile(
+    "claude-code", "Claude Code (fleetmem run)", "--append-system-prompt", None, "bytes"
+)
+CODEX_RUN: Final = HostProfile(
+    "codex", "Codex (fleetmem run)", "-c developer_instructions", None, "bytes"
+)
+COMMAND_RUN: Final = HostProfile("command", "A command (fleetmem run)", "file", None, "bytes")
+PROFILES: Final = (CLAUDE_CODE_SESSION, CLAUDE_CODE_RUN, CODEX_RUN, COMMAND_RUN)
+PROFILE_BY_KEY: Final = {p.key: p for p in PROFILES}
+
+
+def utf16_units(text: str) -> int:
+    """The length of ``text`` as JavaScript counts it: astral characters count two."""
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+
+
+def pull_note(profile: HostProfile, titles: Sequence[str], tokens: int) -> str:
+    """The block that ends a context some of whose parts were left out for ``profile``."""
+    listed = ", ".join(titles)
+    return (
+        "## Not included above\n"
+        f"{profile.title} takes at most {profile.describe_limit()} of context at the start, "
+        f"so this was left out: {listed} ({tokens:,} tokens). Read it, with the rest of this "
+        f"context, from the fleetmem MCP resource {CONTEXT_URI} when you need it.\n"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HostFit:
+    """A host to fit a context to: its profile and the test of a text it takes whole."""
+
+    profile: HostProfile
+    fits: Callable[[str], bool]
+
+    def note(self, withheld: Sequence[SegmentResult]) -> str:
+        titles = [s.title if s.pulled else f"the rest of {s.title}" for s in withheld]
+        return pull_note(self.profile, titles, sum(s.withheld_tokens for s in withheld))
+
+
+def within(profile: HostProfile, room: int | None = None) -> HostFit:
+    """Fit to ``profile``'s own limit (or to ``room`` of it, when something shares it)."""
+    limit = profile.limit if room is None else room
+    if limit is None:
+        return HostFit(profile, lambda _text: True)
+    return HostFit(profile, lambda text: profile.size(text) <= limit)

@@ -1,0 +1,138 @@
+"""A context fitted to what its host takes at the start (issue 18 part 2; core/hosts.py).
+
+The texts are drawn fresh for each test from three alphabets (ASCII words, two-byte Latin,
+astral emoji that JavaScript counts as two units), so the limits are checked on text the
+module was not written against.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from fleetmem.core.context import HOST_CUT_MARKER, HOST_PULL_ORDER, SEGMENTS
+from fleetmem.core.contextfiles import AGENT_FILES
+from fleetmem.core.hosts import CLAUDE_CODE_SESSION, CONTEXT_URI, utf16_units, within
+from fleetmem.service.files import ContextFileService
+from tests.files.conftest import MARINA
+from tests.files.test_context import REPO, bodies_in
+
+AGENT = "host-agent"
+ALPHABETS = {
+    "ascii": "abcdefghijklmnopqrstuvwxyz",
+    "latin": "áéíóúñçøåß",
+    "astral": "😀🚀🧪🦀🐍",
+}
+NONCE = re.compile(r'id="\d{39}"')
+
+
+def words(rng: random.Random, alphabet: str, lines: int, first: str, last: str) -> str:
+    body = [
+        " ".join("".join(rng.choice(alphabet) for _ in range(rng.randint(2, 9))) for _ in range(8))
+        for _ in range(lines)
+    ]
+    return "\n".join([first, *body, last]) + "\n"
+
+
+def fill(files: ContextFileService, name: str, text: str, **where: str) -> None:
+    ref = files.ref(name, **where)
+    files.save(ref, text, base_revision=files.get(ref).revision, actor=MARINA)
+
+
+def feeds(rng: random.Random) -> dict[str, object]:
+    lines = [
+        f"run r{rng.randrange(10**6):06d} succeeded, {rng.randint(1, 9)} files" for _ in range(60)
+    ]
+    return {
+        k: (lambda _r, _l=lines: list(_l))
+        for k in ("facts", "scope", "recent_activity", "recent_runs")
+    }
+
+
+@pytest.mark.parametrize("alphabet", sorted(ALPHABETS))
+def test_a_long_context_fits_the_limit_leaving_whole_parts_out_in_order(
+    files: ContextFileService, alphabet: str
+) -> None:
+    rng = random.Random()
+    fill(files, "notebook", words(rng, ALPHABETS[alphabet], 120, "NB-FIRST", "NB-LAST"), repo=REPO)
+    for spec in AGENT_FILES:
+        fill(
+            files,
+            spec.slug,
+            words(rng, ALPHABETS[alphabet], 12, f"{spec.slug}-top", "end"),
+            agent=AGENT,
+        )
+    providers = feeds(rng)
+    whole = files.assemble(AGENT, repo=REPO, providers=providers)  # type: ignore[arg-type]
+    limit = rng.randint(4_000, 9_000)
+    fitted = files.assemble(
+        AGENT,
+        repo=REPO,
+        providers=providers,
+        host=within(CLAUDE_CODE_SESSION, limit),  # type: ignore[arg-type]
+    )
+    assembly = fitted.assembly
+    assert utf16_units(whole.assembly.text) > limit
+    assert utf16_units(assembly.text) <= limit and assembly.fits_host
+    # Left out in the pull order, never the facts; the last one left out may give its head.
+    withheld = [s.key for s in assembly.segments if s.withheld_tokens]
+    present = [s.key for s in whole.assembly.segments if s.present]
+    order = [k for k in HOST_PULL_ORDER if k in present]
+    assert withheld == [k for k in (s.key for s in SEGMENTS) if k in order[: len(withheld)]]
+    assert "facts" not in withheld and assembly.segment("facts").present
+    cut = [s for s in assembly.segments if s.withheld_tokens and not s.pulled]
+    assert len(cut) <= 1
+    # The text ends with the note naming what is left out, the tokens and the resource.
+    note = assembly.text[assembly.text.rindex("## Not included above") :]
+    assert (
+        CONTEXT_URI in note
+        and f"({sum(s.withheld_tokens for s in assembly.pulled):,} tokens)" in note
+    )
+    for segment in assembly.pulled:
+        assert segment.title in note
+    # Everything given is as the budgets made it, the meter exact to the token.
+    bodies_in(assembly)
+    # The kept whole text is the context without a host, word for word.
+    assert NONCE.sub("N", assembly.full_text) == NONCE.sub("N", whole.assembly.text)
+    for segment in cut:
+        assert HOST_CUT_MARKER in assembly.text
+        head = "".join(p.report.delivered for p in segment.parts)
+        assert head.startswith(
+            whole.assembly.segment(segment.key).parts[0].report.delivered.splitlines()[0]
+        )
+
+
+def test_a_context_within_the_limit_is_given_whole(files: ContextFileService) -> None:
+    rng = random.Random()
+    fill(files, "notes", words(rng, ALPHABETS["ascii"], 10, "N-FIRST", "N-LAST"), agent=AGENT)
+    whole = files.assemble(AGENT, repo=REPO, providers={})
+    size = utf16_units(whole.assembly.text)
+    fitted = files.assemble(AGENT, repo=REPO, providers={}, host=within(CLAUDE_CODE_SESSION, size))
+    assert not fitted.assembly.pulled and "Not included above" not in fitted.assembly.text
+    assert NONCE.sub("N", fitted.assembly.text) == NONCE.sub("N", whole.assembly.text)
+    one_less = files.assemble(
+        AGENT, repo=REPO, providers={}, host=within(CLAUDE_CODE_SESSION, size - 1)
+    )
+    # Notes is the only part: its head is given, cut on a line, and the rest is named.
+    [cut] = one_less.assembly.pulled
+    assert cut.key == "notes" and not cut.pulled
+    assert utf16_units(one_less.assembly.text) <= size - 1
+    assert "N-FIRST" in one_less.assembly.text and "the rest of Notes" in one_less.assembly.text
+
+
+def test_a_limit_no_text_can_meet_is_reported_not_hidden(files: ContextFileService) -> None:
+    rng = random.Random()
+    fill(files, "notes", words(rng, ALPHABETS["latin"], 30, "A", "B"), agent=AGENT)
+    fitted = files.assemble(AGENT, repo=REPO, providers={}, host=within(CLAUDE_CODE_SESSION, 50))
+    assert not fitted.assembly.fits_host
+    assert utf16_units(fitted.assembly.text) > 50
+
+
+def test_javascript_counts_astral_characters_twice() -> None:
+    assert utf16_units("abc") == 3
+    assert utf16_units("é") == 1
+    assert utf16_units("😀") == 2
+    assert utf16_units("a😀é🚀") == 6
+    assert CLAUDE_CODE_SESSION.size("😀" * 5_000) == 10_000
