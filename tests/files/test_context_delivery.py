@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -364,3 +365,50 @@ def test_deliver_counts_each_outcome_and_close_removes_the_private_directory() -
     assert empty.argv == ["x", "--", "p"] and empty.via is None
     after = (count("file", "ok"), count("argv", "ok"), count("none", "empty"))
     assert [b - a for a, b in zip(before, after, strict=True)] == [1.0, 1.0, 1.0]
+
+
+def test_a_session_answer_keeps_context_and_briefing_within_claude_codes_limit(
+    world: World,
+) -> None:
+    """Issue 18 part 2: the SessionStart answer, context and fenced briefing together, is
+    one Claude Code takes whole; what is left out is named with the resource to read."""
+    from fleetmem.core.hosts import CLAUDE_CODE_SESSION, CONTEXT_URI, utf16_units
+
+    world.config("[agent.claude-code]\nmemory_briefing = true\n")
+    words = ["ledger", "fixture", "deploy", "billing", "cache", "queue", "retry", "shard"]
+    rng = random.Random()
+    notebook = "\n".join(" ".join(rng.choice(words) for _ in range(10)) for _ in range(260))
+    app = build(world.home, {"HOME": str(world.tmp)})
+    try:
+        app.files.save(app.files.ref("notebook", repo=REPO_KEY), notebook + "\nNB-END\n",
+                       base_revision=0, actor=MARINA)  # fmt: skip
+        for n in range(6):
+            app.facts.add(f"Settlement rule {n}: {' '.join(rng.choices(words, k=30))}.", pin=True)
+    finally:
+        app.close()
+    session = Session(world)
+    given = additional_context(session.hook("SessionStart"))
+    assert utf16_units(given) <= CLAUDE_CODE_SESSION.limit  # type: ignore[operator]
+    assert 'field="briefing"' in given and "Settlement rule" in given
+    assert "Not included above" in given and CONTEXT_URI in given and "NB-END" not in given
+    kept = list((world.home / "run" / "context").iterdir())
+    assert len(kept) == 1 and "NB-END" in kept[0].read_text(encoding="utf-8")
+    again = additional_context(session.hook("SessionStart"))  # resumed: the same, fresh fences
+    nonces = re.compile(r'nonce="[0-9a-f]{32}"')
+    assert nonces.sub("N", again) == nonces.sub("N", given)
+    session.hook("SessionEnd")
+    assert list((world.home / "run" / "context").iterdir()) == []
+
+
+def test_a_briefing_too_large_to_share_the_answer_becomes_a_pointer() -> None:
+    from fleetmem.integrations.context_delivery import (
+        BRIEFING_POINTER,
+        SESSION_CONTEXT_ROOM,
+        session_room,
+    )
+
+    assert session_room("") == (10_000, "")
+    room, block = session_room("b" * 3_000)
+    assert (room, block) == (10_000 - 3_002, "b" * 3_000)
+    room, block = session_room("😀" * (10_000 - SESSION_CONTEXT_ROOM))
+    assert block == BRIEFING_POINTER and room == 10_000 - len(BRIEFING_POINTER) - 2

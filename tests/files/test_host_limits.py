@@ -136,3 +136,30 @@ def test_javascript_counts_astral_characters_twice() -> None:
     assert utf16_units("😀") == 2
     assert utf16_units("a😀é🚀") == 6
     assert CLAUDE_CODE_SESSION.size("😀" * 5_000) == 10_000
+
+
+@pytest.mark.parametrize("adapter", ["claude-code", "codex"])
+def test_an_argument_over_the_exec_limit_loses_parts_not_the_whole_context(
+    files: ContextFileService, adapter: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``fleetmem run`` gives the context as one argument: fitted to the per-argument limit
+    (lowered here: the system's 128 KiB is more than a 17,000-token context usually takes)."""
+    from fleetmem.integrations import briefing, context_delivery
+
+    rng = random.Random()
+    fill(files, "notebook", words(rng, ALPHABETS["latin"], 150, "NB-FIRST", "NB-LAST"), repo=REPO)
+    fill(files, "notes", words(rng, ALPHABETS["ascii"], 8, "N-FIRST", "N-LAST"), agent=AGENT)
+    limit = rng.randint(3_000, 6_000)
+    for module in (briefing, context_delivery):  # the check of a real argv, and the note
+        monkeypatch.setattr(module, "per_argument_limit", lambda: limit)
+    argv = [adapter, "-p", "--", "go"]
+    host = context_delivery.argv_host(adapter, argv, {}, has_prompt=True)
+    assert (
+        host is not None
+        and context_delivery.argv_host("command", argv, {}, has_prompt=True) is None
+    )
+    fitted = files.assemble(AGENT, repo=REPO, providers={}, host=host).assembly
+    [option] = context_delivery.context_options(adapter, fitted.text)[-1:]  # type: ignore[index]
+    assert len(option.encode("utf-8")) + 1 <= limit
+    assert "N-LAST" in fitted.text and fitted.pulled[0].key == "notebook"
+    assert "NB-LAST" in fitted.full_text and "NB-LAST" not in fitted.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -349,6 +350,10 @@ def test_an_unattributed_caller_gets_not_attributed_and_workspace_facts(
             await client.read_resource(BRIEFING_URI)
         except MCPError as exc:
             out["resource"] = exc.message
+        try:
+            await client.read_resource(CONTEXT_URI)
+        except MCPError as exc:
+            out["context"] = exc.message
         out["recall"] = ok_text(await client.call_tool("recall", {"query": "settlement fixture"}))
         out["workspace"] = ok_text(await client.call_tool("recall", {"query": "second reviewer"}))
         return out
@@ -359,6 +364,7 @@ def test_an_unattributed_caller_gets_not_attributed_and_workspace_facts(
             assert out[name].startswith("not_attributed: "), (name, out[name])
         assert out["update_notes"].startswith("not_attributed: ")
         assert out["resource"].startswith("not_attributed: ")
+        assert out["context"].startswith("not_attributed: ")
         assert ids(out["recall"], "facts") == [] and ids(out["recall"], "episodes") == []
         assert ids(out["workspace"], "facts") == [world.facts["review"]]
     assert world.app.store.fact_exposures(world.app.facts.workspace) == []
@@ -441,3 +447,25 @@ def test_logs_carry_ids_and_outcomes_never_queries_or_text(
     assert "mcp.call tool=recall run=me agent=api-fixer outcome=ok" in logged
     assert "outcome=invalid_input" in logged
     assert "quokka" not in logged.lower() and "settlement fixture" not in logged
+
+
+def test_the_context_resource_serves_the_run_its_kept_whole_context(
+    world: World, serve: Callable[[str | None], FleetmemMCP]
+) -> None:
+    from fleetmem.integrations.context_delivery import forget_whole, keep_whole
+    from fleetmem.surfaces.mcp.descriptions import CONTEXT_WHOLE
+
+    async def body(client: Any) -> Any:
+        return resource_text(await client.read_resource(CONTEXT_URI))
+
+    caller = world.app.agent_memory.caller(world.me.token)
+    assert caller is not None
+    # A run given its whole context at the start: the resource says so.
+    assert with_client(serve(world.me.token), body) == CONTEXT_WHOLE
+    whole = "## Project notebook\n" + secrets.token_hex(600) + "\n"
+    keep_whole(world.app.home, caller.run_id, whole)
+    assert with_client(serve(world.me.token), body) == whole
+    # Only the run's own: another run's token reads its own (nothing kept).
+    assert with_client(serve(world.other.token), body) == CONTEXT_WHOLE
+    forget_whole(world.app.home, caller.run_id)
+    assert with_client(serve(world.me.token), body) == CONTEXT_WHOLE
