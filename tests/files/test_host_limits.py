@@ -163,3 +163,36 @@ def test_an_argument_over_the_exec_limit_loses_parts_not_the_whole_context(
     assert len(option.encode("utf-8")) + 1 <= limit
     assert "N-LAST" in fitted.text and fitted.pulled[0].key == "notebook"
     assert "NB-LAST" in fitted.full_text and "NB-LAST" not in fitted.text
+
+
+def test_the_report_says_per_host_what_is_given_and_what_must_be_pulled(
+    files: ContextFileService,
+) -> None:
+    from fleetmem.surfaces.cli.files_cmds import report_text
+    from fleetmem.surfaces.files_views import report_view
+    from fleetmem.surfaces.http.schemas_files import ContextReport
+
+    rng = random.Random()
+    vocabulary = ["ledger", "fixture", "deploy", "billing", "cache", "queue", "retry", "shard"]
+    notebook = [" ".join(rng.choices(vocabulary, k=10)) for _ in range(250)]
+    fill(files, "notebook", "\n".join(["NB-FIRST", *notebook, "NB-LAST"]), repo=REPO)
+    fill(files, "notes", words(rng, ALPHABETS["ascii"], 8, 'N-"FIRST"', "N-LAST"), agent=AGENT)
+    report = files.report(AGENT, repo=REPO, providers={})
+    by_host = {reach.profile.key: reach for reach in report.hosts}
+    assert set(by_host) == {"claude-code-session", "claude-code", "codex", "command"}
+    session = by_host["claude-code-session"]
+    # The same fit a session is given (the report computes it once, from the same bodies).
+    given = files.assemble(AGENT, repo=REPO, providers={}, host=within(CLAUDE_CODE_SESSION))
+    assert [s.key for s in session.withheld] == [s.key for s in given.assembly.pulled]
+    assert session.withheld and session.size is not None and session.size <= 10_000
+    assert session.delivered_tokens == given.assembly.total
+    whole = report.context.assembly.total
+    assert by_host["command"].delivered_tokens == whole and not by_host["command"].withheld
+    # The same text as one argument: Codex's is TOML, its quotes and newlines escaped.
+    assert by_host["codex"].size > by_host["claude-code"].size > 10_000  # type: ignore[operator]
+    view = report_view(report)
+    ContextReport.model_validate(view)  # the documented schema of the API's answer
+    [session_view] = [h for h in view["hosts"] if h["host"] == "claude-code-session"]
+    assert session_view["withheld_tokens"] == sum(p["tokens"] for p in session_view["withheld"])
+    text = report_text(view)
+    assert "per host" in text and "tokens to pull: Project notebook" in text

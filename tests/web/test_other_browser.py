@@ -67,6 +67,14 @@ def test_agent_report_and_briefing_preview(start_daemon: Start, browse: Browse) 
     expect(page.locator(".report")).to_contain_text(
         "Measured from the current content — no run needed."
     )
+    # Per host (issue 18 part 2): the API's figures, to the token, on the page.
+    for host in report["hosts"]:
+        row = page.locator(f'tr[data-host="{host["host"]}"]')
+        expect(row).to_contain_text(f"{host['delivered_tokens']:,} tokens")
+        if host["whole"]:
+            expect(row).to_contain_text("nothing: all of it is given")
+        else:
+            expect(row).to_contain_text(f"{host['withheld_tokens']:,} tokens")
     shot(page, "15-agent-context-report")
     notes.get_by_role("link", name="Open").click()
     page.wait_for_url("**/memory/agents/research/files/notes")

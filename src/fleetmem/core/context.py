@@ -308,6 +308,20 @@ def assemble(
     return Assembly(text, total, backstop, chosen, tuple(results), full_text, fits_host)
 
 
+def fit_for_host(
+    assembly: Assembly,
+    codec: TokenCodec,
+    fits: Callable[[str], bool],
+    pull_note: Callable[[Sequence[SegmentResult]], str] | None = None,
+) -> Assembly:
+    """``assembly`` (assembled without a host) as that host would be given it: the same
+    bodies and nonce, fitted as :func:`assemble` fits them."""
+    results = [replace(s, pulled=False, withheld_tokens=0) for s in assembly.segments]
+    text, fits_host = _fit_host(results, assembly.nonce, assembly.full_text, codec, fits, pull_note)
+    total = codec.count(text)
+    return replace(assembly, text=text, total=total, segments=tuple(results), fits_host=fits_host)
+
+
 def _fit_host(
     results: list[SegmentResult],
     nonce: str,

@@ -78,6 +78,35 @@ PROFILES: Final = (CLAUDE_CODE_SESSION, CLAUDE_CODE_RUN, CODEX_RUN, COMMAND_RUN)
 PROFILE_BY_KEY: Final = {p.key: p for p in PROFILES}
 
 
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: every control character escaped (DEL included)."""
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char == '"':
+            out.append('\\"')
+        elif char == "\\":
+            out.append("\\\\")
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04X}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def argument_bytes(profile: HostProfile, text: str) -> int:
+    """The bytes of the one argument that carries ``text`` to ``profile``'s CLI, its NUL
+    included (what the per-argument exec limit counts)."""
+    if profile.key == CODEX_RUN.key:
+        return len(("developer_instructions=" + toml_string(text)).encode("utf-8")) + 1
+    return len(text.encode("utf-8")) + 1
+
+
 def utf16_units(text: str) -> int:
     """The length of ``text`` as JavaScript counts it: astral characters count two."""
     return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)

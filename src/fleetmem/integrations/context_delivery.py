@@ -49,6 +49,7 @@ from fleetmem.core.hosts import (
     CODEX_RUN,
     HostFit,
     HostProfile,
+    toml_string,
     utf16_units,
     within,
 )
@@ -159,27 +160,6 @@ def kept_whole(home: Path, run_id: str) -> str | None:
 def forget_whole(home: Path, run_id: str) -> None:
     with contextlib.suppress(OSError):
         _kept_file(home, run_id).unlink()
-
-
-def toml_string(text: str) -> str:
-    """``text`` as a TOML basic string: every control character escaped (DEL included)."""
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char == '"':
-            out.append('\\"')
-        elif char == "\\":
-            out.append("\\\\")
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\u{code:04X}")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
 
 
 def context_options(adapter: str, text: str) -> list[str] | None:

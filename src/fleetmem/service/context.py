@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from prometheus_client import Counter
@@ -28,9 +28,17 @@ from fleetmem.core.context import (
     SegmentInput,
     SegmentResult,
     assemble,
+    fit_for_host,
 )
 from fleetmem.core.contextfiles import AGENT_FILES, NOTEBOOK, FileRef, resolve
-from fleetmem.core.hosts import HostFit
+from fleetmem.core.hosts import (
+    LINUX_ARGUMENT_BYTES,
+    PROFILES,
+    HostFit,
+    HostProfile,
+    argument_bytes,
+    within,
+)
 from fleetmem.core.labels import check_run_id
 from fleetmem.core.redact import strip_invisible
 from fleetmem.core.scope import validate_agent_name, validate_repo_key
@@ -122,6 +130,65 @@ class AgentReport:
     message: str | None
     last_run_id: str | None
     last_run_agreed: bool | None
+    #: What each host is given of it at the start, and what it must pull (FR-50 per host).
+    hosts: tuple[HostReach, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HostReach:
+    """One host's share of the context: its limit, the size it is given, what is withheld."""
+
+    profile: HostProfile
+    assembly: Assembly  # the context as that host is given it
+
+    @property
+    def withheld(self) -> tuple[SegmentResult, ...]:
+        return self.assembly.pulled
+
+    @property
+    def withheld_tokens(self) -> int:
+        return sum(s.withheld_tokens for s in self.withheld)
+
+    @property
+    def delivered_tokens(self) -> int:
+        """Tokens the host is given at the start (the closing note included)."""
+        return self.assembly.total
+
+    @property
+    def size(self) -> int | None:
+        """What the host's limit counts of it (UTF-16 units, or the argument's bytes)."""
+        profile = self.profile
+        if profile.limit is None:
+            return None
+        if profile.unit == "utf16":
+            return profile.size(self.assembly.text)
+        return argument_bytes(profile, self.assembly.text)
+
+
+def host_reaches(assembly: Assembly, codec: TokenCodec) -> tuple[HostReach, ...]:
+    """``assembly`` fitted to every delivery profile (:data:`fleetmem.core.hosts.PROFILES`).
+    A Claude Code session's figure is the context alone; with ``memory_briefing`` on, the
+    briefing shares the same answer."""
+    reaches = []
+    for profile in PROFILES:
+        if profile.limit is not None:
+            fit = within(profile)
+        elif profile.mechanism == "file":
+            reaches.append(HostReach(profile, assembly))
+            continue
+        else:
+            sized = replace(profile, limit=LINUX_ARGUMENT_BYTES)
+            fit = HostFit(sized, _argument_fits(profile))
+            profile = sized
+        reaches.append(HostReach(profile, fit_for_host(assembly, codec, fit.fits, fit.note)))
+    return tuple(reaches)
+
+
+def _argument_fits(profile: HostProfile) -> Callable[[str], bool]:
+    def fits(text: str) -> bool:
+        return argument_bytes(profile, text) <= LINUX_ARGUMENT_BYTES
+
+    return fits
 
 
 class ContextHost(Protocol):
@@ -196,6 +263,7 @@ class ContextMixin:
             message=EMPTY_AGENT if empty else None,
             last_run_id=last[0].run_id if last else None,
             last_run_agreed=_agreement(context.assembly, last),
+            hosts=host_reaches(context.assembly, self.codec),
         )
 
     def run_loads(self: ContextHost, run_id: str) -> list[LoadRow]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from fleetmem.core.budget import LoadReport, SkippedRegion, skipped_caption
 from fleetmem.core.contextfiles import AUTHORING_RULE
-from fleetmem.service.context import AgentReport, RunContext
+from fleetmem.service.context import AgentReport, HostReach, RunContext
 from fleetmem.service.files import (
     AskPayload,
     ContextFileRead,
@@ -203,6 +203,35 @@ def report_view(report: AgentReport) -> dict[str, Any]:
         "message": report.message,
         "last_run": {"run_id": report.last_run_id, "agreed": report.last_run_agreed},
         "segments": _segments(context),
+        "hosts": [host_view(reach) for reach in report.hosts],
+    }
+
+
+def host_view(reach: HostReach) -> dict[str, Any]:
+    """What one host is given at the start and what it must pull, to the token."""
+    profile = reach.profile
+    return {
+        "host": profile.key,
+        "title": profile.title,
+        "mechanism": profile.mechanism,
+        "limit": profile.limit,
+        "unit": profile.unit if profile.limit is not None else None,
+        "limit_text": profile.describe_limit(),
+        "size": reach.size,
+        "shares_with_briefing": profile.shares_with_briefing,
+        "whole": not reach.withheld,
+        "fits": reach.assembly.fits_host,
+        "delivered_tokens": reach.delivered_tokens,
+        "withheld_tokens": reach.withheld_tokens,
+        "withheld": [
+            {
+                "key": s.key,
+                "title": s.title,
+                "tokens": s.withheld_tokens,
+                "whole": s.pulled,
+            }
+            for s in reach.withheld
+        ],
     }
 
 

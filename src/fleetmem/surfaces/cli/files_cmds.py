@@ -449,6 +449,7 @@ def report_text(d: dict[str, Any]) -> str:
     if d["message"]:
         lines.append(d["message"])
     lines.append(f"Framing (headings, fences): {d['overhead']:,} tokens.")
+    lines.extend(hosts_text(d.get("hosts", [])))
     agreed = d["last_run"]["agreed"]
     if agreed is not None:
         mark = "✓" if agreed else "✗ (the meter and the last run differ)"
@@ -456,6 +457,33 @@ def report_text(d: dict[str, Any]) -> str:
     else:
         lines.append("Measured from the current content — no run needed.")
     return "\n".join(lines)
+
+
+def hosts_text(hosts: list[dict[str, Any]]) -> list[str]:
+    """Per host: what it is given at the start and what the agent must pull (to the token)."""
+    if not hosts:
+        return []
+    lines = ["What reaches the agent at the start, per host:"]
+    for h in hosts:
+        given = f"{h['delivered_tokens']:,} tokens"
+        if h["size"] is not None:
+            unit = "characters" if h["unit"] == "utf16" else "bytes"
+            given += f" ({h['size']:,} of {h['limit']:,} {unit})"
+        if h["whole"]:
+            pulled = "all of it"
+        else:
+            parts = ", ".join(
+                p["title"].split(" — ")[0] + ("" if p["whole"] else " (the rest)")
+                for p in h["withheld"]
+            )
+            pulled = f"{h['withheld_tokens']:,} tokens to pull: {parts}"
+        shared = (
+            "; shared with the briefing when memory_briefing is on"
+            if h["shares_with_briefing"]
+            else ""
+        )
+        lines.append(f"  {h['title']:<28} {given}, {pulled}{shared}")
+    return lines
 
 
 def _cmd_context(app: Any, args: argparse.Namespace) -> int:

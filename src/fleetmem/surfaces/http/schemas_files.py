@@ -168,6 +168,29 @@ class LastRun(Strict):
     agreed: bool | None
 
 
+class WithheldPart(Strict):
+    key: str
+    title: str
+    tokens: int
+    whole: bool
+
+
+class HostReach(Strict):
+    host: str
+    title: str
+    mechanism: str
+    limit: int | None
+    unit: str | None
+    limit_text: str
+    size: int | None
+    shares_with_briefing: bool
+    whole: bool
+    fits: bool
+    delivered_tokens: int
+    withheld_tokens: int
+    withheld: list[WithheldPart]
+
+
 class ContextReport(Strict):
     agent: str
     repo: str | None
@@ -178,6 +201,7 @@ class ContextReport(Strict):
     message: str | None
     last_run: LastRun
     segments: list[Segment]
+    hosts: list[HostReach]
 
 
 class Attachment(Strict):

@@ -17,6 +17,7 @@ from fleetmem.errors import InvalidInput
 from fleetmem.service.doctor import run_checks
 from fleetmem.surfaces import runs_views, views
 from fleetmem.surfaces.cli.parsing import parse_since
+from fleetmem.surfaces.files_views import host_view
 from fleetmem.surfaces.web.base import Web, WebRoute, call, log, redirect
 
 BRIEFING_SECTIONS = ("collisions", "recent_runs", "facts", "episodes")
@@ -97,6 +98,7 @@ def routes(web: Web) -> APIRouter:
                 message=report.message,
                 last_run=report.last_run_id,
                 agreed=report.last_run_agreed,
+                hosts=[host_view(reach) for reach in report.hosts],
             )
         return web.page(request, session, "agent.html", f"agent:{agent}", ctx)
 
