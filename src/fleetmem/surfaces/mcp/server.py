@@ -275,37 +275,38 @@ class FleetmemMCP(MCPServer[Any]):
         """``fleetmem://memory/briefing``: the caller's briefing, as the tool returns it;
         ``fleetmem://memory/context``: the run's whole context, kept while its host could not
         take all of it (:mod:`fleetmem.integrations.context_delivery`)."""
-        if str(uri) == CONTEXT_URI:
-            return await self._read_context(context)
-        if str(uri) != BRIEFING_URI:
-            return await super().read_resource(uri, context)
-        memory = self.app.agent_memory
+        name = str(uri)
+        if name == BRIEFING_URI:
+            memory = self.app.agent_memory
+
+            def briefing(caller: Caller | None, call_id: str) -> str:
+                return memory.briefing(caller, delivery="resource", call_id=call_id).text
+
+            return await self._serve_resource("briefing", name, context, briefing)
+        if name == CONTEXT_URI:
+            from fleetmem.integrations.context_delivery import kept_whole
+
+            def whole(caller: Caller | None, _call_id: str) -> str:
+                if caller is None:
+                    raise NotAttributed("the context belongs to a run: call with its run token")
+                return kept_whole(self.app.home, caller.run_id) or descriptions.CONTEXT_WHOLE
+
+            return await self._serve_resource("context", name, context, whole)
+        return await super().read_resource(uri, context)
+
+    async def _serve_resource(
+        self,
+        name: str,
+        uri: str,
+        context: Context[Any, Any] | None,
+        work: Callable[[Caller | None, str], str],
+    ) -> list[ReadResourceContents]:
+        """A resource's text, its errors as JSON-RPC errors (``not_attributed:`` a bad request)."""
         try:
-            served = await self.serve_call(
-                "resource:briefing",
-                context,
-                lambda caller, call_id: memory.briefing(
-                    caller, delivery="resource", call_id=call_id
-                ),
-            )
+            text = await self.serve_call(f"resource:{name}", context, work)
         except FleetmemToolError as exc:
             code = INVALID_REQUEST if str(exc).startswith(NotAttributed.code) else INTERNAL_ERROR
-            raise MCPError(code=code, message=str(exc), data={"uri": BRIEFING_URI}) from None
-        return [ReadResourceContents(content=served.text, mime_type="text/plain")]
-
-    async def _read_context(self, context: Context[Any, Any] | None) -> list[ReadResourceContents]:
-        from fleetmem.integrations.context_delivery import kept_whole
-
-        def work(caller: Caller | None, _call_id: str) -> str:
-            if caller is None:
-                raise NotAttributed("the context belongs to a run: call with its run token")
-            return kept_whole(self.app.home, caller.run_id) or descriptions.CONTEXT_WHOLE
-
-        try:
-            text = await self.serve_call("resource:context", context, work)
-        except FleetmemToolError as exc:
-            code = INVALID_REQUEST if str(exc).startswith(NotAttributed.code) else INTERNAL_ERROR
-            raise MCPError(code=code, message=str(exc), data={"uri": CONTEXT_URI}) from None
+            raise MCPError(code=code, message=str(exc), data={"uri": uri}) from None
         return [ReadResourceContents(content=text, mime_type="text/plain")]
 
 
@@ -319,27 +320,20 @@ def build_server(app: App, tokens: TokenSource, *, workers: int = WORKERS) -> Fl
     if visible_tools(names, app.settings) != names or set(names) != set(AGENT_TOOLS):
         raise RuntimeError(f"the agent tool list is wrong: {names}")
 
-    @server.resource(
-        BRIEFING_URI,
-        name="briefing",
-        title="This run's briefing",
-        description=descriptions.BRIEFING_RESOURCE,
-        mime_type="text/plain",
+    resources = (
+        (BRIEFING_URI, "briefing", "This run's briefing", descriptions.BRIEFING_RESOURCE),
+        (CONTEXT_URI, "context", "This run's whole context", descriptions.CONTEXT_RESOURCE),
     )
-    def briefing_resource() -> str:  # pragma: no cover - FleetmemMCP.read_resource serves it
-        raise RuntimeError("served by FleetmemMCP.read_resource")
-
-    @server.resource(
-        CONTEXT_URI,
-        name="context",
-        title="This run's whole context",
-        description=descriptions.CONTEXT_RESOURCE,
-        mime_type="text/plain",
-    )
-    def context_resource() -> str:  # pragma: no cover - FleetmemMCP.read_resource serves it
-        raise RuntimeError("served by FleetmemMCP.read_resource")
+    for uri, name, title, description in resources:
+        # Listed here; FleetmemMCP.read_resource serves them (attributed, per caller).
+        server.resource(uri, name=name, title=title, description=description,
+                        mime_type="text/plain")(_served_by_read_resource)  # fmt: skip
 
     return server
+
+
+def _served_by_read_resource() -> str:  # pragma: no cover - never called by the SDK
+    raise RuntimeError("served by FleetmemMCP.read_resource")
 
 
 def stdio_server(app: App, environ: Mapping[str, str], *, attach: str | None = None) -> FleetmemMCP:
