@@ -269,3 +269,25 @@ def test_a_capture_the_daemon_cannot_store_is_told_in_one_line(
     told = json.loads(answer)["hookSpecificOutput"]["additionalContext"]
     assert 'could not store "the cache is warmed at six"' in told
     assert "RuntimeError: the disk went away" in told
+
+
+def test_the_daemon_warms_what_a_first_session_would_wait_on_and_writes_nothing(
+    relay_home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from fleetmem.integrations.hookmain import warm_for_hooks
+
+    app = build(relay_home, {})
+    try:
+        before = app.store.last_loads(app.files.workspace, "claude-code")
+        warm_for_hooks(app)
+        assert app.store.last_loads(app.files.workspace, "claude-code") == before == []
+
+        def broken(*_args: object, **_kwargs: object) -> None:
+            raise OSError("disk gone")
+
+        app.files.assemble = broken  # type: ignore[method-assign]
+        with caplog.at_level(logging.INFO, logger="fleetmem.hooks"):
+            warm_for_hooks(app)  # best effort: logged, never raised
+        assert "hook.warm_failed error=OSError" in caplog.text
+    finally:
+        app.close()

@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import socket
+import threading
 from collections.abc import Callable
 from types import FrameType
 
@@ -16,7 +17,7 @@ import uvicorn
 
 from fleetmem import telemetry
 from fleetmem.errors import Conflict, InvalidInput
-from fleetmem.integrations.hookmain import hooks_log_handler, serve_relayed
+from fleetmem.integrations.hookmain import hooks_log_handler, serve_relayed, warm_for_hooks
 from fleetmem.integrations.hookrelay import HookRelay
 from fleetmem.logsafe import protect_loggers
 from fleetmem.service.api_tokens import ApiTokens
@@ -112,6 +113,9 @@ def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> N
         app.home, functools.partial(serve_relayed, app), log_handler=hooks_log_handler(app.home)
     )
     relay.start()
+    threading.Thread(
+        target=warm_for_hooks, args=(app,), name="fleetmem-hook-warm", daemon=True
+    ).start()
     exporting = telemetry.start(app.settings.telemetry, os.environ)
     api = create_app(app, tokens)
     config = uvicorn.Config(
