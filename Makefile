@@ -73,10 +73,11 @@ unit: $(TEST_STAMP)
 
 test: lint typecheck unit
 
-bench: $(STAMP)
+# The real-session hook benchmark drives the Claude Code CLI the test tools install.
+bench: $(STAMP) $(TEST_STAMP)
 	$(BIN)/python -m bench.run_all
 
-bench-quick: $(STAMP)
+bench-quick: $(STAMP) $(TEST_STAMP)
 	$(BIN)/python -m bench.run_all --quick
 
 clean:

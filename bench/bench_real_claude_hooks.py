@@ -154,6 +154,8 @@ def _session(
 
 
 def run(calls: int = CALLS, sessions: int = SESSIONS) -> dict[str, Any]:
+    if not CLAUDE.exists():
+        raise RuntimeError(f"{CLAUDE} is missing: `make .venv/.test-tools` installs it")
     load_before = os.getloadavg()
     modes = {mode: _mode(calls, mode == "daemon", sessions) for mode in ("own_process", "daemon")}
     return {
