@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -196,3 +197,30 @@ def test_the_report_says_per_host_what_is_given_and_what_must_be_pulled(
     assert session_view["withheld_tokens"] == sum(p["tokens"] for p in session_view["withheld"])
     text = report_text(view)
     assert "per host" in text and "tokens to pull: Project notebook" in text
+
+
+def test_a_kept_context_is_the_runs_alone_and_old_ones_are_pruned(tmp_path: Path) -> None:
+    import os
+    import stat
+    import time
+
+    from fleetmem.integrations.context_delivery import (
+        KEPT_MAX_AGE_S,
+        forget_whole,
+        keep_whole,
+        kept_whole,
+    )
+
+    keep_whole(tmp_path, "run-old", "old text")
+    [old] = list((tmp_path / "run" / "context").iterdir())
+    stale = time.time() - KEPT_MAX_AGE_S - 60
+    os.utime(old, (stale, stale))
+    keep_whole(tmp_path, "run-new", "new text")
+    assert kept_whole(tmp_path, "run-old") is None  # a run that never said it ended
+    assert kept_whole(tmp_path, "run-new") == "new text"
+    assert kept_whole(tmp_path, "run-other") is None
+    [new] = list((tmp_path / "run" / "context").iterdir())
+    assert stat.S_IMODE(new.stat().st_mode) == 0o600
+    assert stat.S_IMODE(new.parent.stat().st_mode) == 0o700
+    forget_whole(tmp_path, "run-new")
+    assert kept_whole(tmp_path, "run-new") is None

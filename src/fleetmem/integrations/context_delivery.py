@@ -64,6 +64,9 @@ CONTEXT_FILE_NAME = "fleetmem-context.md"
 SESSION_DIR = ("hooks", "claude-code")
 #: Where a run's whole context is kept while some of it waits to be pulled.
 KEPT_DIR = ("run", "context")
+#: A kept context older than this belongs to a run that ended without saying so (a session
+#: killed before SessionEnd): it is removed the next time a context is kept.
+KEPT_MAX_AGE_S = 7 * 24 * 3600
 #: How long past its answer deadline a SessionStart hook may still wait for the context.
 SESSION_GRACE_S = 1.0
 #: The least room a SessionStart answer keeps for the context beside the fenced briefing;
@@ -146,6 +149,17 @@ def keep_whole(home: Path, run_id: str, text: str) -> None:
             fh.write(text)
     except OSError as exc:
         log.warning("context.keep_failed run=%s error=%s", run_id, type(exc).__name__)
+        return
+    _prune_kept(path.parent, time.time() - KEPT_MAX_AGE_S)
+
+
+def _prune_kept(directory: Path, before: float) -> None:
+    with contextlib.suppress(OSError):
+        for kept in directory.glob("*.md"):
+            with contextlib.suppress(OSError):
+                if kept.stat().st_mtime < before:
+                    kept.unlink()
+                    log.info("context.kept_pruned file=%s", kept.name)
 
 
 def kept_whole(home: Path, run_id: str) -> str | None:
