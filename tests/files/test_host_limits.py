@@ -224,3 +224,32 @@ def test_a_kept_context_is_the_runs_alone_and_old_ones_are_pruned(tmp_path: Path
     assert stat.S_IMODE(new.parent.stat().st_mode) == 0o700
     forget_whole(tmp_path, "run-new")
     assert kept_whole(tmp_path, "run-new") is None
+
+
+def test_the_editor_says_per_host_how_much_of_an_agent_file_reaches_the_start(
+    files: ContextFileService,
+) -> None:
+    from types import SimpleNamespace
+
+    from fleetmem.surfaces.web.files_pages import host_rows
+
+    rng = random.Random()
+    vocabulary = ["ledger", "fixture", "deploy", "billing", "cache", "queue", "retry", "shard"]
+    for slug in ("notes", "tools", "role", "identity"):
+        body = [" ".join(rng.choices(vocabulary, k=10)) for _ in range(110)]
+        fill(files, slug, "\n".join([f"{slug}-FIRST", *body, f"{slug}-LAST"]), agent=AGENT)
+    web = SimpleNamespace(app=SimpleNamespace(files=files))
+    report = files.report(AGENT)
+    [session] = [r for r in report.hosts if r.profile.key == "claude-code-session"]
+    for slug in ("notes", "tools", "identity", "role"):
+        rows = {r["host"]: r["reaches"] for r in host_rows(web, files.ref(slug, agent=AGENT))}  # type: ignore[arg-type]
+        segment = session.assembly.segment(slug)
+        if segment.pulled:
+            assert rows["claude-code-session"].startswith("none at the start")
+        elif segment.withheld_tokens:
+            assert rows["claude-code-session"].startswith("its first lines")
+        else:
+            assert rows["claude-code-session"] == "all of it that fits its budget"
+        assert rows["command"] == "all of it that fits its budget"
+    assert any(s.withheld_tokens for s in session.assembly.segments)
+    assert host_rows(web, files.ref("organization")) == []  # type: ignore[arg-type]

@@ -91,6 +91,16 @@ def test_s6_over_budget_meter_preview_and_s7_ask_an_agent(
         f"{meter['used']:,} / 1,500 tokens · {meter['skipped_tokens']:,} tokens skipped"
     )
     expect(figures).to_contain_text("(over budget)")
+    # Per host at the start: the whole-agent report's figures for this file (issue 18 part 2).
+    report = daemon.client.get("/api/v1/agents/research/context-report").json()
+    for host in report["hosts"]:
+        withheld = {p["key"]: p for p in host["withheld"]}.get("notes")
+        row = page.locator(f'.meter-panel li[data-host="{host["host"]}"]')
+        expect(row).to_contain_text(
+            "all of it that fits its budget"
+            if withheld is None
+            else f"{withheld['tokens']:,} tokens to pull"
+        )
     bar = page.locator('.meter-panel [role="meter"]')
     expect(bar).to_have_attribute(
         "aria-valuetext",

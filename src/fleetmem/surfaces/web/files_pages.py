@@ -21,7 +21,7 @@ from fleetmem.errors import CapReached, InvalidInput, NotFound, StaleRevision
 from fleetmem.service.files import Actor, FileView
 from fleetmem.surfaces.files_views import meter_text
 from fleetmem.surfaces.proposal_views import proposal_view
-from fleetmem.surfaces.web.base import Web, WebRoute, call, redirect, with_query
+from fleetmem.surfaces.web.base import Web, WebRoute, call, log, redirect, with_query
 from fleetmem.surfaces.web.render import marked
 
 STATE_LABELS = {
@@ -144,7 +144,32 @@ def editor_context(
         "error": error,
         "now": time.time(),
         "proposals": _pending_proposals(web, target.ref),
+        "hosts": host_rows(web, target.ref),
     }
+
+
+def host_rows(web: Web, ref: FileRef) -> list[dict[str, Any]]:
+    """Per host, how much of this agent file reaches the agent at the start (its part of
+    the whole-agent report, :func:`fleetmem.service.context.host_reaches`); [] for files
+    that are not one agent's (each agent's report says it for them)."""
+    if ref.kind != "agent" or ref.owner is None:
+        return []
+    try:
+        report = web.app.files.report(ref.owner)
+    except Exception as exc:  # the editor stays usable without the per-host rows
+        log.warning("web.host_rows_failed error=%s", type(exc).__name__)
+        return []
+    rows = []
+    for reach in report.hosts:
+        segment = reach.assembly.segment(ref.spec.slug)
+        if not segment.withheld_tokens:
+            reaches = "all of it that fits its budget"
+        elif segment.pulled:
+            reaches = f"none at the start: {segment.withheld_tokens:,} tokens to pull"
+        else:
+            reaches = f"its first lines: {segment.withheld_tokens:,} tokens to pull"
+        rows.append({"host": reach.profile.key, "title": reach.profile.title, "reaches": reaches})
+    return rows
 
 
 def _pending_proposals(web: Web, ref: FileRef) -> list[dict[str, Any]]:
