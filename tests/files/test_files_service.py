@@ -71,6 +71,24 @@ def test_s12_a_fourth_every_run_file_is_refused_naming_the_three(
     assert files.set_mode("glossary", "every-run", actor=MARINA).mode == "every_run"
 
 
+@pytest.mark.parametrize(
+    ("agent", "repo", "field"),
+    [
+        ("cudo", "\x1b\u00bf|bad repo", "repo"),  # found by schemathesis: repo was ignored
+        ("Bad Agent!", "github.com/acme/api", "agent"),
+    ],
+)
+def test_listing_an_agent_and_a_repository_at_once_is_refused_naming_the_field(
+    files: ContextFileService, agent: str, repo: str, field: str
+) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        files.list_files(agent=agent, repo=repo)
+    assert caught.value.field == field
+    with pytest.raises(NotFound, match="name an agent or a repository, not both"):
+        files.list_files(agent="cudo", repo="github.com/acme/api")  # both valid: no such files
+    assert next(v.ref.name for v in files.list_files(agent="cudo")) == "identity"
+
+
 def test_the_limit_holds_when_two_writers_race(make_files: ServiceFactory) -> None:
     a, b = make_files(), make_files()
     a.list_files()

@@ -221,6 +221,12 @@ class ContextFileService(ProposalsMixin, ContextMixin):
 
     def list_files(self, *, agent: str | None = None, repo: str | None = None) -> list[FileView]:
         """The six workspace files, an agent's seven files, or a repository's notebook."""
+        if agent is not None and repo is not None:
+            # A bad value is named whichever one it is; two good ones address no file at all,
+            # as for ``ref`` (404).
+            validate_agent_name(agent)
+            validate_repo_key(repo)
+            raise NotFound("no files: name an agent or a repository, not both")
         if agent is not None:
             return [self.get(self.ref(s.slug, agent=agent)) for s in AGENT_FILES]
         if repo is not None:

@@ -35,7 +35,7 @@ def routes(app: App) -> APIRouter:
     def ref(name: str, agent: str | None, repo: str | None) -> FileRef:
         return files.ref(name, agent=agent, repo=repo)
 
-    @api.get("/api/v1/files", **documented(sx.FilesOut))  # type: ignore[arg-type]
+    @api.get("/api/v1/files", **documented(sx.FilesOut, 404))  # type: ignore[arg-type]
     def list_files(agent: str | None = None, repo: str | None = None) -> dict[str, Any]:
         if agent is not None or repo is not None:
             views = files.list_files(agent=agent, repo=repo)
