@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import random
 import subprocess
 from collections.abc import Callable, Iterator
@@ -24,8 +25,8 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "run-record.json
 @pytest.fixture
 def rng() -> random.Random:
     """Fresh random values every run, from a seed printed with the test's output (pytest
-    shows it when the test fails), so a failure can be replayed with ``random.Random(SEED)``."""
-    seed = random.SystemRandom().randrange(2**32)
+    shows it when the test fails), so a failure can be replayed: ``FLEETMEM_TEST_SEED=SEED``."""
+    seed = int(os.environ.get("FLEETMEM_TEST_SEED") or random.SystemRandom().randrange(2**32))
     print(f"random seed {seed}")
     return random.Random(seed)
 
