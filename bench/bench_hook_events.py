@@ -114,17 +114,25 @@ def run(runs: int = RUNS) -> dict[str, Any]:
     }
 
 
+def session_home(base: Path, remote: str | None = None) -> tuple[Path, Path]:
+    """A fleetmem home configured for Claude Code sessions, and a one-file git repository."""
+    home, repo = base / "home", base / "repo"
+    home.mkdir()
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    if remote:
+        _git(repo, "remote", "add", "origin", remote)
+    (repo / "app.py").write_text("VALUE = 1\n", encoding="utf-8")
+    (home / "fleetmem.toml").write_text(
+        '[model_api]\nembedding_model = ""\n[agent.claude-code]\n', encoding="utf-8"
+    )
+    return home, repo
+
+
 def _run_mode(runs: int, with_daemon: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="fleetmem-bench-hook-events-") as tmp:
         base = Path(tmp)
-        home, repo = base / "home", base / "repo"
-        home.mkdir()
-        repo.mkdir()
-        _git(repo, "init", "-q", "-b", "main")
-        (repo / "app.py").write_text("VALUE = 1\n", encoding="utf-8")
-        (home / "fleetmem.toml").write_text(
-            '[model_api]\nembedding_model = ""\n[agent.claude-code]\n', encoding="utf-8"
-        )
+        home, repo = session_home(base)
         env = _env(home, base)
         daemon = _start_daemon(home, env) if with_daemon else None
         try:

@@ -29,8 +29,8 @@ from typing import Any
 
 from tests.integrations.fixtures.anthropic_standin import serving
 
-from bench.bench_hook_events import FLEETMEM, TARGETS_MS, _start_daemon, _summary
-from bench.bench_hooks import _env, _git
+from bench.bench_hook_events import FLEETMEM, TARGETS_MS, _start_daemon, _summary, session_home
+from bench.bench_hooks import _env
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAUDE = ROOT / ".venv" / "node" / "node_modules" / ".bin" / "claude"
@@ -84,15 +84,7 @@ def _mode(calls: int, with_daemon: bool, sessions: int) -> dict[str, Any]:
     finds everything cold (a daemon just started), the later ones as a working day does."""
     with tempfile.TemporaryDirectory(prefix="fleetmem-bench-real-claude-") as tmp:
         base = Path(tmp)
-        home, repo = base / "home", base / "repo"
-        home.mkdir()
-        repo.mkdir()
-        _git(repo, "init", "-q", "-b", "main")
-        _git(repo, "remote", "add", "origin", "git@github.com:acme/api.git")
-        (repo / "app.py").write_text("VALUE = 1\n", encoding="utf-8")
-        (home / "fleetmem.toml").write_text(
-            '[model_api]\nembedding_model = ""\n[agent.claude-code]\n', encoding="utf-8"
-        )
+        home, repo = session_home(base, "git@github.com:acme/api.git")
         env = _env(home, base)
         subprocess.run([FLEETMEM, "install", "claude-code"], env=env, check=True,
                        capture_output=True, timeout=120)  # fmt: skip

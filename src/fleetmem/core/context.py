@@ -192,12 +192,9 @@ class SegmentResult:
     @property
     def present(self) -> bool:
         """True when the segment puts any text in the context."""
-        return self.pullable and not self.pulled
-
-    @property
-    def pullable(self) -> bool:
-        """True when the segment has text in the whole context (delivered or pulled)."""
-        return not self.dropped_by_backstop and any(p.report.delivered for p in self.parts)
+        return not (self.dropped_by_backstop or self.pulled) and any(
+            p.report.delivered for p in self.parts
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,9 +205,9 @@ class Assembly:
     nonce: str
     segments: tuple[SegmentResult, ...]
     #: The whole context, parts left for the host included (``text`` when nothing was).
-    full_text: str = ""
+    full_text: str
     #: False when even with every pullable part left out the text is over the host's limit.
-    fits_host: bool = True
+    fits_host: bool
 
     @property
     def pulled(self) -> tuple[SegmentResult, ...]:

@@ -24,7 +24,7 @@ what the host is given (:func:`pull_note`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, Literal
 
 if TYPE_CHECKING:
@@ -75,7 +75,6 @@ CODEX_RUN: Final = HostProfile(
 )
 COMMAND_RUN: Final = HostProfile("command", "A command (fleetmem run)", "file", None, "bytes")
 PROFILES: Final = (CLAUDE_CODE_SESSION, CLAUDE_CODE_RUN, CODEX_RUN, COMMAND_RUN)
-PROFILE_BY_KEY: Final = {p.key: p for p in PROFILES}
 
 
 def toml_string(text: str) -> str:
@@ -141,3 +140,11 @@ def within(profile: HostProfile, room: int | None = None) -> HostFit:
     if limit is None:
         return HostFit(profile, lambda _text: True)
     return HostFit(profile, lambda text: profile.size(text) <= limit)
+
+
+def argument_host(profile: HostProfile, limit: int) -> HostFit:
+    """Fit to one exec argument of ``limit`` bytes (its NUL included) carrying the text to
+    ``profile``'s CLI; the profile is given that limit so its note can name it."""
+    return HostFit(
+        replace(profile, limit=limit), lambda text: argument_bytes(profile, text) <= limit
+    )

@@ -37,7 +37,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from prometheus_client import Counter
@@ -48,7 +48,6 @@ from fleetmem.core.hosts import (
     CLAUDE_CODE_SESSION,
     CODEX_RUN,
     HostFit,
-    HostProfile,
     toml_string,
     utf16_units,
     within,
@@ -127,15 +126,27 @@ def assemble_for_run(
             run_id,
             host.profile.key if host else "-",
             ",".join(s.key for s in assembly.pulled),
-            sum(s.pullable_tokens for s in assembly.pulled),
+            sum(s.withheld_tokens for s in assembly.pulled),
         )
     return assembly.text
 
 
 # ---- the whole context, kept for the parts a host could not take ---------------------------
+def _run_key(run_id: str) -> str:
+    """A run's file name stem: its id may hold characters no file name should."""
+    return hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:32]
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` for this user only (0600, in a 0700 directory)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
 def _kept_file(home: Path, run_id: str) -> Path:
-    key = hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:32]
-    return home.joinpath(*KEPT_DIR) / f"{key}.md"
+    return home.joinpath(*KEPT_DIR) / f"{_run_key(run_id)}.md"
 
 
 def keep_whole(home: Path, run_id: str, text: str) -> None:
@@ -143,10 +154,7 @@ def keep_whole(home: Path, run_id: str, text: str) -> None:
     the pull then answers that nothing is kept."""
     path = _kept_file(home, run_id)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        _write_private(path, text)
     except OSError as exc:
         log.warning("context.keep_failed run=%s error=%s", run_id, type(exc).__name__)
         return
@@ -273,22 +281,18 @@ def argv_host(
     profile = {"claude-code": CLAUDE_CODE_RUN, "codex": CODEX_RUN}.get(adapter)
     if profile is None:
         return None
-    sized = HostProfile(
-        profile.key, profile.title, profile.mechanism, per_argument_limit() - 1, "bytes"
-    )
 
-    def takes(text: str) -> bool:
+    def takes(text: str) -> bool:  # this very argv and environment, not only the argument
         options = context_options(adapter, text)
         assert options is not None
         return fits(with_options(argv, options, has_prompt=has_prompt), env)
 
-    return HostFit(sized, takes)
+    return HostFit(replace(profile, limit=per_argument_limit()), takes)
 
 
 # ---- Claude Code sessions (hooks) ----------------------------------------------------------
 def _session_file(home: Path, run_id: str) -> Path:
-    key = hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:32]
-    return home.joinpath(*SESSION_DIR) / f"{key}.context.md"
+    return home.joinpath(*SESSION_DIR) / f"{_run_key(run_id)}.context.md"
 
 
 def session_room(briefing_block: str) -> tuple[int, str]:
@@ -368,10 +372,7 @@ def _assemble_session(
     if late.is_set():
         return text  # not given: nothing kept, so a resumed session assembles afresh
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        _write_private(path, text)
     except OSError as exc:  # a resumed session then gets the context of that moment
         log.warning("context.keep_failed run=%s error=%s", run_id, type(exc).__name__)
     CONTEXT_DELIVERIES.labels(how="hook", outcome="ok" if text else "empty").inc()

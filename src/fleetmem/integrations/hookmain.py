@@ -231,7 +231,7 @@ def warm_for_hooks(app: Any) -> None:
     131-165 ms for the next): the hook modules, and one preview assembly (it writes
     nothing) for the tokenizer and the store's statements. Best effort: a failure is logged."""
     try:
-        from fleetmem.integrations import claude_hooks, context_delivery, gitdiff  # noqa: F401
+        from fleetmem.integrations import claude_hooks  # and, through it, the rest of the hooks
 
         app.files.assemble(claude_hooks.ADAPTER)  # the agent hooks run as by default
     except Exception as exc:

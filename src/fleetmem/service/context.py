@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 from prometheus_client import Counter
@@ -37,6 +37,7 @@ from fleetmem.core.hosts import (
     HostFit,
     HostProfile,
     argument_bytes,
+    argument_host,
     within,
 )
 from fleetmem.core.labels import check_run_id
@@ -177,18 +178,10 @@ def host_reaches(assembly: Assembly, codec: TokenCodec) -> tuple[HostReach, ...]
             reaches.append(HostReach(profile, assembly))
             continue
         else:
-            sized = replace(profile, limit=LINUX_ARGUMENT_BYTES)
-            fit = HostFit(sized, _argument_fits(profile))
-            profile = sized
-        reaches.append(HostReach(profile, fit_for_host(assembly, codec, fit.fits, fit.note)))
+            fit = argument_host(profile, LINUX_ARGUMENT_BYTES)
+        assembled = fit_for_host(assembly, codec, fit.fits, fit.note)
+        reaches.append(HostReach(fit.profile, assembled))
     return tuple(reaches)
-
-
-def _argument_fits(profile: HostProfile) -> Callable[[str], bool]:
-    def fits(text: str) -> bool:
-        return argument_bytes(profile, text) <= LINUX_ARGUMENT_BYTES
-
-    return fits
 
 
 class ContextHost(Protocol):
