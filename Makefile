@@ -10,6 +10,7 @@ PORT   ?= 8737
 SERVER_MEMORY_VERSION := 2026.8.31
 INSPECTOR_VERSION := 2.12.0
 CLAUDE_CODE_VERSION := 2.1.197
+CODEX_VERSION := 0.171.0
 
 # Test workers: pytest-xdist processes for `make unit` (auto = one per core). Tests of one
 # file share a worker (--dist loadfile), so module-scoped servers are started once.
@@ -50,6 +51,10 @@ $(TEST_STAMP): $(STAMP) Makefile
 	# (tests/integrations/test_install.py); no model call is made, so no key is needed.
 	npm install --prefix $(VENV)/node --no-audit --no-fund --silent --save-exact \
 		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	# Codex's CLI, driven against a local stand-in for the Responses API
+	# (tests/integrations/test_real_codex.py); nothing leaves the machine.
+	npm install --prefix $(VENV)/node --no-audit --no-fund --silent --save-exact \
+		@openai/codex@$(CODEX_VERSION)
 	touch $(TEST_STAMP)
 
 install: $(STAMP)

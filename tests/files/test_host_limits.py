@@ -15,7 +15,7 @@ import pytest
 
 from fleetmem.core.context import HOST_CUT_MARKER, HOST_PULL_ORDER, SEGMENTS
 from fleetmem.core.contextfiles import AGENT_FILES
-from fleetmem.core.hosts import CLAUDE_CODE_SESSION, CONTEXT_URI, utf16_units, within
+from fleetmem.core.hosts import CLAUDE_CODE_SESSION, CODEX_SESSION, CONTEXT_URI, utf16_units, within
 from fleetmem.service.files import ContextFileService
 from tests.files.conftest import MARINA
 from tests.files.test_context import REPO, bodies_in
@@ -180,13 +180,24 @@ def test_the_report_says_per_host_what_is_given_and_what_must_be_pulled(
     fill(files, "notes", words(rng, ALPHABETS["ascii"], 8, 'N-"FIRST"', "N-LAST"), agent=AGENT)
     report = files.report(AGENT, repo=REPO, providers={})
     by_host = {reach.profile.key: reach for reach in report.hosts}
-    assert set(by_host) == {"claude-code-session", "claude-code", "codex", "command"}
+    assert set(by_host) == {
+        "claude-code-session",
+        "codex-session",
+        "claude-code",
+        "codex",
+        "command",
+    }
     session = by_host["claude-code-session"]
     # The same fit a session is given (the report computes it once, from the same bodies).
     given = files.assemble(AGENT, repo=REPO, providers={}, host=within(CLAUDE_CODE_SESSION))
     assert [s.key for s in session.withheld] == [s.key for s in given.assembly.pulled]
     assert session.withheld and session.size is not None and session.size <= 10_000
     assert session.delivered_tokens == given.assembly.total
+    # Codex counts UTF-8 bytes where Claude Code counts UTF-16 units: its own fit and size.
+    codex = by_host["codex-session"]
+    given = files.assemble(AGENT, repo=REPO, providers={}, host=within(CODEX_SESSION))
+    assert [s.key for s in codex.withheld] == [s.key for s in given.assembly.pulled]
+    assert codex.size == len(given.assembly.text.encode("utf-8")) <= 10_000
     whole = report.context.assembly.total
     assert by_host["command"].delivered_tokens == whole and not by_host["command"].withheld
     # The same text as one argument: Codex's is TOML, its quotes and newlines escaped.

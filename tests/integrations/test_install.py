@@ -13,7 +13,7 @@ from typing import Any
 
 from fleetmem.integrations.claude_code import SERVER_ARGS
 from tests.integrations.conftest import World
-from tests.surfaces.cli_helpers import FLEETMEM
+from tests.surfaces.cli_helpers import FLEETMEM, env_for
 
 UNRELATED_SETTINGS = {
     "model": "opus",
@@ -223,18 +223,49 @@ def test_install_codex_adds_one_table_and_keeps_the_rest_byte_for_byte(world: Wo
     config = world.tmp / "codex" / "config.toml"
     config.parent.mkdir()
     config.write_text(CODEX_CONFIG)
-    [change] = _run(world, "install", "codex")
-    assert change["changed"] and change["backup"]
+    hooks_file = config.parent / "hooks.json"
+    theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-me"}]}],
+                        "PostToolUse": [{"matcher": "Bash", "hooks": [
+                            {"type": "command", "command": "audit-log"}]}]}}  # fmt: skip
+    hooks_file.write_text(json.dumps(theirs))
+    change, hooks_change = _run(world, "install", "codex")
+    assert change["changed"] and change["backup"] and hooks_change["changed"]
     text = config.read_text()
     assert text.startswith(CODEX_CONFIG)
     server = tomllib.loads(text)["mcp_servers"]["fleetmem"]
-    assert server["args"] == ["mcp"]
+    assert server["args"] == ["mcp", "--attach", "codex"]
     assert server["env_vars"] == ["FLEETMEM_RUN_TOKEN", "FLEETMEM_RUN_ID"]
     assert server["env"] == {"FLEETMEM_HOME": str(world.home)}
-    [again] = _run(world, "install", "codex")
-    assert not again["changed"] and config.read_text() == text
+    hooks = json.loads(hooks_file.read_text())["hooks"]
+    assert hooks["Stop"] == theirs["hooks"]["Stop"]
+    assert hooks["PostToolUse"][0] == theirs["hooks"]["PostToolUse"][0]
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"):
+        [ours] = [h for g in hooks[event] for h in g["hooks"] if " hook codex " in h["command"]]
+        assert ours["command"].endswith(f" hook codex {event}")
+        assert f"--home {world.home}" in ours["command"]
+    assert hooks["SessionEnd"][-1]["hooks"][0]["timeout"] == 3  # Codex's own cap
+    again = _run(world, "install", "codex")
+    assert not any(c["changed"] for c in again) and config.read_text() == text
     _run(world, "uninstall", "codex")
     assert config.read_text() == CODEX_CONFIG
+    assert json.loads(hooks_file.read_text()) == theirs
+
+
+def test_install_codex_hooks_file_it_created_goes_with_uninstall(world: World) -> None:
+    world.config("")
+    codex_home = world.tmp / "codex"
+    _run(world, "install", "codex", "--agent", "reviewer")
+    hooks = json.loads((codex_home / "hooks.json").read_text())["hooks"]
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"}
+    assert hooks["PostToolUse"][0]["matcher"] == "Bash"
+    assert hooks["SessionStart"][0]["hooks"][0]["command"].endswith("--agent reviewer")
+    changes = _run(world, "uninstall", "codex")
+    assert {c["path"]: c["removed"] for c in changes}[str(codex_home / "hooks.json")]
+    assert not (codex_home / "hooks.json").exists()
+    proc = subprocess.run([FLEETMEM, "install", "codex", "--scope", "project"],
+                          env=env_for(world.home, CODEX_HOME=str(codex_home)),
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert proc.returncode == 2 and "--scope project applies to claude-code only" in proc.stderr
 
 
 def test_install_codex_replaces_an_earlier_table_in_the_middle(world: World) -> None:

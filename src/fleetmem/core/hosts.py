@@ -11,6 +11,12 @@ than let the host cut the text somewhere fleetmem cannot see:
   local stand-in model API, at the limit and one past it, in ASCII, two-byte and astral text
   (``tests/integrations/test_real_claude.py`` checks it against the CLI the tests install).
   The context shares the answer with the fenced briefing.
+- **Codex session** (hooks): a SessionStart hook's ``additionalContext`` arrives whole up to
+  10,000 UTF-8 bytes; past that Codex keeps about the first and last 5,000 characters with a
+  "…N tokens truncated…" mark between, cutting the middle out unseen. Measured with Codex
+  0.171.0 driven against a local stand-in for the Responses API, at the limit and one byte
+  past it (``tests/integrations/test_real_codex.py``). It too shares the answer with the
+  briefing.
 - **Claude Code** and **Codex** under ``fleetmem run``: one command-line argument
   (``--append-system-prompt TEXT``; ``-c developer_instructions=TOML``), so the operating
   system's exec limits: on Linux 131,072 bytes per argument, its NUL included, and ``ARG_MAX``
@@ -48,6 +54,8 @@ class HostProfile:
     unit: Unit
     #: The context shares the host's limit with the fenced briefing (a hook's one answer).
     shares_with_briefing: bool = False
+    #: The context travels in one command-line argument (the exec limits count its bytes).
+    argument: bool = False
 
     def size(self, text: str) -> int:
         return utf16_units(text) if self.unit == "utf16" else len(text.encode("utf-8"))
@@ -67,14 +75,27 @@ CLAUDE_CODE_SESSION: Final = HostProfile(
     "utf16",
     shares_with_briefing=True,
 )
+CODEX_SESSION: Final = HostProfile(
+    "codex-session",
+    "Codex session",
+    "SessionStart additionalContext",
+    10_000,
+    "bytes",
+    shares_with_briefing=True,
+)
 CLAUDE_CODE_RUN: Final = HostProfile(
-    "claude-code", "Claude Code (fleetmem run)", "--append-system-prompt", None, "bytes"
+    "claude-code",
+    "Claude Code (fleetmem run)",
+    "--append-system-prompt",
+    None,
+    "bytes",
+    argument=True,
 )
 CODEX_RUN: Final = HostProfile(
-    "codex", "Codex (fleetmem run)", "-c developer_instructions", None, "bytes"
+    "codex", "Codex (fleetmem run)", "-c developer_instructions", None, "bytes", argument=True
 )
 COMMAND_RUN: Final = HostProfile("command", "A command (fleetmem run)", "file", None, "bytes")
-PROFILES: Final = (CLAUDE_CODE_SESSION, CLAUDE_CODE_RUN, CODEX_RUN, COMMAND_RUN)
+PROFILES: Final = (CLAUDE_CODE_SESSION, CODEX_SESSION, CLAUDE_CODE_RUN, CODEX_RUN, COMMAND_RUN)
 
 
 def toml_string(text: str) -> str:

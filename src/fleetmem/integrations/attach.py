@@ -39,7 +39,7 @@ OWNERS_DIR = ("hooks", "claude-code", "owners")
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"})
 #: How many wrappers are looked through at most (``sh -c "bash -c ..."``).
 MAX_WRAPPERS = 3
-INTEGRATIONS = ("claude-code",)
+INTEGRATIONS = ("claude-code", "codex")
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,28 +89,38 @@ def paths_for(scope: str, project: Path | None, environ: Mapping[str, str]) -> t
     raise InvalidInput("scope", scope, "must be user or project")
 
 
-def hook_command(fleetmem: str, event: str, *, home: str | None, agent: str | None) -> str:
-    """The shell command a hook runs (Claude Code runs it through a shell)."""
+def hook_command(
+    fleetmem: str,
+    event: str,
+    *,
+    home: str | None,
+    agent: str | None,
+    integration: str = "claude-code",
+) -> str:
+    """The shell command a hook runs (Claude Code and Codex run it through a shell)."""
     parts = [shlex.quote(fleetmem)]
     if home:
         parts += ["--home", shlex.quote(home)]
-    parts += ["hook", "claude-code", event]
+    parts += ["hook", integration, event]
     if agent:
         parts += ["--agent", shlex.quote(agent)]
     return " ".join(parts)
 
 
-def _ours(hook: object) -> bool:
-    return isinstance(hook, dict) and MARKER in f" {hook.get('command', '')} "
+def _ours(hook: object, marker: str = MARKER) -> bool:
+    return isinstance(hook, dict) and marker in f" {hook.get('command', '')} "
 
 
-def _without_ours(groups: list[Any]) -> list[Any]:
+def without_ours(groups: list[Any], marker: str = MARKER) -> list[Any]:
+    """``groups`` (one event's hook groups) without the hooks whose command holds ``marker``
+    (``fleetmem … hook INTEGRATION …``); a group left empty goes, the others are kept as
+    they were."""
     kept = []
     for group in groups:
         if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
             kept.append(group)
             continue
-        inner = [h for h in group["hooks"] if not _ours(h)]
+        inner = [h for h in group["hooks"] if not _ours(h, marker)]
         if len(inner) == len(group["hooks"]):
             kept.append(group)
         elif inner:
@@ -118,7 +128,7 @@ def _without_ours(groups: list[Any]) -> list[Any]:
     return kept
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_json(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -270,7 +280,7 @@ def install(
         fleetmem, home = "fleetmem", None
     record = _load_record(where)
     before = _read(where.settings)
-    settings = _load(where.settings)
+    settings = load_json(where.settings)
     _note_created(record, where.settings, before, settings, "hooks")
     hooks = _table(settings, "hooks", where.settings)
     for event, (matcher, timeout) in HOOKS.items():
@@ -285,9 +295,9 @@ def install(
         group: dict[str, Any] = {"hooks": [entry]}
         if matcher is not None:
             group = {"matcher": matcher, **group}
-        hooks[event] = [*_without_ours(groups), group]
+        hooks[event] = [*without_ours(groups), group]
     mcp_before = _read(where.mcp)
-    mcp = _load(where.mcp)
+    mcp = load_json(where.mcp)
     _note_created(record, where.mcp, mcp_before, mcp, "mcpServers")
     servers = _table(mcp, "mcpServers", where.mcp)
     server: dict[str, Any] = {"type": "stdio", "command": fleetmem, "args": list(SERVER_ARGS)}
@@ -316,13 +326,13 @@ def uninstall(
     changes = []
     before = _read(where.settings)
     if before is not None:
-        settings = _load(where.settings)
+        settings = load_json(where.settings)
         hooks = settings.get("hooks")
         if isinstance(hooks, dict):
             for event in list(hooks):
                 groups = hooks[event]
                 if isinstance(groups, list):
-                    kept = _without_ours(groups)
+                    kept = without_ours(groups)
                     if kept:
                         hooks[event] = kept
                     elif len(kept) != len(groups):
@@ -330,7 +340,7 @@ def uninstall(
         changes.append(_finish(where, record, where.settings, before, settings, "hooks"))
     mcp_before = _read(where.mcp)
     if mcp_before is not None:
-        mcp = _load(where.mcp)
+        mcp = load_json(where.mcp)
         servers = mcp.get("mcpServers")
         if isinstance(servers, dict) and _is_fleetmem_server(servers.get(SERVER)):
             del servers[SERVER]

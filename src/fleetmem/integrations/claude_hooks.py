@@ -40,6 +40,7 @@ from typing import Any
 
 from fleetmem.core.capture import captured_facts
 from fleetmem.core.facts import Actor
+from fleetmem.core.hosts import CLAUDE_CODE_SESSION
 from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.integrations import briefing as briefings
 from fleetmem.integrations import context_delivery
@@ -84,8 +85,8 @@ MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 _RUN_ID = re.compile(r"[^A-Za-z0-9._:-]")
 
 
-def run_id_for(session_id: str, attempt: int = 0) -> str:
-    base = "claude-" + _RUN_ID.sub("-", session_id)[:200]
+def run_id_for(session_id: str, attempt: int = 0, prefix: str = "claude") -> str:
+    base = f"{prefix}-" + _RUN_ID.sub("-", session_id)[:200]
     return base if attempt == 0 else f"{base}-{attempt + 1}"
 
 
@@ -104,7 +105,20 @@ def _cwd(payload: Mapping[str, Any], fallback: str | None = None) -> str:
 
 
 class ClaudeHooks:
-    """The hook handlers for one agent over one wired app."""
+    """The hook handlers for one agent over one wired app.
+
+    Codex's hooks take the same payloads and answers; :class:`~fleetmem.integrations.
+    codex_hooks.CodexHooks` changes only what differs (names, the host's limit, the
+    transcript's format), through the class attributes and :meth:`_transcript`.
+    """
+
+    #: The integration's name (``fleetmem hook NAME``) and where its session state lives.
+    integration = "claude-code"
+    #: The run record's ``adapter`` and the prefix of the session's run id.
+    adapter = ADAPTER
+    run_prefix = "claude"
+    #: What the host takes whole from a SessionStart answer (:mod:`fleetmem.core.hosts`).
+    profile = CLAUDE_CODE_SESSION
 
     def __init__(
         self,
@@ -122,7 +136,7 @@ class ClaudeHooks:
         self.workdir = workdir
         self.agent = agent
         self.environ = environ
-        self.states = StateFiles(app.home)
+        self.states = StateFiles(app.home, self.integration)
         # Finds the Claude Code process this hook runs for (our parent, through `sh -c`).
         self._owner = owner
         # time.monotonic() by which SessionStart's briefing must be ready (None: no deadline).
@@ -153,8 +167,8 @@ class ClaudeHooks:
                 opened = self.app.runs.open_run(
                     self.agent,
                     workdir=cwd,
-                    adapter=ADAPTER,
-                    run_id=run_id_for(sid, attempt),
+                    adapter=self.adapter,
+                    run_id=run_id_for(sid, attempt, self.run_prefix),
                     source="hook",
                 )
                 break
@@ -162,7 +176,9 @@ class ClaudeHooks:
                 if exc.field != "run_id":  # a resumed session whose first run is closed
                     raise
         else:
-            raise InvalidInput("run_id", run_id_for(sid), "no free run id for the session")
+            raise InvalidInput(
+                "run_id", run_id_for(sid, 0, self.run_prefix), "no free run id for the session"
+            )
         repo = resolve_repository(cwd)
         state = SessionState(
             session_id=sid,
@@ -211,7 +227,7 @@ class ClaudeHooks:
             text = self._briefing(state)  # first: it has the deadlines to keep
             block = briefings.fence(text, "").rstrip("\n") if text else ""
         # Both share what Claude Code takes whole from a hook (core.hosts).
-        room, block = context_delivery.session_room(block)
+        room, block = context_delivery.session_room(block, self.profile)
         # The run's assembled context files (loads recorded; a resumed session's first text).
         context = context_delivery.for_session(
             self.app,
@@ -220,6 +236,7 @@ class ClaudeHooks:
             run_id=state.run_id,
             answer_by=self.answer_by,
             room=room,
+            profile=self.profile,
         )
         return context_delivery.session_start_answer(context, block)
 
@@ -295,7 +312,9 @@ class ClaudeHooks:
         for_model: list[str] = []
         for body in wanted:  # at most core.capture.MAX_CAPTURES
             try:
-                stored = self.app.facts.add(body, actor=actor, conversation=f"claude-code:{sid}")
+                stored = self.app.facts.add(
+                    body, actor=actor, conversation=f"{self.integration}:{sid}"
+                )
                 fact = stored.fact
                 lines.append(f'fleetmem remembered "{fact.body}" ({fact.id})')
                 for_model.append(f"fleetmem remembered fact {fact.id}, stored as:")
@@ -379,7 +398,7 @@ class ClaudeHooks:
         record = build_record(
             run_id=state.run_id,
             agent=state.agent,
-            adapter=ADAPTER,
+            adapter=self.adapter,
             started_at=state.opened_at,
             ended_at=time.time(),
             outcome=outcome,

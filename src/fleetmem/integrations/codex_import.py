@@ -14,7 +14,8 @@ object per line, ``{"timestamp", "type", "payload"}`` (docs/agents.md cites the 
   assistant ``message`` items whose ``output_text`` is the answer;
 - ``event_msg``: ``agent_message`` (the answer), ``error``.
 
-Each file is one run ``codex-<session id>`` (re-importing it is harmless: ``duplicate``).
+Each file is one run ``codex-<session id>`` (re-importing it is harmless: ``duplicate``; a
+session whose hooks recorded it already is ``skipped:already_recorded``).
 Edits come from the patches' ``*** Add File:``, ``*** Update File:``, ``*** Delete File:``
 and ``*** Move to:`` lines; commands are classified like any agent's. A session whose
 directory is not on this machine is attributed through its repository URL.
@@ -34,7 +35,7 @@ from typing import Any
 from fleetmem.config import VerifyPattern
 from fleetmem.core import labels
 from fleetmem.core.scope import repo_key_from_remote
-from fleetmem.errors import FleetmemError, InvalidInput
+from fleetmem.errors import Conflict, FleetmemError, InvalidInput
 from fleetmem.integrations.adapters.base import CommandRun, Edit, Observation
 from fleetmem.integrations.adapters.codex import command_text
 from fleetmem.integrations.records import (
@@ -205,6 +206,9 @@ class _Reader:
         if isinstance(words, list) and words and words[0] == "apply_patch":
             self._edits(words[-1])
             return
+        if command.lstrip().startswith("apply_patch") and "*** Begin Patch" in command:
+            self._edits(command)  # a patch handed to the shell tool (apply_patch <<'EOF')
+            return
         self.calls[call_id] = command
 
     def _edits(self, patch: object) -> None:
@@ -278,6 +282,10 @@ def import_sessions(app: App, path: Path, *, agent: str = "codex") -> list[Impor
             record = record_for(session, agent=agent, patterns=patterns)
             ingested = app.memory.ingest_run(record)
             results.append(Imported(str(file), ingested.run_id, ingested.status))
+        except Conflict:
+            # The session's run is stored already, as its hooks recorded it when it ended
+            # (or from another copy of this rollout): that record stands.
+            results.append(Imported(str(file), record["run_id"], "skipped:already_recorded"))
         except (FleetmemError, OSError) as exc:
             results.append(Imported(str(file), None, f"error: {exc}"))
     return results

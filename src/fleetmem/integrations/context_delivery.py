@@ -48,8 +48,8 @@ from fleetmem.core.hosts import (
     CLAUDE_CODE_SESSION,
     CODEX_RUN,
     HostFit,
+    HostProfile,
     toml_string,
-    utf16_units,
     within,
 )
 from fleetmem.integrations.briefing import fits, per_argument_limit
@@ -295,18 +295,21 @@ def _session_file(home: Path, run_id: str) -> Path:
     return home.joinpath(*SESSION_DIR) / f"{_run_key(run_id)}.context.md"
 
 
-def session_room(briefing_block: str) -> tuple[int, str]:
-    """(room for the context, the briefing block to send) in one SessionStart answer: the
-    host's limit less the block and the blank line between; a block that would leave less
-    than :data:`SESSION_CONTEXT_ROOM` is replaced by :data:`BRIEFING_POINTER`."""
-    limit = CLAUDE_CODE_SESSION.limit
+def session_room(
+    briefing_block: str, profile: HostProfile = CLAUDE_CODE_SESSION
+) -> tuple[int, str]:
+    """(room for the context, the briefing block to send) in one SessionStart answer to
+    ``profile``'s host: its limit less the block and the blank line between; a block that
+    would leave less than :data:`SESSION_CONTEXT_ROOM` is replaced by
+    :data:`BRIEFING_POINTER`."""
+    limit = profile.limit
     assert limit is not None
     if not briefing_block:
         return limit, ""
-    if limit - utf16_units(briefing_block) - 2 < SESSION_CONTEXT_ROOM:
-        log.info("briefing.pointer reason=host_limit units=%d", utf16_units(briefing_block))
+    if limit - profile.size(briefing_block) - 2 < SESSION_CONTEXT_ROOM:
+        log.info("briefing.pointer reason=host_limit size=%d", profile.size(briefing_block))
         briefing_block = BRIEFING_POINTER
-    return limit - utf16_units(briefing_block) - 2, briefing_block
+    return limit - profile.size(briefing_block) - 2, briefing_block
 
 
 def for_session(
@@ -317,9 +320,10 @@ def for_session(
     run_id: str,
     answer_by: float | None = None,
     room: int | None = None,
+    profile: HostProfile = CLAUDE_CODE_SESSION,
 ) -> str:
     """A hooked session's context: the text its run was first given, or assembled now,
-    fitted to ``room`` UTF-16 units (default: all the hook's answer may hold).
+    fitted to ``room`` of ``profile``'s units (default: all the hook's answer may hold).
 
     ``answer_by`` (``time.monotonic()``) is when the hook's answer is due; the context gets at
     most ``SESSION_GRACE_S`` past it (the hook's watchdog ends the process soon after, and the
@@ -330,7 +334,7 @@ def for_session(
         return path.read_text(encoding="utf-8")
     except OSError:
         pass
-    host = within(CLAUDE_CODE_SESSION, room)
+    host = within(profile, room)
     if answer_by is None:
         return _assemble_session(app, agent, token, run_id, path, threading.Event(), host)
     late = threading.Event()

@@ -1,11 +1,13 @@
-"""``fleetmem hook claude-code EVENT``: the entry point Claude Code runs for every hook.
+"""``fleetmem hook claude-code|codex EVENT``: the entry point Claude Code and Codex run for
+every hook.
 
 It starts fast (only the standard library is imported until the payload is read) and fails
 open: whatever goes wrong, from a bad payload to a broken store, it logs one line to
 ``$FLEETMEM_HOME/logs/hooks.log``, prints nothing and exits 0, so the session goes on. A
 watchdog ends the process with status 0 when its budget runs out, whatever it was doing; a
 SessionStart answers within ``provider_timeout`` plus local work even when the episode
-provider is down.
+provider is down. Codex gives SessionEnd at most 3 seconds, so there the process answers at
+once and records the session in a detached child of its own.
 """
 
 from __future__ import annotations
@@ -76,8 +78,14 @@ def _log_to_file(home: Path) -> None:
     root.propagate = False
 
 
+#: The integrations with hooks, and the agent their sessions run as when none is named.
+INTEGRATIONS = {"claude-code": "claude-code", "codex": "codex"}
+#: Codex's own cap on a SessionEnd hook (it clamps any longer timeout to this).
+CODEX_SESSION_END_S = 3.0
+
+
 def _parse(argv: Sequence[str]) -> tuple[str, str, str | None]:
-    """``claude-code EVENT [--agent NAME]`` -> (integration, event, agent)."""
+    """``claude-code|codex EVENT [--agent NAME]`` -> (integration, event, agent)."""
     args = list(argv)
     agent = None
     if "--agent" in args:
@@ -85,7 +93,7 @@ def _parse(argv: Sequence[str]) -> tuple[str, str, str | None]:
         agent = args[at + 1] if at + 1 < len(args) else None
         del args[at : at + 2]
     if len(args) != 2:
-        raise ValueError("usage: fleetmem hook claude-code EVENT [--agent NAME]")
+        raise ValueError("usage: fleetmem hook claude-code|codex EVENT [--agent NAME]")
     return args[0], args[1], agent
 
 
@@ -121,8 +129,9 @@ def run_hook(
         if own_process:
             _log_to_file(fleetmem_home)
         integration, event, agent = _parse(argv)
-        if integration != "claude-code":
-            raise ValueError(f"unknown integration {integration!r}; known: claude-code")
+        if integration not in INTEGRATIONS:
+            known = ", ".join(INTEGRATIONS)
+            raise ValueError(f"unknown integration {integration!r}; known: {known}")
         raw = stdin if stdin is not None else sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
         payload = strictjson.loads(raw or b"{}", root="<hook payload>", max_bytes=MAX_PAYLOAD_BYTES)
         if not isinstance(payload, dict):
@@ -138,11 +147,11 @@ def run_hook(
             # own stream: a second run opened by the hooks would count the same work twice.
             log.info("hook.skipped event=%s reason=supervised", event)
             return 0, ""
-        if not _worth_a_store(event, payload, fleetmem_home):
+        if not _worth_a_store(event, payload, fleetmem_home, integration):
             return 0, ""  # most prompts and tool uses: nothing to do, no store opened
         if own_process and event == "UserPromptSubmit" and _asks_to_remember(payload):
             _fallback[:] = [_not_stored(payload, "fleetmem did not answer in time")]
-        if _noted_without_the_store(fleetmem_home, event, payload):
+        if _noted_without_the_store(fleetmem_home, integration, event, payload):
             log.info(
                 "hook.done event=%s ms=%d fast=1%s",
                 event,
@@ -150,15 +159,14 @@ def run_hook(
                 "" if own_process else " relay=1",
             )
             return 0, ""
-        from fleetmem.integrations.claude_hooks import ClaudeHooks
-
+        hooks_class = _hooks_class(integration)
         if own_process:
             from fleetmem.service.bootstrap import build
 
             app = build(fleetmem_home, env)
-        hooks = ClaudeHooks(
+        hooks = hooks_class(
             shared_app if app is None else app,
-            agent=agent or env.get(AGENT_ENV) or "claude-code",
+            agent=agent or env.get(AGENT_ENV) or INTEGRATIONS[integration],
             environ=env,
             answer_by=started + ANSWER_BY_S,
             workdir=workdir,
@@ -231,7 +239,11 @@ def warm_for_hooks(app: Any) -> None:
     131-165 ms for the next): the hook modules, and one preview assembly (it writes
     nothing) for the tokenizer and the store's statements. Best effort: a failure is logged."""
     try:
+        import importlib
+
         from fleetmem.integrations import claude_hooks  # and, through it, the rest of the hooks
+
+        importlib.import_module("fleetmem.integrations.codex_hooks")  # and the rollout reader
 
         app.files.assemble(claude_hooks.ADAPTER)  # the agent hooks run as by default
     except Exception as exc:
@@ -278,7 +290,19 @@ def _not_stored(payload: Mapping[str, object], reason: str) -> str:
     )
 
 
-def _noted_without_the_store(home: Path, event: str, payload: Mapping[str, object]) -> bool:
+def _hooks_class(integration: str) -> Any:
+    if integration == "codex":
+        from fleetmem.integrations.codex_hooks import CodexHooks
+
+        return CodexHooks
+    from fleetmem.integrations.claude_hooks import ClaudeHooks
+
+    return ClaudeHooks
+
+
+def _noted_without_the_store(
+    home: Path, integration: str, event: str, payload: Mapping[str, object]
+) -> bool:
     """The PostToolUse hot path: a command, or an edit of a file heartbeated moments ago, in
     a session whose run is open, is only appended to the session's event file (SessionEnd
     reads it); nothing is imported beyond the standard library and no store is opened."""
@@ -291,7 +315,7 @@ def _noted_without_the_store(home: Path, event: str, payload: Mapping[str, objec
     tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
     if not isinstance(sid, str) or not sid.strip() or not isinstance(tool, str):
         return False
-    states = StateFiles(home)
+    states = StateFiles(home, integration)
     state = states.load(sid)
     if state is None:
         return False  # no run yet: the full path opens one
@@ -312,7 +336,7 @@ def _noted_without_the_store(home: Path, event: str, payload: Mapping[str, objec
     return True
 
 
-def _worth_a_store(event: str, payload: Mapping[str, object], home: Path) -> bool:
+def _worth_a_store(event: str, payload: Mapping[str, object], home: Path, integration: str) -> bool:
     """False for hook calls that cannot change anything, answered without opening the store:
     an empty prompt, a tool that neither edits nor runs a command."""
     from fleetmem.core.capture import captured_facts
@@ -333,7 +357,7 @@ def _worth_a_store(event: str, payload: Mapping[str, object], home: Path) -> boo
         from fleetmem.config.loading import load_settings
         from fleetmem.integrations.hookstate import StateFiles
 
-        state = StateFiles(home).load(sid)
+        state = StateFiles(home, integration).load(sid)
         return state is not None and load_settings(home).agent(state.agent).prompt_facts
     if event in ("PostToolUse", "PostToolUseFailure"):
         tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
@@ -379,14 +403,40 @@ def _relayed(
         return None, payload
 
 
+def _detached(argv: Sequence[str], event: str) -> bytes | None:
+    """For Codex's SessionEnd (answered within :data:`CODEX_SESSION_END_S` or killed): read
+    the payload, then go on in a child in a session of its own, with no standard streams
+    Codex waits on, while this process exits 0 at once. None for every other hook, or when
+    no child can be made (the work is then done here, within the watchdog's budget)."""
+    if list(argv[:1]) != ["codex"] or event != "SessionEnd" or not hasattr(os, "fork"):
+        return None
+    payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+    try:
+        pid = os.fork()
+    except OSError:
+        return payload
+    if pid > 0:
+        os._exit(0)
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    return payload
+
+
 def main(argv: Sequence[str], *, home: str | None = None) -> int:
     """The process entry: a watchdog, then :func:`run_hook`; always exits 0."""
     event = argv[1] if len(argv) > 1 else ""
     budget = BUDGETS.get(event, DEFAULT_BUDGET)
+    detached = _detached(argv, event)  # before the watchdog's thread: fork copies only one
     watchdog = threading.Timer(budget, _out_of_time)
     watchdog.daemon = True
     watchdog.start()
-    answer, payload = _relayed(argv, event, home, budget)
+    answer: str | None = None
+    payload: bytes | None = detached
+    if detached is None:
+        answer, payload = _relayed(argv, event, home, budget)
     if answer is None:
         _, answer = run_hook(argv, home=home, stdin=payload)
     try:

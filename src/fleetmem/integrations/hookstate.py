@@ -1,8 +1,8 @@
-"""What one Claude Code session's hooks share between their processes.
+"""What one hooked session's hooks (Claude Code's or Codex's) share between their processes.
 
 Each hook is its own short-lived process, so the run a SessionStart hook opened (its id, its
 token, when it started, the git snapshot, the briefing it gave) is kept in a small file under
-``$FLEETMEM_HOME/hooks/claude-code/``, readable by the owner only (it holds the run token), and
+``$FLEETMEM_HOME/hooks/<integration>/``, readable by the owner only (it holds the run token), and
 the edits and commands PostToolUse hooks report are appended to a JSON Lines file beside it.
 SessionEnd reads both and removes them. File names are a hash of the session id, so no
 session id can name a path.
@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-STATE_DIR = ("hooks", "claude-code")
+STATE_DIR = "hooks"
 #: A file heartbeated this recently is not heartbeated again by the next edit of it: the
 #: run's presence already shows it, and the edit is noted for SessionEnd either way.
 HEARTBEAT_FRESH_S = 30.0
@@ -27,7 +27,7 @@ MAX_EVENTS = 20_000
 
 @dataclass
 class SessionState:
-    """The run behind one Claude Code session."""
+    """The run behind one hooked session."""
 
     session_id: str
     agent: str
@@ -47,10 +47,10 @@ def _key(session_id: str) -> str:
 
 
 class StateFiles:
-    """The state and event files of sessions under one fleetmem home."""
+    """The state and event files of one integration's sessions under one fleetmem home."""
 
-    def __init__(self, home: Path) -> None:
-        self.directory = home.joinpath(*STATE_DIR)
+    def __init__(self, home: Path, integration: str = "claude-code") -> None:
+        self.directory = home / STATE_DIR / integration
 
     def _paths(self, session_id: str) -> tuple[Path, Path]:
         key = _key(session_id)

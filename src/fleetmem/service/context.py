@@ -161,24 +161,24 @@ class HostReach:
         profile = self.profile
         if profile.limit is None:
             return None
-        if profile.unit == "utf16":
-            return profile.size(self.assembly.text)
-        return argument_bytes(profile, self.assembly.text)
+        if profile.argument:
+            return argument_bytes(profile, self.assembly.text)
+        return profile.size(self.assembly.text)
 
 
 def host_reaches(assembly: Assembly, codec: TokenCodec) -> tuple[HostReach, ...]:
     """``assembly`` fitted to every delivery profile (:data:`fleetmem.core.hosts.PROFILES`).
-    A Claude Code session's figure is the context alone; with ``memory_briefing`` on, the
+    A hooked session's figure is the context alone; with ``memory_briefing`` on, the
     briefing shares the same answer."""
     reaches = []
     for profile in PROFILES:
-        if profile.limit is not None:
+        if profile.argument:
+            fit = argument_host(profile, LINUX_ARGUMENT_BYTES)
+        elif profile.limit is not None:
             fit = within(profile)
-        elif profile.mechanism == "file":
+        else:
             reaches.append(HostReach(profile, assembly))
             continue
-        else:
-            fit = argument_host(profile, LINUX_ARGUMENT_BYTES)
         assembled = fit_for_host(assembly, codec, fit.fits, fit.note)
         reaches.append(HostReach(fit.profile, assembled))
     return tuple(reaches)

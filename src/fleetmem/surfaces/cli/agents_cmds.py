@@ -49,8 +49,8 @@ def register(sub: Any) -> dict[str, Handler]:
             p.add_argument("--agent", help="the [agent.NAME] the sessions run as")
         p.add_argument("--json", action="store_true")
 
-    hook = sub.add_parser("hook", help="handle one agent hook (run by Claude Code)")
-    hook.add_argument("integration", choices=("claude-code",))
+    hook = sub.add_parser("hook", help="handle one agent hook (run by Claude Code or Codex)")
+    hook.add_argument("integration", choices=("claude-code", "codex"))
     hook.add_argument("event")
     hook.add_argument("--agent")
     return {"run": _cmd_run, "install": _cmd_install, "uninstall": _cmd_uninstall,
@@ -157,10 +157,18 @@ def _cmd_install(app: Any, args: argparse.Namespace) -> int:
         if args.scope == "project":
             _portable_notes(app)
     else:
-        if args.agent:
-            print("fleetmem: --agent applies to claude-code only", file=sys.stderr)
+        if args.scope != "user":
+            print("fleetmem: --scope project applies to claude-code only", file=sys.stderr)
             return EXIT_INPUT
-        changes = codex.install(fleetmem=exe, home=_home_arg(app), environ=os.environ)
+        changes = codex.install(
+            fleetmem=exe, home=_home_arg(app), agent=args.agent, environ=os.environ
+        )
+        # Codex runs a new or changed hook only once the person has reviewed it.
+        print(
+            "fleetmem: note: Codex runs these hooks once you trust them: start `codex`, type"
+            " /hooks and trust the four `fleetmem hook codex` entries",
+            file=sys.stderr,
+        )
     emit(args, [_as_dict(c) for c in changes], _changes_text)
     return EXIT_OK
 

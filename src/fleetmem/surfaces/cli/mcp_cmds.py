@@ -10,7 +10,7 @@ from typing import Any
 from fleetmem.surfaces.cli.common import EXIT_OK, Handler, emit
 
 #: Agents whose own ``fleetmem mcp`` can be attributed through their session hooks.
-ATTACHABLE = ("claude-code",)
+ATTACHABLE = ("claude-code", "codex")
 
 
 def register(sub: Any) -> dict[str, Handler]:
@@ -28,7 +28,7 @@ def register(sub: Any) -> dict[str, Handler]:
         "--attach",
         choices=ATTACHABLE,
         help="without FLEETMEM_RUN_TOKEN: serve the run the agent's session hook opened for "
-        "the process that started this server (set by `fleetmem install claude-code`)",
+        "the process that started this server (set by `fleetmem install claude-code|codex`)",
     )
     br = sub.add_parser(
         "briefing",
