@@ -73,10 +73,34 @@ def served(relay_home: Path) -> Iterator[App]:
         hooks_logger.setLevel(level)
 
 
-def _ask(home: Path, event: str, payload: dict[str, Any]) -> str | None:
+def _ask(
+    home: Path, event: str, payload: dict[str, Any], integration: str = "claude-code"
+) -> str | None:
     env = {"FLEETMEM_HOME": str(home), "HOME": os.environ.get("HOME", "/")}
     raw = json.dumps({"hook_event_name": event, **payload}).encode()
-    return hookrelay.ask(home, ["claude-code", event], env, raw, timeout_s=30)
+    return hookrelay.ask(home, [integration, event], env, raw, timeout_s=30)
+
+
+def test_the_daemon_answers_codex_hooks_as_codex_sessions(
+    served: App, relay_home: Path, repo: Path
+) -> None:
+    base = {"session_id": "sess-codex-1", "cwd": str(repo), "model": "gpt-5"}
+    assert _ask(relay_home, "SessionStart", {**base, "source": "startup"}, "codex") == ""
+    state = StateFiles(relay_home, "codex").load("sess-codex-1")
+    assert state is not None and state.run_id == "codex-sess-codex-1"
+    assert StateFiles(relay_home).load("sess-codex-1") is None  # not a Claude Code session
+    live = served.runs.show_run("codex-sess-codex-1").live
+    assert live is not None and live.row.adapter == "codex"
+    wording = f"the {os.urandom(3).hex()} cache is warmed at six"
+    prompt = {**base, "prompt": f"note for next time: {wording}"}
+    answer = _ask(relay_home, "UserPromptSubmit", prompt, "codex")
+    assert answer is not None and wording in json.loads(answer)["systemMessage"]
+    [fact] = [f for f in served.facts.list(limit=50).items if wording in f.body]
+    assert fact.conversation == "codex:sess-codex-1"
+    command = {"tool_name": "Bash", "tool_input": {"command": "make lint"}, "tool_response": "ok"}
+    assert _ask(relay_home, "PostToolUse", {**base, **command}, "codex") == ""
+    events = StateFiles(relay_home, "codex").events("sess-codex-1")
+    assert {"type": "command", "command": "make lint", "failed": False} in events
 
 
 def test_the_daemon_answers_each_relayed_event(served: App, relay_home: Path, repo: Path) -> None:

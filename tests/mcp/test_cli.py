@@ -79,6 +79,7 @@ def test_recall_shows_facts_and_recent_runs_beside_episodes(world: World) -> Non
 
 
 def test_mcp_attach_names_the_agents_it_knows(world: World) -> None:
-    bad = run_cli(world.home, "mcp", "--attach", "codex", check=False)
+    bad = run_cli(world.home, "mcp", "--attach", "cursor", check=False)
     assert bad.returncode == 2
-    assert "--attach" in bad.stderr and "'codex'" in bad.stderr and "claude-code" in bad.stderr
+    assert "--attach" in bad.stderr and "'cursor'" in bad.stderr
+    assert "claude-code" in bad.stderr and "codex" in bad.stderr
