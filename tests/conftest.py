@@ -156,3 +156,27 @@ def session(
     events += [{"type": "verify", "passed": False, "error_class": c} for c in failures]
     out["events"] = events
     return out
+
+
+# Under `make unit` (xdist, --dist loadfile) a test file runs whole on one worker, and files
+# are handed out in collection order. These files take one to two minutes each on their own
+# (a daemon fuzzed by schemathesis, the remote CLI against one daemon, wheel installs, the
+# benchmarks in tiny mode); collected last, as their directories sort, they left one worker
+# busy while the other sat idle. Collected first, the short files fill in around them.
+# The order of all other tests is unchanged (the sort is stable).
+LONG_FILES_FIRST = (
+    "tests/surfaces/test_cli_remote.py",
+    "tests/surfaces/test_schemathesis.py",
+    "tests/packaging/test_install_paths.py",
+    "tests/bench/test_bench_tiny.py",
+    "tests/embed/test_plain_pip_install.py",
+    "tests/ingress/test_write_routes.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = Path(__file__).resolve().parent.parent
+    missing = [path for path in LONG_FILES_FIRST if not (root / path).is_file()]
+    assert not missing, f"LONG_FILES_FIRST names files that are gone: {missing}"
+    rank = {path: index for index, path in enumerate(LONG_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))

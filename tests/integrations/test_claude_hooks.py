@@ -469,3 +469,36 @@ def test_prompts_and_tools_with_nothing_to_record_do_not_open_the_store(world: W
         proc, _ = session.hook(event, payload.encode())
         assert (proc.returncode, proc.stdout) == (0, b"")
     assert not (world.home / "fleetmem.db").exists()
+
+
+def test_a_session_whose_agent_died_is_recorded_by_a_later_sessions_end(world: World) -> None:
+    """Claude Code killed before its SessionEnd leaves a session open; the next SessionEnd
+    (any session's) finds its process gone and records it from its transcript."""
+    world.config("[agent.claude-code]\n")
+    dead = Session(world)
+    dead.transcript = world.tmp / f"{dead.id}.jsonl"
+    dead.transcript.write_text(
+        dead._fill((HOOKS / "transcript.jsonl").read_text(encoding="utf-8")), encoding="utf-8"
+    )
+    # The hook's parent (the "agent process") is a Python process that exits at once after.
+    launcher = (
+        "import subprocess, sys; subprocess.run(sys.argv[1:], input=sys.stdin.buffer.read(),"
+        " check=True, stdout=subprocess.DEVNULL)"
+    )
+    subprocess.run(
+        [sys.executable, "-c", launcher, FLEETMEM, "hook", "claude-code", "SessionStart"],
+        input=dead.payload("session_start"), env=env_for(world.home), cwd=world.repo,
+        timeout=60, check=True,
+    )  # fmt: skip
+    states = list((world.home / "hooks" / "claude-code").glob("*.json"))
+    assert len(states) == 1 and json.loads(states[0].read_text())["owner_pid"]
+    alive = Session(world)
+    alive.hook("SessionStart", alive.payload("session_start"))
+    alive.hook("SessionEnd", alive.payload("session_end"))
+    record = world.record(dead.run_id())
+    assert (record["outcome"], record["reason"]) == ("crashed", "unknown")
+    assert record["model"]["served"] == "claude-opus-4-1-20250805"  # read from its transcript
+    assert world.record(alive.run_id())["outcome"] != "crashed"
+    assert not list((world.home / "hooks" / "claude-code").glob("*.json"))
+    assert not list((world.home / "hooks" / "claude-code").glob("*.closing"))
+    _wait_for_detached(world.home)

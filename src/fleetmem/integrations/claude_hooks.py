@@ -50,7 +50,13 @@ from fleetmem.integrations.adapters.claude_code import (
     command_of,
     edit_path,
 )
-from fleetmem.integrations.attach import Owners, ProcessId, attach_session, session_owner
+from fleetmem.integrations.attach import (
+    Owners,
+    ProcessId,
+    attach_session,
+    is_alive,
+    session_owner,
+)
 from fleetmem.integrations.gitdiff import Snapshot, changed_since, take_snapshot
 from fleetmem.integrations.hookstate import SessionState, StateFiles
 from fleetmem.integrations.prompt_answers import prompt_answer
@@ -82,6 +88,11 @@ HOOK_BUILTIN_START_S = 4.0
 #: facts and runs sections, the exposure rows, the fence).
 HOOK_LOCAL_S = 0.5
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+#: At most this many sessions left behind by a dead agent are recorded after one
+#: SessionStart (each reads its transcript), so the sweep stays short.
+ORPHANS_PER_SWEEP = 3
+#: A session whose agent process could not be told is taken as over after this long.
+ORPHAN_MAX_AGE_S = 7 * 24 * 3600
 _RUN_ID = re.compile(r"[^A-Za-z0-9._:-]")
 
 
@@ -95,6 +106,11 @@ def _session_id(payload: Mapping[str, Any]) -> str:
     if not isinstance(sid, str) or not sid.strip() or len(sid) > 256:
         raise InvalidInput("session_id", sid, "the hook payload has no session id")
     return sid
+
+
+def _transcript_path(payload: Mapping[str, Any]) -> str | None:
+    path = payload.get("transcript_path")
+    return path if isinstance(path, str) and os.path.isabs(path) and len(path) < 4096 else None
 
 
 def _cwd(payload: Mapping[str, Any], fallback: str | None = None) -> str:
@@ -188,6 +204,7 @@ class ClaudeHooks:
             opened_at=opened.opened_at,
             cwd=cwd,
             root=repo.root if repo else None,
+            transcript=_transcript_path(payload),
         )
         self.states.save(state)
         self._export_token(state)
@@ -195,8 +212,16 @@ class ClaudeHooks:
         return state, True
 
     def _attach(self, state: SessionState) -> None:
-        """Let the ``fleetmem mcp --attach claude-code`` of this Claude Code process find
-        the session's run (it gets no token of its own: see :mod:`.attach`)."""
+        """Let the ``fleetmem mcp --attach`` of this agent process find the session's run (it
+        gets no token of its own: see :mod:`.attach`), and note the process in the state, so
+        the session is known to be over once it is gone (:meth:`record_orphans`)."""
+        owner = self._owner()
+        if owner is not None and (state.owner_pid, state.owner_started) != (
+            owner.pid,
+            owner.started,
+        ):
+            state.owner_pid, state.owner_started = owner.pid, owner.started
+            self.states.save(state)
         try:
             attach_session(
                 self.app.home,
@@ -204,10 +229,39 @@ class ClaudeHooks:
                 run_id=state.run_id,
                 token=state.token,
                 agent=state.agent,
-                owner=self._owner(),
+                owner=owner,
             )
         except OSError as exc:  # the session goes on, its MCP calls unattributed
             log.warning("attach.failed run=%s error=%s", state.run_id, exc.strerror)
+
+    def record_orphans(self, current: str | None = None, limit: int = ORPHANS_PER_SWEEP) -> int:
+        """Record the sessions whose agent process is gone without a SessionEnd (killed,
+        crashed, its terminal closed) from their transcripts, as ``crashed`` / ``unknown``;
+        returns how many. A session with no known process counts as gone once it is older
+        than :data:`ORPHAN_MAX_AGE_S`. Run after a SessionStart's answer is out."""
+        recorded = 0
+        for state in self.states.sessions():
+            if recorded >= limit:
+                break
+            if state.session_id == current or not self._gone(state):
+                continue
+            if not self.states.claim(state.session_id):
+                continue  # another hook is recording it
+            log.info("hook.orphan run=%s", state.run_id)
+            payload = {"session_id": state.session_id, "transcript_path": state.transcript}
+            try:
+                self.session_end(payload, ended=ProcessEnd(vanished=True))
+            except FleetmemError as exc:  # recorded already, or refused: never try it again
+                log.info("hook.orphan_dropped run=%s reason=%s", state.run_id, exc)
+                self.states.remove(state.session_id)
+                context_delivery.forget_session(self.app.home, state.run_id)
+            recorded += 1
+        return recorded
+
+    def _gone(self, state: SessionState) -> bool:
+        if state.owner_pid is None or state.owner_started is None:
+            return time.time() - state.opened_at > ORPHAN_MAX_AGE_S
+        return not is_alive(ProcessId(state.owner_pid, state.owner_started))
 
     def _export_token(self, state: SessionState) -> None:
         env_file = self.environ.get("CLAUDE_ENV_FILE")
@@ -376,12 +430,12 @@ class ClaudeHooks:
         self.states.save(latest)
 
     # ---- SessionEnd ---------------------------------------------------------------------
-    def session_end(self, payload: Mapping[str, Any]) -> str:
+    def session_end(self, payload: Mapping[str, Any], *, ended: ProcessEnd | None = None) -> str:
         sid = _session_id(payload)
         state = self.states.load(sid)
         if state is None:
             return ""
-        observation = self._transcript(payload.get("transcript_path"), sid)
+        observation = self._transcript(payload.get("transcript_path") or state.transcript, sid)
         seen = _events_from_hooks(self.states.events(sid))
         if not observation.events:
             observation.events.extend(seen)
@@ -394,7 +448,7 @@ class ClaudeHooks:
         agent = self.app.settings.agent(state.agent)
         patterns = agent.verify_patterns
         checks = verifications(observation.commands(), patterns)
-        outcome = decide_outcome(ProcessEnd(returncode=0), observation, checks)
+        outcome = decide_outcome(ended or ProcessEnd(returncode=0), observation, checks)
         record = build_record(
             run_id=state.run_id,
             agent=state.agent,

@@ -189,6 +189,10 @@ def run_hook(
             emit(answer)  # the answer goes out first: the snapshot may take a moment
             answer = ""
             hooks.snapshot_after_start(payload)
+            if not own_process:  # the daemon has time for sessions their agents left behind
+                hooks.record_orphans(current=payload.get("session_id"))
+        elif event == "SessionEnd":  # nobody waits on it (Codex's runs detached)
+            hooks.record_orphans(current=payload.get("session_id"))
         log.info(
             "hook.done event=%s ms=%d%s",
             event,

@@ -40,6 +40,13 @@ class SessionState:
     #: path -> when the run was last heartbeated with it (time.time()): a PostToolUse for a
     #: file reported moments ago only notes the edit, without opening the store.
     heartbeats: dict[str, float] = field(default_factory=dict)
+    #: The session's transcript (Claude Code's JSON Lines, Codex's rollout), as SessionStart
+    #: named it: what a session that never reached SessionEnd is recorded from.
+    transcript: str | None = None
+    #: The agent process the session lives in (pid and start time, see :mod:`.attach`), so a
+    #: session whose process is gone is known to be over.
+    owner_pid: int | None = None
+    owner_started: str | None = None
 
 
 def _key(session_id: str) -> str:
@@ -106,6 +113,36 @@ class StateFiles:
         return out
 
     def remove(self, session_id: str) -> None:
-        for path in self._paths(session_id):
+        for path in (*self._paths(session_id), self._claim_path(session_id)):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+
+    def _claim_path(self, session_id: str) -> Path:
+        return self.directory / f"{_key(session_id)}.closing"
+
+    def claim(self, session_id: str) -> bool:
+        """Take the closing of a session whose agent is gone: True for exactly one caller
+        (the file is created exclusively), so two hooks never record the same session."""
+        try:
+            fd = os.open(self._claim_path(session_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return False
+        except OSError:
+            return False
+        os.close(fd)
+        return True
+
+    def sessions(self) -> list[SessionState]:
+        """Every session with a state file (in no particular order)."""
+        found = []
+        try:
+            paths = list(self.directory.glob("*.json"))
+        except OSError:
+            return []
+        for path in paths:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                found.append(SessionState(**data))
+            except (OSError, ValueError, TypeError):
+                continue
+        return found

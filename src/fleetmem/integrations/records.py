@@ -36,6 +36,9 @@ class ProcessEnd:
     spawn_error: str | None = None
     timed_out: bool = False
     cancelled: bool = False
+    #: The process is gone and nothing said how it ended (a hooked session whose agent died
+    #: before its SessionEnd hook).
+    vanished: bool = False
 
     @property
     def signal(self) -> int | None:
@@ -78,6 +81,8 @@ def decide_outcome(
         return "cancelled", "operator_cancelled"
     if end.signal is not None:
         return "crashed", "killed"
+    if end.vanished:
+        return "crashed", "unknown"
     if observation.failure is not None:
         return "failed", observation.failure
     main_checks = [c for c in checks if not c.subagent]
