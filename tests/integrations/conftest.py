@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,6 +115,17 @@ class World:
         assert row is not None, f"no stored record for {run_id}"
         data: dict[str, Any] = json.loads(row["record_json"])
         return data
+
+    def wait_for_record(self, run_id: str, timeout_s: float = 60.0) -> dict[str, Any]:
+        """The stored record of ``run_id``, once a detached process has stored it."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return self.record(run_id)
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ import os
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -117,16 +116,6 @@ def test_the_hook_limit_is_the_one_this_codex_applies(world: World, char: str) -
     assert seen == {limit: (True, False), limit + len(char.encode()): (False, True)}
 
 
-def _wait_for_record(world: World, run_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            return world.record(run_id)
-        except AssertionError:
-            time.sleep(0.2)
-    raise AssertionError(f"{run_id} was never recorded")
-
-
 def _tool_output(standin: StandIn, call_id: str) -> str:
     for request in standin.requests:
         for item in request.get("input") or []:
@@ -196,7 +185,7 @@ def test_an_installed_codex_session_is_briefed_attributed_and_recorded(world: Wo
     pulled = _tool_output(standin, "call_0003")
     assert f"NB-FIRST-{tag}" in pulled and f"NB-LAST-{tag}" in pulled
     # The session ended: it is recorded as its run, from its rollout.
-    record = _wait_for_record(world, run_id)
+    record = world.wait_for_record(run_id)
     assert record["adapter"] == "codex" and record["agent"] == "codex"
     assert record["model"]["served"] == "gpt-5"
     assert (record["outcome"], record["reason"]) == ("failed", "verify_failed")

@@ -52,7 +52,6 @@ HOOKS: Mapping[str, tuple[str | None, int]] = {
     "PostToolUseFailure": ("Bash", 10),
     "SessionEnd": (None, 30),
 }
-MARKER = " hook claude-code "
 SERVER = "fleetmem"
 SERVER_ARGS = ["mcp", "--attach", "claude-code"]
 
@@ -107,11 +106,11 @@ def hook_command(
     return " ".join(parts)
 
 
-def _ours(hook: object, marker: str = MARKER) -> bool:
+def _ours(hook: object, marker: str) -> bool:
     return isinstance(hook, dict) and marker in f" {hook.get('command', '')} "
 
 
-def without_ours(groups: list[Any], marker: str = MARKER) -> list[Any]:
+def _without_ours(groups: list[Any], marker: str) -> list[Any]:
     """``groups`` (one event's hook groups) without the hooks whose command holds ``marker``
     (``fleetmem … hook INTEGRATION …``); a group left empty goes, the others are kept as
     they were."""
@@ -126,6 +125,45 @@ def without_ours(groups: list[Any], marker: str = MARKER) -> list[Any]:
         elif inner:
             kept.append({**group, "hooks": inner})
     return kept
+
+
+def put_hooks(
+    hooks: dict[str, Any],
+    events: Mapping[str, tuple[str | None, int]],
+    path: Path,
+    *,
+    fleetmem: str,
+    home: str | None,
+    agent: str | None,
+    integration: str = "claude-code",
+) -> None:
+    """Put one fleetmem hook group per event of ``events`` (event -> (matcher, timeout))
+    into a ``hooks`` table, in place of any earlier fleetmem entry and beside the others."""
+    marker = f" hook {integration} "
+    for event, (matcher, timeout) in events.items():
+        groups = hooks.get(event, [])
+        if not isinstance(groups, list):
+            raise InvalidInput(f"{path}: hooks.{event}", "<value>", "is not a list; not touched")
+        command = hook_command(fleetmem, event, home=home, agent=agent, integration=integration)
+        group: dict[str, Any] = {"hooks": [{"type": "command", "command": command,
+                                            "timeout": timeout}]}  # fmt: skip
+        if matcher is not None:
+            group = {"matcher": matcher, **group}
+        hooks[event] = [*_without_ours(groups, marker), group]
+
+
+def drop_hooks(hooks: dict[str, Any], integration: str = "claude-code") -> None:
+    """Remove fleetmem's hooks of ``integration`` from a ``hooks`` table, in place; an event
+    left with no group goes."""
+    marker = f" hook {integration} "
+    for event in list(hooks):
+        groups = hooks[event]
+        if isinstance(groups, list):
+            kept = _without_ours(groups, marker)
+            if kept:
+                hooks[event] = kept
+            elif len(kept) != len(groups):
+                del hooks[event]
 
 
 def load_json(path: Path) -> dict[str, Any]:
@@ -195,7 +233,8 @@ def replace_file(
     return Change(str(path), True, backup)
 
 
-def _read(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
+    """The file's text, or None when there is no such file."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -279,24 +318,12 @@ def install(
     if where.portable:
         fleetmem, home = "fleetmem", None
     record = _load_record(where)
-    before = _read(where.settings)
+    before = read_text(where.settings)
     settings = load_json(where.settings)
     _note_created(record, where.settings, before, settings, "hooks")
     hooks = _table(settings, "hooks", where.settings)
-    for event, (matcher, timeout) in HOOKS.items():
-        groups = hooks.get(event, [])
-        if not isinstance(groups, list):
-            raise InvalidInput(f"{where.settings}: hooks.{event}", "<value>", "is not a list")
-        entry = {
-            "type": "command",
-            "command": hook_command(fleetmem, event, home=home, agent=agent),
-            "timeout": timeout,
-        }
-        group: dict[str, Any] = {"hooks": [entry]}
-        if matcher is not None:
-            group = {"matcher": matcher, **group}
-        hooks[event] = [*without_ours(groups), group]
-    mcp_before = _read(where.mcp)
+    put_hooks(hooks, HOOKS, where.settings, fleetmem=fleetmem, home=home, agent=agent)
+    mcp_before = read_text(where.mcp)
     mcp = load_json(where.mcp)
     _note_created(record, where.mcp, mcp_before, mcp, "mcpServers")
     servers = _table(mcp, "mcpServers", where.mcp)
@@ -324,21 +351,14 @@ def uninstall(
     where = target(scope, project, environ, state_dir=state_dir)
     record = _load_record(where)
     changes = []
-    before = _read(where.settings)
+    before = read_text(where.settings)
     if before is not None:
         settings = load_json(where.settings)
         hooks = settings.get("hooks")
         if isinstance(hooks, dict):
-            for event in list(hooks):
-                groups = hooks[event]
-                if isinstance(groups, list):
-                    kept = without_ours(groups)
-                    if kept:
-                        hooks[event] = kept
-                    elif len(kept) != len(groups):
-                        del hooks[event]
+            drop_hooks(hooks)
         changes.append(_finish(where, record, where.settings, before, settings, "hooks"))
-    mcp_before = _read(where.mcp)
+    mcp_before = read_text(where.mcp)
     if mcp_before is not None:
         mcp = load_json(where.mcp)
         servers = mcp.get("mcpServers")

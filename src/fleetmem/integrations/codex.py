@@ -39,10 +39,11 @@ from typing import Any
 from fleetmem.errors import InvalidInput
 from fleetmem.integrations.claude_code import (
     Change,
-    hook_command,
+    drop_hooks,
     load_json,
+    put_hooks,
+    read_text,
     replace_file,
-    without_ours,
     write_if_changed,
 )
 
@@ -57,7 +58,6 @@ HOOKS: Mapping[str, tuple[str | None, int]] = {
     "PostToolUse": ("Bash", 10),
     "SessionEnd": (None, 3),
 }
-MARKER = " hook codex "
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(?:#.*)?$")
 _OURS = re.compile(r'mcp_servers\s*\.\s*(?:fleetmem|"fleetmem"|\'fleetmem\')(?:\s*\..*)?')
 
@@ -134,43 +134,24 @@ def _install_hooks(
     fleetmem: str, home: str | None, agent: str | None, environ: Mapping[str, str]
 ) -> Change:
     path = hooks_path(environ)
-    before = _read(path)
+    before = read_text(path)
     data = load_json(path)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InvalidInput(f"{path}: hooks", "<value>", "is not a JSON object; not touched")
-    for event, (matcher, timeout) in HOOKS.items():
-        groups = hooks.get(event, [])
-        if not isinstance(groups, list):
-            raise InvalidInput(f"{path}: hooks.{event}", "<value>", "is not a list; not touched")
-        entry = {
-            "type": "command",
-            "command": hook_command(fleetmem, event, home=home, agent=agent, integration="codex"),
-            "timeout": timeout,
-        }
-        group: dict[str, Any] = {"hooks": [entry]}
-        if matcher is not None:
-            group = {"matcher": matcher, **group}
-        hooks[event] = [*without_ours(groups, MARKER), group]
+    put_hooks(hooks, HOOKS, path, fleetmem=fleetmem, home=home, agent=agent, integration="codex")
     return write_if_changed(path, before, data)
 
 
 def _uninstall_hooks(environ: Mapping[str, str]) -> Change | None:
     path = hooks_path(environ)
-    before = _read(path)
+    before = read_text(path)
     if before is None:
         return None
     data = load_json(path)
     hooks = data.get("hooks")
     if isinstance(hooks, dict):
-        for event in list(hooks):
-            groups = hooks[event]
-            if isinstance(groups, list):
-                kept = without_ours(groups, MARKER)
-                if kept:
-                    hooks[event] = kept
-                elif len(kept) != len(groups):
-                    del hooks[event]
+        drop_hooks(hooks, "codex")
         if not hooks:
             del data["hooks"]
     if not data:  # nothing but fleetmem's hooks was ever in it
@@ -179,16 +160,9 @@ def _uninstall_hooks(environ: Mapping[str, str]) -> Change | None:
     return write_if_changed(path, before, data)
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-
-
 def _install_server(fleetmem: str, home: str | None, environ: Mapping[str, str]) -> Change:
     path = config_path(environ)
-    before = _read(path)
+    before = read_text(path)
     current = before or ""
     _parse(current, path)
     kept = _strip_ours(current)
@@ -212,13 +186,12 @@ def _install_server(fleetmem: str, home: str | None, environ: Mapping[str, str])
 def uninstall(*, environ: Mapping[str, str]) -> list[Change]:
     """Remove the ``fleetmem`` MCP server table from Codex's configuration, and fleetmem's
     hooks from its ``hooks.json``."""
-    changes = [c for c in (_uninstall_server(environ), _uninstall_hooks(environ)) if c]
-    return changes
+    return [c for c in (_uninstall_server(environ), _uninstall_hooks(environ)) if c]
 
 
 def _uninstall_server(environ: Mapping[str, str]) -> Change | None:
     path = config_path(environ)
-    before = _read(path)
+    before = read_text(path)
     if before is None:
         return None
     _parse(before, path)

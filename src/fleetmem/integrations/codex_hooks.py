@@ -53,13 +53,12 @@ class CodexHooks(ClaudeHooks):
             return Observation(session_id=session_id)
         try:
             if os.path.getsize(path) > MAX_TRANSCRIPT_BYTES:
-                raise OSError(0, "the rollout is larger than the hook reads")
+                log.info("hook.transcript_unreadable session_run=%s error=too_large", session_id)
+                return Observation(session_id=session_id)
             observation = read_rollout(Path(path)).observation or Observation()
         except (OSError, FleetmemError) as exc:
             log.info(
-                "hook.transcript_unreadable session_run=%s error=%s",
-                session_id,
-                getattr(exc, "strerror", None) or type(exc).__name__,
+                "hook.transcript_unreadable session_run=%s error=%s", session_id, type(exc).__name__
             )
             return Observation(session_id=session_id)
         observation.session_id = session_id

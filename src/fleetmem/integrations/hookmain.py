@@ -78,10 +78,8 @@ def _log_to_file(home: Path) -> None:
     root.propagate = False
 
 
-#: The integrations with hooks, and the agent their sessions run as when none is named.
-INTEGRATIONS = {"claude-code": "claude-code", "codex": "codex"}
-#: Codex's own cap on a SessionEnd hook (it clamps any longer timeout to this).
-CODEX_SESSION_END_S = 3.0
+#: The integrations with hooks; a session runs as the agent of the same name unless told.
+INTEGRATIONS = ("claude-code", "codex")
 
 
 def _parse(argv: Sequence[str]) -> tuple[str, str, str | None]:
@@ -166,7 +164,7 @@ def run_hook(
             app = build(fleetmem_home, env)
         hooks = hooks_class(
             shared_app if app is None else app,
-            agent=agent or env.get(AGENT_ENV) or INTEGRATIONS[integration],
+            agent=agent or env.get(AGENT_ENV) or integration,
             environ=env,
             answer_by=started + ANSWER_BY_S,
             workdir=workdir,
@@ -243,11 +241,10 @@ def warm_for_hooks(app: Any) -> None:
     131-165 ms for the next): the hook modules, and one preview assembly (it writes
     nothing) for the tokenizer and the store's statements. Best effort: a failure is logged."""
     try:
-        import importlib
-
-        from fleetmem.integrations import claude_hooks  # and, through it, the rest of the hooks
-
-        importlib.import_module("fleetmem.integrations.codex_hooks")  # and the rollout reader
+        from fleetmem.integrations import (
+            claude_hooks,  # and, through it, the rest of the hooks
+            codex_hooks,  # noqa: F401  (and the rollout reader)
+        )
 
         app.files.assemble(claude_hooks.ADAPTER)  # the agent hooks run as by default
     except Exception as exc:
@@ -408,7 +405,7 @@ def _relayed(
 
 
 def _detached(argv: Sequence[str], event: str) -> bytes | None:
-    """For Codex's SessionEnd (answered within :data:`CODEX_SESSION_END_S` or killed): read
+    """For Codex's SessionEnd (Codex kills it after 3 seconds, whatever its timeout): read
     the payload, then go on in a child in a session of its own, with no standard streams
     Codex waits on, while this process exits 0 at once. None for every other hook, or when
     no child can be made (the work is then done here, within the watchdog's budget)."""

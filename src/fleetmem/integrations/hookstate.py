@@ -125,9 +125,7 @@ class StateFiles:
         (the file is created exclusively), so two hooks never record the same session."""
         try:
             fd = os.open(self._claim_path(session_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            return False
-        except OSError:
+        except OSError:  # FileExistsError: another hook has it
             return False
         os.close(fd)
         return True
