@@ -21,7 +21,11 @@ from fleetmem.core.redact import REDACTED, find_secrets, redact
 from fleetmem.core.redact_assign import (
     _ANY_KEY_RE,
     _ANY_KEY_RE_ICASE,
+    _KEY_HEADS,
     _LINE_TAIL,
+    _STRONG_END,
+    _assignments,
+    _key_start,
     _value_span,
 )
 from fleetmem.core.redact_base import PLACEHOLDER_START, is_placeholder, shannon_bits, trim_end
@@ -227,3 +231,52 @@ def test_inline_bare_value_is_the_value_span_reads(rng: random.Random) -> None:
                 # Only a trailing dot is trimmed, and only the config-line reading goes on.
                 assert found[1] <= bare_end or text[bare_end] in " \t", (text, found, bare_end)
     assert checked > 600  # about 1,100: the test has something to check
+
+
+def test_the_patterns_strong_lookbehinds_agree_with_the_key_endings(rng: random.Random) -> None:
+    """The key pattern decides in C whether a key is strong (to turn weak keys' short values
+    down without a Python step); it must agree with _STRONG_END, which decides it on the
+    key's own text, for every key: built from the real endings, heads, separators, near
+    misses and random key characters, in any case."""
+    words = ["pass", "password", "passwd", "passphrase", "storepass", "keypass", "pwd", "pw"]
+    words += ["secret", "token", "credential", "credentials", "key", "auth", "sig", "salt"]
+    words += ["session", "cookie", "cred", "tokens", "secretary", "passw", "keys", "bypass"]
+    pieces = [*words, *_KEY_HEADS, "_", "-", ".", "x", "my", "db", "9", "a1"]
+    checked = strong = 0
+    for _ in range(4000):
+        key = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 4)))
+        if rng.random() < 0.2:
+            key = "".join(rng.choice((c, c.upper())) for c in key)
+        text = rng.choice(["", " ", "]", "--", "x.", "(", "://"]) + key + rng.choice(["=", ": "])
+        lowered = text.lower()
+        for subject, pattern in ((lowered, _ANY_KEY_RE), (text, _ANY_KEY_RE_ICASE)):
+            pos = 0
+            while (match := pattern.search(subject, pos)) is not None:
+                pos = match.start() + 1  # every keyword, the ones inside a key too
+                key_start = _key_start(text, match.start())
+                expected = _STRONG_END.search(lowered[key_start : match.end("rest")]) is not None
+                assert (match.start("strong") >= 0) == expected, (text, match.group())
+                checked += 1
+                strong += expected
+    assert checked > 3000 and 0 < strong < checked  # both verdicts were exercised
+
+
+@pytest.mark.parametrize(
+    ("unit", "kept"),
+    [
+        ("pw=a ", True),  # weak, short: refused by the pattern itself
+        ("pw=a\n", True),
+        ("--sig a ", True),  # a weak key as an option: refused by the pattern itself
+        ("pwd=a ", False),  # strong: every value goes
+        ("token=x\n", False),
+        ("pw=Zq8vR2mK9tLw4XnB ", False),  # weak, but long and random
+    ],
+)
+def test_dense_assignments_get_the_verdict_of_a_single_one(unit: str, kept: bool) -> None:
+    """The pattern's refusals and the verdict memo change how fast a dense text is read,
+    never what is redacted: each copy of the unit is treated as the unit alone is."""
+    alone = redact(unit)
+    assert (alone == unit) is kept
+    dense = unit * 2000
+    assert redact(dense) == alone * 2000
+    assert len(_assignments(dense, dense.lower())) == (0 if kept else 2000)

@@ -160,7 +160,7 @@ def _find(text: str, depth: int) -> list[_Found]:
         ):
             continue
         if rule.labelled is not None:
-            found.extend((s, e, n, rule.specific) for s, e, n in rule.labelled(text, aligned))
+            found += rule.labelled(text, aligned)
         elif rule.find is not None:
             found.extend((s, e, rule.name, rule.specific) for s, e in rule.find(text, aligned))
     if depth < _MAX_DECODE_DEPTH:
@@ -211,25 +211,29 @@ def _scan(text: str) -> tuple[str, list[str]]:
     count = len(spans)
     while i < count:
         start, end, name, specific = spans[i]
-        fired = [(not specific, i, name)]
         i += 1
+        if start < cursor:  # a span inside the previous merged span's reach
+            start = cursor
+        if i == count or spans[i][0] > end:
+            # Alone: the common case, kept apart because a dense text has thousands.
+            pieces.append(text[cursor:start])
+            pieces.append(REDACTED)
+            cursor = end
+            if name not in names:
+                names.append(name)
+            continue
+        fired = [(not specific, i - 1, name)]
         # Merge overlapping and touching spans: one secret matched by two rules, or a value
         # glued to a token, becomes a single [REDACTED].
         while i < count and spans[i][0] <= end:
             end = max(end, spans[i][1])
             fired.append((not spans[i][3], i, spans[i][2]))
             i += 1
-        if start < cursor:  # a span inside the previous merged span's reach
-            start = cursor
         pieces.append(text[cursor:start])
         pieces.append(REDACTED)
         cursor = end
-        if len(fired) == 1:
-            chosen = [name]
-        else:
-            fired.sort(key=lambda f: (f[0], _ORDER.get(f[2], len(_ORDER))))
-            chosen = [f[2] for f in fired if not f[0]] or [fired[0][2]]
-        for rule_name in chosen:
+        fired.sort(key=lambda f: (f[0], _ORDER.get(f[2], len(_ORDER))))
+        for rule_name in [f[2] for f in fired if not f[0]] or [fired[0][2]]:
             if rule_name not in names:
                 names.append(rule_name)
     pieces.append(text[cursor:])

@@ -18,7 +18,6 @@ line (``KEY=`` or ``key:`` opening the line) runs to the end of the line or a co
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from fleetmem.core.redact_base import (
     PLACEHOLDER_OPEN_RE,
@@ -93,12 +92,59 @@ _BARE_CLASS = r"[^\s\"'`,;(){}\[\]<>&|\\]"
 _PLACEHOLDER_FIRST = PLACEHOLDER_START + "["
 # Characters of a key word: DB_PASSWORD, --api-key, spring.datasource.password.
 _KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
+
+
 # A secret-ish word anywhere in a key, the rest of the key, then an operator, or blanks after
 # a command-line option. Whether the key names a secret (strong) is decided on the whole key.
+#
+# The pattern also turns down, in C, the two verdicts that need nothing but the key and the
+# value's length, so a dense text of `pw=a` never reaches the Python loop: a weak key given
+# as a command-line option, and a weak key whose bare value is too short to be random (and
+# not followed by a blank, which could continue it on a config line). Whether the key is
+# strong is read at its end by the lookbehinds of _STRONG_BEHIND, the same endings as
+# _KEYWORDS; the groups around it are atomic so a refusal cannot be retried another way.
+def _behind(words: list[str]) -> str:
+    return "|".join(f"(?<={re.escape(word)})" for word in words)
+
+
+# Dispatched on the key's last character (and for "key" on the one before it), since a run of
+# eighty lookbehinds tried in turn at every keyword cost more than the Python they spare.
+_HEAD_KEYS = {
+    sep: [head + "key" for head in _KEY_HEADS if head.endswith(sep) and (sep or head[-1].isalpha())]
+    for sep in ("_", "-", ".")
+}
+_HEAD_KEYS[""] = [head + "key" for head in _KEY_HEADS if head[-1].isalpha()]
+_STRONG_BEHIND = rf"""
+    (?<=d)(?:{_behind(["password", "passwd", "pwd"])})
+  | (?<=e)(?<=passphrase)
+  | (?<=s)(?:{_behind(["storepass", "keypass", "credentials"])} | (?<=pass)(?<![a-z0-9]pass))
+  | (?<=t)(?<=secret)
+  | (?<=n)(?<=token)
+  | (?<=l)(?<=credential)
+  | (?<=key)(?: (?<=_key)(?:{_behind(_HEAD_KEYS["_"])})
+              | (?<=-key)(?:{_behind(_HEAD_KEYS["-"])})
+              | (?<=\.key)(?:{_behind(_HEAD_KEYS["."])})
+              | (?<=[a-z]key)(?:{_behind(_HEAD_KEYS[""])}) )
+"""
+# The rest of a config line that continues an unquoted value: plain words, no code (see
+# _extend_config_value).
+# Possessive: the lookahead needs a line end or a comment right after a word, so giving back
+# part of a word (or a whole one) can never help, and without it a failing tail backtracked
+# through every character of its last word.
+_LINE_TAIL_PATTERN = (
+    r"(?:[\x20\t]+[^\s\"'`,;(){}\[\]<>|\\=\x23]++)++(?=[\x20\t]*(?:\n|\Z|[\x20\t]\x23))"
+)
+# A bare value too short to be random that no line tail can continue.
+_SHORT_BARE = (
+    rf"{_BARE_CLASS}{{1,{RANDOM_VALUE_MIN - 1}}}+(?!{_BARE_CLASS})(?!{_LINE_TAIL_PATTERN})"
+)
 _ANY_KEY_RE, _ANY_KEY_RE_ICASE = rx_folded(
     rf"""(?P<kw>key|token|secret|auth|pass|pw|cred|sig|session|cookie|salt)
-        (?P<rest>[a-z0-9_.-]{{0,32}}+) (?: {_OPERATOR} | (?P<cli>[\x20\t]{{1,16}}) )
-        (?P<bare>{_BARE_CLASS}++)?"""
+        (?P<rest>[a-z0-9_.-]{{0,32}}+)
+        (?>(?P<strong>{_STRONG_BEHIND})?)
+        (?> {_OPERATOR} | (?P<cli>[\x20\t]{{1,16}}) )
+        (?(strong)|(?(cli)(?!)|(?!{_SHORT_BARE})))
+        (?: (?P<bare>{_BARE_CLASS}++) (?=(?P<tail>{_LINE_TAIL_PATTERN}))? )?"""
 )
 _STRONG_END = rx(rf"(?:{_KEYWORDS})\Z")
 
@@ -118,14 +164,7 @@ _BARE_VALUE = re.compile(_BARE_CLASS + "++", re.ASCII)
 _BLOCK_INDICATOR = re.compile(r"[|>][+-]?[0-9]?[+-]?[\x20\t]*(?:\x23[^\n]*)?(?=\n)", re.ASCII)
 # What may precede a key that opens a config line: indentation, "export ", a YAML list dash.
 _LINE_LEAD = re.compile(r"[\x20\t]*(?:export[\x20\t]+|-[\x20\t]+)?\Z", re.ASCII)
-# The rest of a config line that continues an unquoted value: plain words, no code.
-# Possessive: the lookahead needs a line end or a comment right after a word, so giving back
-# part of a word (or a whole one) can never help, and without it a failing tail backtracked
-# through every character of its last word.
-_LINE_TAIL = re.compile(
-    r"(?:[\x20\t]+[^\s\"'`,;(){}\[\]<>|\\=\x23]++)++(?=[\x20\t]*(?:\n|\Z|[\x20\t]\x23))",
-    re.ASCII,
-)
+_LINE_TAIL = re.compile(_LINE_TAIL_PATTERN, re.ASCII)
 # A value up to this long that the weak rule turned down is searched again for keys.
 _RESCAN_LIMIT = 256
 # Bounds the backwards search for the start of a key's line (a hostile line has no start).
@@ -248,36 +287,44 @@ def _line_lead(text: str, key_start: int) -> bool:
 def _extend_config_value(text: str, key_start: int, end: int) -> int:
     """On a config line (the key opens it), an unquoted value's words run to the line's end."""
     tail = _LINE_TAIL.match(text, end)
-    if (
-        tail is not None
-        and not _CODE_WORDS.intersection(tail.group().split())
-        and _line_lead(text, key_start)
-    ):
+    if tail is not None and _config_tail(text, key_start, end, tail.end()):
         return tail.end()
     return end
 
 
-def _assignments(text: str, lowered: str | None) -> Iterator[tuple[int, int, str]]:
+def _config_tail(text: str, key_start: int, end: int, tail_end: int) -> bool:
+    """True when the words from ``end`` to ``tail_end`` continue the value: no code words,
+    and the key opens its line."""
+    return not _CODE_WORDS.intersection(text[end:tail_end].split()) and _line_lead(text, key_start)
+
+
+def _assignments(text: str, lowered: str | None) -> list[tuple[int, int, str, bool]]:
     """One pass over every key = value: strong keys' values, and random values of weak keys.
 
     This loop runs once per assignment, and a dense hostile text holds ten thousand of them in
-    64 KB, so the common case is kept inline: the key pattern has already read a bare value,
-    and a weak key's value too short to be random is turned down before any other check.
+    64 KB, so it is written for that case: the key pattern has already read a bare value and
+    the line tail after it, and has turned down in C the weak keys whose value is too short
+    to be random; groups are read by number; and the verdict on a (key, operator, value, next
+    character) seen before is looked up rather than worked out again (hostile text repeats
+    one assignment).
     """
+    found: list[tuple[int, int, str, bool]] = []  # (start, end, rule, specific)
     pos = 0
-    n = len(text)
     has_url = "://" in text  # spares the backwards key scan below on most texts
     keys: dict[str, tuple[bool, str, int]] = {}  # key -> (strong, name, len(name))
+    verdicts: dict[str | tuple[str, str, str, bool, bool], str | None] = {}
     if lowered is None:
         subject, search = text, _ANY_KEY_RE_ICASE.search
     else:
         subject, search = lowered, _ANY_KEY_RE.search
     while (match := search(subject, pos)) is not None:
-        keyword_start = match.start()
-        rest_end = match.end("rest")
-        bare_start, bare_end = match.span("bare")
-        pos = match_end = match.end() if bare_start < 0 else bare_start  # the operator's end
-        cli = match.start("cli") >= 0
+        keyword_start, operator_end = match.span()
+        rest_end = match.end(_REST)
+        bare_start, bare_end = match.span(_BARE)
+        cli = match.start(_CLI) >= 0
+        if bare_start >= 0:
+            operator_end = bare_start
+        pos = operator_end
         if keyword_start and text[keyword_start - 1] in _KEY_CHAR_SET:
             key_start = _key_start(text, keyword_start)
         else:
@@ -293,24 +340,25 @@ def _assignments(text: str, lowered: str | None) -> Iterator[tuple[int, int, str
             # The name a variable holding this secret would end with (see below).
             name = key.rpartition(".")[2].lstrip("-")
             known = keys[key] = (_STRONG_END.search(key) is not None, name, len(name))
-        strong, name, name_length = known
+        strong = known[0]
         if cli and not strong:
             continue
         if has_url and text.endswith("://", 0, key_start):
             continue  # https://x-access-token:...@host is URL userinfo: url_credentials owns it
         if bare_start >= 0:  # what _value_span's unquoted branch would find, without a call
             start, end, quoted = bare_start, bare_end, False
-            if end < n and text[end] in " \t":
-                end = _extend_config_value(text, key_start, end)
+            tail_end = match.end(_TAIL)  # the line tail the pattern read after the value
+            if tail_end >= 0 and _config_tail(text, key_start, end, tail_end):
+                end = tail_end
             if text[end - 1] == ".":
                 end = trim_end(text, start, end)
                 if end <= start:
                     continue
         else:
-            found = _value_span(text, key_start, match_end)
-            if found is None:
+            span = _value_span(text, key_start, operator_end)
+            if span is None:
                 continue
-            start, end, quoted = found
+            start, end, quoted = span
         # Resume after the value whether or not it is kept: rescanning a long value from every
         # keyword inside it would be quadratic. A short value under a weak key is searched
         # again, since it may hold the real key ("Cookie: auth_session=...").
@@ -318,39 +366,78 @@ def _assignments(text: str, lowered: str | None) -> Iterator[tuple[int, int, str
             pos = end
         if not strong and end - start < RANDOM_VALUE_MIN:
             continue  # random_value turns it down whatever the checks below say
-        value = text[start:end]
-        # Placeholders and masks all start with one of these: a cheap test before the regexes.
-        if value[0] in _PLACEHOLDER_FIRST and (
-            value.startswith(REDACTED)
-            or is_placeholder(value)
-            or PLACEHOLDER_OPEN_RE.match(text, start) is not None
+        # Everything _verdict reads, so an assignment seen before costs one lookup. An unquoted
+        # value follows its operator, so the text from the key to the character after the
+        # value holds it all (the pattern parses the same characters the same way).
+        operator = subject[rest_end:operator_end]
+        seen = (
+            text[key_start : end + 1]
+            if bare_start >= 0
+            else (key, operator, text[start : end + 1], quoted, cli)
+        )
+        rule = verdicts.get(seen, _UNSEEN)
+        if rule is _UNSEEN:
+            rule = verdicts[seen] = _verdict(text, start, end, quoted, cli, key, operator, known)
+        if rule is not None:
+            found.append((start, end, rule, False))
+    return found
+
+
+_UNSEEN = ""
+_REST = _ANY_KEY_RE.groupindex["rest"]
+_BARE = _ANY_KEY_RE.groupindex["bare"]
+_CLI = _ANY_KEY_RE.groupindex["cli"]
+_TAIL = _ANY_KEY_RE.groupindex["tail"]
+
+
+def _verdict(
+    text: str,
+    start: int,
+    end: int,
+    quoted: bool,
+    cli: bool,
+    key: str,
+    operator: str,
+    known: tuple[bool, str, int],
+) -> str | None:
+    """The rule that redacts this value, or None when it is a placeholder, a null or code."""
+    strong, name, name_length = known
+    value = text[start:end]
+    after = text[end : end + 1]
+    # Placeholders and masks all start with one of these: a cheap test before the regexes.
+    if value[0] in _PLACEHOLDER_FIRST and (
+        value.startswith(REDACTED)
+        or is_placeholder(value)
+        or PLACEHOLDER_OPEN_RE.match(text, start) is not None
+    ):
+        return None
+    if value.lower() in NOT_SECRET or not value.strip("*"):
+        return None
+    if cli and value[0] == "-":
+        return None  # "--password --other-flag": the option has no value here
+    if value[0] in "/~" and key.endswith("pwd"):
+        return None  # PWD=/home/me is the working directory, not an ODBC password
+    if not quoted:  # an unquoted value may be code (a call, a name, a type), not a literal
+        if after in ("(", "["):
+            return None  # get_password() or environ["X"]
+        if "." in value and _DOTTED_NAME.match(value):
+            return None  # self.password, settings.API_TOKEN
+        if (
+            value[0].isupper()
+            and _TYPE_NAME.match(value)
+            and ":" in operator
+            and "=" not in operator
         ):
-            continue
-        if value.lower() in NOT_SECRET or not value.strip("*"):
-            continue
-        if cli and value[0] == "-":
-            continue  # "--password --other-flag": the option has no value here
-        if value[0] in "/~" and key.endswith("pwd"):
-            continue  # PWD=/home/me is the working directory, not an ODBC password
-        if not quoted:  # an unquoted value may be code (a call, a name, a type), not a literal
-            if end < n and text[end] in "([":
-                continue  # get_password() or environ["X"]
-            if "." in value and _DOTTED_NAME.match(value):
-                continue  # self.password, settings.API_TOKEN
-            if value[0].isupper() and _TYPE_NAME.match(value):
-                operator = subject[rest_end:match_end]
-                if ":" in operator and "=" not in operator:
-                    continue  # private_key: RSAPrivateKey, a type annotation
-            if (
-                len(value) >= name_length
-                and value.lower().endswith(name)
-                and _IDENTIFIER.match(value) is not None
-            ):
-                continue  # password=password, token=auth_token: a variable handed on
-        if strong:
-            yield start, end, STRONG_RULE
-        elif random_value(value):
-            yield start, end, WEAK_RULE
+            return None  # private_key: RSAPrivateKey, a type annotation
+        if (
+            len(value) >= name_length
+            and value.lower().endswith(name)
+            and _IDENTIFIER.match(value) is not None
+        ):
+            return None  # password=password, token=auth_token: a variable handed on
+    if strong:
+        return STRONG_RULE
+    return WEAK_RULE if random_value(value) else None
 
 
 #: The names the assignment pass reports: a value under a key that names a secret, and a

@@ -25,7 +25,8 @@ Span = tuple[int, int]
 # lowercased text; case-insensitive rules search the latter with a case-sensitive pattern,
 # which is several times faster in `re` than IGNORECASE.
 Finder = Callable[[str, str | None], Iterator[Span]]
-LabelledFinder = Callable[[str, str | None], Iterator[tuple[int, int, str]]]
+# A labelled finder gives each span with its rule's name and whether that rule is specific.
+LabelledFinder = Callable[[str, str | None], list[tuple[int, int, str, bool]]]
 
 
 @dataclass(frozen=True, slots=True)
