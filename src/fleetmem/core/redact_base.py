@@ -124,6 +124,7 @@ def regex_finder(
     check: Callable[[str], bool] | None = None,
     overlapping: bool = False,
     left: str = "",
+    from_group: str | None = None,
 ) -> Finder:
     """A finder yielding the span of the first participating group of ``groups`` per match.
 
@@ -140,6 +141,11 @@ def regex_finder(
     ``left`` lists characters that must not stand right before the match. Checked here rather
     than by a leading lookbehind, because a pattern that starts with a lookbehind loses the
     literal-prefix search of `re` and costs a step at every position of the text.
+
+    ``from_group`` makes each span run from that group's start to the match's end: for a
+    token whose head is a class ("32 hex digits, then -us1"), written to open with the
+    literal that follows the head and to read the head in a lookbehind holding the group, so
+    `re` finds the literal by its fast search instead of trying the class at every position.
     """
     refused = frozenset(left)
 
@@ -165,12 +171,15 @@ def regex_finder(
         else:
             subject, compiled = text, pattern
         for match in matches(subject, compiled):
-            for group in groups:
-                start, end = match.span(group)
-                if start >= 0:
-                    break
+            if from_group is not None:
+                start, end = match.start(from_group), match.end()
             else:
-                continue
+                for group in groups:
+                    start, end = match.span(group)
+                    if start >= 0:
+                        break
+                else:
+                    continue
             end = trim_end(text, start, end)
             if end <= start:
                 continue

@@ -56,17 +56,19 @@ NOT_SECRET = frozenset(
 # contain '/', so each attempt scans only up to the next "://". The password run backtracks to
 # the last '@' of the authority ("p@ss" is common).
 _URL_CREDENTIALS_RE = rx(
-    r"(?<=[A-Za-z0-9])://[^\s:/@?#]*+:(?P<s>[^\s/?#]+)@(?=[A-Za-z0-9]|\[[0-9A-Fa-f]*:)"
+    r"://(?<=[A-Za-z0-9]://)[^\s:/@?#]*+:(?P<s>[^\s/?#]+)@(?=[A-Za-z0-9]|\[[0-9A-Fa-f]*:)"
 )
 # scheme://TOKEN@host: a token as the whole userinfo (git remotes, some webhooks, DSNs).
-_URL_TOKEN_USER_RE = rx(r"(?<=[A-Za-z0-9])://(?P<s>[A-Za-z0-9_.~%-]{16,}+)@(?=[A-Za-z0-9])")
+# Each lookbehind stands after the literal it guards, so `re` finds the literal by its fast
+# substring search; a pattern that opens with a lookbehind is tried at every position.
+_URL_TOKEN_USER_RE = rx(r"://(?<=[A-Za-z0-9]://)(?P<s>[A-Za-z0-9_.~%-]{16,}+)@(?=[A-Za-z0-9])")
 # XML elements named like a secret: <password>...</password>, <apiKey>...</apiKey>.
 _XML_ELEMENT_RE = rx_folded(
     r"""<[a-z0-9_.:-]{0,40}(?:password|passwd|secret|token|api[_-]?key|credentials?)>
         (?P<s>[^<\n]{1,512}+)</"""
 )
 # Azure shared access signatures: the signature is the secret part of a SAS URL or token.
-_SAS_SIG_RE = rx(r"(?<=[?&;])sig=(?P<s>[A-Za-z0-9%+/=_-]{16,})")
+_SAS_SIG_RE = rx(r"sig=(?<=[?&;]sig=)(?P<s>[A-Za-z0-9%+/=_-]{16,})")
 
 # --- headers ----------------------------------------------------------------------------------
 
@@ -78,7 +80,9 @@ _AUTHORIZATION_RE = rx_folded(
         | (?:digest|hmac|signature|aws4-hmac-sha256) [\x20\t]{{1,16}} (?P<params>[^\n]+)
         | (?!(?:{_AUTH_SCHEMES})\b) (?P<raw>[^\s"'`,;()\[\]]{{8,}}) )"""
 )
-_BEARER_RE = rx_folded(r"(?<![A-Za-z0-9_\]-])bearer[\x20\t]{1,16}(?P<s>[A-Za-z0-9._~+/-]{20,}=*)")
+_BEARER_RE = rx_folded(
+    r"bearer(?<![A-Za-z0-9_\]-]bearer)[\x20\t]{1,16}(?P<s>[A-Za-z0-9._~+/-]{20,}=*)"
+)
 
 
 def _auth_value_ok(value: str) -> bool:
@@ -116,21 +120,21 @@ _DOCKER_AUTH_RE = rx(
 
 # curl -u user:pass, curl --user user:pass, wget --http-password=... is an assignment.
 _USER_OPTION_RE = rx(
-    r"""(?<![A-Za-z0-9_-])(?:-u|-U|--user|--proxy-user)(?:[\x20\t]{1,8}|=)(?:["'])?
+    r"""-(?<![A-Za-z0-9_-]-)(?:u|U|-user|-proxy-user)(?:[\x20\t]{1,8}|=)(?:["'])?
         [^\s:"']{1,128}+:(?P<s>[^\s"']+)"""
 )
 # mysql -pPASS (no space: "-p PASS" would prompt), sshpass -p PASS (space allowed).
 _GLUED_P_RE = rx(
-    r"""(?<=[\x20\t])-p(?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<s>[^\s"'-][^\s"']*))"""
+    r"""-p(?<=[\x20\t]-p)(?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<s>[^\s"'-][^\s"']*))"""
 )
 _SPACED_P_RE = rx(
-    r"""(?<=[\x20\t])-p[\x20\t]{0,8}(?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<s>[^\s"'-][^\s"']*))"""
+    r"""-p(?<=[\x20\t]-p)[\x20\t]{0,8}(?:"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<s>[^\s"'-][^\s"']*))"""
 )
 _MYSQL_RE = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlsh|mariadb|mariadb-dump)\b", re.ASCII)
 _SSHPASS_RE = re.compile(r"\bsshpass\b", re.ASCII)
 # ~/.netrc: machine HOST login USER password PASS, on one line or several.
 _NETRC_RE = rx(
-    r"""(?<![A-Za-z0-9_])login[\x20\t\n]{1,64}[^\s]{1,256}+[\x20\t\n]{1,64}
+    r"""login(?<![A-Za-z0-9_]login)[\x20\t\n]{1,64}[^\s]{1,256}+[\x20\t\n]{1,64}
         (?:account[\x20\t\n]{1,64}[^\s]{1,256}+[\x20\t\n]{1,64})?
         password[\x20\t\n]{1,64}(?P<s>[^\s]+)"""
 )

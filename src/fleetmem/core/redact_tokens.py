@@ -89,6 +89,13 @@ def _token(
     return Rule(name, triggers, finder)
 
 
+def _headed_token(name: str, triggers: tuple[str, ...], pattern: str) -> Rule:
+    """A token whose head is a class: ``pattern`` opens with the literal after the head and
+    reads the head, group ``s``, in a lookbehind; the span runs from ``s`` to the match's end
+    (see regex_finder's ``from_group``)."""
+    return Rule(name, triggers, regex_finder(rx(pattern), from_group="s"))
+
+
 _LITERAL_PREFIX = re.compile(r"(\(\?P<s>)?((?:[A-Za-z0-9_-]|\\\.)+)")
 
 
@@ -109,7 +116,8 @@ def _behind_literal(pattern: str, boundary_class: str) -> tuple[str, str]:
 
 # The boundary of tokens whose alphabet includes "_" and "-".
 _LEFT_WORD = r"(?<![A-Za-z0-9_\]-])"
-_AWS_ID = r"(?<![A-Z0-9\]])(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Z0-9\[])"
+# The boundary stands after the prefix so `re` can search for the prefix's "A".
+_AWS_ID = r"(?P<s>A(?:KIA|SIA|BIA|CCA)(?<![A-Z0-9\]]A[A-Z]{3})[A-Z0-9]{16})(?![A-Z0-9\[])"
 
 TOKEN_RULES: tuple[Rule, ...] = (
     Rule("private_key_block", ("begin",), _find_pem),
@@ -218,12 +226,14 @@ TOKEN_RULES: tuple[Rule, ...] = (
         B + r"(?P<s>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?![A-Za-z0-9_\[-])",
     ),
     _token("mailgun_api_key", ("key-",), B + r"(?P<s>key-[0-9a-zA-Z]{32})" + E, has_digit),
-    _token(
+    _headed_token(
         "mailgun_private_key",
         ("-",),
-        B + r"(?P<s>[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})(?![A-Za-z0-9\[-])",
+        r"-(?<=" + B + r"(?P<s>[0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9\[-])",
     ),
-    _token("mailchimp_api_key", ("-us",), B + r"(?P<s>[0-9a-f]{32}-us[0-9]{1,2})" + E),
+    _headed_token(
+        "mailchimp_api_key", ("-us",), r"-us(?<=" + B + r"(?P<s>[0-9a-f]{32})-us)[0-9]{1,2}" + E
+    ),
     _token("slack_token", ("xox", "xapp-"), r"(?P<s>(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,})"),
     _token(
         "slack_webhook_url",
