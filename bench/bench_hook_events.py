@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_hooks import _env, _git
+from bench.common import machine
 
 FLEETMEM = str(Path(sys.executable).with_name("fleetmem"))
 RUNS = 10
@@ -205,6 +206,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=RUNS)
     result = run(parser.parse_args().runs)
+    result["machine"] = machine()  # date, commit and load, for the report's source list
     OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=1))
 

@@ -31,6 +31,7 @@ from tests.integrations.fixtures.anthropic_standin import serving
 
 from bench.bench_hook_events import FLEETMEM, TARGETS_MS, _start_daemon, _summary, session_home
 from bench.bench_hooks import _env
+from bench.common import machine
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAUDE = ROOT / ".venv" / "node" / "node_modules" / ".bin" / "claude"
@@ -171,6 +172,7 @@ def main() -> None:
     args = parser.parse_args()
     result = run(args.calls, args.sessions)
     OUT.parent.mkdir(parents=True, exist_ok=True)
+    result["machine"] = machine()  # date, commit and load, for the report's source list
     OUT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=2))
 

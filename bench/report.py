@@ -494,6 +494,9 @@ def sources(directory: Path, mode: str) -> list[str]:
         m = _get(data, "machine") or {}
         if data is None:
             continue
+        if not m:  # a standalone script's file from before it recorded its machine
+            lines.append(f"- `{path.name}`: written by its own script, with no machine record")
+            continue
         lines.append(
             f"- `{path.name}`: {m.get('date', 'no date')}, commit {m.get('commit', '?')},"
             f" load {m.get('loadavg_1m', '?')}, {data.get('elapsed_s', data.get('wall_s', '?'))} s"
