@@ -181,6 +181,21 @@ def _random_assignments(size: int = SIZE) -> str:
     return " ".join(parts)[:size]
 
 
+def _random_strong_assignments(size: int = SIZE) -> str:
+    """The shortest strong keys with distinct one- to three-letter values: every assignment is
+    redacted, and few repeat, so each costs a verdict of its own."""
+    rng = random.Random(13)
+    keys = ("pwd", "pass", "token", "secret")
+    parts: list[str] = []
+    used = 0
+    while used < size:
+        value = "".join(rng.choices(string.ascii_letters, k=rng.randint(1, 3)))
+        part = f"{rng.choice(keys)}={value}"
+        parts.append(part)
+        used += len(part) + 1
+    return " ".join(parts)[:size]
+
+
 def cases() -> dict[str, str]:
     """The 64 KB hostile inputs, by name."""
     return {
@@ -198,6 +213,7 @@ def cases() -> dict[str, str]:
         "dense_short_weak_keys": _fill("pw=a "),
         "dense_mask_like_values": _fill("token=x\n"),
         "dense_random_short_values": _random_assignments(),
+        "dense_random_strong_values": _random_strong_assignments(),
         "cli_like_words": _fill("-token "),
         "userinfo_at_signs": "://a:" + "@" * (SIZE - 5),
         "mixed_unicode_invisibles": _mixed_unicode(),
