@@ -8,7 +8,10 @@ from collections.abc import Callable
 
 from fleetmem.core.facts import Actor
 from fleetmem.service.bootstrap import App
+from fleetmem.service.context_facts import NO_MATCH_PROMPT, facts_for_prompt
 from fleetmem.service.files import Actor as FileActor
+from tests.facts.conftest import MINILM
+from tests.facts.test_semantic import EXTRA
 
 REPO = "github.com/acme/api"
 AGENT = "api-fixer"
@@ -63,3 +66,69 @@ def test_read_context_file_in_a_run_in_flight_keeps_its_start_revision(
     app.files.assemble(AGENT, repo=REPO, run_id=fresh.run_id)
     now = app.files.read_context_file(agent=AGENT, name="glossary", run_id=fresh.run_id)
     assert (now.revision, now.text) == (2, "ACV: average contract value.\n")
+
+
+def _ids(app: App, query: str, run_id: str) -> dict[str, str]:
+    got = app.facts.recall_for_run(query, run_id=run_id, agent=AGENT, repo=REPO)
+    return {item.fact.id: item.fact.body for item in got.items}
+
+
+def test_a_run_in_flight_finds_an_edited_fact_by_the_words_it_holds_not_the_new_ones(
+    make_app: Callable[..., App],
+) -> None:
+    """Ranking follows the revision served: the run that opened before an edit finds the fact
+    by its old words (and is shown them), never by the new ones; the next run the reverse.
+    The same holds for the facts handed to a session's prompt."""
+    app = make_app()
+    old = "Releases ship through the kestrel pipeline on Tuesdays."
+    new = "Releases ship through the osprey pipeline on Thursdays."
+    fact = app.facts.add(old, actor=HUMAN).fact
+    app.facts.add("The kestrel logo is drawn by the design team.", actor=HUMAN)
+    _later()
+    early = app.runs.open_run(AGENT, repo=REPO)
+    _later()
+    app.facts.edit(fact.id, new, actor=HUMAN)
+    _later()
+    late = app.runs.open_run(AGENT, repo=REPO)
+
+    # A session's prompt first (recall would count as shown, and a prompt skips what was).
+    assert (
+        facts_for_prompt(app.facts, "osprey pipeline", run_id=early.run_id, agent=AGENT, repo=REPO)
+        == NO_MATCH_PROMPT
+    )
+    block = facts_for_prompt(
+        app.facts, "kestrel pipeline", run_id=early.run_id, agent=AGENT, repo=REPO
+    )
+    assert old in block and new not in block
+    [shown] = [e for e in app.facts.offered_to_run(early.run_id) if e.fact_id == fact.id]
+    assert shown.revision == 1
+
+    assert _ids(app, "kestrel pipeline", early.run_id).get(fact.id) == old
+    assert fact.id not in _ids(app, "osprey pipeline", early.run_id)
+    assert _ids(app, "osprey pipeline", late.run_id).get(fact.id) == new
+    assert fact.id not in _ids(app, "kestrel pipeline", late.run_id)
+
+
+def test_a_run_in_flight_ranks_an_edited_fact_by_the_meaning_it_holds(
+    make_app: Callable[..., App],
+) -> None:
+    """With the offline embedder: an edit that changed what a fact means moves it out of the
+    answers of a run that opened before it only for the new meaning, not the old one."""
+    app = make_app(MINILM)
+    old = "The staging database is refreshed from a production snapshot every Sunday night."
+    new = "Invoices are emailed to every customer on the first working day of the month."
+    fact = app.facts.add(old, actor=HUMAN).fact
+    for body in EXTRA[:8]:
+        app.facts.add(body, actor=HUMAN)
+    _later()
+    early = app.runs.open_run(AGENT, repo=REPO)
+    _later()
+    app.facts.edit(fact.id, new, actor=HUMAN)
+    _later()
+    late = app.runs.open_run(AGENT, repo=REPO)
+    about_old, about_new = "when does staging get fresh data", "billing emails to clients"
+
+    assert _ids(app, about_old, early.run_id).get(fact.id) == old
+    assert fact.id not in _ids(app, about_new, early.run_id)
+    assert _ids(app, about_new, late.run_id).get(fact.id) == new
+    assert fact.id not in _ids(app, about_old, late.run_id)

@@ -72,13 +72,17 @@ def relevant_facts(
     repo: str | None,
     exclude: Collection[str] = (),
     floor: float = RELEVANCE_FLOOR,
+    run_id: str | None = None,
 ) -> tuple[BlockItem, ...]:
     """Up to :data:`MAX_RELEVANT` active, unpinned facts of the run's scopes relevant to
-    ``about`` at or above ``floor``, best first, none of ``exclude`` (ids already shown)."""
+    ``about`` at or above ``floor``, best first, none of ``exclude`` (ids already shown);
+    for ``run_id`` (a run in flight) at the revisions it opened with."""
     query = " ".join(about.split())[:MAX_QUERY_CHARS].strip()
     if not query:
         return ()
-    hits, _ = service.rank_servable(query, scopes=visible_scopes(agent, repo), limit=SEARCH_WIDTH)
+    hits, _ = service.rank_servable(
+        query, scopes=visible_scopes(agent, repo), limit=SEARCH_WIDTH, run_id=run_id
+    )
     out: list[BlockItem] = []
     for hit in hits:
         fact = hit.fact
@@ -112,7 +116,7 @@ def facts_for_prompt(
     """The facts block for one prompt of an interactive session: the facts relevant to it
     that the session was not shown yet, recorded as exposed first (surface ``prompt``);
     :data:`NO_MATCH_PROMPT` when nothing matched, ``""`` when all that matched was shown."""
-    relevant = relevant_facts(service, prompt, agent=agent, repo=repo)
+    relevant = relevant_facts(service, prompt, agent=agent, repo=repo, run_id=run_id)
     if not relevant:
         return NO_MATCH_PROMPT
     shown = {row.fact_id for row in service.offered_to_run(run_id)}

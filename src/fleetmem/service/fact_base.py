@@ -44,6 +44,7 @@ from fleetmem.core.facts import (
 from fleetmem.embed.base import Embedder
 from fleetmem.errors import EmbeddingUnavailable, RateLimited, UnknownFact
 from fleetmem.service.fact_results import NearDuplicate, SearchHit
+from fleetmem.service.fact_revisions import hits_as_of
 from fleetmem.store.base import Vector
 from fleetmem.store.facts import (
     FactRow,
@@ -283,11 +284,19 @@ class FactServiceBase:
         return hit[0] if hit is not None and hit[1] == digest else None
 
     def _rank(
-        self, query: str, statuses: Sequence[str], scopes: Sequence[str] | None, *, limit: int
+        self,
+        query: str,
+        statuses: Sequence[str],
+        scopes: Sequence[str] | None,
+        *,
+        limit: int,
+        as_of: float | None = None,
     ) -> tuple[list[SearchHit], str | None]:
         """Meaning above the search threshold fused with literal matches (always kept).
 
         At most ``limit`` hits that matched by meaning alone; every literal hit is included.
+        ``as_of``: the opening time of the run asking, whose facts edited since are ranked
+        (and returned) at the revision it holds (service/fact_revisions.py).
         """
         vector, degraded = self._query_vector(query)
         t = self.thresholds()
@@ -341,6 +350,22 @@ class FactServiceBase:
             for score, _, row, matched in kept
             if row.id in full
         ]
+        if as_of is not None:
+            hits = hits_as_of(
+                self.store,
+                self.workspace,
+                hits,
+                since=as_of,
+                statuses=statuses,
+                scopes=scopes,
+                query=query,
+                vector=vector,
+                embed=self._embed_one,
+                thresholds=(t.search, t.near_duplicate),
+            )
+            semantic = [i for i, h in enumerate(hits) if h.matched == ("meaning",)]
+            dropped = set(semantic[limit:])
+            hits = [h for i, h in enumerate(hits) if i not in dropped]
         return hits, degraded
 
     def _near_duplicates(

@@ -46,7 +46,7 @@ from fleetmem.service.fact_results import (
     VoteResult,
     VoteSummary,
 )
-from fleetmem.service.fact_revisions import recalled_as_of
+from fleetmem.service.fact_revisions import as_of, run_started_at
 from fleetmem.store.facts import ExposureRow, FactFilter, FactRow, VoteRow
 
 SURFACES = ("briefing", "recall", "resource", "prompt")
@@ -207,20 +207,25 @@ class RunFactsMixin(FactServiceBase):
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidInput("limit", limit, "must be an integer between 1 and 20")
         scopes = visible_scopes(agent, repo)
-        items, degraded = self.rank_servable(query, scopes=scopes, limit=limit)
         # A run in flight keeps the revisions it started with (service/fact_revisions.py).
-        items = recalled_as_of(self.store, items, run_id)
+        items, degraded = self.rank_servable(query, scopes=scopes, limit=limit, run_id=run_id)
         graded = [(block_item(i.fact, i.confidence, i.score), i.served_as) for i in items]
         if not self._expose(graded, run_id, agent, repo, surface, call_id):
             return FactRecall(items=(), degraded=degraded, withheld=len(items))
         return FactRecall(items=tuple(items), degraded=degraded)
 
     def rank_servable(
-        self, query: str, *, scopes: Sequence[str], limit: int = BLOCK_MAX_RECALLED
+        self,
+        query: str,
+        *,
+        scopes: Sequence[str],
+        limit: int = BLOCK_MAX_RECALLED,
+        run_id: str | None = None,
     ) -> tuple[list[RecalledFact], str | None]:
         """Active, evidence and suspect facts of ``scopes`` matching ``query`` by meaning and
         by words, best first, each with its confidence and how it may be served; at most
-        ``limit`` (1 to 20), and why the ranking was degraded (or None).
+        ``limit`` (1 to 20), and why the ranking was degraded (or None). For ``run_id``, a
+        run in flight, each fact is ranked and returned at the revision the run opened with.
 
         Writes no exposure: for composers that fit facts into their own document and then
         record what they show with :meth:`serve_to_run`.
@@ -233,7 +238,10 @@ class RunFactsMixin(FactServiceBase):
         scopes = [check_scope(scope) for scope in scopes]
         if not scopes:
             return [], None
-        hits, degraded = self._rank(query.strip(), sorted(SERVABLE), scopes, limit=limit)
+        started = None if run_id is None else run_started_at(self.store, run_id)
+        hits, degraded = self._rank(
+            query.strip(), sorted(SERVABLE), scopes, limit=limit, as_of=started
+        )
         hits = hits[:limit]
         tallies = self.store.fact_tallies(self.workspace) if hits else {}
         empty = (Tally(), Tally())
@@ -308,6 +316,10 @@ class RunFactsMixin(FactServiceBase):
             for i in dict.fromkeys(fact_ids)
             if i in rows and rows[i].status in SERVABLE and rows[i].scope in scopes
         ]
+        # A run in flight is shown, and so recorded as shown, the revisions it opened with.
+        started = run_started_at(self.store, run_id)
+        if started is not None:
+            servable = [as_of(self.store, row, started) for row in servable]
         graded = [(block_item(r, 0.0, 0.0), _grade(r)) for r in servable]
         ok = self._expose(graded, run_id, agent, repo, surface, call_id)
         return tuple(r.id for r in servable) if ok else ()

@@ -140,13 +140,15 @@ class VectorMatrix:
 
 @dataclass(frozen=True, slots=True)
 class FactFilter:
-    """``before`` is the (created_at, id) of the last row of the previous page."""
+    """``before`` is the (created_at, id) of the last row of the previous page;
+    ``updated_after`` keeps the facts changed after that time."""
 
     statuses: tuple[str, ...] | None = None
     scopes: tuple[str, ...] | None = None
     pinned: bool | None = None
     limit: int = 50
     before: tuple[float, str] | None = None
+    updated_after: float | None = None
 
 
 class FactStore(Protocol):

@@ -82,6 +82,9 @@ class FactsMixin(FactActivityMixin):
         if flt.before is not None:
             where.append("(created_at < ? OR (created_at = ? AND id < ?))")
             args.extend([flt.before[0], flt.before[0], flt.before[1]])
+        if flt.updated_after is not None:
+            where.append("updated_at > ?")
+            args.append(flt.updated_after)
         rows = self.db.conn.execute(
             f"SELECT {FACT_COLUMNS} FROM facts WHERE {' AND '.join(where)}"
             " ORDER BY created_at DESC, id DESC LIMIT ?",
