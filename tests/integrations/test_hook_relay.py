@@ -25,6 +25,7 @@ import httpx
 import pytest
 
 from fleetmem.integrations import hookrelay
+from fleetmem.integrations.claude_hooks import ClaudeHooks
 from fleetmem.integrations.hookmain import hooks_log_handler, serve_relayed
 from fleetmem.integrations.hookstate import StateFiles
 from fleetmem.service.bootstrap import App, build
@@ -216,13 +217,46 @@ def test_a_broken_request_gets_an_empty_answer(served: App, relay_home: Path) ->
         ("SessionStart", {"FLEETMEM_HOME": "/h", "FLEETMEM_AGENT": "a"}, True),
         ("UserPromptSubmit", {"FLEETMEM_RUN_ID": "r", "CLAUDE_ENV_FILE": "/e"}, True),
         ("PostToolUseFailure", {}, True),
-        ("SessionEnd", {}, False),  # records the episode: nobody waits on it
+        ("SessionEnd", {}, True),  # answered at once, recorded after the answer
         ("SessionStart", {"FLEETMEM_STORE_URL": "sqlite:///x"}, False),  # its own settings
         ("Unknown", {}, False),
     ],
 )
 def test_what_is_relayed(event: str, environ: dict[str, str], expected: bool) -> None:
     assert hookrelay.relayable(event, environ) is expected
+
+
+def test_a_relayed_session_end_answers_at_once_and_a_stopping_daemon_finishes_it(
+    relay_home: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent closing waits only for the daemon to take its SessionEnd; the episode is
+    recorded after the answer, and a daemon asked to stop meanwhile lets it finish."""
+    app = build(relay_home, env_for(relay_home))
+    relay = hookrelay.HookRelay(relay_home, functools.partial(serve_relayed, app))
+    assert relay.start()
+    try:
+        base = {"session_id": "sess-end-1", "cwd": str(repo)}
+        assert _ask(relay_home, "SessionStart", {**base, "source": "startup"}) == ""
+        state = StateFiles(relay_home).load("sess-end-1")
+        assert state is not None
+        recording = ClaudeHooks.session_end
+
+        def slow(self: ClaudeHooks, payload: Any, **kwargs: Any) -> str:
+            time.sleep(2.0)  # a long transcript to read
+            return recording(self, payload, **kwargs)
+
+        monkeypatch.setattr(ClaudeHooks, "session_end", slow)
+        asked = time.monotonic()
+        assert _ask(relay_home, "SessionEnd", {**base, "reason": "prompt_input_exit"}) == ""
+        assert time.monotonic() - asked < 1.5
+        assert app.runs.show_run(state.run_id).stored is None  # not recorded yet
+    finally:
+        relay.stop()  # waits for the SessionEnd it took
+    try:
+        detail = app.runs.show_run(state.run_id)
+        assert detail.stored is not None and (detail.live is None or detail.live.state == "closed")
+    finally:
+        app.close()
 
 
 def _hook(home: Path, repo: Path, event: str, payload: dict[str, Any]) -> str:

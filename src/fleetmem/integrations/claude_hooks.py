@@ -145,8 +145,12 @@ class ClaudeHooks:
         owner: Callable[[], ProcessId | None] = session_owner,
         answer_by: float | None = None,
         workdir: str | None = None,
+        in_daemon: bool = False,
     ) -> None:
         self.app = app
+        # Answered by the daemon (after the hook has its answer): an episode is recorded
+        # right here, where a hook of its own process starts `fleetmem jobs` to do it.
+        self.in_daemon = in_daemon
         # Where the hook runs when the payload names no directory: this process's own, or
         # (answered by the daemon) the hook process's.
         self.workdir = workdir
@@ -461,14 +465,14 @@ class ClaudeHooks:
             prompt=None,
             configured_model=agent.model,
         )
-        result = self.app.memory.ingest_run(record, process_now=False)
+        result = self.app.memory.ingest_run(record, process_now=self.in_daemon)
         self.states.remove(sid)
         context_delivery.forget_session(self.app.home, state.run_id)
         Owners(self.app.home).forget_session(sid)
         log.info(
             "hook.closed run=%s outcome=%s episode=%s", state.run_id, outcome[0], result.status
         )
-        if result.episode_id is not None:
+        if result.episode_id is not None and not self.in_daemon:
             record_in_background(self.app.home, self.environ)
         return ""
 

@@ -168,6 +168,7 @@ def run_hook(
             environ=env,
             answer_by=started + ANSWER_BY_S,
             workdir=workdir,
+            in_daemon=not own_process,
             **({} if owner is None else {"owner": owner}),
         )
         if (
@@ -182,6 +183,8 @@ def run_hook(
             threading.Thread(
                 target=warm_up, args=(app,), name="fleetmem-warm-up", daemon=True
             ).start()
+        if event == "SessionEnd" and not own_process:
+            emit("")  # the agent is closing: its hook returns now, the daemon records after
         answer = hooks.handle(event, payload)
         if event == "SessionStart":
             emit(answer)  # the answer goes out first: the snapshot may take a moment

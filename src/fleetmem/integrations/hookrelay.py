@@ -11,8 +11,9 @@ When no daemon listens (or the socket cannot be reached) the hook handles the ev
 as before: the relay only ever makes a hook faster, never a requirement. A hook whose
 environment carries fleetmem configuration of its own (``FLEETMEM_*`` settings other than
 the home, the agent and the run) is handled in its own process, since the daemon's settings
-would not be the ones it asked for. ``SessionEnd`` is always handled in the hook's process:
-it records the session's episode and nobody waits on it.
+would not be the ones it asked for. A relayed ``SessionEnd`` is answered at once and recorded
+after the answer, so the agent closing does not wait on its episode; a daemon asked to stop
+lets the hooks it took finish first (:data:`STOP_WAIT_S`).
 
 The client side of this module imports only light parts of the standard library (the
 server's ``socketserver`` is imported when a daemon starts listening); the server side is
@@ -41,8 +42,11 @@ if TYPE_CHECKING:
 SOCKET_PATH = ("run", "hooks.sock")
 #: Events the daemon answers. SessionEnd's work (recording the episode) is not waited on.
 RELAYED_EVENTS = frozenset(
-    {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure"}
+    {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SessionEnd"}
 )
+#: How long a stopping daemon waits for the hooks it took (a SessionEnd recording its
+#: episode after the answer) before it closes the store under them.
+STOP_WAIT_S = 20.0
 #: Environment variables a hook passes to the daemon: the home, the agent, the supervising
 #: run, and Claude Code's own (``CLAUDE_ENV_FILE`` and the like). Nothing else is sent.
 PASSED_FLEETMEM = frozenset({"FLEETMEM_HOME", "FLEETMEM_AGENT", "FLEETMEM_RUN_ID"})
@@ -180,6 +184,9 @@ class HookRelay:
         self._log_handler = log_handler
         self._server: socketserver.ThreadingUnixStreamServer | None = None
         self._thread: threading.Thread | None = None
+        # Hooks taken and not finished: stop() waits for them (see STOP_WAIT_S).
+        self._busy = 0
+        self._idle = threading.Condition()
 
     def start(self) -> bool:
         """Listen; False (and hooks keep handling events themselves) when it cannot."""
@@ -227,6 +234,9 @@ class HookRelay:
         self._server.server_close()
         if self._thread is not None:
             self._thread.join(2.0)
+        with self._idle:
+            if not self._idle.wait_for(lambda: self._busy == 0, timeout=STOP_WAIT_S):
+                log.warning("hook_relay.stopped_busy hooks=%d", self._busy)
         with contextlib.suppress(OSError):
             self.path.unlink()
         self._server = None
@@ -246,6 +256,16 @@ class HookRelay:
         return Connection
 
     def _serve_one(self, conn: socket.socket) -> None:
+        with self._idle:
+            self._busy += 1
+        try:
+            self._serve_counted(conn)
+        finally:
+            with self._idle:
+                self._busy -= 1
+                self._idle.notify_all()
+
+    def _serve_counted(self, conn: socket.socket) -> None:
         started = time.monotonic()
         replied = False
 
