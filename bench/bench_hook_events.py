@@ -1,5 +1,5 @@
-"""Wall time of each Claude Code hook event, as Claude Code waits for it: a real
-``fleetmem hook claude-code EVENT`` subprocess fed the event's payload, over a small git
+"""Wall time of each Claude Code (or Codex) hook event, as the agent waits for it: a real
+``fleetmem hook claude-code|codex EVENT`` subprocess fed the event's payload, over a small git
 repository and a store holding one fact.
 
 One session is opened (SessionStart), then each event is timed ``--runs`` times:
@@ -11,7 +11,12 @@ One session is opened (SessionStart), then each event is timed ``--runs`` times:
 * ``UserPromptSubmit``: an ordinary prompt (opens the store for its relevant facts);
 * ``UserPromptSubmit capture``: a prompt asking to remember something.
 
-* ``SessionStart``: a new session each time (opens its run, assembles its context).
+* ``SessionStart``: a new session each time (opens its run, assembles its context);
+* ``SessionEnd``: the end of that new session (closes its run and records it).
+
+``--integration codex`` times Codex's hooks instead (its PostToolUse is installed for Bash
+only, so the edit and failure cases are left out; its SessionEnd answers at once and records
+in a detached child) and writes ``bench/results/hook-events-codex.json``.
 
 Each event is timed twice, in the same run: with no daemon (each hook process builds the
 application itself) and with ``fleetmem serve`` up on the same home (the hook hands the
@@ -23,6 +28,7 @@ on the machine's load). Writes ``bench/results/hook-events.json``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import socket
@@ -42,10 +48,12 @@ FLEETMEM = str(Path(sys.executable).with_name("fleetmem"))
 RUNS = 10
 
 
-def _hook(event: str, payload: dict[str, Any], env: dict[str, str], cwd: Path) -> float:
+def _hook(
+    event: str, payload: dict[str, Any], env: dict[str, str], cwd: Path, integration: str
+) -> float:
     began = time.perf_counter()
     subprocess.run(
-        [FLEETMEM, "hook", "claude-code", event],
+        [FLEETMEM, "hook", integration, event],
         input=json.dumps(payload).encode(), capture_output=True, env=env, cwd=cwd,
         timeout=120, check=False,
     )  # fmt: skip
@@ -66,6 +74,7 @@ def _summary(times: list[float]) -> dict[str, float]:
 TARGETS_MS = {"PostToolUse": 100, "PostToolUseFailure": 100, "SessionStart": 300,
               "UserPromptSubmit": 300}  # fmt: skip
 OUT = Path(__file__).parent / "results" / "hook-events.json"
+INTEGRATIONS = ("claude-code", "codex")
 
 
 def _free_port() -> int:
@@ -95,18 +104,22 @@ def _start_daemon(home: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     raise RuntimeError("the daemon did not listen within 180 s")
 
 
-def run(runs: int = RUNS) -> dict[str, Any]:
+def run(runs: int = RUNS, integration: str = "claude-code") -> dict[str, Any]:
     load_before = os.getloadavg()
-    modes = {mode: _run_mode(runs, mode == "daemon") for mode in ("own_process", "daemon")}
+    modes = {
+        mode: _run_mode(runs, mode == "daemon", integration) for mode in ("own_process", "daemon")
+    }
     worst = {
         mode: {
             name: {"p95_ms": row["p95_ms"], "target_ms": TARGETS_MS[name.split()[0]],
                    "met": row["p95_ms"] <= TARGETS_MS[name.split()[0]]}
             for name, row in figures["events"].items()
+            if name.split()[0] in TARGETS_MS  # SessionEnd has none: the agent is closing
         }
         for mode, figures in modes.items()
     }  # fmt: skip
     return {
+        "integration": integration,
         "runs": runs,
         "load_before": [round(x, 1) for x in load_before],
         "load_after": [round(x, 1) for x in os.getloadavg()],
@@ -115,8 +128,10 @@ def run(runs: int = RUNS) -> dict[str, Any]:
     }
 
 
-def session_home(base: Path, remote: str | None = None) -> tuple[Path, Path]:
-    """A fleetmem home configured for Claude Code sessions, and a one-file git repository."""
+def session_home(
+    base: Path, remote: str | None = None, agent: str = "claude-code"
+) -> tuple[Path, Path]:
+    """A fleetmem home configured for ``agent``'s sessions, and a one-file git repository."""
     home, repo = base / "home", base / "repo"
     home.mkdir()
     repo.mkdir()
@@ -125,40 +140,45 @@ def session_home(base: Path, remote: str | None = None) -> tuple[Path, Path]:
         _git(repo, "remote", "add", "origin", remote)
     (repo / "app.py").write_text("VALUE = 1\n", encoding="utf-8")
     (home / "fleetmem.toml").write_text(
-        '[model_api]\nembedding_model = ""\n[agent.claude-code]\n', encoding="utf-8"
+        f'[model_api]\nembedding_model = ""\n[agent.{agent}]\n', encoding="utf-8"
     )
     return home, repo
 
 
-def _run_mode(runs: int, with_daemon: bool) -> dict[str, Any]:
+def _run_mode(runs: int, with_daemon: bool, integration: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="fleetmem-bench-hook-events-") as tmp:
         base = Path(tmp)
-        home, repo = session_home(base)
+        home, repo = session_home(base, agent=integration)
         env = _env(home, base)
         daemon = _start_daemon(home, env) if with_daemon else None
         try:
-            return _time_events(runs, home, repo, env)
+            return _time_events(runs, home, repo, env, integration)
         finally:
             if daemon is not None:
                 daemon.terminate()
                 daemon.wait(30)
 
 
-def _time_events(runs: int, home: Path, repo: Path, env: dict[str, str]) -> dict[str, Any]:
+def _time_events(
+    runs: int, home: Path, repo: Path, env: dict[str, str], integration: str
+) -> dict[str, Any]:
+    hook = functools.partial(_hook, integration=integration)
+    codex = integration == "codex"
     sid = str(uuid.uuid4())
     common = {"session_id": sid, "cwd": str(repo), "transcript_path": "/nonexistent"}
     # On a loaded machine a SessionStart may run out of its budget before the run is
     # open; the hot paths need the open session, so try again (counted in the result).
     starts = 0
-    while starts < 5 and not list((home / "hooks" / "claude-code").glob("*.json")):
-        _hook("SessionStart", {**common, "hook_event_name": "SessionStart"}, env, repo)
+    while starts < 5 and not list((home / "hooks" / integration).glob("*.json")):
+        hook("SessionStart", {**common, "hook_event_name": "SessionStart"}, env, repo)
         starts += 1
 
     def tool(event: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
         return {**common, "hook_event_name": event, "tool_name": name, "tool_input": tool_input}
 
     app_py = str(repo / "app.py")
-    _hook("PostToolUse", tool("PostToolUse", "Edit", {"file_path": app_py}), env, repo)
+    if not codex:
+        hook("PostToolUse", tool("PostToolUse", "Edit", {"file_path": app_py}), env, repo)
     cases: dict[str, list[float]] = {}
     for i in range(runs):
         for name, event, payload in (
@@ -193,9 +213,15 @@ def _time_events(runs: int, home: Path, repo: Path, env: dict[str, str]) -> dict
                 },
             ),
         ):
-            cases.setdefault(name, []).append(_hook(event, payload, env, repo))
+            if codex and name.split()[0] == "PostToolUse" and name != "PostToolUse bash":
+                continue  # Codex's PostToolUse hook is installed for Bash only
+            if codex and event == "PostToolUseFailure":
+                continue  # not an event Codex has
+            cases.setdefault(name, []).append(hook(event, payload, env, repo))
         fresh = {**common, "session_id": str(uuid.uuid4()), "hook_event_name": "SessionStart"}
-        cases.setdefault("SessionStart", []).append(_hook("SessionStart", fresh, env, repo))
+        cases.setdefault("SessionStart", []).append(hook("SessionStart", fresh, env, repo))
+        end = {**fresh, "hook_event_name": "SessionEnd", "reason": "exit"}
+        cases.setdefault("SessionEnd", []).append(hook("SessionEnd", end, env, repo))
     return {
         "session_start_attempts": starts,
         "events": {name: _summary(times) for name, times in cases.items()},
@@ -205,9 +231,12 @@ def _time_events(runs: int, home: Path, repo: Path, env: dict[str, str]) -> dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=RUNS)
-    result = run(parser.parse_args().runs)
+    parser.add_argument("--integration", choices=INTEGRATIONS, default="claude-code")
+    args = parser.parse_args()
+    result = run(args.runs, args.integration)
     result["machine"] = machine()  # date, commit and load, for the report's source list
-    OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    out = OUT if args.integration == "claude-code" else OUT.with_name("hook-events-codex.json")
+    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=1))
 
 
