@@ -171,6 +171,7 @@ LONG_FILES_FIRST = (
     "tests/bench/test_bench_tiny.py",
     "tests/embed/test_plain_pip_install.py",
     "tests/ingress/test_write_routes.py",
+    "tests/ingress/test_wide_corpus.py",
 )
 
 

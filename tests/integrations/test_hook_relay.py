@@ -259,9 +259,11 @@ def test_a_relayed_session_end_answers_at_once_and_a_stopping_daemon_finishes_it
         app.close()
 
 
-def _hook(home: Path, repo: Path, event: str, payload: dict[str, Any]) -> str:
+def _hook(
+    home: Path, repo: Path, event: str, payload: dict[str, Any], integration: str = "claude-code"
+) -> str:
     proc = subprocess.run(
-        [FLEETMEM, "hook", "claude-code", event],
+        [FLEETMEM, "hook", integration, event],
         input=json.dumps({"hook_event_name": event, **payload}).encode(),
         capture_output=True,
         env=env_for(home),
@@ -272,25 +274,57 @@ def _hook(home: Path, repo: Path, event: str, payload: dict[str, Any]) -> str:
     return proc.stdout.decode()
 
 
-def test_hooks_use_the_daemon_and_do_without_it_once_killed(relay_home: Path, repo: Path) -> None:
+def _serve(home: Path) -> subprocess.Popen[bytes]:
+    """``fleetmem serve`` on ``home``, once it answers and its hook socket is there."""
     port = free_port()
     daemon = subprocess.Popen(
         [FLEETMEM, "serve", "--port", str(port)],
-        env=env_for(relay_home),
+        env=env_for(home),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    deadline = time.monotonic() + SLOW_START_S
+    while time.monotonic() < deadline:
+        assert daemon.poll() is None, "the daemon exited"
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    assert hookrelay.socket_path(home).exists()
+    return daemon
+
+
+def test_a_codex_session_end_is_handed_to_the_daemon_by_its_detached_child(
+    relay_home: Path, repo: Path
+) -> None:
+    """Codex's SessionEnd answers at once and goes on in a detached child; with a daemon up,
+    that child hands the event over instead of building the application beside it."""
+    daemon = _serve(relay_home)
     try:
-        deadline = time.monotonic() + SLOW_START_S
-        while time.monotonic() < deadline:
-            assert daemon.poll() is None, "the daemon exited"
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
+        base = {"session_id": "sess-codex-end", "cwd": str(repo), "model": "gpt-5"}
+        _hook(relay_home, repo, "SessionStart", {**base, "source": "startup"}, "codex")
+        began = time.monotonic()
+        _hook(relay_home, repo, "SessionEnd", {**base, "reason": "exit"}, "codex")
+        assert time.monotonic() - began < 3.0  # within Codex's own 3 s
+        log = relay_home / "logs" / "hooks.log"
+        deadline = time.monotonic() + 60
+        while "event=SessionEnd" not in log.read_text() and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert hookrelay.socket_path(relay_home).exists()
+        [line] = [ln for ln in log.read_text().splitlines() if "hook.done event=SessionEnd" in ln]
+        assert "relay=1" in line
+        while StateFiles(relay_home, "codex").load("sess-codex-end") is not None:
+            assert time.monotonic() < deadline, "the session was not closed"
+            time.sleep(0.2)
+    finally:
+        daemon.terminate()
+        daemon.wait(60)
+
+
+def test_hooks_use_the_daemon_and_do_without_it_once_killed(relay_home: Path, repo: Path) -> None:
+    daemon = _serve(relay_home)
+    try:
         base = {"session_id": "sess-e2e", "cwd": str(repo)}
         _hook(relay_home, repo, "SessionStart", {**base, "source": "startup"})
         asked = {**base, "prompt": "remember: the alpha cluster is retired"}

@@ -387,19 +387,25 @@ def _out_of_time() -> None:
 
 
 def _relayed(
-    argv: Sequence[str], event: str, home: str | None, budget: float
+    argv: Sequence[str],
+    event: str,
+    home: str | None,
+    budget: float,
+    payload: bytes | None = None,
 ) -> tuple[str | None, bytes | None]:
-    """The running daemon's answer, and the payload read for it; (None, payload) when no
-    daemon took the event (see :mod:`fleetmem.integrations.hookrelay`)."""
+    """The running daemon's answer, and the payload read for it (or given: a detached
+    child's); (None, payload) when no daemon took the event (see
+    :mod:`fleetmem.integrations.hookrelay`)."""
     from fleetmem.integrations import hookrelay
 
     if not hookrelay.relayable(event, os.environ):
-        return None, None
+        return None, payload
     try:
         fleetmem_home = _home(home, os.environ)
-        payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+        if payload is None:
+            payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
     except Exception:
-        return None, None  # the home or stdin cannot be read: the full path says why
+        return None, payload  # the home or stdin cannot be read: the full path says why
     try:
         # The daemon's answer must arrive before the watchdog fires, with time to print it.
         return hookrelay.ask(fleetmem_home, argv, os.environ, payload, budget - 1.0), payload
@@ -437,10 +443,9 @@ def main(argv: Sequence[str], *, home: str | None = None) -> int:
     watchdog = threading.Timer(budget, _out_of_time)
     watchdog.daemon = True
     watchdog.start()
-    answer: str | None = None
-    payload: bytes | None = detached
-    if detached is None:
-        answer, payload = _relayed(argv, event, home, budget)
+    # A detached child (Codex's SessionEnd) hands its payload to the daemon too, when one
+    # listens, rather than building the application and recording beside it.
+    answer, payload = _relayed(argv, event, home, budget, detached)
     if answer is None:
         _, answer = run_hook(argv, home=home, stdin=payload)
     try:
