@@ -180,6 +180,7 @@ def _time_events(
     if not codex:
         hook("PostToolUse", tool("PostToolUse", "Edit", {"file_path": app_py}), env, repo)
     cases: dict[str, list[float]] = {}
+    started: list[dict[str, Any]] = []
     for i in range(runs):
         for name, event, payload in (
             ("PostToolUse bash", "PostToolUse", tool("PostToolUse", "Bash", {"command": "ls"})),
@@ -220,6 +221,10 @@ def _time_events(
             cases.setdefault(name, []).append(hook(event, payload, env, repo))
         fresh = {**common, "session_id": str(uuid.uuid4()), "hook_event_name": "SessionStart"}
         cases.setdefault("SessionStart", []).append(hook("SessionStart", fresh, env, repo))
+        started.append(fresh)
+    # The sessions end after every other event was timed: without a daemon each SessionEnd
+    # leaves `fleetmem jobs` recording in the background, which would slow the events after it.
+    for fresh in started:
         end = {**fresh, "hook_event_name": "SessionEnd", "reason": "exit"}
         cases.setdefault("SessionEnd", []).append(hook("SessionEnd", end, env, repo))
     return {
