@@ -145,6 +145,29 @@ def session_home(
     return home, repo
 
 
+def _wait_for_detached(home: Path, timeout_s: float = 120.0) -> None:
+    """Wait until no process started with this ``FLEETMEM_HOME`` is left (a SessionEnd's
+    detached recorder, the `fleetmem jobs` it starts), the daemon aside."""
+    needle = f"FLEETMEM_HOME={home}".encode()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        busy = False
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                environ = (proc / "environ").read_bytes().split(b"\0")
+                cmdline = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if needle in environ and b"serve" not in cmdline:
+                busy = True
+                break
+        if not busy:
+            return
+        time.sleep(0.2)
+
+
 def _run_mode(runs: int, with_daemon: bool, integration: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="fleetmem-bench-hook-events-") as tmp:
         base = Path(tmp)
@@ -152,7 +175,9 @@ def _run_mode(runs: int, with_daemon: bool, integration: str) -> dict[str, Any]:
         env = _env(home, base)
         daemon = _start_daemon(home, env) if with_daemon else None
         try:
-            return _time_events(runs, home, repo, env, integration)
+            times = _time_events(runs, home, repo, env, integration)
+            _wait_for_detached(home)  # SessionEnd's recorders, before the home is removed
+            return times
         finally:
             if daemon is not None:
                 daemon.terminate()
