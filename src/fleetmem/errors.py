@@ -32,6 +32,8 @@ tool errors. Messages never contain episode bodies, provider text or queries.
 
 from __future__ import annotations
 
+import math
+
 
 class FleetmemError(Exception):
     """Base of every error fleetmem raises on purpose.
@@ -51,6 +53,12 @@ class FleetmemError(Exception):
             return self.message
         details = " ".join(f"{k}={v}" for k, v in self.context.items())
         return f"{self.message} ({details})"
+
+    @property
+    def summary(self) -> str:
+        """The message for a person reading a page: what went wrong and what to do, without
+        the ``key=value`` context kept for logs, scripts and the CLI."""
+        return self.message
 
 
 def _show(value: object, limit: int = 80) -> str:
@@ -146,6 +154,12 @@ class RateLimited(FleetmemError):
     def __init__(self, message: str, *, retry_after: float, **context: object) -> None:
         self.retry_after = retry_after
         FleetmemError.__init__(self, message, retry_after=f"{retry_after:.0f}s", **context)
+
+    @property
+    def summary(self) -> str:
+        wait = max(1, math.ceil(self.retry_after))
+        said = super().summary.rstrip(".")
+        return f"{said[:1].upper()}{said[1:]}. Try again in {wait} second{'s' * (wait != 1)}."
 
 
 class StaleRevision(Conflict):

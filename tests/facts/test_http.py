@@ -41,6 +41,7 @@ def test_the_facts_api_round_trip(api: Daemon) -> None:
     assert dup.json()["error"] == {
         "code": "duplicate_fact",
         "message": dup.json()["error"]["message"],
+        "summary": f"already remembered as {fact['id']} (active)",
         "existing": fact["id"],
     }
     listed = c.get("/api/v1/facts", params={"limit": 1}).json()
@@ -100,7 +101,12 @@ def test_bad_input_unknown_ids_and_forget_all(api: Daemon) -> None:
     limited = c.post("/api/v1/facts/forget-all", json={"confirm": "FORGET ALL"})
     assert limited.status_code == 429
     assert int(limited.headers["Retry-After"]) > 3000
-    assert limited.json()["error"]["code"] == "rate_limited"
+    error = limited.json()["error"]
+    assert error["code"] == "rate_limited"
+    # The message keeps its context for scripts; the summary is for a person reading a page.
+    assert "retry_after=" in error["message"] and "user=" in error["message"]
+    assert "=" not in error["summary"] and error["summary"].endswith("seconds.")
+    assert error["summary"].startswith("At most 3 forget-alls per hour per user. Try again in ")
 
 
 def test_s18_another_workspaces_fact_is_a_404_not_a_403(api: Daemon, home: Path) -> None:

@@ -83,7 +83,7 @@ def _allowed_methods(api: FastAPI, scope: Any) -> list[str]:
 
 
 def error_body(exc: FleetmemError) -> dict[str, Any]:
-    body: dict[str, Any] = {"code": exc.code, "message": str(exc)}
+    body: dict[str, Any] = {"code": exc.code, "message": str(exc), "summary": exc.summary}
     field = getattr(exc, "field", None)
     if field is not None:
         body["field"] = field

@@ -56,6 +56,9 @@ class ErrorDetail(Open):
 
     code: str = Field(description="stable, machine-readable: invalid_input, unknown_fact, ...")
     message: str = Field(description="names the field and the value where there is one")
+    summary: str | None = Field(
+        None, description="the same for a person: no internal parameters (the web UI shows it)"
+    )
     field: str | None = Field(None, description="the request field at fault")
     existing: str | None = Field(None, description="the fact a duplicate or conflict points at")
     retry_after: float | None = Field(None, description="seconds to wait (429 only)")

@@ -202,4 +202,4 @@ class WebRoute(APIRoute):
 def _page_message(exc: FleetmemError, status: int) -> str:
     if status == 404:
         return "Nothing here: it does not exist, or it is not in this workspace."
-    return str(exc)
+    return exc.summary

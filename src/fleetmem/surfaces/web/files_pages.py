@@ -224,7 +224,7 @@ def routes(web: Web) -> APIRouter:
             ctx = editor_context(web, target, text=text, base_revision=base, conflict=conflict)
             return web.page(request, session, "file.html", target.section, ctx, status_code=409)
         except InvalidInput as exc:
-            ctx = editor_context(web, target, text=text, base_revision=base, error=str(exc))
+            ctx = editor_context(web, target, text=text, base_revision=base, error=exc.summary)
             return web.page(request, session, "file.html", target.section, ctx, status_code=400)
         return redirect(target.url(saved=1))
 

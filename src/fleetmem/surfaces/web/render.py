@@ -14,7 +14,13 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from fleetmem.core.budget import SKIPPED_END, SKIPPED_LABEL, LoadReport, skipped_caption
+from fleetmem.core.budget import (
+    SKIPPED_END,
+    SKIPPED_LABEL,
+    LoadReport,
+    percent_of,
+    skipped_caption,
+)
 from fleetmem.core.fence import strip_bidi
 
 #: Security headers of every page: no inline script or style, no framing, no referrer.
@@ -78,6 +84,15 @@ def pct_class(used: float | None, total: float | None) -> str:
         return "pct-0"
     share = max(0.0, min(1.0, used / total))
     return f"pct-{max(1, round(share * 100)) if share > 0 else 0}"
+
+
+def percent(tokens: int | None, budget: int | None) -> str:
+    """A meter's reading as the seed's FR-40 asks for it: ``87 %``, ``130 %`` over budget,
+    one decimal below 10 % (``0.4 %``); empty when there is no budget."""
+    if tokens is None or not budget:
+        return ""
+    share = percent_of(tokens, budget)
+    return f"{share:.1f} %" if share < 10 else f"{round(share):,} %"
 
 
 def plural(count: int, one: str, many: str | None = None) -> str:
@@ -164,7 +179,7 @@ def _env() -> Environment:
         finalize=no_bidi,
     )
     env.filters.update(age=age, when=when, num=num, plural=plural)
-    env.globals.update(pct_class=pct_class, skipped_label=SKIPPED_LABEL)
+    env.globals.update(pct_class=pct_class, percent=percent, skipped_label=SKIPPED_LABEL)
     return env
 
 

@@ -23,7 +23,10 @@
     let data = {};
     try { data = await res.json(); } catch (e) { data = {}; }
     if (!res.ok) {
-      const err = new Error((data.error && data.error.message) || res.statusText);
+      // The summary is written for a person (no internal key=value context); older
+      // daemons send only the message.
+      const said = data.error && (data.error.summary || data.error.message);
+      const err = new Error(said || res.statusText);
       err.status = res.status;
       err.data = data;
       throw err;
