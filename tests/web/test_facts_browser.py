@@ -362,6 +362,29 @@ def test_s19_skeleton_rows_while_the_list_loads(start_daemon: Start, browse: Bro
     # The typing is applied once results land.
     expect(page.locator(".list-title")).to_have_text("Facts matching “warehouse”")
     assert page.locator("#q").bounding_box() == search_box  # no layout shift
+    # Again, into a view with rows: the first fact lands where the first skeleton row stood.
+    page.locator("#q").fill("")
+    expect(page.locator(".list-title")).not_to_contain_text("matching")
+    expect(page.locator("#facts-list")).to_have_attribute("aria-busy", "false")
+    held.clear()
+    page.route("**/memory/facts/_list*", lambda route: held.append(route))
+    page.locator('[data-facts-nav="all"]').click()
+    expect(skeleton).to_have_count(6)
+    placeholder, second_placeholder = skeleton.nth(0).bounding_box(), skeleton.nth(1).bounding_box()
+    deadline = time.monotonic() + 5
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    for route in held:
+        route.continue_()
+    page.unroute("**/memory/facts/_list*")
+    first = page.locator("#facts-list .fact-list > li").first
+    expect(first).to_be_visible()
+    landed = first.bounding_box()
+    assert placeholder is not None and landed is not None
+    assert abs(landed["y"] - placeholder["y"]) <= 1, (landed, placeholder)
+    second = page.locator("#facts-list .fact-list > li").nth(1).bounding_box()
+    assert second is not None and second_placeholder is not None
+    assert abs(second["y"] - second_placeholder["y"]) <= 1.5, (second, second_placeholder)
 
 
 def test_review_queue_actions(start_daemon: Start, browse: Browse) -> None:

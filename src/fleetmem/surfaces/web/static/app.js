@@ -161,18 +161,27 @@
       return (root && root.getAttribute("data-self")) || "/memory/facts";
     }
 
+    // The placeholder keeps the list's own title above its rows (the title of the list it
+    // replaces, the same height), so the first fact lands where the first grey row stood.
     function skeleton() {
+      const wrap = document.createElement("div");
+      wrap.setAttribute("aria-hidden", "true");
+      wrap.setAttribute("data-skeleton", "");
+      const title = document.createElement("h2");
+      title.className = "skeleton-title"; // styled as .list-title, never found as one
+      const shown = current && $(".list-title", current);
+      title.textContent = (shown && shown.textContent) || "\u00a0";
+      wrap.appendChild(title);
       const ol = document.createElement("ol");
       ol.className = "skeleton";
-      ol.setAttribute("aria-hidden", "true");
-      ol.setAttribute("data-skeleton", "");
       for (let i = 0; i < SKELETON_ROWS; i++) {
         const li = document.createElement("li");
         li.appendChild(document.createElement("span"));
         li.appendChild(document.createElement("span"));
         ol.appendChild(li);
       }
-      return ol;
+      wrap.appendChild(ol);
+      return wrap;
     }
 
     function updateRail(root, view) {
