@@ -147,3 +147,26 @@ def test_status_page_shows_the_doctors_rows(start_daemon: Start, browse: Browse)
         expect(row.locator("th")).to_have_text(check["name"])
         expect(row.locator(".badge")).to_contain_text(check["status"])
     shot(page, "20-status")
+
+
+def test_on_a_phone_the_page_starts_on_the_first_screen(
+    start_daemon: Start, browse: Browse
+) -> None:
+    """At a phone's width the rail is one strip that scrolls sideways: the page's own heading
+    is on the first screen, on the facts list and on an agent's page alike."""
+    daemon = start_daemon(seed=lambda app: app.files.save(
+        app.files.ref("notes", agent="research"), "Short notes.\n", base_revision=0, actor=USER
+    ))  # fmt: skip
+    page = browse(daemon).page(width=390, height=844)
+    for url in ("/memory/facts", "/memory/agents/research"):
+        page.goto(url)
+        rail = page.locator("nav.rail").bounding_box()
+        heading = page.locator("main h1, main h2").first.bounding_box()
+        assert rail is not None and heading is not None
+        assert rail["height"] <= 120, (url, rail)
+        assert heading["y"] < 844 / 2, (url, heading)
+        # Every rail link can still be reached: the strip scrolls to it.
+        last = page.locator("nav.rail a").last
+        last.scroll_into_view_if_needed()
+        expect(last).to_be_in_viewport()
+    shot(page, "30-phone-width")
