@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from fleetmem.core.facts import Actor
 from fleetmem.service.bootstrap import App
@@ -68,6 +69,20 @@ def test_read_context_file_in_a_run_in_flight_keeps_its_start_revision(
     assert (now.revision, now.text) == (2, "ACV: average contract value.\n")
 
 
+def _edited_between_runs(app: App, old: str, new: str, others: list[str]) -> tuple[Any, Any, Any]:
+    """A fact written as ``old`` (beside ``others``), a run opened, the fact edited to
+    ``new``, another run opened: (the fact, the early run, the late run)."""
+    fact = app.facts.add(old, actor=HUMAN).fact
+    for body in others:
+        app.facts.add(body, actor=HUMAN)
+    _later()
+    early = app.runs.open_run(AGENT, repo=REPO)
+    _later()
+    app.facts.edit(fact.id, new, actor=HUMAN)
+    _later()
+    return fact, early, app.runs.open_run(AGENT, repo=REPO)
+
+
 def _ids(app: App, query: str, run_id: str) -> dict[str, str]:
     got = app.facts.recall_for_run(query, run_id=run_id, agent=AGENT, repo=REPO)
     return {item.fact.id: item.fact.body for item in got.items}
@@ -82,14 +97,9 @@ def test_a_run_in_flight_finds_an_edited_fact_by_the_words_it_holds_not_the_new_
     app = make_app()
     old = "Releases ship through the kestrel pipeline on Tuesdays."
     new = "Releases ship through the osprey pipeline on Thursdays."
-    fact = app.facts.add(old, actor=HUMAN).fact
-    app.facts.add("The kestrel logo is drawn by the design team.", actor=HUMAN)
-    _later()
-    early = app.runs.open_run(AGENT, repo=REPO)
-    _later()
-    app.facts.edit(fact.id, new, actor=HUMAN)
-    _later()
-    late = app.runs.open_run(AGENT, repo=REPO)
+    fact, early, late = _edited_between_runs(
+        app, old, new, ["The kestrel logo is drawn by the design team."]
+    )
 
     # A session's prompt first (recall would count as shown, and a prompt skips what was).
     assert (
@@ -117,15 +127,7 @@ def test_a_run_in_flight_ranks_an_edited_fact_by_the_meaning_it_holds(
     app = make_app(MINILM)
     old = "The staging database is refreshed from a production snapshot every Sunday night."
     new = "Invoices are emailed to every customer on the first working day of the month."
-    fact = app.facts.add(old, actor=HUMAN).fact
-    for body in EXTRA[:8]:
-        app.facts.add(body, actor=HUMAN)
-    _later()
-    early = app.runs.open_run(AGENT, repo=REPO)
-    _later()
-    app.facts.edit(fact.id, new, actor=HUMAN)
-    _later()
-    late = app.runs.open_run(AGENT, repo=REPO)
+    fact, early, late = _edited_between_runs(app, old, new, EXTRA[:8])
     about_old, about_new = "when does staging get fresh data", "billing emails to clients"
 
     assert _ids(app, about_old, early.run_id).get(fact.id) == old

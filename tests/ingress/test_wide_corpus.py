@@ -34,7 +34,7 @@ from tests.ingress.corpus import Sample
 from tests.ingress.home_scan import files_scanned, leaks
 from tests.ingress.schema_walk import base_record
 from tests.integrations.test_claude_hooks import _wait_for_detached
-from tests.mcp.conftest import client_for, run_async
+from tests.mcp.conftest import call_tools
 from tests.surfaces.cli_helpers import FLEETMEM, env_for, run_cli
 from tests.surfaces.test_http import VECTORS_OFF, Daemon
 
@@ -151,21 +151,13 @@ def test_every_format_through_the_mcp_tools_that_write(
     opened = app.runs.open_run("api-fixer", repo=API, run_id="mcp-wide")
     server = build_server(app, fixed_token(opened.token))
 
-    async def body() -> list[str]:
-        said: list[str] = []
-        async with client_for(server) as client:
-            for text in packed(wide, SHORT_WRITE):
-                for name, args in (
-                    ("remember", {"text": text}),
-                    ("note_project", {"text": text}),
-                    ("update_notes", {"text": text}),
-                ):
-                    result = await client.call_tool(name, args)
-                    said.append(json.dumps([getattr(c, "text", "") for c in result.content]))
-        return said
-
+    calls = [
+        (name, {"text": text})
+        for text in packed(wide, SHORT_WRITE)
+        for name in ("remember", "note_project", "update_notes")
+    ]
     try:
-        said = run_async(body)
+        said = call_tools(server, calls)
     finally:
         server.close()
     assert leaks(app.home, wide, [s.encode() for s in said]) == []

@@ -27,7 +27,7 @@ from tests.ingress.schema_walk import base_record
 from tests.integrations.conftest import World
 from tests.integrations.conftest import world as world  # a fixture
 from tests.integrations.test_claude_hooks import _wait_for_detached
-from tests.mcp.conftest import client_for, run_async
+from tests.mcp.conftest import call_tools
 from tests.surfaces.cli_helpers import FLEETMEM, env_for, run_cli
 from tests.surfaces.test_http import VECTORS_OFF, Daemon
 
@@ -130,23 +130,19 @@ def test_mcp_write_tools(make_app: Callable[..., App]) -> None:
     server = build_server(app, fixed_token(opened.token))
     fact = app.facts.add("Deploys freeze on Fridays.").fact
 
-    async def body() -> list[str]:
-        said: list[str] = []
-        async with client_for(server) as client:
-            for sample in planted:
-                for name, args in (
-                    ("remember", {"text": f"The staging key is {sample.text}."}),
-                    ("note_project", {"text": f"Reach the db with {sample.text}."}),
-                    ("update_notes", {"text": f"My key: {sample.text}"}),
-                    ("vote_fact", {"fact_id": fact.id, "stance": "up",
-                                   "reason": f"worked with {sample.text}"}),
-                ):  # fmt: skip
-                    result = await client.call_tool(name, args)
-                    said.append(json.dumps([getattr(c, "text", "") for c in result.content]))
-        return said
-
+    calls = [
+        call
+        for sample in planted
+        for call in (
+            ("remember", {"text": f"The staging key is {sample.text}."}),
+            ("note_project", {"text": f"Reach the db with {sample.text}."}),
+            ("update_notes", {"text": f"My key: {sample.text}"}),
+            ("vote_fact", {"fact_id": fact.id, "stance": "up",
+                           "reason": f"worked with {sample.text}"}),
+        )
+    ]  # fmt: skip
     try:
-        said = run_async(body)
+        said = call_tools(server, calls)
     finally:
         server.close()
     assert leaks(app.home, planted, [s.encode() for s in said]) == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -104,6 +104,21 @@ async def client_for(target: Any) -> AsyncIterator[Any]:
 
     async with Client(target, cache=None) as client:
         yield client
+
+
+def call_tools(server: Any, calls: Iterable[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Call each (tool, arguments) through the SDK client in one session; each answer's
+    text contents as JSON, in order (the server is left open)."""
+
+    async def body() -> list[str]:
+        said: list[str] = []
+        async with client_for(server) as client:
+            for name, args in calls:
+                result = await client.call_tool(name, args)
+                said.append(json.dumps([getattr(c, "text", "") for c in result.content]))
+        return said
+
+    return run_async(body)
 
 
 @asynccontextmanager

@@ -338,6 +338,16 @@ def csrf_of(page: Any) -> str:
     return str(page.locator('meta[name="csrf-token"]').get_attribute("content"))
 
 
+def _release(page: Any, held: list[Any]) -> None:
+    """Let the held list requests through (once the page has made one) and stop holding."""
+    deadline = time.monotonic() + 5
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    for route in held:
+        route.continue_()
+    page.unroute("**/memory/facts/_list*")
+
+
 def test_s19_skeleton_rows_while_the_list_loads(start_daemon: Start, browse: Browse) -> None:
     daemon = start_daemon(VECTORS_OFF, seed=lambda app: seed_facts(app, EXTRA, ME))
     page = browse(daemon).page()
@@ -353,12 +363,7 @@ def test_s19_skeleton_rows_while_the_list_loads(start_daemon: Start, browse: Bro
     expect(page.locator('[data-facts-nav="pinned"]')).to_have_attribute("aria-current", "page")
     page.locator("#q").click()
     page.keyboard.type("warehouse")
-    deadline = time.monotonic() + 5
-    while not held and time.monotonic() < deadline:
-        page.wait_for_timeout(50)
-    for route in held:
-        route.continue_()
-    page.unroute("**/memory/facts/_list*")
+    _release(page, held)
     # The typing is applied once results land.
     expect(page.locator(".list-title")).to_have_text("Facts matching “warehouse”")
     assert page.locator("#q").bounding_box() == search_box  # no layout shift
@@ -371,12 +376,7 @@ def test_s19_skeleton_rows_while_the_list_loads(start_daemon: Start, browse: Bro
     page.locator('[data-facts-nav="all"]').click()
     expect(skeleton).to_have_count(6)
     placeholder, second_placeholder = skeleton.nth(0).bounding_box(), skeleton.nth(1).bounding_box()
-    deadline = time.monotonic() + 5
-    while not held and time.monotonic() < deadline:
-        page.wait_for_timeout(50)
-    for route in held:
-        route.continue_()
-    page.unroute("**/memory/facts/_list*")
+    _release(page, held)
     first = page.locator("#facts-list .fact-list > li").first
     expect(first).to_be_visible()
     landed = first.bounding_box()
