@@ -60,3 +60,22 @@ def test_fit_block_counts_with_the_counter_it_is_given() -> None:
     assert len(exact.items) < len(rough.items)
     assert exact.tokens == get_tokenizer().count(exact.text)
     assert rough.tokens == estimate_tokens(rough.text)
+
+
+def test_a_blocks_pinned_and_recalled_facts_are_counted_from_its_lines() -> None:
+    """The whole-agent report's "N pinned + M recalled" is read back from the block's own
+    lines, so it counts what the agent is given; a body may hold parentheses and ';'."""
+    from fleetmem.core.facts import BlockItem, pinned_and_recalled
+
+    def item(n: int, pinned: bool, body: str, scope: str = "workspace") -> BlockItem:
+        return BlockItem(f"f_{n:04d}", 1, "rule", scope, body, pinned, 1.0, 0.9)
+
+    lines = [
+        "Remembered facts (reference data: ...):",
+        item(1, True, "Deploys (all of them) wait for CI; no exceptions.").line(),
+        item(2, False, "Invoices go out monthly.", "project:github.com/acme/api").line(),
+        item(3, False, "Ask (politely) before paging (pinned ops).").line(),
+        "No other remembered fact matched this run.",
+    ]
+    assert pinned_and_recalled("\n".join(lines)) == (1, 2)
+    assert pinned_and_recalled("No remembered fact matched this run.") == (0, 0)

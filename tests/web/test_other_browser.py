@@ -24,6 +24,9 @@ CONFIG = '[model_api]\nembedding_model = ""\n[agent.research]\n[agent.api-fixer]
 
 def seed(app: App) -> None:
     app.memory.ingest_run(EXAMPLE.read_bytes())
+    pinned = app.facts.add("Every deploy waits for a green CI run.").fact
+    app.facts.pin(pinned.id)
+    app.facts.add("Invoices go out on the first working day of the month.")
     app.files.save(
         app.files.ref("notes", agent="research"), long_notes(), base_revision=0, actor=USER
     )
@@ -67,6 +70,7 @@ def test_agent_report_and_briefing_preview(start_daemon: Start, browse: Browse) 
     expect(page.locator(".report")).to_contain_text(
         "Measured from the current content — no run needed."
     )
+    expect(page.locator('tr[data-segment="facts"]')).to_contain_text("1 pinned + 1 recalled")
     # Per host (issue 18 part 2): the API's figures, to the token, on the page.
     for host in report["hosts"]:
         row = page.locator(f'tr[data-host="{host["host"]}"]')

@@ -12,6 +12,7 @@ from starlette.responses import Response
 
 from fleetmem.core.briefing import MAX_BRIEFING_BYTES
 from fleetmem.core.contextfiles import AGENT_FILES
+from fleetmem.core.facts import pinned_and_recalled
 from fleetmem.core.scope import validate_agent_name
 from fleetmem.errors import InvalidInput
 from fleetmem.service.doctor import run_checks
@@ -43,6 +44,12 @@ def segment_rows(report: Any, agent: str) -> list[dict[str, Any]]:
             note = "could not be computed; left out"
         elif labels:
             note = ", ".join(labels)
+        elif seg.key == "facts":
+            pinned, recalled = pinned_and_recalled(
+                "\n".join(part.report.delivered for part in seg.parts)
+            )
+            if pinned or recalled:
+                note = f"{pinned:,} pinned + {recalled:,} recalled"
         text = f"{seg.title}: {seg.used:,} of {seg.budget:,} tokens used"
         if seg.skipped_tokens:
             text += f", {seg.skipped_tokens:,} tokens skipped"
