@@ -42,6 +42,10 @@ API = "github.com/acme/api"
 #: A fact or an MCP note holds at most 500 characters once redacted ([REDACTED] can be longer
 #: than what it replaces); samples are packed into writes of at most this much.
 SHORT_WRITE = 300
+#: A capture's text is checked before redaction against the same 500 characters.
+CAPTURE_WRITE = 450
+#: Commands and transcript lines: writes this long carry several samples each.
+LONG_WRITE = 2000
 
 
 def wide_samples() -> list[Sample]:
@@ -191,15 +195,18 @@ def test_every_format_through_the_hooks(tmp_path: Path, home: Path, wide: list[S
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     sid = str(uuid.uuid4())
     transcript = tmp_path / f"{sid}.jsonl"
-    texts = list(packed(wide, SHORT_WRITE))
-    _transcript(transcript, sid, repo, texts)
+    # A capture is a fact (at most 500 characters); a command and the transcript take more,
+    # so they carry the corpus in fewer hook processes.
+    texts = list(packed(wide, CAPTURE_WRITE))
+    commands = list(packed(wide, LONG_WRITE))
+    _transcript(transcript, sid, repo, commands)
     base = {"session_id": sid, "cwd": str(repo), "transcript_path": str(transcript)}
     calls: list[tuple[str, dict[str, Any]]] = [("SessionStart", {**base, "source": "startup"})]
-    for text in texts:
-        calls.append(("UserPromptSubmit", {**base, "prompt": f"remember: {text}"}))
-        calls.append(
-            ("PostToolUse", {**base, "tool_name": "Bash", "tool_input": {"command": text}})
-        )
+    calls += [("UserPromptSubmit", {**base, "prompt": f"remember: {text}"}) for text in texts]
+    calls += [
+        ("PostToolUse", {**base, "tool_name": "Bash", "tool_input": {"command": command}})
+        for command in commands
+    ]
     calls.append(("SessionEnd", {**base, "reason": "exit"}))
     printed: list[bytes] = []
     for event, payload in calls:
