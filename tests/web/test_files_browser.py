@@ -10,6 +10,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 from fleetmem.service.bootstrap import App
+from fleetmem.surfaces.web.render import percent
 from fleetmem.tokenize import get_tokenizer
 from tests.web.conftest import Browsing, WebDaemon, needs_chromium, shot
 from tests.web.seeds import USER
@@ -65,7 +66,7 @@ def test_s5_write_a_shared_context_file(start_daemon: Start, browse: Browse) -> 
     meter = file_json(daemon, "voice")["meter"]
     figures = page.locator(".meter-figures")
     expect(figures).to_contain_text(
-        f"{meter['used']:,} / 1,500 tokens · {_percent(meter['tokens'], 1500)} · all of it"
+        f"{meter['used']:,} / 1,500 tokens · {percent(meter['percent'])} · all of it"
     )
     bar = page.locator('.meter-panel [role="meter"]')
     expect(bar).to_have_attribute("aria-valuenow", str(meter["used"]))
@@ -73,12 +74,6 @@ def test_s5_write_a_shared_context_file(start_daemon: Start, browse: Browse) -> 
     expect(page.locator("#file-text")).to_have_value(VOICE)  # line breaks survive the form
     assert file_json(daemon, "voice")["body"] == VOICE
     shot(page, "09-file-editor-under-budget")
-
-
-def _percent(tokens: int, budget: int) -> str:
-    """What the meter shows beside its figures (seed FR-40): a whole percentage from 10 %."""
-    share = round(tokens * 100.0 / budget, 1)
-    return f"{share:.1f} %" if share < 10 else f"{round(share):,} %"
 
 
 def test_s6_over_budget_meter_preview_and_s7_ask_an_agent(
@@ -96,11 +91,11 @@ def test_s6_over_budget_meter_preview_and_s7_ask_an_agent(
     assert meter["state"] == "over" and meter["budget"] == 1500
     figures = page.locator(".meter-figures")
     expect(figures).to_contain_text(
-        f"{meter['used']:,} / 1,500 tokens · {_percent(meter['tokens'], 1500)}"
+        f"{meter['used']:,} / 1,500 tokens · {percent(meter['percent'])}"
         f" · {meter['skipped_tokens']:,} tokens skipped"
     )
     expect(figures).to_contain_text("(over budget)")
-    assert meter["tokens"] > 1500 and int(_percent(meter["tokens"], 1500)[:-2]) > 100  # FR-40
+    assert meter["tokens"] > 1500 and meter["percent"] > 100  # FR-40
     # Per host at the start: the whole-agent report's figures for this file (issue 18 part 2).
     report = daemon.client.get("/api/v1/agents/research/context-report").json()
     for host in report["hosts"]:

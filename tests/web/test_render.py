@@ -54,10 +54,11 @@ def test_the_chip_text_is_exactly_what_is_sent(body: list[str], budget: int, fin
 
 
 def test_meter_percentages() -> None:
+    from fleetmem.core.budget import percent_of
     from fleetmem.surfaces.web.render import percent
 
-    assert percent(1305, 1500) == "87 %"
-    assert percent(1950, 1500) == "130 %"  # over budget
-    assert percent(6, 1500) == "0.4 %"
-    assert percent(0, 1500) == "0.0 %"
-    assert percent(10, None) == "" and percent(10, 0) == ""  # read on demand: no budget
+    assert percent(percent_of(1305, 1500)) == "87 %"
+    assert percent(percent_of(1950, 1500)) == "130 %"  # over budget
+    assert percent(percent_of(6, 1500)) == "0.4 %"
+    assert percent(percent_of(0, 1500)) == "0.0 %"
+    assert percent(None) == ""  # read on demand: no budget

@@ -94,25 +94,13 @@ _PLACEHOLDER_FIRST = PLACEHOLDER_START + "["
 _KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
 
 
-# A secret-ish word anywhere in a key, the rest of the key, then an operator, or blanks after
-# a command-line option. Whether the key names a secret (strong) is decided on the whole key.
-#
-# The pattern also turns down, in C, the two verdicts that need nothing but the key and the
-# value's length, so a dense text of `pw=a` never reaches the Python loop: a weak key given
-# as a command-line option, and a weak key whose bare value is too short to be random (and
-# not followed by a blank, which could continue it on a config line). Whether the key is
-# strong is read at its end by the lookbehinds of _STRONG_BEHIND, the same endings as
-# _KEYWORDS; the groups around it are atomic so a refusal cannot be retried another way.
 def _behind(words: list[str]) -> str:
     return "|".join(f"(?<={re.escape(word)})" for word in words)
 
 
 # Dispatched on the key's last character (and for "key" on the one before it), since a run of
 # eighty lookbehinds tried in turn at every keyword cost more than the Python they spare.
-_HEAD_KEYS = {
-    sep: [head + "key" for head in _KEY_HEADS if head.endswith(sep) and (sep or head[-1].isalpha())]
-    for sep in ("_", "-", ".")
-}
+_HEAD_KEYS = {sep: [head + "key" for head in _KEY_HEADS if head.endswith(sep)] for sep in "_-."}
 _HEAD_KEYS[""] = [head + "key" for head in _KEY_HEADS if head[-1].isalpha()]
 _STRONG_BEHIND = rf"""
     (?<=d)(?:{_behind(["password", "passwd", "pwd"])})
@@ -138,6 +126,15 @@ _LINE_TAIL_PATTERN = (
 _SHORT_BARE = (
     rf"{_BARE_CLASS}{{1,{RANDOM_VALUE_MIN - 1}}}+(?!{_BARE_CLASS})(?!{_LINE_TAIL_PATTERN})"
 )
+# A secret-ish word anywhere in a key, the rest of the key, then an operator, or blanks after
+# a command-line option. Whether the key names a secret (strong) is decided on the whole key.
+#
+# The pattern also turns down, in C, the two verdicts that need nothing but the key and the
+# value's length, so a dense text of `pw=a` never reaches the Python loop: a weak key given
+# as a command-line option, and a weak key whose bare value is too short to be random and
+# that no config-line tail continues. Whether the key is strong is read at its end by the
+# lookbehinds of _STRONG_BEHIND, the same endings as _KEYWORDS; the groups around it are
+# atomic so a refusal cannot be retried another way.
 _ANY_KEY_RE, _ANY_KEY_RE_ICASE = rx_folded(
     rf"""(?P<kw>key|token|secret|auth|pass|pw|cred|sig|session|cookie|salt)
         (?P<rest>[a-z0-9_.-]{{0,32}}+)

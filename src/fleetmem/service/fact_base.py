@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -55,6 +55,8 @@ from fleetmem.store.facts import (
     SearchRow,
 )
 from fleetmem.tokenize import get_tokenizer
+
+_T = TypeVar("_T")
 
 log = logging.getLogger("fleetmem.facts")
 
@@ -331,14 +333,7 @@ class FactServiceBase:
                 matched += (row.literal,)
             scored.append((round(score, 4), meaning or 0.0, row, matched))
         scored.sort(key=lambda s: (-s[0], -s[1], -s[2].created_at, s[2].id))
-        kept: list[tuple[float, float, SearchRow, tuple[str, ...]]] = []
-        semantic_only = 0
-        for item in scored:
-            if item[3] == ("meaning",):
-                if semantic_only >= limit:
-                    continue
-                semantic_only += 1
-            kept.append(item)
+        kept = _meaning_only_capped(scored, limit, lambda item: item[3])
         full = self.store.fact_get_many(self.workspace, [item[2].id for item in kept])
         hits = [
             SearchHit(
@@ -363,9 +358,7 @@ class FactServiceBase:
                 embed=self._embed_one,
                 thresholds=(t.search, t.near_duplicate),
             )
-            semantic = [i for i, h in enumerate(hits) if h.matched == ("meaning",)]
-            dropped = set(semantic[limit:])
-            hits = [h for i, h in enumerate(hits) if i not in dropped]
+            hits = _meaning_only_capped(hits, limit, lambda hit: hit.matched)
         return hits, degraded
 
     def _near_duplicates(
@@ -511,6 +504,22 @@ class FactServiceBase:
         after = dataclasses.replace(before, **changes)
         self.store.fact_update(after)
         return after
+
+
+def _meaning_only_capped(
+    items: Sequence[_T], limit: int, matched: Callable[[_T], tuple[str, ...]]
+) -> list[_T]:
+    """``items`` in order, keeping at most ``limit`` that matched by meaning alone (every
+    literal match is kept)."""
+    kept: list[_T] = []
+    meaning_only = 0
+    for item in items:
+        if matched(item) == ("meaning",):
+            if meaning_only >= limit:
+                continue
+            meaning_only += 1
+        kept.append(item)
+    return kept
 
 
 def _window(seconds: float) -> str:

@@ -97,8 +97,11 @@ def hits_as_of(
     # Stable: the hits that were not scored again keep the search's order among equals.
     ranked = sorted(by_id.values(), key=lambda hit: -hit.score)
     # Beyond MAX_RESCORED edits, a hit ranked by its current text is still served as it read.
+    scored_again = {now.id for now, _ in changed}
     return [
-        dataclasses.replace(h, fact=as_of(store, h.fact, since)) if h.fact.updated_at > since else h
+        dataclasses.replace(h, fact=as_of(store, h.fact, since))
+        if h.fact.updated_at > since and h.fact.id not in scored_again
+        else h
         for h in ranked
     ]
 

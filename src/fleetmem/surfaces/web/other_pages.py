@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from fleetmem.core.briefing import MAX_BRIEFING_BYTES
+from fleetmem.core.budget import percent_of
 from fleetmem.core.contextfiles import AGENT_FILES
 from fleetmem.core.facts import pinned_and_recalled
 from fleetmem.core.scope import validate_agent_name
@@ -60,6 +61,7 @@ def segment_rows(report: Any, agent: str) -> list[dict[str, Any]]:
                 "budget": seg.budget,
                 "used": seg.used,
                 "tokens": seg.tokens,
+                "percent": percent_of(seg.tokens, seg.budget) if seg.budget else None,
                 "state": seg.state,
                 "status": seg.status,
                 "skipped": seg.skipped_tokens,

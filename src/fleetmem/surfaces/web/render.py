@@ -14,13 +14,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from fleetmem.core.budget import (
-    SKIPPED_END,
-    SKIPPED_LABEL,
-    LoadReport,
-    percent_of,
-    skipped_caption,
-)
+from fleetmem.core.budget import SKIPPED_END, SKIPPED_LABEL, LoadReport, skipped_caption
 from fleetmem.core.fence import strip_bidi
 
 #: Security headers of every page: no inline script or style, no framing, no referrer.
@@ -86,12 +80,12 @@ def pct_class(used: float | None, total: float | None) -> str:
     return f"pct-{max(1, round(share * 100)) if share > 0 else 0}"
 
 
-def percent(tokens: int | None, budget: int | None) -> str:
-    """A meter's reading as the seed's FR-40 asks for it: ``87 %``, ``130 %`` over budget,
-    one decimal below 10 % (``0.4 %``); empty when there is no budget."""
-    if tokens is None or not budget:
+def percent(share: float | None) -> str:
+    """A meter's percentage (:func:`~fleetmem.core.budget.percent_of`) as the seed's FR-40
+    shows it: ``87 %``, ``130 %`` over budget, one decimal below 10 % (``0.4 %``); empty
+    when there is no budget."""
+    if share is None:
         return ""
-    share = percent_of(tokens, budget)
     return f"{share:.1f} %" if share < 10 else f"{round(share):,} %"
 
 
@@ -178,8 +172,8 @@ def _env() -> Environment:
         lstrip_blocks=True,
         finalize=no_bidi,
     )
-    env.filters.update(age=age, when=when, num=num, plural=plural)
-    env.globals.update(pct_class=pct_class, percent=percent, skipped_label=SKIPPED_LABEL)
+    env.filters.update(age=age, when=when, num=num, plural=plural, percent=percent)
+    env.globals.update(pct_class=pct_class, skipped_label=SKIPPED_LABEL)
     return env
 
 
