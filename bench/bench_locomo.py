@@ -297,30 +297,24 @@ VARIANTS: tuple[Variant, ...] = (
         RankingOptions(agent_weight=0.0),
     ),
     Variant(
-        "default+follow-ups",
+        "default-no-follow-ups",
         "context",
-        "recall, the defaults with follow-ups on (0.7 of the leader's score)",
-        RankingOptions(follow_up_weight=0.7),
+        "recall, the defaults with follow-ups off",
+        RankingOptions(follow_up_weight=0.0),
     ),
     Variant(
         "default-no-cues",
         "context",
         "recall, the defaults with every cue off",
-        RankingOptions(period_weight=0.0, agent_weight=0.0),
+        RankingOptions(**NO_CUES),
     ),
     Variant("bm25+context+cues", "context", "recall, no embedder", vectors=False),
     Variant("fleetmem-default", "context", "recall (RankingOptions() defaults)"),
     Variant(
-        "default-ungated-words",
+        "default-words-always-trusted",
         "context",
-        "recall, the defaults with word matches not held to the floor",
-        RankingOptions(gate_words=False),
-    ),
-    Variant(
-        "default-ungated-words+follow-ups",
-        "context",
-        "recall, ungated word matches and follow-ups at 0.7",
-        RankingOptions(gate_words=False, follow_up_weight=0.7),
+        "recall, the defaults with the word channel trusted whatever its best match covers",
+        RankingOptions(words_low=0.0, words_high=0.0),
     ),
     Variant(
         "default+vector-feedback3",
@@ -340,11 +334,10 @@ QUICK_VARIANTS: tuple[str, ...] = (
     "fleetmem-default",
 )
 #: ``--focus``: the rows the recall change is judged on (two stores per conversation).
-#: ``--words``: whether holding word matches to the floor is what costs LoCoMo.
+#: ``--words``: what reading the word channel's trust per question is worth.
 WORDS_VARIANTS: tuple[str, ...] = (
     "fleetmem-default",
-    "default-ungated-words",
-    "default-ungated-words+follow-ups",
+    "default-words-always-trusted",
 )
 FOCUS_VARIANTS: tuple[str, ...] = (
     "bm25",
@@ -356,19 +349,19 @@ FOCUS_VARIANTS: tuple[str, ...] = (
     "default-before-cues",
     "default-no-periods",
     "default-no-agents",
-    "default+follow-ups",
+    "default-no-follow-ups",
     "default-no-cues",
     "fleetmem-default",
 )
 
 
 #: (period_weight, agent_weight, follow_up_weight) points of the held-out check: the defaults
-#: (0.3, 0.3, 0) with each cue off, at the default scale and doubled.
+#: (0.5, 0.5, 0.7) with each cue off, halved and doubled.
 CUE_GRID: tuple[tuple[float, float, float], ...] = tuple(
-    itertools.product((0.0, 0.3, 0.6), (0.15, 0.3, 0.6), (0.0, 0.35, 0.7))
+    itertools.product((0.0, 0.5, 1.0), (0.25, 0.5, 1.0), (0.0, 0.35, 0.7))
 )
 #: Tiny runs try two points, so the tests run the check's code without its cost.
-TINY_CUE_GRID: tuple[tuple[float, float, float], ...] = ((0.3, 0.3, 0.0), (0.0, 0.15, 0.35))
+TINY_CUE_GRID: tuple[tuple[float, float, float], ...] = ((0.5, 0.5, 0.7), (0.0, 0.25, 0.35))
 
 
 def cue_point_name(point: tuple[float, float, float]) -> str:

@@ -13,12 +13,14 @@ time and merges). Rows, all measured in one run on the same stores:
 - ``previous-default``: the defaults before this change (weighted RRF k = 10, cosine at 0.5,
   all three cues on at 1 / 1 / 0.7).
 - ``default``: ``RankingOptions()`` with the calibration of the embedder.
-- ``default-no-periods``, ``default+follow-ups``, ``default-no-agents``: one cue changed each.
+- ``default-no-periods``, ``default-no-follow-ups``, ``default-no-agents``: one cue off each.
+- ``default-words-always-trusted``: the default with the word channel trusted whatever its
+  best match covers (what reading the words' trust per question is worth).
 
 Scores: recall@10 and MRR of the run each question is about, over lexical and paraphrased
 questions (``words``), paraphrases alone, and cued questions (naming the agent or the day);
 and how many unrelated questions still got any answer (the relevance floor).
-``--grid`` also asks every point of :data:`GRID` (text weight, k, floor, full, words_full)
+``--grid`` also asks every point of :data:`GRID` (text weight, k, floor, full, relevant)
 on both halves. ``--dev`` runs the dev half only.
 """
 
@@ -78,32 +80,32 @@ ROWS: tuple[Row, ...] = (
     Row("previous-default", "context", PREVIOUS),
     Row("default", "context", _D),
     Row("default-no-periods", "context", RankingOptions(period_weight=0.0)),
-    Row("default+follow-ups", "context", RankingOptions(follow_up_weight=0.7)),
+    Row("default-no-follow-ups", "context", RankingOptions(follow_up_weight=0.0)),
     Row("default-no-agents", "context", RankingOptions(agent_weight=0.0)),
-    Row("default-ungated-words", "context", RankingOptions(gate_words=False)),
+    Row("default-words-always-trusted", "context", RankingOptions(words_low=0.0, words_high=0.0)),
 )
-#: ``--words``: whether holding word matches to the floor is what the runs gain from.
-WORDS_ROWS = ("default", "default-ungated-words")
-#: (text weight, k, floor, full, words_full) around the defaults; the vector weight is
-#: 1 - text weight. The defaults were chosen offline on the dev half's channel lists and
-#: LoCoMo's (docs/episodes.md); these points are asked through the product on both halves.
+#: ``--words``: what reading the word channel's trust per question is worth.
+WORDS_ROWS = ("default", "default-words-always-trusted")
+#: (text weight, k, floor, full, relevant) around the defaults; the vector weight is
+#: 1 - text weight. The defaults were chosen offline on the dev halves' channel lists
+#: (bench/fusion_lab.py); these points are asked through the product on both halves.
 GRID: tuple[tuple[float, int, float, float, float], ...] = (
-    (0.6, 5, 0.2, 0.8, 0.45),
-    (0.5, 5, 0.2, 0.8, 0.45),
-    (0.7, 5, 0.2, 0.8, 0.45),
-    (0.6, 10, 0.2, 0.8, 0.45),
-    (0.6, 5, 0.15, 0.8, 0.45),
-    (0.6, 5, 0.25, 0.8, 0.45),
-    (0.6, 5, 0.2, 0.6, 0.45),
-    (0.6, 5, 0.2, 0.8, 0.35),
+    (0.6, 5, 0.1, 0.8, 0.16),
+    (0.5, 5, 0.1, 0.8, 0.16),
+    (0.7, 5, 0.1, 0.8, 0.16),
+    (0.6, 10, 0.1, 0.8, 0.16),
+    (0.6, 5, 0.15, 0.8, 0.16),
+    (0.6, 5, 0.1, 0.6, 0.16),
+    (0.6, 5, 0.1, 0.8, 0.2),
+    (0.6, 5, 0.1, 0.8, 0.12),
 )
 
 
 def grid_row(point: tuple[float, int, float, float, float]) -> Row:
-    tw, k, floor, full, words_full = point
+    tw, k, floor, full, relevant = point
     options = RankingOptions(text_weight=tw, vector_weight=round(1 - tw, 3), rrf_k=k)
-    name = f"grid tw={tw:g} k={k} floor={floor:g} full={full:g} words={words_full:g}"
-    return Row(name, "context", options, calibration=Calibration(floor, full, words_full))
+    name = f"grid tw={tw:g} k={k} floor={floor:g} full={full:g} relevant={relevant:g}"
+    return Row(name, "context", options, calibration=Calibration(floor, full, relevant))
 
 
 @dataclass
@@ -243,7 +245,7 @@ def run(
 
 
 def vars_of(c: Calibration) -> dict[str, float]:
-    return {"floor": c.floor, "full": c.full, "words_full": c.words_full}
+    return {"floor": c.floor, "full": c.full, "relevant": c.relevant}
 
 
 def table(report: dict[str, Any]) -> str:

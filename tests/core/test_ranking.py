@@ -11,6 +11,7 @@ from fleetmem.core.ranking import (
     calibration_for,
     reciprocal_rank_fusion,
     score_fusion,
+    words_confidence,
 )
 from fleetmem.core.textquery import fts_match, terms
 
@@ -87,21 +88,22 @@ def test_path_boost_is_one_top_rank_of_the_lightest_channel() -> None:
 
 
 # ---- score fusion and calibration ---------------------------------------------------------
-CAL = Calibration(floor=0.2, full=0.45, words_full=0.45)
+CAL = Calibration(floor=0.2, full=0.45, relevant=0.25)
 
 
 def test_strength_is_zero_at_the_floor_and_one_from_full() -> None:
     rng = random.Random()
     floor = rng.uniform(-0.5, 0.6)
     full = rng.uniform(floor + 0.01, 1.0)
-    cal = Calibration(floor, full, full)
+    cal = Calibration(floor, full, floor)
     assert cal.strength(floor) == 0.0 and cal.strength(floor - rng.random()) == 0.0
     assert cal.strength(full) == 1.0 and cal.strength(min(1.0, full + rng.random())) == 1.0
     middle = (floor + full) / 2
     assert abs(cal.strength(middle) - 0.5) < 1e-9
-    assert cal.word_share(floor) == 0.0 and cal.word_share(full) == 1.0
     with pytest.raises(ValueError):
         Calibration(0.5, 0.5, 0.6)
+    with pytest.raises(ValueError):
+        Calibration(0.1, 0.8, 1.5)
 
 
 def test_a_strong_meaning_match_outranks_every_word_only_match() -> None:
@@ -112,7 +114,7 @@ def test_a_strong_meaning_match_outranks_every_word_only_match() -> None:
         [0.3],
         similar={"meaning": 0.6, **{w: 0.3 for w in words}},
         similar_weight=0.7,
-        calibration=Calibration(floor=0.2, full=0.6, words_full=0.3),
+        calibration=Calibration(floor=0.2, full=0.6, relevant=0.2),
         recency={},
         k=10,
     )
@@ -133,12 +135,11 @@ def test_agreement_beats_either_channel_alone() -> None:
         k=10,
     )
     scores = {r.id: r.score for r in fused}
-    # "both" keeps 0.8 of its word score: its cosine is 0.8 of the way to words_full.
-    assert abs(scores["both"] - (0.3 * 11 / 12 * 0.8 + 0.7 * 0.8)) < 1e-9
+    assert abs(scores["both"] - (0.3 * 11 / 12 + 0.7 * 0.8)) < 1e-9
     assert [r.id for r in fused] == ["both", "v1", "t1"]
 
 
-def test_an_item_found_only_below_the_floor_is_left_out() -> None:
+def test_an_item_found_only_at_or_below_the_floor_is_left_out() -> None:
     fused = score_fusion(
         [[]],
         [0.3],
@@ -148,22 +149,53 @@ def test_an_item_found_only_below_the_floor_is_left_out() -> None:
         recency={},
     )
     assert fused == []
-    # A word match of unrelated meaning is left out too; one of weak meaning counts in part.
+    # A word match keeps its rank score whatever its cosine: the words' trust is read per
+    # question (words_trust), not per item.
     words = score_fusion(
-        [["unrelated", "weak", "strong", "unknown"]],
+        [["unrelated", "weak"]],
         [0.6],
-        similar={"unrelated": 0.1, "weak": 0.3, "strong": 0.5},
-        similar_weight=0.0,
-        calibration=Calibration(floor=0.2, full=0.8, words_full=0.4),
+        similar={"unrelated": 0.1, "weak": 0.3},
+        similar_weight=0.4,
+        calibration=Calibration(floor=0.2, full=0.8, relevant=0.2),
         recency={},
         k=5,
     )
     scores = {r.id: r.score for r in words}
-    assert "unrelated" not in scores
-    assert abs(scores["weak"] - 0.6 * 6 / 7 * 0.5) < 1e-12
-    assert abs(scores["strong"] - 0.6 * 6 / 8) < 1e-12
-    # Without a cosine (no stored vector) a word match keeps its whole rank score.
-    assert abs(scores["unknown"] - 0.6 * 6 / 9) < 1e-12
+    assert abs(scores["unrelated"] - 0.6) < 1e-12
+    assert abs(scores["weak"] - (0.6 * 6 / 7 + 0.4 * (0.1 / 0.6))) < 1e-12
+
+
+def test_words_trust_scales_the_word_channel_only() -> None:
+    rng = random.Random()
+    trust = rng.uniform(0.05, 0.95)
+    cal = Calibration(floor=0.1, full=0.8, relevant=0.15)
+    cosines = {"a": 0.5, "b": 0.3, "c": 0.05}
+    kwargs = {"similar": cosines, "similar_weight": 0.4, "calibration": cal, "recency": {}}
+    whole = {r.id: r.score for r in score_fusion([["c", "a"]], [0.6], k=5, **kwargs)}
+    part = {
+        r.id: r.score for r in score_fusion([["c", "a"]], [0.6], k=5, words_trust=trust, **kwargs)
+    }
+    assert abs(part["c"] - trust * whole["c"]) < 1e-12  # c has words only
+    assert abs(part["b"] - whole["b"]) < 1e-12  # b has meaning only
+    assert abs((whole["a"] - part["a"]) - (1 - trust) * 0.6 * 6 / 7) < 1e-12
+    # Untrusted words leave an item that only words found with nothing: it goes.
+    none = score_fusion([["c", "a"]], [0.6], k=5, words_trust=0.0, **kwargs)
+    assert [r.id for r in none] == ["a", "b"]
+    with pytest.raises(ValueError):
+        score_fusion([["c"]], [0.6], words_trust=1.5, **kwargs)
+
+
+def test_words_confidence_reads_the_best_matchs_coverage() -> None:
+    rng = random.Random()
+    low = rng.uniform(0.05, 0.3)
+    high = low + rng.uniform(0.1, 0.5)
+    assert words_confidence(low, low, high) == 0.0
+    assert words_confidence(low - rng.random(), low, high) == 0.0
+    assert words_confidence(high, low, high) == 1.0
+    assert words_confidence(high + rng.random(), low, high) == 1.0
+    assert abs(words_confidence((low + high) / 2, low, high) - 0.5) < 1e-9
+    # A step where both ends meet.
+    assert words_confidence(0.3, 0.3, 0.3) == 1.0 and words_confidence(0.29, 0.3, 0.3) == 0.0
 
 
 def test_bonus_and_limit_and_checks() -> None:
@@ -197,23 +229,6 @@ def test_scores_do_not_depend_on_which_scopes_were_searched() -> None:
 
 def test_every_calibrated_model_has_a_sane_row() -> None:
     for model, cal in CALIBRATIONS.items():
-        assert model and 0.0 < cal.floor < cal.full < 1.0
+        assert model and 0.0 < cal.floor < cal.full < 1.0 and cal.floor <= cal.relevant < 1.0
     assert calibration_for("nobody:measured") == UNCALIBRATED
-    assert UNCALIBRATED.floor == 0.72  # the seed's run-recall threshold
-
-
-def test_ungated_word_matches_keep_their_rank_score_and_escape_the_floor() -> None:
-    cal = Calibration(floor=0.2, full=0.8, words_full=0.4)
-    fused = score_fusion(
-        [["low", "none"]],
-        [0.6],
-        similar={"low": 0.1, "vector-only": 0.15},
-        similar_weight=0.4,
-        calibration=cal,
-        recency={},
-        k=5,
-        gate_words=False,
-    )
-    scores = {r.id: r.score for r in fused}
-    assert set(scores) == {"low", "none"}  # a meaning-only item under the floor still goes
-    assert abs(scores["low"] - 0.6) < 1e-12 and abs(scores["none"] - 0.6 * 6 / 7) < 1e-12
+    assert UNCALIBRATED.relevant == 0.72  # the seed's run-recall threshold

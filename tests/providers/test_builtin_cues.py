@@ -18,9 +18,9 @@ from tests.conftest import ingest_text, write_config
 
 API = "github.com/acme/api"
 SCOPE = f"project:{API}"
-#: Every cue on: these tests are about what each cue does, not about which are on by default
-#: (bench/bench_recall_sets.py decides that; the follow-up and period cues are off since
-#: they measured as a gain on LoCoMo only).
+#: Every cue on, at weights of their own: these tests are about what each cue does, not
+#: about their default weights (bench/fusion_lab.py and bench/bench_recall_sets.py decide
+#: those).
 CUES_ON: dict[str, float] = {"period_weight": 1.0, "agent_weight": 1.0, "follow_up_weight": 0.7}
 
 
@@ -196,10 +196,22 @@ def test_the_run_after_a_question_is_found_as_its_follow_up(
     make_app: Callable[..., App],
 ) -> None:
     app = make_app()
-    asked, answer = _thread(_memory(app, NO_CONTEXT), "Should the retry limit be five or ten?")
+    asked, answer = _thread(
+        _memory(app, NO_CONTEXT), "Should the retry limit be five or ten?", ("coder", "lead")
+    )
     assert _found(_memory(app, NO_CONTEXT), "retry limit") == [asked, answer]
     off = cues(context_neighbours=0, follow_up_weight=0)
     assert _found(_memory(app, off), "retry limit") == [asked]
+
+
+def test_the_same_agents_next_run_is_a_continuation_not_an_answer(
+    make_app: Callable[..., App],
+) -> None:
+    # A question is answered by whoever it was put to; the asker's own next run on the
+    # thread carries on with its work and is found by its own words, not as a follow-up.
+    app = make_app()
+    asked, _ = _thread(_memory(app, NO_CONTEXT), "Should the retry limit be five or ten?")
+    assert _found(_memory(app, NO_CONTEXT), "retry limit") == [asked]
 
 
 def test_a_run_without_a_question_brings_no_follow_up(make_app: Callable[..., App]) -> None:
@@ -225,7 +237,7 @@ def test_a_follow_up_is_returned_when_paths_decode_every_candidate(
 ) -> None:
     app = make_app()
     memory = _memory(app, NO_CONTEXT)
-    asked, answer = _thread(memory, "Should the retry limit be five or ten?")
+    asked, answer = _thread(memory, "Should the retry limit be five or ten?", ("coder", "lead"))
     result = memory.recall("retry limit", scopes=[SCOPE], limit=20, paths=["src/retry.py"])
     assert [h.episode_id for h in result.items] == [asked, answer]
 
@@ -258,7 +270,7 @@ def test_the_recall_cues_setting_turns_each_cue_off_at_once(
     provider = BuiltinProvider(app.store, None, NO_CONTEXT, cues=lambda: cues)
     memory = MemoryService(store=app.store, settings=lambda: app.config.current, provider=provider)
     days = _days(memory)
-    asked, answer = _thread(memory, "Should the retry limit be five or ten?")
+    asked, answer = _thread(memory, "Should the retry limit be five or ten?", ("coder", "lead"))
     assert _found(memory, "billing schema on 3 May 2026")[0] == days["2026-05-03"]
     assert _found(memory, "retry limit") == [asked, answer]
     cues.remove("periods")  # read at each recall: no restart needed

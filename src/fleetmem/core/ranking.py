@@ -13,7 +13,10 @@ decides the final order. Two fusions live here:
   top, half at rank k + 2. The vector channel gives the cosine's *strength* for the active
   embedder (:class:`Calibration`): 0 at or below the embedder's floor of unrelated text, 1 at
   the cosine of a clear paraphrase. A strong meaning match therefore outranks a weak word
-  match, and the fused score means the same thing whichever scopes were searched, so answers
+  match. How far the word channel counts is read per question from how much of the question
+  its best match covers (:func:`words_confidence`): a question in other words than its
+  target shares only common words with the store, and is ranked by meaning alone. Both
+  per-question readings are absolute (a cosine, a share of the question's IDF), so answers
   of several provider calls (one per two scopes) can be merged by score.
 """
 
@@ -35,50 +38,64 @@ class Ranked:
 class Calibration:
     """How one embedder's cosine similarities read, measured on development data.
 
-    ``floor``: at or below it, two texts are unrelated (most questions about something the
-    store does not hold score about this much against their best item); recall shows no item
-    whose cosine with the query is at or below it, whatever words it shares. ``full``: the
-    vector channel's strength rises linearly from the floor to 1 here. ``words_full``: a word
-    match counts in full only from this cosine up, and in proportion from the floor to it: a
-    run that shares a word with the query but not its meaning is a weak match.
+    ``floor``: the meaning channel gives nothing at or below it (texts this far apart in the
+    model's space are unrelated), and rises linearly to its whole weight at ``full`` (the
+    cosine of a clear paraphrase). ``relevant``: the question-level floor. A recall whose
+    best cosine is at or below it, and whose best word match covers too little of the
+    question (:attr:`RankingOptions.words_answer`), answers "nothing relevant" instead of
+    the least unrelated items.
     """
 
     floor: float
     full: float
-    words_full: float
+    relevant: float
 
     def __post_init__(self) -> None:
-        if not -1.0 <= self.floor < min(self.full, self.words_full) <= 1.0:
-            raise ValueError(f"calibration needs -1 <= floor < full, words_full <= 1: {self}")
+        if not -1.0 <= self.floor < self.full <= 1.0 or not -1.0 <= self.relevant <= 1.0:
+            raise ValueError(
+                f"calibration needs -1 <= floor < full <= 1, relevant in [-1, 1]: {self}"
+            )
 
     def strength(self, cosine: float) -> float:
         """0 at or below the floor, rising linearly to 1 at ``full`` and staying there."""
         return min(1.0, max(0.0, (cosine - self.floor) / (self.full - self.floor)))
 
-    def word_share(self, cosine: float) -> float:
-        """The share of a word match's rank score kept at ``cosine``: 0 at the floor, 1 from
-        ``words_full``."""
-        return min(1.0, max(0.0, (cosine - self.floor) / (self.words_full - self.floor)))
 
-
-#: Episode-recall calibration per embedder model id (``Embedder.model_id``), chosen on the
-#: channel lists of bench/recall_sets.py's development runs and of LoCoMo, and confirmed on
-#: the confirmation runs through the product (bench/bench_recall_sets.py --grid; docs/episodes.md
-#: "Relevance floor"). ADD ANOTHER EMBEDDER HERE: its own row, measured the same way (its
-#: cosines sit on another scale, so MiniLM's figures mean nothing for it): the floor is the
-#: highest cosine that keeps about 98% of the dev targets (the dev unrelated questions' best
-#: cosines sit around it), ``words_full`` and ``full`` the grid's best on dev.
+#: Episode-recall calibration per embedder model id (``Embedder.model_id``), read off the
+#: development halves of bench/fusion_lab.py's sets (LoCoMo's even conversations, LoCoMo
+#: sessions, the coding-agent runs of bench/recall_sets.py) and confirmed on their other
+#: halves through the product (docs/episodes.md "Relevance floor"). ADD ANOTHER EMBEDDER
+#: HERE: its own row, measured the same way (its cosines sit on another scale, so MiniLM's
+#: figures mean nothing for it): ``relevant`` is the highest question-level floor that keeps
+#: every development question answered, ``floor`` and ``full`` the grid's best on dev.
 CALIBRATIONS: Mapping[str, Calibration] = {
-    "local:all-MiniLM-L6-v2-onnx-int8": Calibration(floor=0.2, full=0.8, words_full=0.45),
+    "local:all-MiniLM-L6-v2-onnx-int8": Calibration(floor=0.1, full=0.8, relevant=0.16),
 }
 #: For an embedder nobody measured: the seed's run-recall threshold (0.72, written for a
-#: large embedding model) as the floor, so an uncalibrated model errs on answering less.
-UNCALIBRATED = Calibration(floor=0.72, full=0.95, words_full=0.85)
+#: large embedding model) as the question-level floor, so an uncalibrated model errs on
+#: answering less.
+UNCALIBRATED = Calibration(floor=0.5, full=0.95, relevant=0.72)
 
 
 def calibration_for(model_id: str) -> Calibration:
     """The measured calibration of ``model_id``, or :data:`UNCALIBRATED`."""
     return CALIBRATIONS.get(model_id, UNCALIBRATED)
+
+
+def words_confidence(best_coverage: float, low: float, high: float) -> float:
+    """How far the word channel is trusted for one question, from its best match's coverage.
+
+    ``best_coverage`` is the best word match's BM25 score over the summed IDF of the
+    question's terms: about 1 when a document holds each term once, near 0 when the best
+    match holds only a common word of the question. A question put in other words than the
+    document it is about still shares a few common words with many documents, and BM25 ranks
+    them anyway; their order is noise. The confidence is 0 up to ``low``, 1 from ``high``,
+    linear between, and scales the whole word channel, so such a question is ranked by
+    meaning and a question in the document's own words by both.
+    """
+    if high <= low:
+        return 1.0 if best_coverage >= high else 0.0
+    return min(1.0, max(0.0, (best_coverage - low) / (high - low)))
 
 
 def reciprocal_rank_fusion(
@@ -129,46 +146,36 @@ def score_fusion(
     k: int = 10,
     limit: int | None = None,
     bonus: Mapping[str, float] | None = None,
-    gate_words: bool = True,
+    words_trust: float = 1.0,
 ) -> list[Ranked]:
     """Fuse ranked lists and cosine similarities on one scale (see the module docstring).
 
     score(id) = sum over ``rankings`` of weight * (k + 1) / (k + rank)
               + ``similar_weight`` * calibration.strength(cosine of id),
-    where the first ranking (the words) is scaled by calibration.word_share(cosine of id)
-    when the id's cosine is known, and an id whose cosine is at or below the floor is left
-    out (the relevance floor). With ``gate_words`` False, word matches keep their whole rank
-    score and only items no word matched are held to the floor.
+    where the first ranking (the words) is scaled by ``words_trust`` (see
+    :func:`words_confidence`).
 
     ``similar`` maps ids to their cosine with the query (any id may be missing: it then
-    contributes nothing there). An id whose total is 0 (say, only a cosine at or below the
-    floor) is left out: nothing points at it. ``bonus`` adds a fixed amount to ids already
-    scored or new (the follow-up cue's inherited share of its leader). ``boosted`` ids get
-    one top rank of the lightest weight, as in :func:`reciprocal_rank_fusion`. Ties break by
-    recency, then id.
+    contributes nothing there). An id whose total is 0 (only a cosine at or below the
+    calibration's floor, or words no longer trusted) is left out: nothing points at it.
+    ``bonus`` adds a fixed amount to ids already scored or new (the follow-up cue's
+    inherited share of its leader). ``boosted`` ids get one top rank of the lightest weight,
+    as in :func:`reciprocal_rank_fusion`. Ties break by recency, then id.
     """
     if len(weights) != len(rankings):
         raise ValueError("one weight per ranking")
     if similar and calibration is None:
         raise ValueError("cosine similarities need the embedder's calibration")
-    cosine_of = similar or {}
-    gate = calibration if similar and calibration is not None else None
+    if not 0.0 <= words_trust <= 1.0:
+        raise ValueError(f"words_trust must be in [0, 1]: {words_trust}")
     scores: dict[str, float] = {}
     for n, (ranking, weight) in enumerate(zip(rankings, weights, strict=True)):
+        scale = weight * words_trust if n == 0 else weight
         for rank, item in enumerate(ranking, start=1):
-            share = weight * rank_share(rank, k)
-            if n == 0 and gate is not None and gate_words and item in cosine_of:
-                share *= gate.word_share(cosine_of[item])
-            scores[item] = scores.get(item, 0.0) + share
+            scores[item] = scores.get(item, 0.0) + scale * rank_share(rank, k)
     if similar and calibration is not None and similar_weight > 0:
         for item, cosine in similar.items():
             scores[item] = scores.get(item, 0.0) + similar_weight * calibration.strength(cosine)
-    if gate is not None:
-        # The relevance floor: nothing whose meaning is unrelated, whatever else points at it.
-        worded = set(rankings[0]) if rankings and not gate_words else set()
-        for item in [i for i in scores if i in cosine_of and cosine_of[i] <= gate.floor]:
-            if item not in worded:
-                del scores[item]
     _add_bonus(scores, bonus)
     scores = {item: s for item, s in scores.items() if s > 0.0}
     lightest = min([*weights, similar_weight] if similar else weights, default=1.0)

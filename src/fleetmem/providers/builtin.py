@@ -231,7 +231,8 @@ class BuiltinProvider:
         searched = (without_names(query, named, known) or query) if named else query
         match = fts_match(searched)
         wide = opts.candidates
-        text_ids = self._store.search_text(match, scopes, wide) if match else []
+        text_hits = self._store.search_text_scored(match, scopes, wide) if match else []
+        text_ids = [eid for eid, _ in text_hits]
         vector_ids: list[str] = []
         feedback_ids: list[str] = []
         cosines: dict[str, float] = {}
@@ -247,7 +248,8 @@ class BuiltinProvider:
                 cosines = {i: float(c) for i, c in hits}
                 feedback_ids = self._feedback(qvec, text_ids, vector_ids, scopes)
         candidates = list(dict.fromkeys([*text_ids, *vector_ids, *feedback_ids]))
-        if not candidates:
+        coverage = text_hits[0][1] if text_hits else 0.0
+        if not candidates or not self._relevant(cosines, coverage):
             return ProviderRecall(items=(), degraded=degraded)
         if qvec is not None and opts.fusion == "score":
             self._fill_cosines(qvec, text_ids, cosines)
@@ -273,6 +275,7 @@ class BuiltinProvider:
         )
         base = _Channels.start(opts, text_ids, vector_ids, feedback_ids, cosines, recency)
         base.calibration = self.calibration
+        base.coverage = coverage
         cued = self._with_cues(base, recency, facets, rows, periods, named, follow)
         fused = cued.fuse(opts, recency=recency, boosted=boosted, limit=limit)
         # Bodies are decoded for the answer's items not decoded yet (all of them, or those
@@ -289,6 +292,16 @@ class BuiltinProvider:
                 ProviderItem(id=ranked.id, text=row.text[:MAX_ITEM_TEXT], score=ranked.score)
             )
         return ProviderRecall(items=tuple(items), degraded=degraded)
+
+    def _relevant(self, cosines: Mapping[str, float], coverage: float) -> bool:
+        """Whether the store holds anything the query is about: its best cosine is above the
+        embedder's question-level floor, or its best word match covers enough of it. Without
+        cosines (no embedder, or no vectors yet) any word match counts, as before vectors."""
+        if not cosines or self._options.fusion != "score":
+            return True
+        if coverage >= self._options.words_answer:
+            return True
+        return max(cosines.values()) > self.calibration.relevant
 
     @property
     def calibration(self) -> Calibration:
@@ -387,7 +400,8 @@ class BuiltinProvider:
         rows: dict[str, EpisodeRow],
     ) -> list[tuple[str, str]]:
         """(leader, follow-up) for each leading episode whose excerpt asks a question: the
-        next run on its thread (only the named agents' runs when the query names any)."""
+        next run on its thread when another agent ran it (the answer to the question; only
+        the named agents' runs when the query names any)."""
         leading = order[:FOLLOW_UP_FROM]
         # The leaders are mostly the answer's first items: decoded once, for both uses.
         rows.update(self._store.get_episodes([i for i in leading if i not in rows]))
@@ -400,7 +414,9 @@ class BuiltinProvider:
             if "?" not in str(row.episode.get("result_excerpt") or ""):
                 continue
             nxt = self._store.builtin_neighbours(row, self._options.context_window_s)[1]
-            if nxt is None or (named and nxt.agent not in named) or nxt.id in seen:
+            if nxt is None or nxt.agent == row.agent or nxt.id in seen:
+                continue
+            if named and nxt.agent not in named:
                 continue
             seen.add(nxt.id)
             found.append((eid, nxt.id))

@@ -10,7 +10,13 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fleetmem.core.ranking import Calibration, Ranked, reciprocal_rank_fusion, score_fusion
+from fleetmem.core.ranking import (
+    Calibration,
+    Ranked,
+    reciprocal_rank_fusion,
+    score_fusion,
+    words_confidence,
+)
 from fleetmem.errors import InvalidInput
 
 #: Candidates taken from each channel before fusion; wide enough that fusion can reorder.
@@ -52,13 +58,17 @@ class RankingOptions:
     agent's candidates, in fused order. The name is also taken out of the words and the
     vector searched with, since every one of the agent's episodes holds it.
     ``follow_up_weight`` > 0: when one of the first :data:`FOLLOW_UP_FROM` fused episodes
-    ends its thread's run on a question (its excerpt holds a "?"), the next run on that thread
-    (its later context neighbour) gains that weight times the leader's fused score: the
-    answer to a question is often the next turn, whatever words it uses, and it is worth as
-    much as the question's match is.
-    ``gate_words`` (score fusion): word matches count in proportion to their cosine and fall
-    under the relevance floor like any item; False keeps a word match's whole rank score and
-    holds only items no word matched to the floor.
+    asks a question (its excerpt holds a "?") and the next run on its thread (its later
+    context neighbour) is another agent's, that run gains this weight times the leader's
+    fused score: a question put to someone is answered in their next turn, whatever words it
+    uses, and the answer is worth as much as the question's match is. A run followed by the
+    same agent's next run is a continuation, not an answer, and lends nothing.
+    ``words_low`` and ``words_high`` (score fusion): the word channel's trust for one query,
+    read from how much of the query its best match covers
+    (:func:`fleetmem.core.ranking.words_confidence`): none up to ``words_low``, whole from
+    ``words_high``. ``words_answer``: a word match covering this much of the query is
+    relevant whatever its cosine (the question-level floor,
+    :attr:`fleetmem.core.ranking.Calibration.relevant`, applies only below it).
     """
 
     candidates: int = CANDIDATES
@@ -70,10 +80,12 @@ class RankingOptions:
     context_neighbours: int = 2
     feedback_items: int = 0
     feedback_weight: float = 0.5
-    period_weight: float = 0.3
-    agent_weight: float = 0.3
-    follow_up_weight: float = 0.0
-    gate_words: bool = True
+    period_weight: float = 0.5
+    agent_weight: float = 0.5
+    follow_up_weight: float = 0.7
+    words_low: float = 0.15
+    words_high: float = 0.5
+    words_answer: float = 0.5
 
     def __post_init__(self) -> None:
         # A negative count would silently mean "off"; say so instead.
@@ -89,6 +101,9 @@ class RankingOptions:
             "period_weight",
             "agent_weight",
             "follow_up_weight",
+            "words_low",
+            "words_high",
+            "words_answer",
         ):
             value = getattr(self, name)
             if (
@@ -98,6 +113,8 @@ class RankingOptions:
                 or value < 0
             ):
                 raise InvalidInput(f"RankingOptions.{name}", value, "must be a number >= 0")
+        if self.words_high < self.words_low:
+            raise InvalidInput("RankingOptions.words_high", self.words_high, "must be >= words_low")
 
 
 @dataclass(slots=True)
@@ -110,6 +127,8 @@ class _Channels:
     cosines: dict[str, float]
     bonus: dict[str, float] = field(default_factory=dict)
     calibration: Calibration | None = None
+    #: The best word match's coverage (:meth:`Store.search_text_scored`); 0 without words.
+    coverage: float = 0.0
 
     @classmethod
     def start(
@@ -145,6 +164,7 @@ class _Channels:
             dict(self.cosines),
             dict(self.bonus),
             self.calibration,
+            self.coverage,
         )
 
     def add(self, ids: list[str], weight: float) -> None:
@@ -181,5 +201,10 @@ class _Channels:
             k=opts.rrf_k,
             limit=limit,
             bonus=self.bonus,
-            gate_words=opts.gate_words,
+            # Without cosines there is nothing else to rank by: the words count whole.
+            words_trust=(
+                words_confidence(self.coverage, opts.words_low, opts.words_high)
+                if self.cosines
+                else 1.0
+            ),
         )

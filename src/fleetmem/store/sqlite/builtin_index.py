@@ -10,6 +10,7 @@ a higher sequence number, and reloads fully after any delete.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -83,6 +84,12 @@ class _Matrix:
     generation: str = ""
     last_seq: int = 0
     blocks: dict[str, _Block] = field(default_factory=dict)
+
+
+def idf(total: int, containing: int) -> float:
+    """FTS5's inverse document frequency of a phrase found in ``containing`` of ``total``
+    rows (its bm25() clamps it to a small positive number, as here)."""
+    return max(1e-6, math.log((total - containing + 0.5) / (containing + 0.5)))
 
 
 def scope_token(scope: str) -> str:
@@ -302,7 +309,21 @@ class BuiltinIndexMixin:
 
     # ---- search -----------------------------------------------------------------------
     def search_text(self, match: str, scopes: Sequence[str], limit: int) -> list[str]:
-        """Episode ids in ``scopes`` ranked by BM25 (best first). ``match`` must be quoted.
+        """Episode ids in ``scopes`` ranked by BM25 (best first): :meth:`search_text_scored`
+        without the scores."""
+        return [eid for eid, _ in self.search_text_scored(match, scopes, limit)]
+
+    def search_text_scored(
+        self, match: str, scopes: Sequence[str], limit: int
+    ) -> list[tuple[str, float]]:
+        """(episode id, coverage) in ``scopes`` ranked by BM25, best first. ``match`` must be
+        quoted.
+
+        The coverage is the BM25 score over the summed IDF of the phrases scored: about 1
+        for an episode that holds each of them once at an average length, near 0 for one
+        that holds only a common word of the query. Unlike a rank, it says how good the best
+        word match is, which is what fusion reads to decide how far to trust the words
+        (:func:`fleetmem.core.ranking.words_confidence`).
 
         Words found only in an episode's context (its neighbours' excerpts) count for less
         than its own, so a neighbour never ties with the episode that holds the words.
@@ -320,7 +341,7 @@ class BuiltinIndexMixin:
         if not scopes or limit <= 0:
             return []
         conn = self.db.conn
-        words = self._pruned(conn, match)
+        words, norm = self._pruned(conn, match)
         tokens = " OR ".join(f'"{scope_token(s)}"' for s in dict.fromkeys(scopes))
         scoped = f"scope_key : ({tokens}) AND {{{TEXT_COLUMNS}}} : ({words})"
         wide = 2 * limit
@@ -331,25 +352,32 @@ class BuiltinIndexMixin:
                 f" bm25(builtin_fts, 1.0, 1.0, {CONTEXT_WEIGHT}, 0.0) AS score"
                 " FROM builtin_fts WHERE builtin_fts MATCH ? ORDER BY rowid DESC LIMIT ?),"
                 " best AS (SELECT r, score FROM recent ORDER BY score, r DESC LIMIT ?)"
-                f" SELECT e.id, coalesce({in_scope}, 0) FROM best"
+                f" SELECT e.id, coalesce({in_scope}, 0), best.score FROM best"
                 " LEFT JOIN episodes e ON e.rowid = best.r"
                 " ORDER BY best.score, e.started_at DESC, e.id",
                 [scoped, MAX_SCORED, wide, *scopes],
             ).fetchall()
-            kept = [str(r[0]) for r in rows if r[1]]
+            # FTS5's bm25() is negative, better matches lower.
+            kept = [(str(r[0]), -float(r[2]) / norm) for r in rows if r[1]]
             if len(kept) >= limit or len(rows) < wide or wide >= MAX_SCORED:
                 return kept[:limit]
             wide *= 4
 
-    def _pruned(self, conn: sqlite3.Connection, match: str) -> str:
-        """``match`` without its phrases too common to rank by, when the store is large."""
+    def _pruned(self, conn: sqlite3.Connection, match: str) -> tuple[str, float]:
+        """``match`` without its phrases too common to rank by when the store is large, and
+        the summed IDF of the phrases kept and of those found nowhere, by FTS5's own formula
+        (its bm25() weighs each phrase by the same number)."""
         phrases = match_phrases(match)
         total = self._term_stats.total_docs(conn)
-        if len(phrases) < 2 or total <= PRUNE_FLOOR_DOCS:
-            return match  # nothing could be pruned: skip the lookups
         counts = self._term_stats.phrase_counts(conn, phrases, total)
-        kept = prune_common(counts, total, share=PRUNE_SHARE, floor=PRUNE_FLOOR_DOCS)
-        return or_match(kept) or match
+        kept = phrases
+        if len(phrases) >= 2 and total > PRUNE_FLOOR_DOCS:
+            kept = prune_common(counts, total, share=PRUNE_SHARE, floor=PRUNE_FLOOR_DOCS)
+        # A phrase no episode holds still counts in the sum: a query in words the store never
+        # saw is covered less, whatever a document holds of its other words.
+        counted = {*kept, *(p for p in phrases if not counts.get(p, 0))}
+        norm = sum(idf(total, counts.get(p, 0)) for p in counted) or 1.0
+        return (or_match(kept) or match), norm
 
     def search_vector(
         self, query: Vector, model_id: str, scopes: Sequence[str], limit: int

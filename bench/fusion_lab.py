@@ -1,0 +1,383 @@
+"""Fusion laboratory: capture each channel of every question once, then try fusions offline.
+
+Choosing fusion weights through ``MemoryService.recall`` costs a full pass over every set per
+point. This module asks the product's own store for what each channel found (BM25 scores over
+the context index, cosines of the active embedder, the cue facets the provider reads) for
+every question of every set, keeps it in a pickle, and scores any fusion function over the
+captures in seconds. The figures that are reported for a choice are measured afterwards
+through the product (``bench_recall_sets``, ``bench_locomo``); this is where candidates are
+found and where a weight is read off the development half before the confirmation half is
+looked at.
+
+Sets (each with a ``dev`` and a ``confirm`` half):
+
+* ``locomo``: LoCoMo turns, one store per conversation (even conversations dev, odd ones
+  confirm), categories 1-4, turn-level evidence.
+* ``locomo-sessions``: LoCoMo sessions as documents (each session's turns joined), the half's
+  conversations in one scope: long documents, the regime of a coding-assistant session log.
+* ``runs-own`` / ``runs-all``: :func:`bench.recall_sets.runs_set`, asked within the target's
+  repository and across all 14.
+
+``python -m bench.fusion_lab capture`` writes ``$TMPDIR/fusion-lab/*.pkl``;
+``python -m bench.fusion_lab score`` prints every candidate fusion on every set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import pickle
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import recall_sets as rs
+from bench.bench_locomo import Conversation, _app, load, run_record
+from fleetmem.core.named_agents import named_agents, without_names
+from fleetmem.core.periods import named_periods, splits
+from fleetmem.core.textquery import fts_match, match_phrases
+from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
+from fleetmem.service.bootstrap import App
+from fleetmem.service.memory import MemoryService
+from fleetmem.store.sqlite.builtin_index import CONTEXT_WEIGHT, TEXT_COLUMNS, scope_token
+
+OUT = Path(os.environ.get("FUSION_LAB_DIR", Path(tempfile.gettempdir()) / "fusion-lab"))
+WIDE = 50
+
+
+@dataclass
+class Query:
+    text: str
+    gold: frozenset[str]
+    kind: str
+    text_hits: list[tuple[str, float]]  # (id, BM25 score, higher is better)
+    idf: list[float]  # per query phrase, FTS5's formula
+    vec_hits: list[tuple[str, float]]
+    cosine: dict[str, float]  # every candidate's cosine (text hits included)
+    started: dict[str, float]
+    agent: dict[str, str]
+    named: frozenset[str]
+    period_ids: frozenset[str] | None  # candidates in the named period, None: no period cue
+    follow: dict[str, str] = field(default_factory=dict)  # question leader -> next on thread
+
+
+@dataclass
+class Capture:
+    name: str
+    half: str
+    queries: list[Query]
+    unrelated: list[Query] = field(default_factory=list)
+
+
+# ---- capturing ---------------------------------------------------------------------------
+def _bm25_hits(app: App, match: str, scopes: Sequence[str]) -> list[tuple[str, float]]:
+    conn: sqlite3.Connection = app.store.db.conn  # type: ignore[attr-defined]
+    tokens = " OR ".join(f'"{scope_token(s)}"' for s in dict.fromkeys(scopes))
+    scoped = f"scope_key : ({tokens}) AND {{{TEXT_COLUMNS}}} : ({match})"
+    rows = conn.execute(
+        f"SELECT e.id, bm25(builtin_fts, 1.0, 1.0, {CONTEXT_WEIGHT}, 0.0) AS s"
+        " FROM builtin_fts JOIN episodes e ON e.rowid = builtin_fts.rowid"
+        " WHERE builtin_fts MATCH ? AND e.forgotten_at IS NULL"
+        " ORDER BY s, e.started_at DESC, e.id LIMIT ?",
+        [scoped, WIDE],
+    ).fetchall()
+    return [(str(r[0]), -float(r[1])) for r in rows]
+
+
+def _idf(app: App, match: str) -> list[float]:
+    store: Any = app.store
+    conn = store.db.conn
+    phrases = match_phrases(match)
+    total = store._term_stats.total_docs(conn)
+    counts = store._term_stats.phrase_counts(conn, phrases, total)
+    out = []
+    for p in phrases:
+        n = counts.get(p, 0)
+        out.append(max(1e-6, math.log((total - n + 0.5) / (n + 0.5))))
+    return out
+
+
+def _capture_one(
+    app: App,
+    provider: BuiltinProvider,
+    text: str,
+    gold: frozenset[str],
+    kind: str,
+    scopes: Sequence[str],
+) -> Query:
+    store: Any = app.store
+    known = store.builtin_agent_names(scopes)
+    named = named_agents(text, known) if known else frozenset()
+    if len(named) >= len(set(known)):
+        named = frozenset()
+    searched = (without_names(text, named, known) or text) if named else text
+    match = fts_match(searched)
+    text_hits = _bm25_hits(app, match, scopes) if match else []
+    idf = _idf(app, match) if match else []
+    assert provider.embedder is not None
+    qvec = provider.embedder.embed([searched])[0]
+    vec_hits = store.search_vector(qvec, provider.embedder.model_id, scopes, WIDE)
+    cosine = {i: float(c) for i, c in vec_hits}
+    missing = [i for i, _ in text_hits if i not in cosine]
+    for eid, v in store.builtin_vectors_for(missing, provider.embedder.model_id).items():
+        cosine[eid] = float(np.dot(v, qvec))
+    ids = list(dict.fromkeys([i for i, _ in text_hits] + [i for i, _ in vec_hits]))
+    facets = store.builtin_facets(ids)
+    periods = named_periods(text)
+    period_ids = None
+    if periods:
+        starts = [facets[i][0] for i in ids if i in facets]
+        if splits(periods, starts):
+            period_ids = frozenset(
+                i for i in ids if i in facets and any(p.contains(facets[i][0]) for p in periods)
+            )
+    follow: dict[str, str] = {}
+    rows = store.get_episodes(ids)
+    for eid in ids:
+        row = rows.get(eid)
+        if row is None or row.episode is None:
+            continue
+        if "?" not in str(row.episode.get("result_excerpt") or ""):
+            continue
+        nxt = store.builtin_neighbours(row, 3600.0)[1]
+        if nxt is not None:
+            follow[eid] = nxt.id
+            facets.setdefault(nxt.id, (nxt.started_at, nxt.agent))
+            if nxt.id not in cosine:
+                vec = store.builtin_vectors_for([nxt.id], provider.embedder.model_id)
+                if nxt.id in vec:
+                    cosine[nxt.id] = float(np.dot(vec[nxt.id], qvec))
+    return Query(
+        text=text,
+        gold=gold,
+        kind=kind,
+        text_hits=text_hits,
+        idf=idf,
+        vec_hits=[(i, float(c)) for i, c in vec_hits],
+        cosine=cosine,
+        started={i: f[0] for i, f in facets.items()},
+        agent={i: f[1] for i, f in facets.items()},
+        named=frozenset(named),
+        period_ids=period_ids,
+        follow=follow,
+    )
+
+
+def _memory(app: App) -> tuple[MemoryService, BuiltinProvider]:
+    from fleetmem.embed.local import LocalMiniLM
+
+    provider = BuiltinProvider(app.store, LocalMiniLM(), RankingOptions())
+    memory = MemoryService(store=app.store, settings=lambda: app.config.current, provider=provider)
+    return memory, provider
+
+
+def _ingest(memory: MemoryService, records: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """run_id -> episode id."""
+    out: dict[str, str] = {}
+    for n, record in enumerate(records):
+        result = memory.ingest_run(record)
+        if result.status != "recorded" or result.episode_id is None:
+            raise RuntimeError(f"{record['run_id']}: {result.status}")
+        out[str(record["run_id"])] = result.episode_id
+        if n % 500 == 499:
+            print(f"  ingested {n + 1}/{len(records)}", file=sys.stderr)
+    return out
+
+
+def capture_locomo(half: str, convs: Sequence[Conversation], work: Path) -> Capture:
+    picked = [c for i, c in enumerate(convs) if (i % 2 == 0) == (half == "dev")]
+    queries: list[Query] = []
+    for conv in picked:
+        app = _app(work / f"locomo-{conv.key}")
+        memory, provider = _memory(app)
+        ids = _ingest(memory, [run_record(conv, t) for t in conv.turns])
+        scope = f"project:bench.invalid/locomo/{conv.key}"
+        for q in conv.questions:
+            if q.category == 5 or not q.evidence:
+                continue
+            gold = frozenset(ids[e] for e in q.evidence if e in ids)
+            if gold:
+                queries.append(
+                    _capture_one(app, provider, q.text, gold, f"cat{q.category}", [scope])
+                )
+        memory.close()
+        app.close()
+        print(f"  {conv.key}: {len(queries)} questions so far", file=sys.stderr)
+    return Capture("locomo", half, queries)
+
+
+def capture_locomo_sessions(half: str, convs: Sequence[Conversation], work: Path) -> Capture:
+    """Each session one document (its turns joined), the half's conversations in one scope."""
+    picked = [c for i, c in enumerate(convs) if (i % 2 == 0) == (half == "dev")]
+    app = _app(work / f"sessions-{half}")
+    memory, provider = _memory(app)
+    records: list[dict[str, Any]] = []
+    gold_of: list[tuple[str, frozenset[str], str]] = []
+    for conv in picked:
+        by_session: dict[int, list[Any]] = {}
+        for t in conv.turns:
+            by_session.setdefault(t.session, []).append(t)
+        for n, turns in by_session.items():
+            text = "\n".join(t.text for t in turns)
+            first = turns[0]
+            rec = run_record(conv, first)
+            rec["run_id"] = f"{conv.key}-s{n}"
+            rec["result_text"] = text
+            rec["agent"] = "assistant"
+            rec["sessions"][0]["repo"] = "bench.invalid/locomo-sessions"
+            rec["sessions"][0]["branch"] = f"{conv.key}-s{n}"  # no context neighbours
+            records.append(rec)
+        for q in conv.questions:
+            if q.category == 5 or not q.evidence:
+                continue
+            sessions = {f"{conv.key}-s{e.split(':')[0][1:]}" for e in q.evidence}
+            gold_of.append((q.text, frozenset(sessions), f"cat{q.category}"))
+    records.sort(key=lambda r: str(r["started_at"]))
+    ids = _ingest(memory, records)
+    scope = "project:bench.invalid/locomo-sessions"
+    queries = []
+    for text, sessions, kind in gold_of:
+        gold = frozenset(ids[s] for s in sessions if s in ids)
+        if gold:
+            queries.append(_capture_one(app, provider, text, gold, kind, [scope]))
+    memory.close()
+    app.close()
+    return Capture("locomo-sessions", half, queries)
+
+
+def capture_runs(half: str, work: Path) -> tuple[Capture, Capture]:
+    seed = rs.DEV_SEED if half == "dev" else rs.CONFIRM_SEED
+    data = rs.runs_set(half, seed)
+    app = _app(work / f"runs-{half}")
+    memory, provider = _memory(app)
+    ids = _ingest(memory, data.records)
+    scopes = [f"project:{r}" for r in data.repos]
+    own, every = [], []
+    for q in data.questions:
+        gold = frozenset({ids[q.target]})
+        own.append(_capture_one(app, provider, q.text, gold, q.kind, [f"project:{q.repo}"]))
+        every.append(_capture_one(app, provider, q.text, gold, q.kind, scopes))
+    unrelated = [
+        _capture_one(app, provider, u, frozenset(), "unrelated", scopes) for u in data.unrelated
+    ]
+    memory.close()
+    app.close()
+    return (
+        Capture("runs-own", half, own, unrelated),
+        Capture("runs-all", half, every, unrelated),
+    )
+
+
+def capture(which: Sequence[str]) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="fusion-lab-"))
+    try:
+        convs = load() if any(w.startswith("locomo") for w in which) else []
+        for half in rs.HALVES:
+            started = time.perf_counter()
+            caps: list[Capture] = []
+            if "locomo" in which:
+                caps.append(capture_locomo(half, convs, work))
+            if "locomo-sessions" in which:
+                caps.append(capture_locomo_sessions(half, convs, work))
+            if "runs" in which:
+                caps.extend(capture_runs(half, work))
+            for cap in caps:
+                path = OUT / f"{cap.name}-{cap.half}.pkl"
+                path.write_bytes(pickle.dumps(cap))
+                print(f"{path}: {len(cap.queries)} questions", file=sys.stderr)
+            print(f"{half}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+class _Unpickler(pickle.Unpickler):
+    """Captures written by ``python -m bench.fusion_lab`` name their classes ``__main__``."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "__main__":
+            module = __name__
+        return super().find_class(module, name)
+
+
+def load_captures() -> list[Capture]:
+    out = []
+    for path in sorted(OUT.glob("*.pkl")):
+        with path.open("rb") as f:
+            out.append(_Unpickler(f).load())
+    return out
+
+
+# ---- scoring -----------------------------------------------------------------------------
+Fusion = Callable[[Query], list[str]]
+
+
+def metrics(cap: Capture, fuse: Fusion) -> dict[str, float]:
+    r10, rr = [], []
+    for q in cap.queries:
+        ranked = fuse(q)[:20]
+        r10.append(len(q.gold & set(ranked[:10])) / len(q.gold))
+        first = next((n for n, i in enumerate(ranked, 1) if i in q.gold), None)
+        rr.append(1.0 / first if first else 0.0)
+    out = {"r10": float(np.mean(r10)), "mrr": float(np.mean(rr))}
+    if cap.unrelated:
+        out["unrel"] = float(sum(1 for q in cap.unrelated if fuse(q)))
+    return out
+
+
+def _by_score(scores: dict[str, float], q: Query) -> list[str]:
+    return [
+        i
+        for i, _ in sorted(
+            scores.items(), key=lambda kv: (-kv[1], -q.started.get(kv[0], 0.0), kv[0])
+        )
+    ]
+
+
+def bm25_only(q: Query) -> list[str]:
+    return [i for i, _ in q.text_hits]
+
+
+def cosine_only(q: Query) -> list[str]:
+    return [i for i, _ in q.vec_hits]
+
+
+def rrf(k: float = 60, wt: float = 1.0, wv: float = 1.0) -> Fusion:
+    def fuse(q: Query) -> list[str]:
+        s: dict[str, float] = {}
+        for r, (i, _) in enumerate(q.text_hits, 1):
+            s[i] = s.get(i, 0.0) + wt / (k + r)
+        for r, (i, _) in enumerate(q.vec_hits, 1):
+            s[i] = s.get(i, 0.0) + wv / (k + r)
+        return _by_score(s, q)
+
+    return fuse
+
+
+def main(argv: Sequence[str] = ()) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.fusion_lab")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    cap = sub.add_parser("capture")
+    cap.add_argument("sets", nargs="*", default=["runs", "locomo", "locomo-sessions"])
+    sub.add_parser("score")
+    args = parser.parse_args(list(argv) or None)
+    if args.cmd == "capture":
+        capture(args.sets)
+        return 0
+    from bench import fusion_candidates as fc
+
+    fc.report(load_captures())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
