@@ -9,9 +9,9 @@ from fleetmem.core.ranking import (
     UNCALIBRATED,
     Calibration,
     calibration_for,
+    coverage_share,
     reciprocal_rank_fusion,
     score_fusion,
-    words_confidence,
 )
 from fleetmem.core.textquery import fts_match, terms
 
@@ -149,8 +149,7 @@ def test_an_item_found_only_at_or_below_the_floor_is_left_out() -> None:
         recency={},
     )
     assert fused == []
-    # A word match keeps its rank score whatever its cosine: the words' trust is read per
-    # question (words_trust), not per item.
+    # A word match keeps its rank score whatever its cosine (without coverage, by rank).
     words = score_fusion(
         [["unrelated", "weak"]],
         [0.6],
@@ -165,37 +164,44 @@ def test_an_item_found_only_at_or_below_the_floor_is_left_out() -> None:
     assert abs(scores["weak"] - (0.6 * 6 / 7 + 0.4 * (0.1 / 0.6))) < 1e-12
 
 
-def test_words_trust_scales_the_word_channel_only() -> None:
+def test_word_coverage_replaces_the_words_rank_share() -> None:
     rng = random.Random()
-    trust = rng.uniform(0.05, 0.95)
-    cal = Calibration(floor=0.1, full=0.8, relevant=0.15)
-    cosines = {"a": 0.5, "b": 0.3, "c": 0.05}
-    kwargs = {"similar": cosines, "similar_weight": 0.4, "calibration": cal, "recency": {}}
-    whole = {r.id: r.score for r in score_fusion([["c", "a"]], [0.6], k=5, **kwargs)}
-    part = {
-        r.id: r.score for r in score_fusion([["c", "a"]], [0.6], k=5, words_trust=trust, **kwargs)
-    }
-    assert abs(part["c"] - trust * whole["c"]) < 1e-12  # c has words only
-    assert abs(part["b"] - whole["b"]) < 1e-12  # b has meaning only
-    assert abs((whole["a"] - part["a"]) - (1 - trust) * 0.6 * 6 / 7) < 1e-12
-    # Untrusted words leave an item that only words found with nothing: it goes.
-    none = score_fusion([["c", "a"]], [0.6], k=5, words_trust=0.0, **kwargs)
-    assert [r.id for r in none] == ["a", "b"]
-    with pytest.raises(ValueError):
-        score_fusion([["c"]], [0.6], words_trust=1.5, **kwargs)
+    low, high = rng.uniform(0.05, 0.3), rng.uniform(0.8, 1.5)
+    cal = Calibration(floor=0.0, full=0.8, relevant=0.15)
+    coverage = {"full": high + rng.random(), "half": (low + high) / 2, "noise": low / 2}
+    fused = score_fusion(
+        [["noise", "half", "full"]],  # BM25's order is not what counts with coverage
+        [0.7],
+        similar={"meaning": 0.4},
+        similar_weight=0.3,
+        calibration=cal,
+        recency={},
+        word_coverage=coverage,
+        word_ramp=(low, high),
+    )
+    scores = {r.id: r.score for r in fused}
+    assert abs(scores["full"] - 0.7) < 1e-12
+    assert abs(scores["half"] - 0.35) < 1e-9
+    assert "noise" not in scores  # under the ramp's start, and no meaning: nothing points at it
+    assert abs(scores["meaning"] - 0.3 * 0.5) < 1e-12
+    # The same items scored in a call that saw fewer of them score the same.
+    alone = score_fusion(
+        [["half"]], [0.7], recency={}, word_coverage=coverage, word_ramp=(low, high)
+    )
+    assert abs(alone[0].score - scores["half"]) < 1e-12
 
 
-def test_words_confidence_reads_the_best_matchs_coverage() -> None:
+def test_coverage_share_is_a_ramp_between_its_ends() -> None:
     rng = random.Random()
     low = rng.uniform(0.05, 0.3)
-    high = low + rng.uniform(0.1, 0.5)
-    assert words_confidence(low, low, high) == 0.0
-    assert words_confidence(low - rng.random(), low, high) == 0.0
-    assert words_confidence(high, low, high) == 1.0
-    assert words_confidence(high + rng.random(), low, high) == 1.0
-    assert abs(words_confidence((low + high) / 2, low, high) - 0.5) < 1e-9
+    high = low + rng.uniform(0.1, 1.0)
+    assert coverage_share(low, low, high) == 0.0
+    assert coverage_share(low - rng.random(), low, high) == 0.0
+    assert coverage_share(high, low, high) == 1.0
+    assert coverage_share(high + rng.random(), low, high) == 1.0
+    assert abs(coverage_share((low + high) / 2, low, high) - 0.5) < 1e-9
     # A step where both ends meet.
-    assert words_confidence(0.3, 0.3, 0.3) == 1.0 and words_confidence(0.29, 0.3, 0.3) == 0.0
+    assert coverage_share(0.3, 0.3, 0.3) == 1.0 and coverage_share(0.29, 0.3, 0.3) == 0.0
 
 
 def test_bonus_and_limit_and_checks() -> None:
@@ -229,6 +235,6 @@ def test_scores_do_not_depend_on_which_scopes_were_searched() -> None:
 
 def test_every_calibrated_model_has_a_sane_row() -> None:
     for model, cal in CALIBRATIONS.items():
-        assert model and 0.0 < cal.floor < cal.full < 1.0 and cal.floor <= cal.relevant < 1.0
+        assert model and -1.0 <= cal.floor < cal.full < 1.0 and cal.floor <= cal.relevant < 1.0
     assert calibration_for("nobody:measured") == UNCALIBRATED
     assert UNCALIBRATED.relevant == 0.72  # the seed's run-recall threshold

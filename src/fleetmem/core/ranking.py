@@ -12,12 +12,11 @@ decides the final order. Two fusions live here:
   weight. A ranked channel (BM25, the cue channels) gives ``(k + 1) / (k + rank)``: 1 at the
   top, half at rank k + 2. The vector channel gives the cosine's *strength* for the active
   embedder (:class:`Calibration`): 0 at or below the embedder's floor of unrelated text, 1 at
-  the cosine of a clear paraphrase. A strong meaning match therefore outranks a weak word
-  match. How far the word channel counts is read per question from how much of the question
-  its best match covers (:func:`words_confidence`): a question in other words than its
-  target shares only common words with the store, and is ranked by meaning alone. Both
-  per-question readings are absolute (a cosine, a share of the question's IDF), so answers
-  of several provider calls (one per two scopes) can be merged by score.
+  the cosine of a clear paraphrase. The word channel gives each match a share of its weight
+  by how much of the question the match covers (:func:`coverage_share`): a question in
+  other words than its target shares only common words with the store, covers little of
+  them, and is ranked by meaning. Both readings are absolute (a cosine, a share of the
+  question's IDF), so answers of several provider calls (one per two scopes) merge by score.
 """
 
 from __future__ import annotations
@@ -69,7 +68,7 @@ class Calibration:
 #: figures mean nothing for it): ``relevant`` is the highest question-level floor that keeps
 #: every development question answered, ``floor`` and ``full`` the grid's best on dev.
 CALIBRATIONS: Mapping[str, Calibration] = {
-    "local:all-MiniLM-L6-v2-onnx-int8": Calibration(floor=0.1, full=0.8, relevant=0.16),
+    "local:all-MiniLM-L6-v2-onnx-int8": Calibration(floor=0.0, full=0.8, relevant=0.16),
 }
 #: For an embedder nobody measured: the seed's run-recall threshold (0.72, written for a
 #: large embedding model) as the question-level floor, so an uncalibrated model errs on
@@ -82,20 +81,20 @@ def calibration_for(model_id: str) -> Calibration:
     return CALIBRATIONS.get(model_id, UNCALIBRATED)
 
 
-def words_confidence(best_coverage: float, low: float, high: float) -> float:
-    """How far the word channel is trusted for one question, from its best match's coverage.
+def coverage_share(coverage: float, low: float, high: float) -> float:
+    """How much of the word channel's weight a word match earns from its coverage.
 
-    ``best_coverage`` is the best word match's BM25 score over the summed IDF of the
-    question's terms: about 1 when a document holds each term once, near 0 when the best
-    match holds only a common word of the question. A question put in other words than the
-    document it is about still shares a few common words with many documents, and BM25 ranks
-    them anyway; their order is noise. The confidence is 0 up to ``low``, 1 from ``high``,
-    linear between, and scales the whole word channel, so such a question is ranked by
-    meaning and a question in the document's own words by both.
+    ``coverage`` is a match's BM25 score over the summed IDF of the question's terms
+    (:meth:`fleetmem.store.base.Store.search_text_scored`): about 1 when a document holds
+    each term once, near 0 when it holds only a common word of the question. A question put
+    in other words than its target still shares a few common words with many documents, and
+    BM25 ranks them anyway; their order is noise, and their coverage says so. The share is 0
+    up to ``low``, 1 from ``high``, linear between. Unlike a rank, it does not depend on
+    which other documents a call saw, so answers of several calls merge by score.
     """
     if high <= low:
-        return 1.0 if best_coverage >= high else 0.0
-    return min(1.0, max(0.0, (best_coverage - low) / (high - low)))
+        return 1.0 if coverage >= high else 0.0
+    return min(1.0, max(0.0, (coverage - low) / (high - low)))
 
 
 def reciprocal_rank_fusion(
@@ -146,14 +145,16 @@ def score_fusion(
     k: int = 10,
     limit: int | None = None,
     bonus: Mapping[str, float] | None = None,
-    words_trust: float = 1.0,
+    word_coverage: Mapping[str, float] | None = None,
+    word_ramp: tuple[float, float] = (0.0, 0.0),
 ) -> list[Ranked]:
     """Fuse ranked lists and cosine similarities on one scale (see the module docstring).
 
     score(id) = sum over ``rankings`` of weight * (k + 1) / (k + rank)
               + ``similar_weight`` * calibration.strength(cosine of id),
-    where the first ranking (the words) is scaled by ``words_trust`` (see
-    :func:`words_confidence`).
+    except that with ``word_coverage`` the first ranking (the words) gives each of its
+    items weight * :func:`coverage_share` of its coverage between the two ends of
+    ``word_ramp`` instead of a share by rank (an item it lacks gets nothing).
 
     ``similar`` maps ids to their cosine with the query (any id may be missing: it then
     contributes nothing there). An id whose total is 0 (only a cosine at or below the
@@ -166,13 +167,15 @@ def score_fusion(
         raise ValueError("one weight per ranking")
     if similar and calibration is None:
         raise ValueError("cosine similarities need the embedder's calibration")
-    if not 0.0 <= words_trust <= 1.0:
-        raise ValueError(f"words_trust must be in [0, 1]: {words_trust}")
+    low, high = word_ramp
     scores: dict[str, float] = {}
     for n, (ranking, weight) in enumerate(zip(rankings, weights, strict=True)):
-        scale = weight * words_trust if n == 0 else weight
         for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + scale * rank_share(rank, k)
+            if n == 0 and word_coverage is not None:
+                share = weight * coverage_share(word_coverage.get(item, 0.0), low, high)
+            else:
+                share = weight * rank_share(rank, k)
+            scores[item] = scores.get(item, 0.0) + share
     if similar and calibration is not None and similar_weight > 0:
         for item, cosine in similar.items():
             scores[item] = scores.get(item, 0.0) + similar_weight * calibration.strength(cosine)

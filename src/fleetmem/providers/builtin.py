@@ -275,7 +275,7 @@ class BuiltinProvider:
         )
         base = _Channels.start(opts, text_ids, vector_ids, feedback_ids, cosines, recency)
         base.calibration = self.calibration
-        base.coverage = coverage
+        base.coverage = {eid: c for eid, c in text_hits if eid in recency}
         cued = self._with_cues(base, recency, facets, rows, periods, named, follow)
         fused = cued.fuse(opts, recency=recency, boosted=boosted, limit=limit)
         # Bodies are decoded for the answer's items not decoded yet (all of them, or those

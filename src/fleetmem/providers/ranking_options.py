@@ -10,13 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fleetmem.core.ranking import (
-    Calibration,
-    Ranked,
-    reciprocal_rank_fusion,
-    score_fusion,
-    words_confidence,
-)
+from fleetmem.core.ranking import Calibration, Ranked, reciprocal_rank_fusion, score_fusion
 from fleetmem.errors import InvalidInput
 
 #: Candidates taken from each channel before fusion; wide enough that fusion can reorder.
@@ -63,19 +57,20 @@ class RankingOptions:
     fused score: a question put to someone is answered in their next turn, whatever words it
     uses, and the answer is worth as much as the question's match is. A run followed by the
     same agent's next run is a continuation, not an answer, and lends nothing.
-    ``words_low`` and ``words_high`` (score fusion): the word channel's trust for one query,
-    read from how much of the query its best match covers
-    (:func:`fleetmem.core.ranking.words_confidence`): none up to ``words_low``, whole from
-    ``words_high``. ``words_answer``: a word match covering this much of the query is
-    relevant whatever its cosine (the question-level floor,
-    :attr:`fleetmem.core.ranking.Calibration.relevant`, applies only below it).
+    ``words_low`` and ``words_high`` (score fusion with an embedder): a word match earns the
+    text weight by how much of the query it covers (:func:`fleetmem.core.ranking.coverage_share`):
+    nothing up to ``words_low``, all of it from ``words_high``. Without cosines to rank by
+    (no embedder, no vectors yet) word matches earn by rank, as BM25 orders them.
+    ``words_answer``: a word match covering this much of the query is relevant whatever its
+    cosine (the question-level floor, :attr:`fleetmem.core.ranking.Calibration.relevant`,
+    applies only below it).
     """
 
     candidates: int = CANDIDATES
     fusion: str = "score"
     rrf_k: int = 5
-    text_weight: float = 0.6
-    vector_weight: float = 0.4
+    text_weight: float = 0.7
+    vector_weight: float = 0.3
     context_window_s: float = 3600.0
     context_neighbours: int = 2
     feedback_items: int = 0
@@ -84,7 +79,7 @@ class RankingOptions:
     agent_weight: float = 0.5
     follow_up_weight: float = 0.7
     words_low: float = 0.15
-    words_high: float = 0.5
+    words_high: float = 1.2
     words_answer: float = 0.5
 
     def __post_init__(self) -> None:
@@ -127,8 +122,8 @@ class _Channels:
     cosines: dict[str, float]
     bonus: dict[str, float] = field(default_factory=dict)
     calibration: Calibration | None = None
-    #: The best word match's coverage (:meth:`Store.search_text_scored`); 0 without words.
-    coverage: float = 0.0
+    #: The word matches' coverage (:meth:`Store.search_text_scored`), by id.
+    coverage: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def start(
@@ -164,7 +159,7 @@ class _Channels:
             dict(self.cosines),
             dict(self.bonus),
             self.calibration,
-            self.coverage,
+            dict(self.coverage),
         )
 
     def add(self, ids: list[str], weight: float) -> None:
@@ -201,10 +196,7 @@ class _Channels:
             k=opts.rrf_k,
             limit=limit,
             bonus=self.bonus,
-            # Without cosines there is nothing else to rank by: the words count whole.
-            words_trust=(
-                words_confidence(self.coverage, opts.words_low, opts.words_high)
-                if self.cosines
-                else 1.0
-            ),
+            # Without cosines there is nothing else to rank by: the words count by rank.
+            word_coverage=self.coverage if self.cosines else None,
+            word_ramp=(opts.words_low, opts.words_high),
         )

@@ -180,7 +180,8 @@ def recall_text(d: dict[str, Any]) -> str:
         head += " dropped " + ", ".join(f"{k}={v}" for k, v in sorted(d["dropped"].items()))
     lines = [*recall_sections_text(d, "facts"), "", "episodes", head]
     if not d["items"]:
-        lines.append("no episodes")
+        # An empty answer is also what a question about nothing the store holds gets.
+        lines.append("nothing relevant")
     for item in d["items"]:
         lines.append("")
         lines.append(
