@@ -17,9 +17,13 @@ Sets (each with a ``dev`` and a ``confirm`` half):
   conversations in one scope: long documents, the regime of a coding-assistant session log.
 * ``runs-own`` / ``runs-all``: :func:`bench.recall_sets.runs_set`, asked within the target's
   repository and across all 14.
+* ``packages``: the installed Python distributions' descriptions, each asked for by its
+  one-line summary, the package's name masked in both (CRC-32 of the name even: dev).
 
-``python -m bench.fusion_lab capture`` writes ``$TMPDIR/fusion-lab/*.pkl``;
-``python -m bench.fusion_lab score`` prints every candidate fusion on every set.
+``python -m bench.fusion_lab capture [SETS]`` writes ``$TMPDIR/fusion-lab/*.pkl`` (or
+``$FUSION_LAB_DIR``); ``python -m bench.fusion_lab grid`` scores the shipped fusion and
+every point of :data:`GRID` beside BM25 alone, cosine alone and plain RRF, and writes
+``bench/results/fusion-lab.json``. Nothing here runs under pytest but its tiny smoke test.
 """
 
 from __future__ import annotations
@@ -302,9 +306,12 @@ def package_texts() -> list[tuple[str, str, str]]:
                 # Many descriptions open with the summary itself: taken out, the question has
                 # to be matched to what the description says in its own words.
                 body = body.replace(summary.strip(), " ")
+                question = mask.sub("this package", summary)
+                if len(question.replace("this package", " ").split()) < 3:
+                    continue  # a summary that is little more than the name asks nothing
                 seen[key] = (
                     key,
-                    mask.sub("this package", summary),
+                    question,
                     mask.sub("this package", body[:4000]),
                 )
     return [seen[k] for k in sorted(seen)]
@@ -470,8 +477,8 @@ def rrf(k: float = 60, wt: float = 1.0, wv: float = 1.0) -> Fusion:
 
 def shipped(options: RankingOptions, calibration: Calibration) -> Fusion:
     """The built-in provider's fusion over a capture, through the product's own functions
-    (:func:`~fleetmem.core.ranking.score_fusion`, :func:`words_confidence`): the question
-    level floor, the word channel's trust and score shares, and the three cues, as
+    (:func:`~fleetmem.core.ranking.score_fusion` with word coverage): the question-level
+    floor, each word match's coverage, the calibrated cosines and the three cues, as
     :meth:`BuiltinProvider.recall` applies them."""
 
     def fuse(q: Query) -> list[str]:

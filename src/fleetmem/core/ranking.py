@@ -158,7 +158,8 @@ def score_fusion(
 
     ``similar`` maps ids to their cosine with the query (any id may be missing: it then
     contributes nothing there). An id whose total is 0 (only a cosine at or below the
-    calibration's floor, or words no longer trusted) is left out: nothing points at it.
+    calibration's floor, or a word match covering too little) is left out: nothing points
+    at it.
     ``bonus`` adds a fixed amount to ids already scored or new (the follow-up cue's
     inherited share of its leader). ``boosted`` ids get one top rank of the lightest weight,
     as in :func:`reciprocal_rank_fusion`. Ties break by recency, then id.

@@ -321,9 +321,9 @@ class BuiltinIndexMixin:
 
         The coverage is the BM25 score over the summed IDF of the phrases scored: about 1
         for an episode that holds each of them once at an average length, near 0 for one
-        that holds only a common word of the query. Unlike a rank, it says how good the best
-        word match is, which is what fusion reads to decide how far to trust the words
-        (:func:`fleetmem.core.ranking.words_confidence`).
+        that holds only a common word of the query. Unlike a rank, it says how good a word
+        match is whatever else matched, which is what fusion reads
+        (:func:`fleetmem.core.ranking.coverage_share`).
 
         Words found only in an episode's context (its neighbours' excerpts) count for less
         than its own, so a neighbour never ties with the episode that holds the words.
