@@ -8,8 +8,9 @@ import random
 import re
 from pathlib import Path
 
-from bench import fusion_lab as lab
 from bench.bench_locomo import _app
+
+from bench import fusion_lab as lab
 from fleetmem.core.ranking import calibration_for
 from fleetmem.providers.builtin import RankingOptions
 from tests.conftest import ingest_text
