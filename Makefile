@@ -19,7 +19,7 @@ CODEX_VERSION := 0.171.0
 # worker (--dist loadfile), so module-scoped servers are started once.
 WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 
-.PHONY: install serve test lint typecheck unit bench bench-quick clean lock
+.PHONY: install serve test lint typecheck unit bench bench-quick clean lock postgres postgres-stop
 
 # Every package comes from requirements.lock: exact versions with their sha256 hashes, so
 # the venv is the one the tests ran against. pyproject.toml keeps compatible ranges for
@@ -62,6 +62,15 @@ $(TEST_STAMP): $(STAMP) Makefile
 
 install: $(STAMP)
 
+# A throwaway PostgreSQL cluster with pgvector on 127.0.0.1 (docs/postgres.md): installs what
+# is missing from Debian's packages, starts it, and prints its URL as the last line. The tests
+# run every store test on it too (tests/store_kinds.py reads .venv/postgres/url).
+postgres:
+	@bash scripts/postgres.sh
+
+postgres-stop:
+	@bash scripts/postgres.sh stop
+
 serve: $(STAMP)
 	$(BIN)/fleetmem serve --host $(HOST) --port $(PORT)
 
@@ -89,4 +98,5 @@ bench-quick: $(STAMP) $(TEST_STAMP)
 	$(BIN)/python -m bench.run_all --quick
 
 clean:
+	-bash scripts/postgres.sh destroy
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
