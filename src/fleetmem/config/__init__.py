@@ -47,6 +47,7 @@ from fleetmem.config.settings import (
     ServerSettings,
     ServerToken,
     Settings,
+    StoreSettings,
     VerifyPattern,
     default_settings,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "ServerSettings",
     "ServerToken",
     "Settings",
+    "StoreSettings",
     "TableSpec",
     "VerifyPattern",
     "apply_project",

@@ -22,6 +22,7 @@ from fleetmem.config.settings import (
     RunsSettings,
     ServerSettings,
     Settings,
+    StoreSettings,
     TelemetrySettings,
 )
 from fleetmem.core import prompt_template
@@ -60,6 +61,7 @@ def build_settings(
         runs=dataclasses.replace(RunsSettings(), **_attrs(winners, ("runs",))),
         server=dataclasses.replace(ServerSettings(), **_attrs(winners, ("server",))),
         telemetry=dataclasses.replace(TelemetrySettings(), **_attrs(winners, ("telemetry",))),
+        store=dataclasses.replace(StoreSettings(), **_attrs(winners, ("store",))),
         sources=sources,
         _entries=MappingProxyType(dict(entries)),
     )

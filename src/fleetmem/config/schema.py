@@ -25,6 +25,7 @@ from fleetmem.config.values import (
     http_url,
     integer,
     number,
+    postgres_url,
     prompt_text,
     server_tokens,
     short_text,
@@ -151,6 +152,7 @@ SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
             keys={"expire_after": KeySpec("expire_after_s", duration("30s", "24h"))},
         ),
         "server": TableSpec(global_only=True, keys={"tokens": KeySpec("tokens", server_tokens)}),
+        "store": TableSpec(global_only=True, keys={"url": KeySpec("url", postgres_url)}),
         "telemetry": TableSpec(
             global_only=True,
             keys={

@@ -169,6 +169,15 @@ class TelemetrySettings:
 
 
 @dataclass(frozen=True, slots=True)
+class StoreSettings:
+    """``[store]``: where fleetmem keeps its memory (global only; docs/postgres.md)."""
+
+    #: A PostgreSQL URL shared by a fleet's daemons; None: the embedded SQLite file in the
+    #: home. ``FLEETMEM_STORE_URL`` overrides it.
+    url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ModelApiSettings:
     """``[model_api]``: an OpenAI-compatible endpoint and the models used on it."""
 
@@ -236,6 +245,7 @@ class Settings:
     runs: RunsSettings = field(default_factory=RunsSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
     telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
     sources: tuple[str, ...] = ()
     # The winning entry per dotted key; needed to apply a project file on top later.
     _entries: Mapping[str, Entry] = field(default_factory=_empty, repr=False, compare=False)

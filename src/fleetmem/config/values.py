@@ -115,6 +115,32 @@ def http_url(value: object) -> object:
     return text
 
 
+#: URL schemes of a PostgreSQL store (libpq accepts both).
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def postgres_url(value: object) -> object:
+    """A ``postgresql://`` URL as libpq reads it (the password may be in it, in PGPASSWORD or
+    in ~/.pgpass; messages never show it)."""
+    text = printable(value, max_len=2048, allow_empty=False)
+    if any(char.isspace() for char in text):
+        raise Invalid("must be a postgresql:// URL without spaces")
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        raise Invalid(f"not a valid URL: {exc}") from None
+    if parts.scheme not in POSTGRES_SCHEMES:
+        raise Invalid(
+            "must be a postgresql:// URL (leave [store] url out for the embedded SQLite file)"
+        )
+    if not parts.hostname and "host=" not in parts.query:
+        raise Invalid("must name the database server's host (postgresql://HOST:PORT/DATABASE)")
+    if parts.fragment:
+        raise Invalid("must not have a fragment")
+    return text
+
+
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 

@@ -11,11 +11,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fleetmem.config import ConfigHolder, Settings, default_home
+from fleetmem.config.values import Invalid, postgres_url
 from fleetmem.embed.base import Embedder
 from fleetmem.embed.factory import make_embedder
 from fleetmem.embed.memo import RecentQueries
+from fleetmem.errors import ConfigError
 from fleetmem.providers.builtin import BuiltinProvider
 from fleetmem.providers.hub import ProviderHub
 from fleetmem.service.agent_memory import AgentMemory
@@ -33,14 +36,19 @@ from fleetmem.store.sqlite.store import SqliteStore
 from fleetmem.token_counts import CACHE_FILE as TOKEN_CACHE_FILE
 from fleetmem.token_counts import CachedTokenizer
 
+if TYPE_CHECKING:
+    from fleetmem.store.postgres.store import PostgresStore
+
 STORE_FILE = "fleetmem.db"
+#: Selects a PostgreSQL store, in place of ``[store] url`` (docs/postgres.md).
+STORE_URL_ENV = "FLEETMEM_STORE_URL"
 
 
 @dataclass
 class App:
     home: Path
     config: ConfigHolder
-    store: SqliteStore
+    store: SqliteStore | PostgresStore
     embedder: Embedder | None
     summarizer: Summarizer | None
     memory: MemoryService
@@ -89,7 +97,7 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
     summarizer = make_summarizer(
         settings.memory.episodes.summary, api.base_url, api.utility_model, api.api_key_env, env
     )
-    store = SqliteStore(home / STORE_FILE)
+    store = open_store(home, settings, env)
     # Every provider, the built-in one included, is reached over MCP through the hub.
     providers = ProviderHub(
         settings=lambda: config.current,
@@ -158,6 +166,32 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         portability=portability,
         token_counts=token_counts,
     )
+
+
+def store_url(settings: Settings, env: Mapping[str, str]) -> str | None:
+    """The PostgreSQL URL selected by ``FLEETMEM_STORE_URL`` or ``[store] url``, or None for
+    the embedded SQLite file. A bad URL in the variable is a ConfigError like one in a file."""
+    raw = env.get(STORE_URL_ENV)
+    if raw:
+        try:
+            postgres_url(raw)
+        except Invalid as exc:
+            raise ConfigError("store.url", raw, exc.reason, source=STORE_URL_ENV) from None
+        return raw
+    return settings.store.url
+
+
+def open_store(
+    home: Path, settings: Settings, env: Mapping[str, str]
+) -> SqliteStore | PostgresStore:
+    """The store the settings select: PostgreSQL for a URL, else the home's SQLite file."""
+    url = store_url(settings, env)
+    if url is None:
+        return SqliteStore(home / STORE_FILE)
+    # Imported here: a SQLite home never loads the PostgreSQL driver.
+    from fleetmem.store.postgres.store import PostgresStore
+
+    return PostgresStore(url)
 
 
 def _embed_imported(facts: FactService, memory: MemoryService) -> None:

@@ -18,7 +18,6 @@ from fleetmem.embed.health import describe_embedder
 from fleetmem.errors import EmbeddingUnavailable, FleetmemError
 from fleetmem.service.reembed import reembed_line
 from fleetmem.store.sqlite.fts_upkeep import COMPACT_MIN_SEGMENTS, COMPACT_MIN_SHARE
-from fleetmem.store.sqlite.migrations import MIGRATIONS
 
 Status = Literal["ok", "info", "note", "warn", "fail"]
 
@@ -82,19 +81,15 @@ def _config(app: Any) -> Check:
 
 
 def _store(app: Any) -> Check:
-    db = app.store.db
-    try:
-        version = db.schema_version()
-        mode = db.conn.execute("PRAGMA journal_mode").fetchone()[0]
-        quick = db.conn.execute("PRAGMA quick_check").fetchone()[0]
-    except Exception as exc:  # the doctor reports, it does not crash
-        return Check("store", "fail", f"{db.path}: {exc}")
-    latest = MIGRATIONS[-1][0]
-    if quick != "ok":
-        return Check("store", "fail", f"{db.path}: integrity check says {quick}")
-    if version != latest:
-        return Check("store", "fail", f"{db.path}: schema {version}, this version needs {latest}")
-    return Check("store", "ok", f"{db.path} (SQLite, {mode}, schema {version})")
+    health = app.store.health()
+    where = health.location
+    if health.problem is not None:
+        return Check("store", "fail", f"{where}: {health.problem}")
+    if health.schema != health.latest:
+        return Check(
+            "store", "fail", f"{where}: schema {health.schema}, this version needs {health.latest}"
+        )
+    return Check("store", "ok", f"{where} ({health.detail}, schema {health.schema})")
 
 
 def _embedder(app: Any, clock: Callable[[], float]) -> Check:

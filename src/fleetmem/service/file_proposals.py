@@ -12,7 +12,7 @@ decided and when.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Protocol
+from typing import Final, Protocol, cast
 
 from fleetmem.core.contextfiles import FileRef
 from fleetmem.core.scope import validate_agent_name
@@ -158,11 +158,8 @@ def _proposal_id(value: object) -> int:
 
 
 def default_proposals(store: object) -> ProposalStore:
-    """The proposal table beside a SQLite store's files (when the caller did not wire one)."""
-    from fleetmem.store.sqlite.db import Database
-    from fleetmem.store.sqlite.file_proposals import SqliteProposals
-
-    db = getattr(store, "db", None)
-    if not isinstance(db, Database):
+    """The store's own proposal table (when the caller did not wire one)."""
+    proposals = getattr(store, "proposals", None)
+    if proposals is None:
         raise TypeError("give ContextFileService a ProposalStore for this kind of store")
-    return SqliteProposals(db)
+    return cast(ProposalStore, proposals)

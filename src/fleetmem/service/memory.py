@@ -294,9 +294,7 @@ class MemoryService(EpisodeRecallMixin):
         """Run due record and forget jobs (or only those of one episode); returns counts."""
         now = self._clock()
         done: Counter[str] = Counter()
-        for job in self.store.due_jobs(now, limit if episode_id is None else 10_000):
-            if episode_id is not None and job.episode_id != episode_id:
-                continue
+        for job in self.store.due_jobs(now, limit, episode_id=episode_id):
             outcome = self._record(job) if job.kind == "record" else self._forget_one(job)
             done[f"{job.kind}:{outcome}"] += 1
         self._update_pending_gauges()

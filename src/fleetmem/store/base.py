@@ -15,6 +15,8 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from fleetmem.store.status import StoreHealth
+
 JobKind = Literal["record", "forget"]
 JobState = Literal["pending", "done", "failed"]
 IndexState = Literal["recorded", "forget_pending", "forgotten", "forget_failed"]
@@ -171,6 +173,19 @@ Vector = npt.NDArray[np.float32]
 class Store(Protocol):
     """Persistence for runs, episodes, the provider index, the job queue and the built-in index."""
 
+    #: ``sqlite`` or ``postgresql``.
+    kind: str
+
+    @property
+    def location(self) -> str:
+        """Where the store lives, for people (a path, or a URL without its password)."""
+        ...
+
+    def schema_version(self) -> int: ...
+    def health(self) -> StoreHealth:
+        """Schema, engine and anything wrong, for the doctor (never raises)."""
+        ...
+
     def transaction(self) -> AbstractContextManager[object]:
         """Group several writes into one atomic transaction (nested calls join it)."""
         ...
@@ -228,7 +243,12 @@ class Store(Protocol):
     def enqueue(
         self, kind: JobKind, provider: str, episode_id: str, provider_id: str | None, now: float
     ) -> None: ...
-    def due_jobs(self, now: float, limit: int) -> list[Job]: ...
+    def due_jobs(self, now: float, limit: int, *, episode_id: str | None = None) -> list[Job]:
+        """Due pending jobs (of one episode when given), oldest due first. A store shared by
+        several daemons claims them: another daemon is not handed the same job until it is
+        finished, retried, failed, or its claim has run out."""
+        ...
+
     def finish_job(self, job_id: int) -> None: ...
     def retry_job(self, job_id: int, next_attempt_at: float, error: str) -> None: ...
     def fail_job(self, job_id: int, error: str) -> None: ...

@@ -4,7 +4,7 @@ vector matrix; the writing half is :mod:`fleetmem.store.sqlite.fact_activity`.
 Vectors live in the shared ``embeddings`` cache (content hash + model id) and are linked to
 facts in ``fact_vectors``. Two per-process copies make a search over a workspace's 2,000
 facts read almost nothing: the decoded vector matrix and the literal-search index
-(:mod:`fleetmem.store.sqlite.fact_text_index`), each rebuilt only when the generation the
+(:mod:`fleetmem.store.fact_text_index`), each rebuilt only when the generation the
 writing half bumps in ``meta`` has moved.
 """
 
@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from fleetmem.store.fact_text_index import FactTextIndex, IndexedFact
 from fleetmem.store.facts import FactFilter, FactRow, SearchRow, VectorMatrix
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.fact_activity import FactActivityMixin
 from fleetmem.store.sqlite.fact_rows import CHUNK, FACT_COLUMNS, fact_row, marks
-from fleetmem.store.sqlite.fact_text_index import FactTextIndex, IndexedFact
 
 
 class FactsMixin(FactActivityMixin):

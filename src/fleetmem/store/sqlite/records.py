@@ -431,11 +431,13 @@ class RecordsMixin:
                 (kind, provider, episode_id, provider_id, now, now),
             )
 
-    def due_jobs(self, now: float, limit: int) -> list[Job]:
+    def due_jobs(self, now: float, limit: int, *, episode_id: str | None = None) -> list[Job]:
+        # One store file has one daemon: nothing to claim (the PostgreSQL store claims).
+        only, args = ("", ()) if episode_id is None else (" AND episode_id = ?", (episode_id,))
         rows = self.db.conn.execute(
             "SELECT * FROM jobs WHERE state = 'pending' AND next_attempt_at <= ?"
-            " ORDER BY next_attempt_at, id LIMIT ?",
-            (now, limit),
+            f"{only} ORDER BY next_attempt_at, id LIMIT ?",
+            (now, *args, limit),
         ).fetchall()
         return [_job(r) for r in rows]
 

@@ -169,7 +169,7 @@ def create_app(app: App, tokens: ApiTokens | None = None) -> FastAPI:
         return {
             "status": "degraded" if embedder.state == "degraded" else "ok",
             "version": __version__,
-            "schema": app.store.db.schema_version(),
+            "schema": app.store.schema_version(),
             "embedder": embedder.as_dict(),
         }
 

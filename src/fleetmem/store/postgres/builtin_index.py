@@ -1,0 +1,417 @@
+"""The built-in provider's index in PostgreSQL: BM25 over a tsvector, and pgvector.
+
+Text: :mod:`fleetmem.store.postgres.text_index` tokenizes and scores as SQLite's FTS5 does;
+this module keeps the index and its statistics in step (one transaction per change, under
+an advisory lock so that daemons sharing the database never deadlock on the counts of
+common terms) and runs the query. The constants that shape a query (the context column's
+weight, the scoring cap, phrase pruning) are the SQLite store's own, imported, so both
+stores answer the same question the same way.
+
+Vectors: each episode's vector is a ``vector`` in ``builtin_vectors`` (with its scope, so a
+scoped search filters in the index scan), searched by cosine distance through an HNSW index
+per dimension (created when the first vector of that dimension arrives). pgvector's
+iterative index scan keeps scanning until ``limit`` rows of the caller's scopes are found.
+Vectors are also kept in the ``embeddings`` cache by content hash, as in SQLite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from fleetmem.core.textquery import match_phrases, prune_common
+from fleetmem.store.base import Compaction, EpisodeRow, Vector
+from fleetmem.store.postgres import text_index
+from fleetmem.store.postgres.db import PgDatabase
+from fleetmem.store.postgres.records import EPISODE_COLUMNS, episode_row
+from fleetmem.store.postgres.text_index import Phrase, bm25, idf
+from fleetmem.store.sqlite.builtin_index import (
+    CONTEXT_WEIGHT,
+    MAX_SCORED,
+    PRUNE_FLOOR_DOCS,
+    PRUNE_SHARE,
+)
+
+#: pgvector's HNSW indexes take vectors of at most this many dimensions (larger ones are
+#: searched exactly, by a scan).
+HNSW_MAX_DIM = 2000
+#: Candidates an HNSW scan keeps (pgvector's ef_search); raised to the limit asked for.
+EF_SEARCH = 100
+_INDEX_LOCK = "fleetmem:builtin_index"
+_WEIGHTS = {"A": 1.0, "B": CONTEXT_WEIGHT}
+
+
+def _literal(vector: Vector) -> str:
+    """A pgvector literal; float32 values printed so that they parse back exactly."""
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def _lock_index(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (_INDEX_LOCK,))
+
+
+class BuiltinIndexMixin:
+    db: PgDatabase
+
+    def _init_builtin_index(self) -> None:
+        self._vector_dims: set[int] = set()
+
+    # ---- writes -----------------------------------------------------------------------
+    def builtin_put(
+        self,
+        episode_id: str,
+        text: str,
+        summary: str | None,
+        vector: Vector | None,
+        vector_hash: str,
+        model_id: str,
+        context: str = "",
+    ) -> None:
+        """Index ``text`` (and ``context``, ranked below it) and, if given, the vector."""
+        doc = text_index.document(text, summary, context)
+        with self.db.write() as conn:
+            row = conn.execute(
+                "SELECT erow, scope, agent FROM episodes WHERE id = %s", (episode_id,)
+            ).fetchone()
+            if row is None:
+                raise KeyError(episode_id)
+            erow, scope, agent = int(row[0]), str(row[1]), str(row[2])
+            conn.execute(
+                "INSERT INTO builtin_agents (scope, agent) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (scope, agent),
+            )
+            _lock_index(conn)
+            old = conn.execute(
+                "SELECT doc_len, tsvector_to_array(tsv) FROM builtin_fts WHERE erow = %s",
+                (erow,),
+            ).fetchone()
+            before: frozenset[str] = frozenset() if old is None else frozenset(old[1])
+            self._count_terms(conn, sorted(doc.lexemes - before), +1)
+            self._count_terms(conn, sorted(before - doc.lexemes), -1)
+            conn.execute(
+                "UPDATE builtin_totals SET docs = docs + %s, tokens = tokens + %s WHERE id = 1",
+                (0 if old is not None else 1, doc.length - (int(old[0]) if old else 0)),
+            )
+            # Re-recording the same episode replaces its index entry instead of duplicating it.
+            conn.execute(
+                "INSERT INTO builtin_fts (erow, episode_id, scope, doc_len, tsv)"
+                " VALUES (%s, %s, %s, %s, %s::tsvector) ON CONFLICT (erow) DO UPDATE SET"
+                " scope = excluded.scope, doc_len = excluded.doc_len, tsv = excluded.tsv",
+                (erow, episode_id, scope, doc.length, doc.tsvector),
+            )
+            if vector is not None:
+                self._put_vector(conn, episode_id, scope, vector, vector_hash, model_id)
+
+    @staticmethod
+    def _count_terms(conn: psycopg.Connection[Any], lexemes: list[str], delta: int) -> None:
+        if not lexemes:
+            return
+        if delta > 0:
+            conn.execute(
+                "INSERT INTO builtin_terms (lexeme, docs) SELECT t, 1 FROM unnest(%s::text[]) t"
+                " ON CONFLICT (lexeme) DO UPDATE SET docs = builtin_terms.docs + 1",
+                (lexemes,),
+            )
+            return
+        conn.execute("UPDATE builtin_terms SET docs = docs - 1 WHERE lexeme = ANY(%s)", (lexemes,))
+        conn.execute("DELETE FROM builtin_terms WHERE lexeme = ANY(%s) AND docs <= 0", (lexemes,))
+
+    def _put_vector(
+        self,
+        conn: psycopg.Connection[Any],
+        episode_id: str,
+        scope: str,
+        vector: Vector,
+        content_hash: str,
+        model_id: str,
+    ) -> None:
+        vec = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
+        dim = int(vec.shape[0])
+        self.cache_embedding(content_hash, model_id, vec)
+        existing = conn.execute(
+            "SELECT content_hash, model_id FROM builtin_vectors WHERE episode_id = %s",
+            (episode_id,),
+        ).fetchone()
+        if existing is not None and tuple(existing) == (content_hash, model_id):
+            return
+        self._ensure_vector_index(conn, dim)
+        conn.execute("DELETE FROM builtin_vectors WHERE episode_id = %s", (episode_id,))
+        conn.execute(
+            "INSERT INTO builtin_vectors (episode_id, content_hash, model_id, scope, dim,"
+            " embedding) VALUES (%s, %s, %s, %s, %s, %s::vector)",
+            (episode_id, content_hash, model_id, scope, dim, _literal(vec)),
+        )
+
+    def _ensure_vector_index(self, conn: psycopg.Connection[Any], dim: int) -> None:
+        """One HNSW cosine index per dimension (a partial index on ``dim``), made once."""
+        if dim in self._vector_dims or dim > HNSW_MAX_DIM or dim < 1:
+            return
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"fleetmem:vector_index:{dim}",),
+        )
+        conn.execute(
+            f"CREATE INDEX IF NOT EXISTS builtin_vectors_hnsw_{dim} ON builtin_vectors"
+            f" USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE dim = {dim}"
+        )
+        self._vector_dims.add(dim)
+
+    def builtin_delete(self, episode_id: str) -> bool:
+        with self.db.write() as conn:
+            _lock_index(conn)
+            old = conn.execute(
+                "DELETE FROM builtin_fts WHERE episode_id = %s"
+                " RETURNING doc_len, tsvector_to_array(tsv)",
+                (episode_id,),
+            ).fetchone()
+            if old is not None:
+                self._count_terms(conn, sorted(set(old[1])), -1)
+                conn.execute(
+                    "UPDATE builtin_totals SET docs = docs - 1, tokens = tokens - %s WHERE id = 1",
+                    (int(old[0]),),
+                )
+            had_vec = conn.execute(
+                "DELETE FROM builtin_vectors WHERE episode_id = %s", (episode_id,)
+            ).rowcount
+            return bool(old is not None or had_vec)
+
+    def builtin_has(self, episode_id: str) -> bool:
+        found = self.db.row(
+            "SELECT 1 FROM builtin_fts f JOIN episodes e ON e.erow = f.erow WHERE e.id = %s",
+            (episode_id,),
+        )
+        return found is not None
+
+    def builtin_facets(self, episode_ids: Sequence[str]) -> dict[str, tuple[float, str]]:
+        """(start time, agent) of live episodes by id, without decoding bodies."""
+        ids = list(dict.fromkeys(episode_ids))
+        if not ids:
+            return {}
+        rows = self.db.rows(
+            "SELECT id, started_at, agent FROM episodes WHERE id = ANY(%s)"
+            " AND forgotten_at IS NULL",
+            (ids,),
+        )
+        return {str(r[0]): (float(r[1]), str(r[2])) for r in rows}
+
+    def builtin_agent_names(self, scopes: Sequence[str]) -> list[str]:
+        """The agents that have had an episode indexed in any of ``scopes``, sorted."""
+        if not scopes:
+            return []
+        rows = self.db.rows(
+            "SELECT DISTINCT agent FROM builtin_agents WHERE scope = ANY(%s) ORDER BY agent",
+            (list(scopes),),
+        )
+        return [str(r[0]) for r in rows]
+
+    def builtin_vectors_for(self, episode_ids: Sequence[str], model_id: str) -> dict[str, Vector]:
+        """The stored vectors of ``episode_ids`` under ``model_id`` (those that have one)."""
+        ids = list(dict.fromkeys(episode_ids))[:500]
+        if not ids:
+            return {}
+        rows = self.db.rows(
+            "SELECT v.episode_id, m.vector FROM builtin_vectors v JOIN embeddings m"
+            " ON m.content_hash = v.content_hash AND m.model_id = v.model_id"
+            " WHERE v.model_id = %s AND v.episode_id = ANY(%s)",
+            (model_id, ids),
+        )
+        return {str(r[0]): np.frombuffer(bytes(r[1]), dtype=np.float32).copy() for r in rows}
+
+    def builtin_neighbours(
+        self, row: EpisodeRow, window_s: float
+    ) -> tuple[EpisodeRow | None, EpisodeRow | None]:
+        """The closest earlier and later live episode on ``row``'s scope, repo and branch,
+        whichever agent ran it, within ``window_s`` seconds (see the SQLite store's)."""
+        same = (
+            f"SELECT {EPISODE_COLUMNS} FROM episodes e WHERE e.scope = %s AND e.repo = %s"
+            " AND e.branch IS NOT DISTINCT FROM %s AND e.forgotten_at IS NULL"
+            " AND e.episode_json IS NOT NULL"
+        )
+        key = (row.scope, row.repo, row.branch)
+        before = self.db.row(
+            f"{same} AND e.started_at >= %s AND (e.started_at, e.id) < (%s, %s)"
+            " ORDER BY e.started_at DESC, e.id DESC LIMIT 1",
+            (*key, row.started_at - window_s, row.started_at, row.id),
+        )
+        after = self.db.row(
+            f"{same} AND e.started_at <= %s AND (e.started_at, e.id) > (%s, %s)"
+            " ORDER BY e.started_at, e.id LIMIT 1",
+            (*key, row.started_at + window_s, row.started_at, row.id),
+        )
+        return (
+            episode_row(before) if before is not None else None,
+            episode_row(after) if after is not None else None,
+        )
+
+    # ---- embeddings cache -------------------------------------------------------------
+    def cached_embedding(self, content_hash: str, model_id: str) -> Vector | None:
+        found = self.db.row(
+            "SELECT dim, vector FROM embeddings WHERE content_hash = %s AND model_id = %s",
+            (content_hash, model_id),
+        )
+        if found is None:
+            return None
+        return np.frombuffer(bytes(found[1]), dtype=np.float32).reshape(int(found[0])).copy()
+
+    def cache_embedding(self, content_hash: str, model_id: str, vector: Vector) -> None:
+        vec = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
+        self.db.run(
+            "INSERT INTO embeddings (content_hash, model_id, dim, vector)"
+            " VALUES (%s, %s, %s, %s) ON CONFLICT (content_hash, model_id) DO NOTHING",
+            (content_hash, model_id, int(vec.shape[0]), vec.tobytes()),
+        )
+
+    def builtin_missing_vectors(self, model_id: str, limit: int) -> list[EpisodeRow]:
+        rows = self.db.rows(
+            f"SELECT {EPISODE_COLUMNS} FROM episodes e WHERE e.forgotten_at IS NULL"
+            " AND e.text IS NOT NULL"
+            " AND EXISTS (SELECT 1 FROM builtin_fts f WHERE f.erow = e.erow)"
+            " AND NOT EXISTS (SELECT 1 FROM builtin_vectors v WHERE v.episode_id = e.id"
+            " AND v.model_id = %s) ORDER BY e.started_at DESC, e.erow DESC LIMIT %s",
+            (model_id, limit),
+        )
+        return [episode_row(r) for r in rows]
+
+    def builtin_vector_progress(self, model_id: str) -> tuple[int, int]:
+        """(episodes in the built-in index, how many of them have a ``model_id`` vector)."""
+        found = self.db.row(
+            "SELECT count(*), count(v.episode_id) FROM episodes e"
+            " JOIN builtin_fts f ON f.erow = e.erow"
+            " LEFT JOIN builtin_vectors v ON v.episode_id = e.id AND v.model_id = %s"
+            " WHERE e.forgotten_at IS NULL AND e.text IS NOT NULL",
+            (model_id,),
+        )
+        assert found is not None
+        return int(found[0]), int(found[1])
+
+    # ---- upkeep -----------------------------------------------------------------------
+    def builtin_segments(self) -> list[int]:
+        """One "segment": PostgreSQL's GIN index has no segments to merge (its pending list
+        is merged by autovacuum), so the index is always in the shape FTS5 compacts to."""
+        return [1] if self.db.value("SELECT 1 FROM builtin_fts LIMIT 1") else []
+
+    def builtin_compact(self, budget_s: float = 30.0) -> Compaction:
+        """Nothing to merge (see :meth:`builtin_segments`): a pass that is already done."""
+        segments = len(self.builtin_segments())
+        return Compaction("builtin_fts", segments, segments, 0, 0.0, True)
+
+    # ---- search -----------------------------------------------------------------------
+    def search_text(self, match: str, scopes: Sequence[str], limit: int) -> list[str]:
+        """Episode ids in ``scopes`` ranked by BM25 (best first)."""
+        return [eid for eid, _ in self.search_text_scored(match, scopes, limit)]
+
+    def search_text_scored(
+        self, match: str, scopes: Sequence[str], limit: int
+    ) -> list[tuple[str, float]]:
+        """(episode id, coverage) in ``scopes`` ranked by BM25, best first: the SQLite store's
+        :meth:`~fleetmem.store.sqlite.builtin_index.BuiltinIndexMixin.search_text_scored`,
+        same pruning, same cap, same coverage (BM25 over the summed IDF of the phrases)."""
+        if not scopes or limit <= 0:
+            return []
+        phrases = text_index.phrases(match_phrases(match))
+        if not phrases:
+            return []
+        totals = self.db.row(
+            "SELECT t.docs, t.tokens, (SELECT coalesce(max(erow), 0) FROM builtin_fts)"
+            " FROM builtin_totals t WHERE t.id = 1"
+        )
+        assert totals is not None
+        docs, tokens, top = int(totals[0]), int(totals[1]), int(totals[2])
+        if docs == 0:
+            return []
+        counts = self._phrase_counts(phrases)
+        kept = phrases
+        if len(phrases) >= 2 and top > PRUNE_FLOOR_DOCS:
+            by_text = {p.text: counts[p.text] for p in phrases}
+            keep = set(prune_common(by_text, top, share=PRUNE_SHARE, floor=PRUNE_FLOOR_DOCS))
+            kept = [p for p in phrases if p.text in keep] or phrases
+        counted = {p.text for p in kept} | {p.text for p in phrases if not counts[p.text]}
+        norm = sum(idf(top, counts[t]) for t in counted) or 1.0
+        idfs = [idf(docs, self._exact_count(p, counts[p.text])) for p in kept]
+        lexemes = sorted({t for p in kept for t in p.tokens})
+        rows = self.db.rows(
+            "WITH cand AS (SELECT f.erow, f.episode_id, f.doc_len, f.tsv, e.started_at"
+            " FROM builtin_fts f JOIN episodes e ON e.erow = f.erow"
+            " WHERE f.scope = ANY(%(scopes)s) AND f.tsv @@ %(query)s::tsquery"
+            " AND e.scope = ANY(%(scopes)s) AND e.forgotten_at IS NULL"
+            " ORDER BY f.erow DESC LIMIT %(cap)s)"
+            " SELECT c.episode_id, c.doc_len, c.started_at, u.lexeme, u.positions, u.weights"
+            " FROM cand c CROSS JOIN LATERAL unnest(c.tsv) u"
+            " WHERE u.lexeme = ANY(%(lexemes)s)",
+            {
+                "scopes": list(dict.fromkeys(scopes)),
+                "query": text_index.tsquery(kept),
+                "cap": MAX_SCORED,
+                "lexemes": lexemes,
+            },
+        )
+        postings: dict[str, dict[str, list[tuple[int, float]]]] = {}
+        facts: dict[str, tuple[int, float]] = {}
+        for episode_id, doc_len, started_at, lexeme, positions, weights in rows:
+            facts[episode_id] = (int(doc_len), float(started_at))
+            postings.setdefault(episode_id, {})[lexeme] = [
+                (int(p), _WEIGHTS.get(w, 1.0)) for p, w in zip(positions, weights, strict=True)
+            ]
+        avgdl = tokens / docs
+        scored = []
+        for episode_id, (doc_len, started_at) in facts.items():
+            score = bm25(kept, postings[episode_id], doc_len, idfs=idfs, avgdl=avgdl)
+            if score > 0:
+                scored.append((score, started_at, episode_id))
+        scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
+        return [(eid, score / norm) for score, _, eid in scored[:limit]]
+
+    def _phrase_counts(self, phrases: Sequence[Phrase]) -> dict[str, int]:
+        """Each phrase's document count as pruning reads it: its rarest token's."""
+        tokens = sorted({t for p in phrases for t in p.tokens})
+        found: dict[str, int] = dict(
+            self.db.rows("SELECT lexeme, docs FROM builtin_terms WHERE lexeme = ANY(%s)", (tokens,))
+        )
+        return {p.text: min(int(found.get(t, 0)) for t in p.tokens) for p in phrases}
+
+    def _exact_count(self, phrase: Phrase, rarest: int) -> int:
+        """The documents holding ``phrase``: exact for one token; for several, counted when
+        their rarest token is uncommon, else that token's count (an upper bound)."""
+        if len(phrase.tokens) == 1 or rarest == 0 or rarest > PRUNE_FLOOR_DOCS:
+            return rarest
+        return int(
+            self.db.value(
+                "SELECT count(*) FROM builtin_fts WHERE tsv @@ %s::tsquery", (phrase.tsquery(),)
+            )
+        )
+
+    def search_vector(
+        self, query: Vector, model_id: str, scopes: Sequence[str], limit: int
+    ) -> list[tuple[str, float]]:
+        """Episode ids in ``scopes`` by cosine similarity to ``query``, best first."""
+        if not scopes or limit <= 0:
+            return []
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+        dim = int(q.shape[0])
+        if dim < 1:
+            return []
+        literal = _literal(q)
+        with self.db.write() as conn:
+            # Settings for this transaction only: the HNSW scan goes on until ``limit`` rows
+            # of these scopes are found, and keeps at least ``limit`` candidates.
+            conn.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
+            conn.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true)", (str(max(EF_SEARCH, limit)),)
+            )
+            # ``dim`` is an integer: in the SQL text, the planner matches the partial index.
+            typed = f"embedding::vector({dim})"
+            rows = conn.execute(
+                f"SELECT episode_id, 1 - ({typed} <=> %(q)s::vector({dim})) FROM builtin_vectors"
+                f" WHERE dim = {dim} AND model_id = %(model)s AND scope = ANY(%(scopes)s)"
+                f" ORDER BY {typed} <=> %(q)s::vector({dim}) LIMIT %(limit)s",
+                {
+                    "q": literal,
+                    "model": model_id,
+                    "scopes": list(dict.fromkeys(scopes)),
+                    "limit": limit,
+                },
+            ).fetchall()
+        return [(str(r[0]), float(r[1])) for r in rows]

@@ -1,0 +1,237 @@
+"""PostgreSQL connection handling: a bounded pool, timeouts, transactions, migrations.
+
+Connections come from a :class:`psycopg_pool.ConnectionPool` (bounded, opened eagerly so a
+bad URL or an unreachable server fails at start-up with a clear error). They are in
+autocommit mode: a read outside a transaction sees every commit made before it, as the
+SQLite store's reads do. :meth:`PgDatabase.write` opens one transaction and keeps its
+connection for the thread, so the reads and nested writes made inside it join it (the
+SQLite store's ``write()`` does the same). Every connection has a statement timeout.
+
+Numbered migrations (:mod:`fleetmem.store.postgres.migrations`) are applied under a
+PostgreSQL advisory lock, each in its own transaction, so several daemons starting together
+against one database apply each exactly once.
+
+Errors: a URL psycopg cannot parse, a server that does not answer, a refused password all
+become :class:`~fleetmem.errors.StoreError` naming ``store.url`` with the password hidden.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
+
+from fleetmem.errors import StoreError
+from fleetmem.store.postgres.migrations import MIGRATIONS
+
+#: Connections kept by each store object (a daemon has one store): request threads beyond
+#: this wait up to POOL_WAIT_S for one rather than opening more.
+POOL_MAX = 8
+POOL_MIN = 1
+CONNECT_TIMEOUT_S = 5
+POOL_WAIT_S = 10.0
+STATEMENT_TIMEOUT_MS = 30_000
+#: The advisory lock key under which migrations run (one per schema, see ``migrate``).
+MIGRATION_LOCK = "fleetmem:migrations"
+
+Row = tuple[Any, ...]
+Params = Sequence[Any] | Mapping[str, Any]
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (safe for messages and logs)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>"
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port is not None else ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of a driver error, without anything that could echo a password."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:300]
+
+
+class PgDatabase:
+    """A PostgreSQL database reached through a bounded pool, with migrations applied."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_size: int = POOL_MAX,
+        connect_timeout_s: int = CONNECT_TIMEOUT_S,
+        statement_timeout_ms: int = STATEMENT_TIMEOUT_MS,
+        pool_wait_s: float = POOL_WAIT_S,
+    ) -> None:
+        self.url = url
+        self.path = redact_url(url)  # what messages and the doctor show
+        self._local = threading.local()
+        self._closed = False
+        self._statement_timeout_ms = int(statement_timeout_ms)
+        try:
+            psycopg.conninfo.conninfo_to_dict(url)
+        except psycopg.ProgrammingError as exc:
+            raise StoreError(
+                f"store.url is not a PostgreSQL URL psycopg understands: {_reason(exc)}",
+                url=self.path,
+            ) from None
+        self.pool = ConnectionPool(
+            url,
+            min_size=min(POOL_MIN, max_size),
+            max_size=max_size,
+            kwargs={"autocommit": True, "connect_timeout": connect_timeout_s},
+            configure=self._configure,
+            timeout=pool_wait_s,
+            open=False,
+            name="fleetmem-store",
+        )
+        try:
+            self.pool.open(wait=True, timeout=max(2.0, connect_timeout_s * 2.0))
+        except PoolTimeout:
+            error = self._probe(connect_timeout_s)
+            self.pool.close()
+            raise StoreError(
+                f"cannot reach the PostgreSQL store at store.url: {error}", url=self.path
+            ) from None
+        try:
+            self.migrate()
+        except BaseException:
+            self.pool.close()
+            raise
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        conn.execute(f"SET statement_timeout = {self._statement_timeout_ms}")
+
+    def _probe(self, connect_timeout_s: int) -> str:
+        """Why a connection cannot be made (the pool only says it timed out)."""
+        try:
+            with psycopg.connect(self.url, connect_timeout=connect_timeout_s):
+                return "the pool timed out"
+        except psycopg.Error as exc:
+            return _reason(exc).replace(self.url, self.path)
+
+    # ---- connections --------------------------------------------------------------------
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """This thread's transaction connection if a write is open, else one from the pool."""
+        conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            yield conn
+            return
+        with self._borrow() as borrowed:
+            yield borrowed
+
+    @contextmanager
+    def _borrow(self) -> Iterator[psycopg.Connection[Any]]:
+        if self._closed:
+            raise StoreError("the store is closed", url=self.path)
+        try:
+            with self.pool.connection() as conn:
+                yield conn
+        except PoolTimeout:
+            raise StoreError(
+                "the PostgreSQL store did not give a connection in time (store.url)",
+                url=self.path,
+            ) from None
+        except PoolClosed:
+            raise StoreError("the store is closed", url=self.path) from None
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"the PostgreSQL store failed: {_reason(exc)}", url=self.path) from exc
+
+    @contextmanager
+    def write(self) -> Iterator[psycopg.Connection[Any]]:
+        """One transaction; rolled back when the block raises. Nested calls join it."""
+        conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            yield conn
+            return
+        with self._borrow() as conn:
+            self._local.conn = conn
+            try:
+                with conn.transaction():
+                    yield conn
+            finally:
+                self._local.conn = None
+
+    # ---- statements ---------------------------------------------------------------------
+    def rows(self, sql: str, params: Params = ()) -> list[Row]:
+        with self.connection() as conn:
+            return list(conn.execute(sql, params).fetchall())
+
+    def row(self, sql: str, params: Params = ()) -> Row | None:
+        with self.connection() as conn:
+            found: Row | None = conn.execute(sql, params).fetchone()
+            return found
+
+    def value(self, sql: str, params: Params = ()) -> Any:
+        found = self.row(sql, params)
+        return None if found is None else found[0]
+
+    def run(self, sql: str, params: Params = ()) -> int:
+        """Execute one statement; returns the rows it changed."""
+        with self.connection() as conn:
+            return conn.execute(sql, params).rowcount
+
+    def many(self, sql: str, params: Iterable[Sequence[Any]]) -> None:
+        batch = list(params)
+        if not batch:
+            return
+        with self.connection() as conn, conn.cursor() as cur:
+            cur.executemany(sql, batch)
+
+    # ---- migrations ---------------------------------------------------------------------
+    def migrate(self) -> None:
+        """Apply every migration not yet recorded, under an advisory lock, one transaction
+        each (several daemons starting at once apply each exactly once)."""
+        with self._borrow() as conn:
+            conn.execute(
+                "SELECT pg_advisory_lock(hashtextextended(%s || current_schema(), 0))",
+                (MIGRATION_LOCK,),
+            )
+            try:
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
+                    ' name text COLLATE "C" NOT NULL, applied_at double precision NOT NULL)'
+                )
+                done = {int(r[0]) for r in conn.execute("SELECT version FROM schema_migrations")}
+                for version, name, sql in MIGRATIONS:
+                    if version in done:
+                        continue
+                    with conn.transaction():
+                        conn.execute(sql)
+                        conn.execute(
+                            "INSERT INTO schema_migrations (version, name, applied_at)"
+                            " VALUES (%s, %s, %s)",
+                            (version, name, time.time()),
+                        )
+            except psycopg.Error as exc:
+                raise StoreError(
+                    f"cannot migrate the PostgreSQL store: {_reason(exc)}", url=self.path
+                ) from exc
+            finally:
+                conn.execute(
+                    "SELECT pg_advisory_unlock(hashtextextended(%s || current_schema(), 0))",
+                    (MIGRATION_LOCK,),
+                )
+
+    def schema_version(self) -> int:
+        return int(self.value("SELECT coalesce(max(version), 0) FROM schema_migrations") or 0)
+
+    def close(self) -> None:
+        self._closed = True
+        self.pool.close()
