@@ -16,6 +16,8 @@ import pytest
 
 from fleetmem.service.bootstrap import App, build
 from fleetmem.service.memory import MemoryService
+from fleetmem.store.base import Store
+from tests import store_kinds
 
 pytest_plugins = ["tests.fakes.openai_server"]
 
@@ -60,14 +62,82 @@ def api_client(base_url: str, home: Path, **kwargs: Any) -> httpx.Client:
     return httpx.Client(base_url=base_url, auth=ControlTokenAuth(home), **kwargs)
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # The contract: storage-touching tests of these directories run on both stores, unless
+    # marked sqlite_only (with the reason: what they read of SQLite, what covers PostgreSQL).
+    if "store_kind" not in metafunc.fixturenames:
+        return
+    only = metafunc.definition.get_closest_marker("sqlite_only")
+    if only is not None:
+        assert only.kwargs.get("reason"), f"{metafunc.definition.nodeid}: sqlite_only(reason=...)"
+        return
+    if store_kinds.runs_on_both(metafunc.definition.nodeid):
+        metafunc.parametrize("store_kind", store_kinds.KINDS, indirect=True)
+
+
 @pytest.fixture
-def make_app(home: Path) -> Iterator[Callable[..., App]]:
-    """Build an App over ``home``; vectors off unless ``config`` says otherwise."""
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """``sqlite`` or ``postgres`` (see tests/store_kinds.py); SQLite outside the contract."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture
+def store_env(store_kind: str) -> Iterator[dict[str, str]]:
+    """The environment that selects this test's store: nothing for SQLite, a fresh schema's
+    ``FLEETMEM_STORE_URL`` for PostgreSQL (dropped after the test)."""
+    if store_kind == "sqlite":
+        yield {}
+        return
+    base = store_kinds.required_url()
+    schema, url = store_kinds.fresh_schema(base)
+    yield {"FLEETMEM_STORE_URL": url}
+    store_kinds.drop_schema(base, schema)
+
+
+@pytest.fixture
+def new_store(tmp_path: Path, store_env: dict[str, str]) -> Iterator[Callable[[], Store]]:
+    """Open this test's store (each call opens it again: another process's view of the same
+    data). The stores opened are closed after the test."""
+    opened: list[Store] = []
+
+    def factory() -> Store:
+        url = store_env.get("FLEETMEM_STORE_URL")
+        if url is None:
+            from fleetmem.store.sqlite.store import SqliteStore
+
+            store: Store = SqliteStore(tmp_path / "store.db")
+        else:
+            from fleetmem.store.postgres.store import PostgresStore
+
+            store = PostgresStore(url)
+        opened.append(store)
+        return store
+
+    yield factory
+    for store in opened:
+        store.close()
+
+
+def reopen(store: Store) -> Store:
+    """``store`` opened again (its own connections and caches), as another process would."""
+    from fleetmem.store.postgres.store import PostgresStore
+    from fleetmem.store.sqlite.store import SqliteStore
+
+    if isinstance(store, PostgresStore):
+        return PostgresStore(store.db.url)
+    assert isinstance(store, SqliteStore)
+    return SqliteStore(store.db.path)
+
+
+@pytest.fixture
+def make_app(home: Path, store_env: dict[str, str]) -> Iterator[Callable[..., App]]:
+    """Build an App over ``home`` and this test's store; vectors off unless ``config`` says
+    otherwise."""
     apps: list[App] = []
 
     def factory(config: str = '[model_api]\nembedding_model = ""\n', **env: str) -> App:
         write_config(home, config)
-        app = build(home, {"HOME": str(home.parent), **env})
+        app = build(home, {"HOME": str(home.parent), **store_env, **env})
         apps.append(app)
         return app
 

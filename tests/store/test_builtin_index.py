@@ -58,6 +58,7 @@ def _scope_of(app: App, ids: list[str]) -> set[str]:
     return {row.scope for row in app.store.get_episodes(ids).values()}
 
 
+@pytest.mark.sqlite_only(reason="the scope token is FTS5's scope_key column (PostgreSQL: a column)")
 def test_scope_token_in_the_migration_equals_the_one_written(
     make_app: Callable[..., App],
 ) -> None:
@@ -175,6 +176,7 @@ def test_vector_search_over_two_scopes_merges_by_similarity(
     assert [i for i, _ in app.store.search_vector(q, "m", both, 3)] == [a, c]
 
 
+@pytest.mark.sqlite_only(reason="rebuilds an FTS5 table of SQLite's migration 11")
 def test_migration_11_gives_existing_rows_their_scope_token(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path, isolation_level=None)
@@ -259,6 +261,10 @@ def _other_process(app: App) -> SqliteStore:
     return SqliteStore(Path(app.store.db.path))
 
 
+@pytest.mark.sqlite_only(
+    reason="FTS5's fts5vocab counts shared in builtin_term_counts; PostgreSQL keeps exact"
+    " counts in builtin_terms (tests/store/test_postgres.py)"
+)
 def test_a_second_process_prunes_with_the_counts_the_first_one_took(
     counting: tuple[App, list[str], str],
 ) -> None:
@@ -283,6 +289,10 @@ def test_a_second_process_prunes_with_the_counts_the_first_one_took(
     second.db.close()
 
 
+@pytest.mark.sqlite_only(
+    reason="FTS5's fts5vocab counts shared in builtin_term_counts; PostgreSQL keeps exact"
+    " counts in builtin_terms (tests/store/test_postgres.py)"
+)
 def test_counts_taken_at_another_store_size_are_taken_again(
     counting: tuple[App, list[str], str],
 ) -> None:
@@ -300,6 +310,10 @@ def test_counts_taken_at_another_store_size_are_taken_again(
     fresh.db.close()
 
 
+@pytest.mark.sqlite_only(
+    reason="FTS5's fts5vocab counts shared in builtin_term_counts; PostgreSQL keeps exact"
+    " counts in builtin_terms (tests/store/test_postgres.py)"
+)
 def test_a_store_busy_writing_keeps_the_counts_in_the_process_and_still_answers(
     counting: tuple[App, list[str], str],
 ) -> None:

@@ -23,6 +23,11 @@ from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.fts_upkeep import compact, segment_count
 from tests.conftest import make_record, session
 
+pytestmark = pytest.mark.sqlite_only(
+    reason="FTS5 segments and merges; PostgreSQL's GIN index has none (tests/store/"
+    "test_postgres.py checks its store reports one segment and a no-op pass)"
+)
+
 WORDS = ["ledger", "drift", "cache", "deploy", "token", "rotate", "shard", "replica"]
 WORDS += ["quorum", "lease", "backoff", "jitter"]
 QUERIES = ["ledger", "drift OR cache", "quorum lease", "rotate OR jitter OR shard", "nothing"]

@@ -1,4 +1,5 @@
-"""The SQLite store: WAL, migrations, the vector cache across connections, many writers."""
+"""The store contract (both stores): the embedding cache, other connections' writes, many
+writers, a closed store; and the SQLite store's own: WAL, migrations, its connections."""
 
 from __future__ import annotations
 
@@ -17,11 +18,16 @@ from fleetmem.errors import StoreError
 from fleetmem.service.bootstrap import App
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.migrations import MIGRATIONS
+from fleetmem.store.base import Store
 from fleetmem.store.sqlite.store import SqliteStore
-from tests.conftest import make_record, write_config
+from tests.conftest import make_record, reopen, write_config
 from tests.surfaces.cli_helpers import FLEETMEM, env_for
 
+SQLITE_DB = "the sqlite3 module's connections, PRAGMAs and migrations; test_postgres.py has the"
+SQLITE_DB += " PostgreSQL store's"
 
+
+@pytest.mark.sqlite_only(reason=SQLITE_DB)
 def test_migrations_are_recorded_once_and_wal_is_on(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     a = SqliteStore(path)
@@ -35,15 +41,14 @@ def test_migrations_are_recorded_once_and_wal_is_on(tmp_path: Path) -> None:
     b.close()
 
 
-def test_embedding_cache_round_trips(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.db")
+def test_embedding_cache_round_trips(new_store: Callable[[], Store]) -> None:
+    store = new_store()
     vec = np.arange(4, dtype=np.float32) / 7
     store.cache_embedding("h", "m", vec)
     store.cache_embedding("h", "m", vec * 2)  # first write wins: the key is the content
     got = store.cached_embedding("h", "m")
     assert got is not None and np.array_equal(got, vec)
     assert store.cached_embedding("h", "other-model") is None
-    store.close()
 
 
 def test_vector_cache_sees_other_connections_adds_and_deletes(
@@ -53,7 +58,7 @@ def test_vector_cache_sees_other_connections_adds_and_deletes(
     ep1 = app.memory.ingest_run(make_record(run_id="1")).episode_id
     ep2 = app.memory.ingest_run(make_record(run_id="2")).episode_id
     store = app.store
-    other = SqliteStore(store.db.path)  # a second process's view of the same file
+    other = reopen(store)  # a second process's view of the same store
     scope = ["project:github.com/acme/api"]
     v1 = np.array([1, 0, 0], dtype=np.float32)
     v2 = np.array([0, 1, 0], dtype=np.float32)
@@ -67,7 +72,9 @@ def test_vector_cache_sees_other_connections_adds_and_deletes(
     other.close()
 
 
-def test_two_processes_ingesting_at_once_lose_nothing(home: Path, tmp_path: Path) -> None:
+def test_two_processes_ingesting_at_once_lose_nothing(
+    home: Path, tmp_path: Path, store_env: dict[str, str], new_store: Callable[[], Store]
+) -> None:
     write_config(home, '[model_api]\nembedding_model = ""\n')
     procs = []
     for p in range(3):
@@ -78,11 +85,12 @@ def test_two_processes_ingesting_at_once_lose_nothing(home: Path, tmp_path: Path
             f.write_text(line)
             files.append(str(f))
         cmd = " && ".join(f"{FLEETMEM} runs ingest {f}" for f in files)
-        procs.append(subprocess.Popen(["sh", "-c", cmd], env=env_for(home), stderr=subprocess.PIPE))
+        env = {**env_for(home), **store_env}
+        procs.append(subprocess.Popen(["sh", "-c", cmd], env=env, stderr=subprocess.PIPE))
     for proc in procs:
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
-    store = SqliteStore(home / "fleetmem.db")
+    store = SqliteStore(home / "fleetmem.db") if not store_env else new_store()
     assert store.episode_counts()["live"] == 24
     assert store.job_counts() == {}
     store.close()
@@ -123,6 +131,7 @@ print(json.dumps(sorted(seen)))
 """
 
 
+@pytest.mark.sqlite_only(reason="a crash of CPython's sqlite3 when a connection closes under a reader")
 def test_closing_the_store_while_other_threads_read_does_not_crash(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", CLOSE_UNDER_READERS, str(tmp_path), "20"],
@@ -135,15 +144,18 @@ def test_closing_the_store_while_other_threads_read_does_not_crash(tmp_path: Pat
     assert json.loads(done.stdout) == ["the store is closed"]
 
 
-def test_a_closed_store_refuses_reads_and_writes_by_name(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.db")
+def test_a_closed_store_refuses_reads_and_writes_by_name(new_store: Callable[[], Store]) -> None:
+    store = new_store()
     store.close()
     with pytest.raises(StoreError, match="the store is closed"):
-        store.db.conn.execute("SELECT 1")
-    with pytest.raises(StoreError, match="the store is closed"), store.db.write() as conn:
-        conn.execute("SELECT 1")
+        store.episode_counts()
+    with pytest.raises(StoreError, match="the store is closed"), store.transaction():
+        pass
+    with pytest.raises(StoreError, match="the store is closed"):
+        store.enqueue("record", "builtin", "ep_x", None, 1.0)
 
 
+@pytest.mark.sqlite_only(reason=SQLITE_DB)
 def test_a_finished_threads_connection_is_closed_when_another_thread_connects(
     tmp_path: Path,
 ) -> None:

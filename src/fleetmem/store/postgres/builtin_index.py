@@ -28,20 +28,19 @@ from fleetmem.store.postgres import text_index
 from fleetmem.store.postgres.db import PgDatabase
 from fleetmem.store.postgres.records import EPISODE_COLUMNS, episode_row
 from fleetmem.store.postgres.text_index import Phrase, bm25, idf
-from fleetmem.store.sqlite.builtin_index import (
-    CONTEXT_WEIGHT,
-    MAX_SCORED,
-    PRUNE_FLOOR_DOCS,
-    PRUNE_SHARE,
-)
+# The SQLite store's query constants, read at each query (so a change there, or a test's
+# monkeypatch, applies to both stores alike).
+from fleetmem.store.sqlite import builtin_index as fts5
 
 #: pgvector's HNSW indexes take vectors of at most this many dimensions (larger ones are
 #: searched exactly, by a scan).
 HNSW_MAX_DIM = 2000
 #: Candidates an HNSW scan keeps (pgvector's ef_search); raised to the limit asked for.
 EF_SEARCH = 100
+#: A phrase of several tokens whose rarest token is in at most this many documents has its
+#: own document count taken (a GIN lookup); above it, the rarest token's count stands in.
+EXACT_PHRASE_MAX = 2000
 _INDEX_LOCK = "fleetmem:builtin_index"
-_WEIGHTS = {"A": 1.0, "B": CONTEXT_WEIGHT}
 
 
 def _literal(vector: Vector) -> str:
@@ -324,9 +323,11 @@ class BuiltinIndexMixin:
             return []
         counts = self._phrase_counts(phrases)
         kept = phrases
-        if len(phrases) >= 2 and top > PRUNE_FLOOR_DOCS:
+        if len(phrases) >= 2 and top > fts5.PRUNE_FLOOR_DOCS:
             by_text = {p.text: counts[p.text] for p in phrases}
-            keep = set(prune_common(by_text, top, share=PRUNE_SHARE, floor=PRUNE_FLOOR_DOCS))
+            keep = set(
+                prune_common(by_text, top, share=fts5.PRUNE_SHARE, floor=fts5.PRUNE_FLOOR_DOCS)
+            )
             kept = [p for p in phrases if p.text in keep] or phrases
         counted = {p.text for p in kept} | {p.text for p in phrases if not counts[p.text]}
         norm = sum(idf(top, counts[t]) for t in counted) or 1.0
@@ -344,16 +345,17 @@ class BuiltinIndexMixin:
             {
                 "scopes": list(dict.fromkeys(scopes)),
                 "query": text_index.tsquery(kept),
-                "cap": MAX_SCORED,
+                "cap": fts5.MAX_SCORED,
                 "lexemes": lexemes,
             },
         )
+        column_weight = {"A": 1.0, "B": fts5.CONTEXT_WEIGHT}
         postings: dict[str, dict[str, list[tuple[int, float]]]] = {}
         facts: dict[str, tuple[int, float]] = {}
         for episode_id, doc_len, started_at, lexeme, positions, weights in rows:
             facts[episode_id] = (int(doc_len), float(started_at))
             postings.setdefault(episode_id, {})[lexeme] = [
-                (int(p), _WEIGHTS.get(w, 1.0)) for p, w in zip(positions, weights, strict=True)
+                (int(p), column_weight.get(w, 1.0)) for p, w in zip(positions, weights, strict=True)
             ]
         avgdl = tokens / docs
         scored = []
@@ -375,7 +377,7 @@ class BuiltinIndexMixin:
     def _exact_count(self, phrase: Phrase, rarest: int) -> int:
         """The documents holding ``phrase``: exact for one token; for several, counted when
         their rarest token is uncommon, else that token's count (an upper bound)."""
-        if len(phrase.tokens) == 1 or rarest == 0 or rarest > PRUNE_FLOOR_DOCS:
+        if len(phrase.tokens) == 1 or rarest == 0 or rarest > EXACT_PHRASE_MAX:
             return rarest
         return int(
             self.db.value(
