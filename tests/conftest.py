@@ -129,6 +129,28 @@ def reopen(store: Store) -> Store:
     return SqliteStore(store.db.path)
 
 
+def stored_bytes(store: Store) -> bytes:
+    """Every byte the store holds, to search for what must never be stored: the SQLite file
+    and its WAL, or the text of every row of every table of the PostgreSQL store's schema."""
+    from fleetmem.store.postgres.store import PostgresStore
+    from fleetmem.store.sqlite.store import SqliteStore
+
+    if isinstance(store, PostgresStore):
+        tables = store.db.rows(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1"
+        )
+        dump = [
+            str(row[0]).encode()
+            for (name,) in tables
+            for row in store.db.rows(f"SELECT t::text FROM {name} t")
+        ]
+        return b"\n".join(dump)
+    assert isinstance(store, SqliteStore)
+    path = Path(store.db.path)
+    wal = path.with_name(path.name + "-wal")
+    return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
 @pytest.fixture
 def make_app(home: Path, store_env: dict[str, str]) -> Iterator[Callable[..., App]]:
     """Build an App over ``home`` and this test's store; vectors off unless ``config`` says
@@ -136,7 +158,9 @@ def make_app(home: Path, store_env: dict[str, str]) -> Iterator[Callable[..., Ap
     apps: list[App] = []
 
     def factory(config: str = '[model_api]\nembedding_model = ""\n', **env: str) -> App:
-        write_config(home, config)
+        url = store_env.get("FLEETMEM_STORE_URL")
+        # The home names its store, so a CLI or daemon started on it later uses the same.
+        write_config(home, config if url is None else f'{config}\n[store]\nurl = "{url}"\n')
         app = build(home, {"HOME": str(home.parent), **store_env, **env})
         apps.append(app)
         return app

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fleetmem.store.facts import SearchRow
 from fleetmem.store.fact_text_index import FactTextIndex, IndexedFact
+from fleetmem.store.facts import SearchRow
 
 # A tiny alphabet, so terms occur inside words, across word boundaries and many times a body.
 TEXT = st.text(alphabet="ab c", min_size=0, max_size=12).map(lambda s: " ".join(s.split()))

@@ -13,7 +13,7 @@ from fleetmem import metrics
 from fleetmem.errors import Conflict, InvalidInput, NotAttributed, NotFound
 from fleetmem.service.bootstrap import App
 from fleetmem.service.runs import RunsService, hash_token
-from tests.conftest import make_record, session
+from tests.conftest import make_record, session, stored_bytes
 
 API = "github.com/acme/api"
 BILLING = "github.com/acme/billing"
@@ -48,9 +48,7 @@ def test_open_gives_a_token_and_stores_only_its_hash(make_app: Callable[..., App
     assert opened.token.startswith("fmr_") and len(opened.token) > 40
     assert opened.run_id.startswith("run-") and opened.repo == API and opened.branch == "main"
     assert metrics.sample("fleetmem_runs_opened_total", {"source": "hook"}) == before + 1
-    dump = Path(app.store.db.path).read_bytes()
-    wal = Path(app.store.db.path + "-wal")
-    dump += wal.read_bytes() if wal.exists() else b""
+    dump = stored_bytes(app.store)
     assert opened.token.encode() not in dump
     assert hash_token(opened.token).encode() in dump
     assert app.store.live_run_by_token(hash_token(opened.token)) is not None
@@ -385,6 +383,9 @@ def test_list_and_show_merge_live_and_stored_runs(make_app: Callable[..., App]) 
         runs.list_runs(limit=0)
 
 
+@pytest.mark.sqlite_only(
+    reason="reads SQLite's sqlite_master (PostgreSQL's tables: test_postgres.py)"
+)
 def test_the_migration_is_recorded(make_app: Callable[..., App]) -> None:
     app = make_app()
     assert app.store.db.schema_version() >= 5

@@ -16,9 +16,9 @@ import pytest
 
 from fleetmem.errors import StoreError
 from fleetmem.service.bootstrap import App
+from fleetmem.store.base import Store
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.migrations import MIGRATIONS
-from fleetmem.store.base import Store
 from fleetmem.store.sqlite.store import SqliteStore
 from tests.conftest import make_record, reopen, write_config
 from tests.surfaces.cli_helpers import FLEETMEM, env_for
@@ -131,7 +131,9 @@ print(json.dumps(sorted(seen)))
 """
 
 
-@pytest.mark.sqlite_only(reason="a crash of CPython's sqlite3 when a connection closes under a reader")
+@pytest.mark.sqlite_only(
+    reason="a crash of CPython's sqlite3 when a connection closes under a reader"
+)
 def test_closing_the_store_while_other_threads_read_does_not_crash(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", CLOSE_UNDER_READERS, str(tmp_path), "20"],
