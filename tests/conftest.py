@@ -8,6 +8,7 @@ import os
 import random
 import subprocess
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -129,9 +130,79 @@ def reopen(store: Store) -> Store:
     return SqliteStore(store.db.path)
 
 
-def stored_bytes(store: Store) -> bytes:
+def sql_rows(store: Store, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Run one statement of plain SQL (``?`` placeholders) on either store: for tests that
+    read or set up rows no store method exposes."""
+    from fleetmem.store.postgres.store import PostgresStore
+    from fleetmem.store.sqlite.store import SqliteStore
+
+    if isinstance(store, PostgresStore):
+        with store.db.connection() as conn:
+            cur = conn.execute(sql.replace("?", "%s"), params)
+            return [tuple(r) for r in cur.fetchall()] if cur.description else []
+    assert isinstance(store, SqliteStore)
+    return [tuple(r) for r in store.db.conn.execute(sql, params).fetchall()]
+
+
+def database_error(store: Store) -> type[Exception]:
+    """The exception the store's driver raises when the database refuses a statement."""
+    import sqlite3
+
+    import psycopg
+
+    from fleetmem.store.postgres.store import PostgresStore
+
+    return psycopg.Error if isinstance(store, PostgresStore) else sqlite3.DatabaseError
+
+
+def fail_inserts(store: Store, table: str, message: str = "disk I/O error") -> None:
+    """Make every insert into ``table`` fail in the database itself (a trigger)."""
+    from fleetmem.store.postgres.store import PostgresStore
+
+    if isinstance(store, PostgresStore):
+        sql_rows(
+            store,
+            f"CREATE FUNCTION fail_{table}() RETURNS trigger LANGUAGE plpgsql AS"
+            f" $$ BEGIN RAISE EXCEPTION '{message}'; END $$",
+        )
+        sql_rows(
+            store,
+            f"CREATE TRIGGER fail_{table} BEFORE INSERT ON {table}"
+            f" FOR EACH ROW EXECUTE FUNCTION fail_{table}()",
+        )
+        return
+    sql_rows(
+        store,
+        f"CREATE TRIGGER fail_{table} BEFORE INSERT ON {table}"
+        f" BEGIN SELECT RAISE(ABORT, '{message}'); END",
+    )
+
+
+def allow_inserts(store: Store, table: str) -> None:
+    """Undo :func:`fail_inserts`."""
+    from fleetmem.store.postgres.store import PostgresStore
+
+    on = f" ON {table}" if isinstance(store, PostgresStore) else ""
+    sql_rows(store, f"DROP TRIGGER fail_{table}{on}")
+
+
+@contextmanager
+def home_store(home: Path) -> Iterator[Store]:
+    """The store a CLI started on ``home`` opens (its ``[store] url``, else its SQLite file)."""
+    from fleetmem.config import load_global
+    from fleetmem.service.bootstrap import open_store
+
+    store = open_store(home, load_global(home), {})
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def stored_bytes(store: Store, *, files: bool = True) -> bytes:
     """Every byte the store holds, to search for what must never be stored: the SQLite file
-    and its WAL, or the text of every row of every table of the PostgreSQL store's schema."""
+    and its WAL (its rows as SQL with ``files=False``: free pages may keep deleted words), or
+    the text of every row of every table of the PostgreSQL store's schema."""
     from fleetmem.store.postgres.store import PostgresStore
     from fleetmem.store.sqlite.store import SqliteStore
 
@@ -146,6 +217,8 @@ def stored_bytes(store: Store) -> bytes:
         ]
         return b"\n".join(dump)
     assert isinstance(store, SqliteStore)
+    if not files:
+        return "\n".join(store.db.conn.iterdump()).encode()
     path = Path(store.db.path)
     wal = path.with_name(path.name + "-wal")
     return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")

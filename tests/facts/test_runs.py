@@ -20,13 +20,9 @@ from fleetmem.service.bootstrap import App
 from fleetmem.service.facts import FactService
 from fleetmem.store.facts import FactRow
 from fleetmem.tokenize import get_tokenizer
+from tests.conftest import allow_inserts, fail_inserts
 from tests.facts.conftest import ALICE, API, VECTORS_OFF, WEB, Clock
 from tests.fakes.openai_server import FakeOpenAI
-
-FAIL_EXPOSURE = (
-    "CREATE TRIGGER fail_exposure BEFORE INSERT ON fact_exposures"
-    " BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END"
-)
 
 
 def add(facts: FactService, clock: Clock, body: str, **kw: object) -> FactRow:
@@ -130,8 +126,7 @@ def test_a_fact_is_withheld_when_its_exposure_cannot_be_written(
     facts: FactService, clock: Clock
 ) -> None:
     add(facts, clock, "A fact that must be traced.")
-    conn = facts.store.db.conn  # type: ignore[attr-defined]
-    conn.execute(FAIL_EXPOSURE)
+    fail_inserts(facts.store, "fact_exposures")
     before = metrics.sample("fleetmem_facts_withheld_total", {"surface": "briefing"})
     withheld = block(facts, "run-1")
     assert (withheld.status, withheld.items, withheld.text, withheld.withheld) == (
@@ -150,7 +145,7 @@ def test_a_fact_is_withheld_when_its_exposure_cannot_be_written(
         == ()
     )
     assert facts.offered_to_run("run-1") == []
-    conn.execute("DROP TRIGGER fail_exposure")
+    allow_inserts(facts.store, "fact_exposures")
     assert block(facts, "run-1").status == "ok"
 
 

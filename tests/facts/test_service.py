@@ -28,7 +28,7 @@ from fleetmem.errors import (
 from fleetmem.service.bootstrap import App
 from fleetmem.service.facts import FactService
 from fleetmem.store.facts import FactRow
-from tests.conftest import make_record
+from tests.conftest import database_error, make_record, sql_rows
 from tests.facts.conftest import ALICE, API, BOB, Clock
 
 GH_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
@@ -588,14 +588,13 @@ def test_every_change_writes_one_journal_row(facts: FactService, clock: Clock) -
 
 
 def test_the_journal_is_append_only(facts: FactService, clock: Clock) -> None:
-    import sqlite3
-
     add(facts, clock, "Keep the journal.")
-    conn = facts.store.db.conn  # type: ignore[attr-defined]
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        conn.execute("UPDATE fact_journal SET actor = 'mallory'")
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        conn.execute("DELETE FROM fact_journal")
+    refused = database_error(facts.store)
+    with pytest.raises(refused, match="append-only"):
+        sql_rows(facts.store, "UPDATE fact_journal SET actor = 'mallory'")
+    with pytest.raises(refused, match="append-only"):
+        sql_rows(facts.store, "DELETE FROM fact_journal")
+    assert len(facts.store.fact_journal(facts.workspace)) == 1
 
 
 # ---- S18: another workspace ----------------------------------------------------------------------

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from fleetmem.config import ConfigHolder
 from fleetmem.core.facts import (
@@ -41,7 +41,9 @@ from fleetmem.errors import (
 )
 from fleetmem.service.fact_base import Limits
 from fleetmem.service.facts import FactService
+from fleetmem.store.base import Store
 from fleetmem.store.sqlite.store import SqliteStore
+from tests import store_kinds
 from tests.facts.conftest import Clock
 
 PERSON = Actor("human", "alice")
@@ -83,7 +85,7 @@ class FactMachine(RuleBasedStateMachine):
             encoding="utf-8",
         )
         self.config = ConfigHolder(home)
-        self.store = SqliteStore(home / "fleetmem.db")
+        self.store = self._open_store(home)
         self.clock = Clock()
         counter = itertools.count(1)
         self.facts = FactService(
@@ -97,6 +99,9 @@ class FactMachine(RuleBasedStateMachine):
         self.runs = itertools.count(1)
         self.journal_len = 0
         self.state = self._state()
+
+    def _open_store(self, home: Path) -> Store:
+        return SqliteStore(home / "fleetmem.db")
 
     def teardown(self) -> None:
         self.facts.close()
@@ -269,6 +274,32 @@ TestFactMachine.settings = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+
+def test_the_machine_on_the_postgresql_store() -> None:
+    """The same rules on the PostgreSQL store (fewer examples: each has a schema of its own)."""
+    base = store_kinds.required_url()
+
+    class OnPostgres(FactMachine):
+        def _open_store(self, home: Path) -> Store:
+            from fleetmem.store.postgres.store import PostgresStore
+
+            self.schema, url = store_kinds.fresh_schema(base)
+            return PostgresStore(url)
+
+        def teardown(self) -> None:
+            super().teardown()
+            store_kinds.drop_schema(base, self.schema)
+
+    run_state_machine_as_test(
+        OnPostgres,
+        settings=settings(
+            max_examples=30,
+            stateful_step_count=40,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
+        ),
+    )
 
 
 def test_the_machine_reaches_the_caps() -> None:

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from fleetmem.errors import InvalidInput
-from fleetmem.service.bootstrap import App, build
+from fleetmem.service.bootstrap import App
 from fleetmem.service.facts import FactService
 from fleetmem.store.sqlite.store import SqliteStore
-from tests.conftest import write_config
+from tests.conftest import sql_rows
 from tests.facts.conftest import ALICE, API, VECTORS_OFF, Clock
 from tests.surfaces.cli_helpers import run_cli, run_json
 from tests.surfaces.test_http import Daemon
@@ -93,12 +93,11 @@ def test_a_purge_drops_the_voters_words_with_the_facts(facts: FactService, clock
     facts.forget(fact_id, actor=ALICE)
     clock.advance(31 * 86_400.0)
     assert facts.purge_expired() == 1
-    notes = facts.store.db.conn.execute(  # type: ignore[attr-defined]
-        "SELECT note FROM fact_votes WHERE fact_id = ?", (fact_id,)
-    ).fetchall()
-    assert [tuple(r) for r in notes] == [(None,)]
+    notes = sql_rows(facts.store, "SELECT note FROM fact_votes WHERE fact_id = ?", (fact_id,))
+    assert notes == [(None,)]
 
 
+@pytest.mark.sqlite_only(reason="SQLite's migration 9 on an existing file")
 def test_migration_9_adds_the_column_to_an_existing_store(tmp_path: Path) -> None:
     path = tmp_path / "fleetmem.db"
     SqliteStore(path).close()
@@ -149,13 +148,13 @@ def test_the_votes_route_shows_the_reason(voted: tuple[Path, str]) -> None:
     ]
 
 
-def test_a_vote_stored_without_a_reason_reads_back_as_none(home: Path) -> None:
-    write_config(home, VECTORS_OFF)
-    app = build(home, {"HOME": str(home.parent)})
+def test_a_vote_stored_without_a_reason_reads_back_as_none(make_app: Callable[..., App]) -> None:
+    app = make_app(VECTORS_OFF)
     try:
         fact = app.facts.add("Squash merges only.", actor=ALICE).fact
         assert fact is not None
-        app.store.db.conn.execute(  # an old row, as written before migration 9
+        sql_rows(  # an old row, as written before migration 9
+            app.store,
             "INSERT INTO fact_votes (workspace, fact_id, revision, run_id, agent, repo, stance,"
             " counted, reason, at) VALUES ('default', ?, 1, 'run-old', 'api-fixer', NULL,"
             " 'support', 1, 'independent', 1.0)",

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from fleetmem.config import load_global
 from fleetmem.service.files import Actor, ContextFileService
-from fleetmem.store.sqlite.store import SqliteStore
+from fleetmem.store.base import Store
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 MARINA = Actor("user", "marina")
@@ -35,17 +35,16 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    s = SqliteStore(tmp_path / "fleetmem.db")
-    yield s
-    s.close()
+def store(new_store: Callable[[], Store]) -> Store:
+    """This test's store: SQLite, or PostgreSQL under ``[postgres]`` (tests/store_kinds.py)."""
+    return new_store()
 
 
 ServiceFactory = Callable[..., ContextFileService]
 
 
 @pytest.fixture
-def make_files(store: SqliteStore, clock: Clock, tmp_path: Path) -> ServiceFactory:
+def make_files(store: Store, clock: Clock, tmp_path: Path) -> ServiceFactory:
     """A service over the test store; ``config`` is the global fleetmem.toml text."""
     counter = itertools.count()
 

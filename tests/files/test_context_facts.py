@@ -4,7 +4,6 @@ the real context assembly (real SQLite, the offline MiniLM embedder)."""
 from __future__ import annotations
 
 import random
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from fleetmem.service.context_facts import (
     RELEVANCE_FLOOR,
     relevant_facts,
 )
+from tests.conftest import home_store, sql_rows
 
 MINILM = '[model_api]\nembedding_model = "local:minilm"\n'
 AGENT = "api-fixer"
@@ -39,13 +39,8 @@ LEDGER = "The ledger tests are flaky on CI: rerun them with a fixed random seed.
 
 
 def _exposed(home: Path, run_id: str) -> set[str]:
-    conn = sqlite3.connect(home / "fleetmem.db")
-    try:
-        rows = conn.execute(
-            "SELECT fact_id FROM fact_exposures WHERE run_id = ?", (run_id,)
-        ).fetchall()
-    finally:
-        conn.close()
+    with home_store(home) as store:
+        rows = sql_rows(store, "SELECT fact_id FROM fact_exposures WHERE run_id = ?", (run_id,))
     return {str(r[0]) for r in rows}
 
 

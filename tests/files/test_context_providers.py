@@ -6,7 +6,6 @@ as real subprocesses over the same home.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +14,7 @@ from fleetmem.core.facts import Actor
 from fleetmem.service.bootstrap import App
 from fleetmem.service.context_providers import recent_run_line
 from fleetmem.service.files import Actor as FileActor
-from tests.conftest import make_record, session
+from tests.conftest import fail_inserts, home_store, make_record, session, sql_rows
 from tests.surfaces.cli_helpers import run_cli, run_json
 
 REPO = "github.com/acme/api"
@@ -25,13 +24,10 @@ HUMAN = Actor("human", "marina")
 
 
 def exposures(home: Path) -> list[tuple[str, str, str]]:
-    conn = sqlite3.connect(home / "fleetmem.db")
-    try:
-        rows = conn.execute(
-            "SELECT run_id, fact_id, surface FROM fact_exposures ORDER BY fact_id"
-        ).fetchall()
-    finally:
-        conn.close()
+    with home_store(home) as store:
+        rows = sql_rows(
+            store, "SELECT run_id, fact_id, surface FROM fact_exposures ORDER BY fact_id"
+        )
     return [(str(a), str(b), str(c)) for a, b, c in rows]
 
 
@@ -103,10 +99,7 @@ def test_facts_whose_exposure_cannot_be_written_are_not_shown(
     app = make_app(VECTORS_OFF)
     ids = seed(app)
 
-    def broken(rows: object) -> None:
-        raise sqlite3.OperationalError("disk I/O error")
-
-    app.store.fact_add_exposures = broken  # type: ignore[method-assign,assignment]
+    fail_inserts(app.store, "fact_exposures")
     context = app.files.assemble(AGENT, repo=REPO, run_id="run-2")
     assert ids["pinned"] not in context.text and ids["local"] not in context.text
     assert context.assembly.segment("facts").used == 0

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pytest
 
 from fleetmem.core.contextfiles import MAX_FILE_BYTES
 from fleetmem.errors import CapReached, InvalidInput, NotFound, RateLimited, StaleRevision
 from fleetmem.service.files import Actor, ContextFileService
-from fleetmem.store.sqlite.store import SqliteStore
+from fleetmem.store.base import Store
 from fleetmem.tokenize import get_tokenizer
+from tests.conftest import reopen
 from tests.files.conftest import DEV, MARINA, START, Clock, ServiceFactory, corpus
 
 TOK = get_tokenizer()
@@ -184,10 +184,10 @@ def test_s11_the_second_save_is_refused_and_nothing_is_overwritten(
 
 
 def test_two_concurrent_stale_saves_exactly_one_wins(
-    make_files: ServiceFactory, tmp_path: Path, clock: Clock
+    make_files: ServiceFactory, store: Store, clock: Clock
 ) -> None:
     # Two services over two connections to the same file, saving at the same instant.
-    second = SqliteStore(tmp_path / "fleetmem.db")
+    second = reopen(store)
     try:
         a = make_files()
         b = ContextFileService(store=second, settings=a._settings, clock=clock)

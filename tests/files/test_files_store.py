@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from fleetmem.store.base import RunRow
 from fleetmem.store.files import FileKey, LoadRow, NewRevision
 from fleetmem.store.sqlite.store import SqliteStore
@@ -9,6 +11,7 @@ from fleetmem.store.sqlite.store import SqliteStore
 KEY = FileKey("default", "agent", "research-agent", "notes")
 
 
+@pytest.mark.sqlite_only(reason="reads sqlite_master (PostgreSQL's schema: test_postgres.py)")
 def test_migration_4_creates_the_tables(store: SqliteStore) -> None:
     names = {
         r[0] for r in store.db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")

@@ -5,7 +5,6 @@ the real CLI)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 
 from fleetmem.errors import NotFound
 from fleetmem.service.bootstrap import App
-from tests.conftest import make_record, session
+from tests.conftest import home_store, make_record, session, sql_rows
 from tests.surfaces.cli_helpers import run_cli
 
 REPO = "github.com/acme/api"
@@ -32,16 +31,14 @@ def _record(app: App, run_id: str) -> str:
 
 
 def _stored(home: Path, run_id: str) -> dict[str, object] | None:
-    conn = sqlite3.connect(home / "fleetmem.db")
-    try:
-        row = conn.execute("SELECT record_json FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        paths = conn.execute("SELECT count(*) FROM run_paths WHERE run_id = ?", (run_id,))
-        events = conn.execute("SELECT count(*) FROM events WHERE run_id = ?", (run_id,))
-        counts = (paths.fetchone()[0], events.fetchone()[0])
-    finally:
-        conn.close()
-    if row is None:
+    with home_store(home) as store:
+        found = sql_rows(store, "SELECT record_json FROM runs WHERE run_id = ?", (run_id,))
+        paths = sql_rows(store, "SELECT count(*) FROM run_paths WHERE run_id = ?", (run_id,))
+        events = sql_rows(store, "SELECT count(*) FROM events WHERE run_id = ?", (run_id,))
+        counts = (paths[0][0], events[0][0])
+    if not found:
         return None
+    row = found[0]
     data: dict[str, object] = json.loads(row[0])
     data["_rows"] = counts
     return data

@@ -6,7 +6,6 @@ Real SQLite (migration 12); the CLI runs as a real subprocess.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from fleetmem.errors import Conflict, InvalidInput, NotFound, StaleRevision
 from fleetmem.service.bootstrap import build
 from fleetmem.service.files import Actor, ContextFileService
-from tests.conftest import write_config
+from tests.conftest import database_error, sql_rows, write_config
 from tests.files.conftest import MARINA, ServiceFactory
 from tests.surfaces.cli_helpers import run_cli, run_json
 
@@ -144,14 +143,20 @@ def test_the_cli_lists_applies_and_refuses_a_stale_proposal(home: Path) -> None:
     assert json.dumps(every)
 
 
+@pytest.mark.sqlite_only(reason="SQLite's migration 12 and PRAGMA table_info")
 def test_migration_12_creates_the_proposals_table(files: ContextFileService) -> None:
     conn = files.store.db.conn  # type: ignore[attr-defined]
     names = dict(conn.execute("SELECT version, name FROM schema_migrations").fetchall())
     assert names[12] == "notes_proposals"
     columns = {r[1] for r in conn.execute("PRAGMA table_info(notes_proposals)").fetchall()}
     assert {"agent", "run_id", "base_revision", "proposed_text", "diff", "status"} <= columns
-    with pytest.raises(sqlite3.IntegrityError):  # the status vocabulary is enforced
-        conn.execute(
+
+
+def test_the_proposals_table_enforces_its_status_vocabulary(files: ContextFileService) -> None:
+    store = files.store
+    with pytest.raises(database_error(store)):
+        sql_rows(
+            store,
             "INSERT INTO notes_proposals (workspace, agent, mode, base_revision, proposed_text,"
-            " diff, created_at, status) VALUES ('default', 'a', 'append', 0, '', '', 0, 'maybe')"
+            " diff, created_at, status) VALUES ('default', 'a', 'append', 0, '', '', 0, 'maybe')",
         )

@@ -61,11 +61,6 @@ class ArchiveMixin:
         )
         inserted = 0
         with self.db.write() as conn:
-            # One restore of a table at a time, so two imports cannot both insert a row.
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                (f"fleetmem:restore:{table.name}",),
-            )
             for row in rows:
                 values = [row[name] for name in table.columns]
                 keys = [row[name] for name in table.key]

@@ -132,8 +132,8 @@ class BookkeepingMixin:
     ) -> str:
         """Count one call of ``use`` if both limits allow it (see the SQLite store's)."""
         with self.db.write() as conn:
-            # One claim at a time across every daemon: two cannot take the last slot.
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('fleetmem:utility', 0))")
+            # The store's writer lock (db.py) makes this one claim at a time across every
+            # daemon: two cannot take the last slot.
             today = conn.execute(
                 "SELECT count(*) FROM utility_calls WHERE at >= %s AND outcome = %s",
                 (day_start, utility_calls.CALLED),
@@ -178,7 +178,7 @@ class BookkeepingMixin:
         """Record what a probe saw: the first failure of an outage starts ``down_since``,
         later failures keep it, and a success clears it. Returns the row as stored."""
         since = at if down else None
-        stored = self.db.row(
+        stored = self.db.returning(
             "INSERT INTO provider_health (provider, state, down_since, checked_at, reason)"
             " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (provider) DO UPDATE SET"
             " state = excluded.state,"
@@ -189,7 +189,7 @@ class BookkeepingMixin:
             " RETURNING down_since",
             (provider[:64], state[:32], since, at, None if reason is None else reason[:300]),
         )
-        kept = None if stored is None else stored[0]
+        kept = stored[0][0] if stored else None
         return ProviderHealth(provider, state, kept, at, reason)
 
     # ---- briefing deliveries ----------------------------------------------------------
@@ -255,7 +255,7 @@ class BookkeepingMixin:
         return _briefing(found)
 
     def replace_run_briefing(self, row: StoredBriefing) -> StoredBriefing:
-        version = self.db.value(
+        version = self.db.returning(
             f"INSERT INTO run_briefings ({_BRIEFING_COLUMNS})"
             f" VALUES ({', '.join(['%s'] * 10)}) ON CONFLICT (run_id) DO UPDATE SET"
             " agent = excluded.agent, repo = excluded.repo, branch = excluded.branch,"
@@ -265,7 +265,7 @@ class BookkeepingMixin:
             " RETURNING version",
             _briefing_values(replace(row, version=1)),
         )
-        return replace(row, version=int(version))
+        return replace(row, version=int(version[0][0]))
 
     def delete_run_briefings_before(self, computed_before: float) -> int:
         return self.db.run("DELETE FROM run_briefings WHERE computed_at < %s", (computed_before,))

@@ -1,8 +1,8 @@
 """The built-in provider's index in PostgreSQL: BM25 over a tsvector, and pgvector.
 
 Text: :mod:`fleetmem.store.postgres.text_index` tokenizes and scores as SQLite's FTS5 does;
-this module keeps the index and its statistics in step (one transaction per change, under
-an advisory lock so that daemons sharing the database never deadlock on the counts of
+this module keeps the index and its statistics in step (one write transaction per change:
+the store's writer lock keeps daemons sharing the database from deadlocking on the counts of
 common terms) and runs the query. The constants that shape a query (the context column's
 weight, the scoring cap, phrase pruning) are the SQLite store's own, imported, so both
 stores answer the same question the same way.
@@ -28,6 +28,7 @@ from fleetmem.store.postgres import text_index
 from fleetmem.store.postgres.db import PgDatabase
 from fleetmem.store.postgres.records import EPISODE_COLUMNS, episode_row
 from fleetmem.store.postgres.text_index import Phrase, bm25, idf
+
 # The SQLite store's query constants, read at each query (so a change there, or a test's
 # monkeypatch, applies to both stores alike).
 from fleetmem.store.sqlite import builtin_index as fts5
@@ -40,16 +41,11 @@ EF_SEARCH = 100
 #: A phrase of several tokens whose rarest token is in at most this many documents has its
 #: own document count taken (a GIN lookup); above it, the rarest token's count stands in.
 EXACT_PHRASE_MAX = 2000
-_INDEX_LOCK = "fleetmem:builtin_index"
 
 
 def _literal(vector: Vector) -> str:
     """A pgvector literal; float32 values printed so that they parse back exactly."""
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
-
-
-def _lock_index(conn: psycopg.Connection[Any]) -> None:
-    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (_INDEX_LOCK,))
 
 
 class BuiltinIndexMixin:
@@ -82,7 +78,6 @@ class BuiltinIndexMixin:
                 "INSERT INTO builtin_agents (scope, agent) VALUES (%s, %s) ON CONFLICT DO NOTHING",
                 (scope, agent),
             )
-            _lock_index(conn)
             old = conn.execute(
                 "SELECT doc_len, tsvector_to_array(tsv) FROM builtin_fts WHERE erow = %s",
                 (erow,),
@@ -149,10 +144,6 @@ class BuiltinIndexMixin:
         if dim in self._vector_dims or dim > HNSW_MAX_DIM or dim < 1:
             return
         conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            (f"fleetmem:vector_index:{dim}",),
-        )
-        conn.execute(
             f"CREATE INDEX IF NOT EXISTS builtin_vectors_hnsw_{dim} ON builtin_vectors"
             f" USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE dim = {dim}"
         )
@@ -160,7 +151,6 @@ class BuiltinIndexMixin:
 
     def builtin_delete(self, episode_id: str) -> bool:
         with self.db.write() as conn:
-            _lock_index(conn)
             old = conn.execute(
                 "DELETE FROM builtin_fts WHERE episode_id = %s"
                 " RETURNING doc_len, tsvector_to_array(tsv)",
@@ -396,7 +386,7 @@ class BuiltinIndexMixin:
         if dim < 1:
             return []
         literal = _literal(q)
-        with self.db.write() as conn:
+        with self.db.read() as conn:
             # Settings for this transaction only: the HNSW scan goes on until ``limit`` rows
             # of these scopes are found, and keeps at least ``limit`` candidates.
             conn.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")

@@ -7,6 +7,11 @@ SQLite store's reads do. :meth:`PgDatabase.write` opens one transaction and keep
 connection for the thread, so the reads and nested writes made inside it join it (the
 SQLite store's ``write()`` does the same). Every connection has a statement timeout.
 
+Writes take one transaction-scoped advisory lock first (:data:`WRITER_LOCK`, per schema):
+like SQLite's single writer, a transaction that reads and then writes (a compare-and-save,
+an append to a notebook, a utility-limit claim) is never interleaved with another writer,
+whichever daemon it comes from, and no two writers can deadlock. Reads never wait for it.
+
 Numbered migrations (:mod:`fleetmem.store.postgres.migrations`) are applied under a
 PostgreSQL advisory lock, each in its own transaction, so several daemons starting together
 against one database apply each exactly once.
@@ -39,6 +44,8 @@ POOL_WAIT_S = 10.0
 STATEMENT_TIMEOUT_MS = 30_000
 #: The advisory lock key under which migrations run (one per schema, see ``migrate``).
 MIGRATION_LOCK = "fleetmem:migrations"
+#: The advisory lock every write transaction holds (one per schema): the store's one writer.
+WRITER_LOCK = "fleetmem:writer"
 
 Row = tuple[Any, ...]
 Params = Sequence[Any] | Mapping[str, Any]
@@ -164,9 +171,24 @@ class PgDatabase:
             self._local.conn = conn
             try:
                 with conn.transaction():
+                    conn.execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended(%s || current_schema(), 0))",
+                        (WRITER_LOCK,),
+                    )
                     yield conn
             finally:
                 self._local.conn = None
+
+    @contextmanager
+    def read(self) -> Iterator[psycopg.Connection[Any]]:
+        """One transaction for reads that need transaction-scoped settings (no writer lock);
+        joins this thread's write transaction when one is open."""
+        conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            yield conn
+            return
+        with self._borrow() as conn, conn.transaction():
+            yield conn
 
     # ---- statements ---------------------------------------------------------------------
     def rows(self, sql: str, params: Params = ()) -> list[Row]:
@@ -183,15 +205,21 @@ class PgDatabase:
         return None if found is None else found[0]
 
     def run(self, sql: str, params: Params = ()) -> int:
-        """Execute one statement; returns the rows it changed."""
-        with self.connection() as conn:
+        """Execute one writing statement (in a write transaction); returns the rows changed."""
+        with self.write() as conn:
             return conn.execute(sql, params).rowcount
 
+    def returning(self, sql: str, params: Params = ()) -> list[Row]:
+        """Execute one writing statement that returns rows (``... RETURNING``)."""
+        with self.write() as conn:
+            return list(conn.execute(sql, params).fetchall())
+
     def many(self, sql: str, params: Iterable[Sequence[Any]]) -> None:
+        """Execute one writing statement once per parameter set, in one write transaction."""
         batch = list(params)
         if not batch:
             return
-        with self.connection() as conn, conn.cursor() as cur:
+        with self.write() as conn, conn.cursor() as cur:
             cur.executemany(sql, batch)
 
     # ---- migrations ---------------------------------------------------------------------

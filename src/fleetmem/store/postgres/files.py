@@ -115,9 +115,8 @@ class FilesMixin:
                     " NULL)",
                     (*_key_args(key), now),
                 )
-            # FOR UPDATE: a compare-and-save that follows in this transaction holds the row.
             row = conn.execute(
-                f"SELECT {_FILE_COLUMNS} FROM context_files WHERE {_KEY_WHERE} FOR UPDATE",
+                f"SELECT {_FILE_COLUMNS} FROM context_files WHERE {_KEY_WHERE}",
                 _key_args(key),
             ).fetchone()
         assert row is not None
@@ -134,8 +133,8 @@ class FilesMixin:
         keep_after: float,
     ) -> tuple[FileRow, bool]:
         with self.db.write() as conn:
-            # The row is locked by create_file until this transaction ends: no other writer
-            # can slip in between the comparison and the save.
+            # Under the store's writer lock: no other writer can slip in between the
+            # comparison and the save.
             current = self.create_file(key, None, now)
             if current.revision != base_revision:
                 return current, False
@@ -175,11 +174,7 @@ class FilesMixin:
         self, key: FileKey, mode: str, now: float, *, max_every_run: int
     ) -> tuple[FileRow, list[str]]:
         with self.db.write() as conn:
-            # Two switches of one workspace at once must not both take the last slot.
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                (f"fleetmem:file_modes:{key.workspace}",),
-            )
+            # Under the store's writer lock: two switches cannot both take the last slot.
             current = self.create_file(key, None, now)
             if mode == "every_run" and current.mode != "every_run":
                 others = conn.execute(
@@ -320,7 +315,7 @@ class FilesMixin:
 
     # ---- Notes proposals (store/file_proposals.py) ------------------------------------
     def add_proposal(self, row: ProposalRow) -> ProposalRow:
-        new_id = self.db.value(
+        new_id = self.db.returning(
             f"INSERT INTO notes_proposals ({_PROPOSAL_COLUMNS})"
             f" VALUES ({', '.join(['%s'] * 12)}) RETURNING id",
             (
@@ -338,7 +333,7 @@ class FilesMixin:
                 row.applied_revision,
             ),
         )
-        found = self.get_proposal(row.workspace, int(new_id))
+        found = self.get_proposal(row.workspace, int(new_id[0][0]))
         assert found is not None
         return found
 

@@ -380,7 +380,7 @@ class RecordsMixin:
         within the last :data:`CLAIM_S` seconds that were not finished, retried or failed.
         """
         only = "" if episode_id is None else " AND episode_id = %(episode)s"
-        rows = self.db.rows(
+        rows = self.db.returning(
             "WITH due AS (SELECT id FROM jobs WHERE state = 'pending'"
             " AND next_attempt_at <= %(now)s"
             " AND (claimed_until IS NULL OR claimed_until <= %(now)s)" + only + ""
