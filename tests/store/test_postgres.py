@@ -1,0 +1,323 @@
+"""The PostgreSQL store's own: migrations under an advisory lock, clear connection errors,
+exact text statistics, FTS5's tokens and BM25, jobs claimed once, its upkeep and health.
+
+Everything the two stores share is tested on both by the rest of tests/store (and the
+service tests); these are what only PostgreSQL has. They run on the server of
+tests/store_kinds.py: skipped without one, failed under CI.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from fleetmem.config import load_global
+from fleetmem.core.textquery import fts_match
+from fleetmem.errors import ConfigError, StoreError
+from fleetmem.service import doctor
+from fleetmem.service.bootstrap import App, build, open_store
+from fleetmem.store.postgres import text_index
+from fleetmem.store.postgres.migrations import MIGRATIONS
+from fleetmem.store.postgres.store import PostgresStore
+from tests import store_kinds
+from tests.conftest import make_record, session, write_config
+
+API = "project:github.com/acme/api"
+
+
+@pytest.fixture
+def schema_url() -> Iterator[str]:
+    """A URL on a fresh, empty schema of the test server."""
+    base = store_kinds.required_url()
+    name, url = store_kinds.fresh_schema(base)
+    yield url
+    store_kinds.drop_schema(base, name)
+
+
+@pytest.fixture
+def pg_app(home: Path, schema_url: str) -> Iterator[App]:
+    write_config(home, f'[model_api]\nembedding_model = ""\n[store]\nurl = "{schema_url}"\n')
+    app = build(home, {"HOME": str(home.parent)})
+    yield app
+    app.close()
+
+
+def _ingest(app: App, n: int, text: str) -> str:
+    record = make_record(
+        run_id=f"run-{n}",
+        started_at=f"2026-11-28T09:00:{n:02d}Z",
+        ended_at=f"2026-11-28T09:00:{n:02d}Z",
+        result_text=text,
+        sessions=[session()],
+    )
+    episode_id = app.memory.ingest_run(record).episode_id
+    assert episode_id is not None
+    return episode_id
+
+
+# ---- migrations ------------------------------------------------------------------------------
+def test_daemons_starting_together_apply_each_migration_once(schema_url: str) -> None:
+    opened: list[PostgresStore] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            opened.append(PostgresStore(schema_url))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    store = opened[0]
+    rows = store.db.rows("SELECT version, name FROM schema_migrations ORDER BY version")
+    assert rows == [(v, n) for v, n, _ in MIGRATIONS]
+    assert {s.schema_version() for s in opened} == {MIGRATIONS[-1][0]}
+    tables = {
+        r[0]
+        for r in store.db.rows(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+        )
+    }
+    assert {"runs", "episodes", "jobs", "facts", "fact_journal", "context_files"} <= tables
+    assert {"live_runs", "run_paths", "notes_proposals", "builtin_fts", "builtin_vectors"} <= tables
+    for s in opened:
+        s.close()
+
+
+# ---- selection and errors --------------------------------------------------------------------
+def test_a_home_without_a_url_keeps_its_sqlite_file(home: Path) -> None:
+    write_config(home, '[model_api]\nembedding_model = ""\n')
+    store = open_store(home, load_global(home), {})
+    try:
+        assert store.kind == "sqlite" and store.location == str(home / "fleetmem.db")
+    finally:
+        store.close()
+
+
+def test_the_environment_selects_postgresql_over_the_file(home: Path, schema_url: str) -> None:
+    write_config(home, '[model_api]\nembedding_model = ""\n')
+    store = open_store(home, load_global(home), {"FLEETMEM_STORE_URL": schema_url})
+    try:
+        assert store.kind == "postgresql" and "***" in store.location
+        assert not (home / "fleetmem.db").exists()
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("mysql://u:pw@db/x", "must be a postgresql:// URL"),
+        ("postgresql://u:pw@db:99999/x", "not a valid URL"),
+        ("postgresql:///x", "must name the database server's host"),
+        ("postgresql://u:pw@db/x#frag", "must not have a fragment"),
+    ],
+)
+def test_a_bad_url_names_store_url_and_never_shows_the_password(
+    home: Path, url: str, reason: str
+) -> None:
+    write_config(home, f'[store]\nurl = "{url}"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_global(home)
+    message = str(caught.value)
+    assert "store.url" in message and reason in message and "pw" not in message
+    write_config(home, "")
+    with pytest.raises(ConfigError) as caught:
+        open_store(home, load_global(home), {"FLEETMEM_STORE_URL": url})
+    message = str(caught.value)
+    assert "store.url" in message and "FLEETMEM_STORE_URL" in message and "pw" not in message
+
+
+def test_an_unreachable_server_is_a_store_error_naming_store_url(home: Path) -> None:
+    with socket_nobody_listens() as port:
+        url = f"postgresql://fleetmem:s3cretpw@127.0.0.1:{port}/fleetmem?connect_timeout=1"
+        write_config(home, "")
+        with pytest.raises(StoreError) as caught:
+            open_store(home, load_global(home), {"FLEETMEM_STORE_URL": url})
+    message = str(caught.value)
+    assert "store.url" in message and "s3cretpw" not in message and "***" in message
+
+
+def test_a_refused_password_is_a_store_error_without_the_password(home: Path) -> None:
+    base = store_kinds.required_url()
+    parts = psycopg.conninfo.conninfo_to_dict(base)
+    url = f"postgresql://{parts['user']}:wrong-pw-123@{parts['host']}:{parts['port']}/x"
+    with pytest.raises(StoreError) as caught:
+        PostgresStore(url)
+    message = str(caught.value)
+    assert "store.url" in message and "wrong-pw-123" not in message
+    assert "password authentication failed" in message
+
+
+def test_the_cli_says_what_is_wrong_without_a_traceback(home: Path) -> None:
+    from tests.surfaces.cli_helpers import run_cli
+
+    with socket_nobody_listens() as port:
+        write_config(home, f'[store]\nurl = "postgresql://u:pw9@127.0.0.1:{port}/x"\n')
+        proc = run_cli(home, "status", check=False)
+    assert proc.returncode != 0
+    assert "store.url" in proc.stderr and "pw9" not in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+class socket_nobody_listens:
+    """A local port nothing listens on (bound, never listening)."""
+
+    def __enter__(self) -> int:
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        return int(self.sock.getsockname()[1])
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+
+# ---- the text index --------------------------------------------------------------------------
+FTS5_CORPUS = [
+    "Running the migrations connected relational databases quickly",
+    "snake_case_name and CamelCaseName in src/app/main.py:42",
+    "Café naïve résumé — Ünïcode façade",
+    "v1.2.3 released 2026-11-28 by api-fixer; see PR #123",
+    "tests FAILED: test_ledger_rounding (AssertionError) at ledger/rounding.py",
+    "a an the of it is to be or as ab abc abcd",
+    "Generalizations generously generated; hopefulness, hopelessly",
+]
+
+
+def test_the_tokens_are_the_ones_fts5_indexes() -> None:
+    """The same tokens as SQLite's ``porter unicode61`` tokenizer, on a varied corpus."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = 'porter unicode61')")
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab (t, instance)")
+    for i, text in enumerate(FTS5_CORPUS):
+        conn.execute("INSERT INTO t (rowid, x) VALUES (?, ?)", (i, text))
+    for i, text in enumerate(FTS5_CORPUS):
+        fts5 = [
+            str(r[0])
+            for r in conn.execute("SELECT term FROM v WHERE doc = ? ORDER BY offset", (i,))
+        ]
+        assert text_index.tokens(text) == fts5, text
+
+
+def test_term_statistics_stay_exact_through_replace_and_delete(pg_app: App) -> None:
+    store = pg_app.store
+    assert isinstance(store, PostgresStore)
+    a = _ingest(pg_app, 1, "ledger drift ledger")
+    b = _ingest(pg_app, 2, "ledger rounding")
+
+    def stats() -> tuple[tuple[int, int], dict[str, int]]:
+        totals = store.db.row("SELECT docs, tokens FROM builtin_totals")
+        assert totals is not None
+        terms = dict(store.db.rows("SELECT lexeme, docs FROM builtin_terms"))
+        return (int(totals[0]), int(totals[1])), {k: int(v) for k, v in terms.items()}
+
+    def recount() -> tuple[tuple[int, int], dict[str, int]]:
+        rows = store.db.rows("SELECT doc_len, tsvector_to_array(tsv) FROM builtin_fts")
+        terms: dict[str, int] = {}
+        for _, lexemes in rows:
+            for lexeme in lexemes:
+                terms[lexeme] = terms.get(lexeme, 0) + 1
+        return (len(rows), sum(int(r[0]) for r in rows)), terms
+
+    assert stats() == recount() and stats()[1]["ledger"] == 2
+    store.builtin_put(a, "rounding only", None, None, "", "")  # replaced: ledger leaves it
+    assert stats() == recount() and stats()[1]["ledger"] == 1 and stats()[1]["round"] == 2
+    assert store.builtin_delete(b)
+    assert stats() == recount() and "ledger" not in stats()[1]
+    assert store.builtin_delete(a) and stats() == ((0, 0), {})
+
+
+@pytest.fixture
+def sqlite_app(tmp_path: Path) -> Iterator[App]:
+    home = tmp_path / "sqlite-home"
+    home.mkdir()
+    write_config(home, '[model_api]\nembedding_model = ""\n')
+    app = build(home, {"HOME": str(tmp_path)})
+    yield app
+    app.close()
+
+
+def test_bm25_and_coverage_match_sqlite_fts5_on_the_same_episodes(
+    pg_app: App, sqlite_app: App
+) -> None:
+    """Same episodes in both stores: the same ranking and the same coverage (to 1e-9)."""
+    words = [
+        "ledger",
+        "drift",
+        "rounding",
+        "cache",
+        "worker",
+        "deploy",
+        "retry",
+        "timeout",
+        "token",
+        "parser",
+    ]
+    texts = [
+        " ".join(words[(i * k + i) % len(words)] for k in range(3 + i % 7))
+        + (" snake_case_name" if i % 4 == 0 else "")
+        for i in range(40)
+    ]
+    ids: list[dict[str, str]] = [{}, {}]
+    for i, text in enumerate(texts):
+        for side, app in enumerate((sqlite_app, pg_app)):
+            ids[side][_ingest(app, i, text)] = f"run-{i}"
+    for query in ["ledger drift", "snake_case_name", "retry timeout token", "cache", "nothing"]:
+        match = fts_match(query)
+        assert match is not None
+        got = [
+            [(ids[side][e], round(c, 9)) for e, c in app.store.search_text_scored(match, [API], 15)]
+            for side, app in enumerate((sqlite_app, pg_app))
+        ]
+        assert got[0] == got[1], query
+
+
+# ---- jobs ------------------------------------------------------------------------------------
+def test_two_daemons_never_claim_the_same_job(pg_app: App) -> None:
+    first = pg_app.store
+    assert isinstance(first, PostgresStore)
+    second = PostgresStore(first.db.url)
+    try:
+        for n in range(6):
+            first.enqueue("record", "elsewhere", f"ep_{n}", None, 10.0 + n)
+        a = first.due_jobs(100.0, 4)
+        b = second.due_jobs(100.0, 4)
+        assert len(a) == 4 and len(b) == 2
+        assert not {j.id for j in a} & {j.id for j in b}
+        assert first.due_jobs(100.0, 10) == []  # all claimed
+        # A daemon killed mid-job leaves a claim that runs out: the job is due again later.
+        again = second.due_jobs(100.0 + 301.0, 10)
+        assert {j.id for j in again} == {j.id for j in a} | {j.id for j in b}
+        # A retried job is released at once, due at its next attempt.
+        first.retry_job(a[0].id, 500.0, "provider down")
+        assert [j.id for j in first.due_jobs(500.0, 10)] == [a[0].id]
+    finally:
+        second.close()
+
+
+# ---- upkeep and health -----------------------------------------------------------------------
+def test_upkeep_is_a_no_op_and_the_doctor_reports_the_server(pg_app: App) -> None:
+    _ingest(pg_app, 1, "ledger drift")
+    store = pg_app.store
+    assert store.builtin_segments() == [1]
+    done = store.builtin_compact(1.0)
+    assert (done.segments_before, done.segments_after, done.complete) == (1, 1, True)
+    row = {c.name: c for c in doctor.run_checks(pg_app)}["store"]
+    assert row.status == "ok" and "PostgreSQL 1" in row.detail and "pgvector" in row.detail
+    assert "***" in row.detail and f"schema {MIGRATIONS[-1][0]}" in row.detail
+
+
+def test_a_backup_points_to_postgresqls_own_tools(pg_app: App, tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="pg_dump"):
+        pg_app.store.backup_to(tmp_path / "backup.db")
