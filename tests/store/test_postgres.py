@@ -216,25 +216,37 @@ def test_term_statistics_stay_exact_through_replace_and_delete(pg_app: App) -> N
     a = _ingest(pg_app, 1, "ledger drift ledger")
     b = _ingest(pg_app, 2, "ledger rounding")
 
-    def stats() -> tuple[tuple[int, int], dict[str, int]]:
+    Counts = dict[str, tuple[int, ...]]
+
+    def stats() -> tuple[tuple[int, int], Counts]:
         totals = store.db.row("SELECT docs, tokens FROM builtin_totals")
         assert totals is not None
-        terms = dict(store.db.rows("SELECT lexeme, docs FROM builtin_terms"))
-        return (int(totals[0]), int(totals[1])), {k: int(v) for k, v in terms.items()}
+        rows = store.db.rows(
+            "SELECT lexeme, docs, in_text, in_summary, in_context FROM builtin_terms"
+        )
+        return (int(totals[0]), int(totals[1])), {str(r[0]): tuple(r[1:]) for r in rows}
 
-    def recount() -> tuple[tuple[int, int], dict[str, int]]:
-        rows = store.db.rows("SELECT doc_len, tsvector_to_array(tsv) FROM builtin_fts")
-        terms: dict[str, int] = {}
-        for _, lexemes in rows:
-            for lexeme in lexemes:
-                terms[lexeme] = terms.get(lexeme, 0) + 1
-        return (len(rows), sum(int(r[0]) for r in rows)), terms
+    def recount() -> tuple[tuple[int, int], Counts]:
+        rows = store.db.rows("SELECT doc_len, tsv FROM builtin_fts")
+        terms: dict[str, list[int]] = {}
+        for (erow,) in store.db.rows("SELECT erow FROM builtin_fts"):
+            for lexeme, weights in store.db.rows(
+                "SELECT u.lexeme, u.weights FROM builtin_fts f, unnest(f.tsv) u WHERE f.erow = %s",
+                (erow,),
+            ):
+                counts = terms.setdefault(lexeme, [0, 0, 0, 0])
+                counts[0] += 1
+                for i, label in enumerate("ABC"):
+                    counts[i + 1] += label in weights
+        return (len(rows), sum(int(r[0]) for r in rows)), {k: tuple(v) for k, v in terms.items()}
 
-    assert stats() == recount() and stats()[1]["ledger"] == 2
-    store.builtin_put(a, "rounding only", None, None, "", "")  # replaced: ledger leaves it
-    assert stats() == recount() and stats()[1]["ledger"] == 1 and stats()[1]["round"] == 2
+    assert stats() == recount() and stats()[1]["ledger"][0] == 2
+    store.builtin_put(a, "rounding only", "ledger summary", None, "", "", context="drift")
+    # docs, in text, in summary (in context depends on the neighbours' excerpts)
+    assert stats() == recount() and stats()[1]["ledger"][:3] == (2, 1, 1)
+    assert stats()[1]["round"][:2] == (2, 2) and stats()[1]["drift"][3] >= 1
     assert store.builtin_delete(b)
-    assert stats() == recount() and "ledger" not in stats()[1]
+    assert stats() == recount() and stats()[1]["round"][0] == 1
     assert store.builtin_delete(a) and stats() == ((0, 0), {})
 
 

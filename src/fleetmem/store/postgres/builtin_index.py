@@ -38,6 +38,7 @@ from fleetmem.store.sqlite import builtin_index as fts5
 HNSW_MAX_DIM = 2000
 #: Candidates an HNSW scan keeps (pgvector's ef_search); raised to the limit asked for.
 EF_SEARCH = 100
+Columns = tuple[frozenset[str], frozenset[str], frozenset[str]]
 #: A phrase of several tokens whose rarest token is in at most this many documents has its
 #: own document count taken (a GIN lookup); above it, the rarest token's count stands in.
 EXACT_PHRASE_MAX = 2000
@@ -79,12 +80,10 @@ class BuiltinIndexMixin:
                 (scope, agent),
             )
             old = conn.execute(
-                "SELECT doc_len, tsvector_to_array(tsv) FROM builtin_fts WHERE erow = %s",
-                (erow,),
+                "SELECT doc_len FROM builtin_fts WHERE erow = %s", (erow,)
             ).fetchone()
-            before: frozenset[str] = frozenset() if old is None else frozenset(old[1])
-            self._count_terms(conn, sorted(doc.lexemes - before), +1)
-            self._count_terms(conn, sorted(before - doc.lexemes), -1)
+            before = self._stored_columns(conn, "erow = %s", erow)
+            self._count_terms(conn, before, doc.columns)
             conn.execute(
                 "UPDATE builtin_totals SET docs = docs + %s, tokens = tokens + %s WHERE id = 1",
                 (0 if old is not None else 1, doc.length - (int(old[0]) if old else 0)),
@@ -100,18 +99,48 @@ class BuiltinIndexMixin:
                 self._put_vector(conn, episode_id, scope, vector, vector_hash, model_id)
 
     @staticmethod
-    def _count_terms(conn: psycopg.Connection[Any], lexemes: list[str], delta: int) -> None:
-        if not lexemes:
+    def _stored_columns(conn: psycopg.Connection[Any], where: str, key: object) -> Columns:
+        """The terms of one stored document, by column (empty when there is none)."""
+        found: tuple[set[str], set[str], set[str]] = (set(), set(), set())
+        rows = conn.execute(
+            f"SELECT u.lexeme, u.weights FROM builtin_fts f, unnest(f.tsv) u WHERE f.{where}",
+            (key,),
+        ).fetchall()
+        for lexeme, weights in rows:
+            for i, label in enumerate(text_index.COLUMNS):
+                if label in weights:
+                    found[i].add(str(lexeme))
+        return (frozenset(found[0]), frozenset(found[1]), frozenset(found[2]))
+
+    @staticmethod
+    def _count_terms(conn: psycopg.Connection[Any], before: Columns, after: Columns) -> None:
+        """Move ``builtin_terms`` from a document's terms ``before`` to ``after``."""
+        was = before[0] | before[1] | before[2]
+        now = after[0] | after[1] | after[2]
+        deltas: dict[str, list[int]] = {}
+        for lexeme in was | now:
+            delta = [int(lexeme in now) - int(lexeme in was)] + [
+                int(lexeme in a) - int(lexeme in b) for a, b in zip(after, before, strict=True)
+            ]
+            if any(delta):
+                deltas[lexeme] = delta
+        if not deltas:
             return
-        if delta > 0:
-            conn.execute(
-                "INSERT INTO builtin_terms (lexeme, docs) SELECT t, 1 FROM unnest(%s::text[]) t"
-                " ON CONFLICT (lexeme) DO UPDATE SET docs = builtin_terms.docs + 1",
-                (lexemes,),
-            )
-            return
-        conn.execute("UPDATE builtin_terms SET docs = docs - 1 WHERE lexeme = ANY(%s)", (lexemes,))
-        conn.execute("DELETE FROM builtin_terms WHERE lexeme = ANY(%s) AND docs <= 0", (lexemes,))
+        # In lexeme order, so two writers (were they ever not serialised) lock rows alike.
+        lexemes = sorted(deltas)
+        cols = [[deltas[lex][i] for lex in lexemes] for i in range(4)]
+        conn.execute(
+            "INSERT INTO builtin_terms (lexeme, docs, in_text, in_summary, in_context)"
+            " SELECT * FROM unnest(%s::text[], %s::int[], %s::int[], %s::int[], %s::int[])"
+            " ON CONFLICT (lexeme) DO UPDATE SET docs = builtin_terms.docs + excluded.docs,"
+            " in_text = builtin_terms.in_text + excluded.in_text,"
+            " in_summary = builtin_terms.in_summary + excluded.in_summary,"
+            " in_context = builtin_terms.in_context + excluded.in_context",
+            (lexemes, *cols),
+        )
+        gone = [lex for lex in lexemes if deltas[lex][0] < 0]
+        if gone:
+            conn.execute("DELETE FROM builtin_terms WHERE lexeme = ANY(%s) AND docs <= 0", (gone,))
 
     def _put_vector(
         self,
@@ -151,13 +180,13 @@ class BuiltinIndexMixin:
 
     def builtin_delete(self, episode_id: str) -> bool:
         with self.db.write() as conn:
+            before = self._stored_columns(conn, "episode_id = %s", episode_id)
             old = conn.execute(
-                "DELETE FROM builtin_fts WHERE episode_id = %s"
-                " RETURNING doc_len, tsvector_to_array(tsv)",
-                (episode_id,),
+                "DELETE FROM builtin_fts WHERE episode_id = %s RETURNING doc_len", (episode_id,)
             ).fetchone()
             if old is not None:
-                self._count_terms(conn, sorted(set(old[1])), -1)
+                empty: Columns = (frozenset(), frozenset(), frozenset())
+                self._count_terms(conn, before, empty)
                 conn.execute(
                     "UPDATE builtin_totals SET docs = docs - 1, tokens = tokens - %s WHERE id = 1",
                     (int(old[0]),),
@@ -311,7 +340,8 @@ class BuiltinIndexMixin:
         docs, tokens, top = int(totals[0]), int(totals[1]), int(totals[2])
         if docs == 0:
             return []
-        counts = self._phrase_counts(phrases)
+        both = self._phrase_counts(phrases)
+        counts = {text: per_column for text, (per_column, _) in both.items()}
         kept = phrases
         if len(phrases) >= 2 and top > fts5.PRUNE_FLOOR_DOCS:
             by_text = {p.text: counts[p.text] for p in phrases}
@@ -321,7 +351,7 @@ class BuiltinIndexMixin:
             kept = [p for p in phrases if p.text in keep] or phrases
         counted = {p.text for p in kept} | {p.text for p in phrases if not counts[p.text]}
         norm = sum(idf(top, counts[t]) for t in counted) or 1.0
-        idfs = [idf(docs, self._exact_count(p, counts[p.text])) for p in kept]
+        idfs = [idf(docs, self._exact_count(p, both[p.text][1])) for p in kept]
         lexemes = sorted({t for p in kept for t in p.tokens})
         rows = self.db.rows(
             "WITH cand AS (SELECT f.erow, f.episode_id, f.doc_len, f.tsv, e.started_at"
@@ -339,7 +369,7 @@ class BuiltinIndexMixin:
                 "lexemes": lexemes,
             },
         )
-        column_weight = {"A": 1.0, "B": fts5.CONTEXT_WEIGHT}
+        column_weight = {"A": 1.0, "B": 1.0, "C": fts5.CONTEXT_WEIGHT}
         postings: dict[str, dict[str, list[tuple[int, float]]]] = {}
         facts: dict[str, tuple[int, float]] = {}
         for episode_id, doc_len, started_at, lexeme, positions, weights in rows:
@@ -356,13 +386,25 @@ class BuiltinIndexMixin:
         scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
         return [(eid, score / norm) for score, _, eid in scored[:limit]]
 
-    def _phrase_counts(self, phrases: Sequence[Phrase]) -> dict[str, int]:
-        """Each phrase's document count as pruning reads it: its rarest token's."""
+    def _phrase_counts(self, phrases: Sequence[Phrase]) -> dict[str, tuple[int, int]]:
+        """Each phrase's document counts, its rarest token's: (as the SQLite store's pruning
+        and coverage read them, the largest count of one column; in any column, for BM25)."""
         tokens = sorted({t for p in phrases for t in p.tokens})
-        found: dict[str, int] = dict(
-            self.db.rows("SELECT lexeme, docs FROM builtin_terms WHERE lexeme = ANY(%s)", (tokens,))
-        )
-        return {p.text: min(int(found.get(t, 0)) for t in p.tokens) for p in phrases}
+        found = {
+            str(r[0]): (int(r[1]), int(r[2]))
+            for r in self.db.rows(
+                "SELECT lexeme, greatest(in_text, in_summary, in_context), docs"
+                " FROM builtin_terms WHERE lexeme = ANY(%s)",
+                (tokens,),
+            )
+        }
+        return {
+            p.text: (
+                min(found.get(t, (0, 0))[0] for t in p.tokens),
+                min(found.get(t, (0, 0))[1] for t in p.tokens),
+            )
+            for p in phrases
+        }
 
     def _exact_count(self, phrase: Phrase, rarest: int) -> int:
         """The documents holding ``phrase``: exact for one token; for several, counted when

@@ -12,12 +12,13 @@ PostgreSQL keeps well:
   exactly the tokens FTS5 would match.
 - **Documents.** Each episode is one ``tsvector`` built from those tokens, with positions
   (so a phrase of several tokens matches only adjacent ones, as an FTS5 phrase) and a weight
-  label per position: ``A`` for the episode's own text and summary, ``B`` for its context
-  (the neighbours' excerpts, weighted :data:`CONTEXT_WEIGHT` as in FTS5's bm25() call). A GIN
-  index finds the matching rows.
+  label per position naming its column: ``A`` the episode's text, ``B`` its summary, ``C`` its
+  context (the neighbours' excerpts, weighted as in FTS5's bm25() call). A GIN index finds
+  the matching rows.
 - **Statistics.** BM25 needs the store's document count, its average document length and
   each term's document count. ``builtin_totals`` and ``builtin_terms`` keep them exactly,
-  updated in the same transaction as the index.
+  updated in the same transaction as the index, with each term's count per column too (the
+  SQLite store prunes and normalises by FTS5's per-column counts).
 - **Score.** :func:`bm25` is FTS5's formula (k1 = 1.2, b = 0.75, its IDF clamped at 1e-6),
   computed here over the matching rows' positions of the query's terms.
 
@@ -49,6 +50,9 @@ MAX_POSITIONS_PER_LEXEME = 256
 #: FTS5's porter tokenizer leaves shorter and longer tokens as they are.
 STEM_MIN = 3
 STEM_MAX = 64
+
+#: The tsvector weight label of each column: text, summary, context.
+COLUMNS = ("A", "B", "C")
 
 _TOKEN = re.compile(r"[^\W_]+")
 _local = threading.local()
@@ -92,8 +96,12 @@ class IndexedDocument:
     tsvector: str
     #: Tokens in every column, plus one for the scope (FTS5 counts its scope_key column).
     length: int
-    #: Its distinct terms (the rows of ``builtin_terms`` it counts in).
-    lexemes: frozenset[str]
+    #: Its distinct terms in each column: text, summary, context (``builtin_terms``' counts).
+    columns: tuple[frozenset[str], frozenset[str], frozenset[str]]
+
+    @property
+    def lexemes(self) -> frozenset[str]:
+        return self.columns[0] | self.columns[1] | self.columns[2]
 
 
 def _quote(lexeme: str) -> str:
@@ -101,24 +109,32 @@ def _quote(lexeme: str) -> str:
 
 
 def document(text: str, summary: str | None, context: str) -> IndexedDocument:
-    """The tsvector literal of an episode's columns: text and summary weighted ``A``, context
-    ``B``; one empty position between columns so that no phrase spans two of them."""
+    """The tsvector literal of an episode's columns, each position labelled with its column
+    (:data:`COLUMNS`); one empty position between columns so no phrase spans two of them.
+
+    Terms past position :data:`MAX_POSITION` count in the length but are not stored (nor
+    counted in ``builtin_terms``), so the statistics always describe what is stored."""
     positions: dict[str, list[str]] = {}
     length = 1
     position = 0
-    for column, weight in ((text, "A"), (summary or "", "A"), (context, "B")):
+    seen: list[set[str]] = []
+    for column, weight in zip((text, summary or "", context), COLUMNS, strict=True):
         found = tokens(column)
         length += len(found)
+        stored: set[str] = set()
         for token in found:
             position += 1
             if position > MAX_POSITION:
                 break
+            stored.add(token)
             kept = positions.setdefault(token, [])
             if len(kept) < MAX_POSITIONS_PER_LEXEME:
                 kept.append(f"{position}{weight}")
+        seen.append(stored)
         position += 1
     literal = " ".join(f"{_quote(lex)}:{','.join(p)}" for lex, p in sorted(positions.items()))
-    return IndexedDocument(literal, length, frozenset(positions))
+    columns = (frozenset(seen[0]), frozenset(seen[1]), frozenset(seen[2]))
+    return IndexedDocument(literal, length, columns)
 
 
 @dataclass(frozen=True, slots=True)

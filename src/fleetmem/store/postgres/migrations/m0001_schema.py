@@ -166,7 +166,12 @@ CREATE INDEX builtin_fts_scope ON builtin_fts (scope, erow);
 
 CREATE TABLE builtin_terms (
     lexeme {_T} PRIMARY KEY,
-    docs bigint NOT NULL
+    -- Documents holding the term in any column (BM25's IDF), and in each column (the
+    -- pruning counts: FTS5's fts5vocab counts per column).
+    docs bigint NOT NULL,
+    in_text bigint NOT NULL,
+    in_summary bigint NOT NULL,
+    in_context bigint NOT NULL
 );
 
 CREATE TABLE builtin_totals (
