@@ -90,10 +90,12 @@ class BuiltinIndexMixin:
             )
             # Re-recording the same episode replaces its index entry instead of duplicating it.
             conn.execute(
-                "INSERT INTO builtin_fts (erow, episode_id, scope, doc_len, tsv)"
-                " VALUES (%s, %s, %s, %s, %s::tsvector) ON CONFLICT (erow) DO UPDATE SET"
-                " scope = excluded.scope, doc_len = excluded.doc_len, tsv = excluded.tsv",
-                (erow, episode_id, scope, doc.length, doc.tsvector),
+                "INSERT INTO builtin_fts (erow, episode_id, scope, doc_len, text_end,"
+                " summary_end, tsv) VALUES (%s, %s, %s, %s, %s, %s, %s::tsvector)"
+                " ON CONFLICT (erow) DO UPDATE SET scope = excluded.scope,"
+                " doc_len = excluded.doc_len, text_end = excluded.text_end,"
+                " summary_end = excluded.summary_end, tsv = excluded.tsv",
+                (erow, episode_id, scope, doc.length, doc.text_end, doc.summary_end, doc.tsvector),
             )
             if vector is not None:
                 self._put_vector(conn, episode_id, scope, vector, vector_hash, model_id)
@@ -353,15 +355,17 @@ class BuiltinIndexMixin:
         norm = sum(idf(top, counts[t]) for t in counted) or 1.0
         idfs = [idf(docs, self._exact_count(p, both[p.text][1])) for p in kept]
         lexemes = sorted({t for p in kept for t in p.tokens})
+        # Only the query's lexemes leave each row: relabelled D (no stored position is D)
+        # and filtered on that label, a tsvector is cut down in C before it is unnested.
         rows = self.db.rows(
-            "WITH cand AS (SELECT f.erow, f.episode_id, f.doc_len, f.tsv, e.started_at"
-            " FROM builtin_fts f JOIN episodes e ON e.erow = f.erow"
+            "WITH cand AS (SELECT f.erow, f.episode_id, f.doc_len, f.summary_end, f.tsv,"
+            " e.started_at FROM builtin_fts f JOIN episodes e ON e.erow = f.erow"
             " WHERE f.scope = ANY(%(scopes)s) AND f.tsv @@ %(query)s::tsquery"
             " AND e.scope = ANY(%(scopes)s) AND e.forgotten_at IS NULL"
             " ORDER BY f.erow DESC LIMIT %(cap)s)"
-            " SELECT c.episode_id, c.doc_len, c.started_at, u.lexeme, u.positions, u.weights"
-            " FROM cand c CROSS JOIN LATERAL unnest(c.tsv) u"
-            " WHERE u.lexeme = ANY(%(lexemes)s)",
+            " SELECT c.episode_id, c.doc_len, c.started_at, c.summary_end, u.lexeme,"
+            " u.positions FROM cand c CROSS JOIN LATERAL"
+            " unnest(ts_filter(setweight(c.tsv, 'D', %(lexemes)s), '{d}')) u",
             {
                 "scopes": list(dict.fromkeys(scopes)),
                 "query": text_index.tsquery(kept),
@@ -369,14 +373,14 @@ class BuiltinIndexMixin:
                 "lexemes": lexemes,
             },
         )
-        column_weight = {"A": 1.0, "B": 1.0, "C": fts5.CONTEXT_WEIGHT}
+        context_weight = fts5.CONTEXT_WEIGHT
         postings: dict[str, dict[str, list[tuple[int, float]]]] = {}
         facts: dict[str, tuple[int, float]] = {}
-        for episode_id, doc_len, started_at, lexeme, positions, weights in rows:
+        for episode_id, doc_len, started_at, summary_end, lexeme, positions in rows:
             facts[episode_id] = (int(doc_len), float(started_at))
-            postings.setdefault(episode_id, {})[lexeme] = [
-                (int(p), column_weight.get(w, 1.0)) for p, w in zip(positions, weights, strict=True)
-            ]
+            postings.setdefault(episode_id, {})[lexeme] = text_index.weighted(
+                positions, int(summary_end), context_weight
+            )
         avgdl = tokens / docs
         scored = []
         for episode_id, (doc_len, started_at) in facts.items():

@@ -4,12 +4,10 @@ PostgreSQL's own ranking (``ts_rank``) is not BM25: it ignores how rare a word i
 store and how long a document is. So the store ranks as SQLite's FTS5 does, from parts
 PostgreSQL keeps well:
 
-- **Tokens.** Text is split as FTS5's ``unicode61`` tokenizer splits it (runs of letters and
-  digits, lower-cased, diacritics removed) and each token is stemmed by the original Porter
-  algorithm (``porter``, as FTS5's porter tokenizer; tokens shorter than 3 characters or
-  longer than 64 are kept whole, as there). Both the documents and the queries go through
-  :func:`tokens`, so PostgreSQL's parser and dictionaries never touch them: a query matches
-  exactly the tokens FTS5 would match.
+- **Tokens.** Text is split and stemmed by FTS5's own ``porter unicode61`` tokenizer, run in
+  an in-memory SQLite database of this process (the standard library's sqlite3, the same
+  library the SQLite store indexes with): a query matches exactly the tokens FTS5 would
+  match, and PostgreSQL's parser and dictionaries never touch the text.
 - **Documents.** Each episode is one ``tsvector`` built from those tokens, with positions
   (so a phrase of several tokens matches only adjacent ones, as an FTS5 phrase) and a weight
   label per position naming its column: ``A`` the episode's text, ``B`` its summary, ``C`` its
@@ -25,21 +23,16 @@ PostgreSQL keeps well:
 Known differences from FTS5 (docs/postgres.md measures them): a tsvector keeps positions
 1 to 16,383 and at most 256 per term, so a term's frequency saturates in very long texts; the
 IDF of a phrase of several tokens is taken from its rarest token's document count when that
-token is common (an upper bound), and counted exactly otherwise; Python's Unicode tables and
-Porter implementation may split or stem a rare word differently from SQLite's.
+token is common (an upper bound), and counted exactly otherwise.
 """
 
 from __future__ import annotations
 
 import math
-import re
+import sqlite3
 import threading
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-
-import snowballstemmer
 
 #: FTS5's bm25() parameters.
 K1 = 1.2
@@ -47,46 +40,50 @@ B = 0.75
 #: A tsvector holds positions 1..16383 and at most 256 positions per lexeme.
 MAX_POSITION = 16_383
 MAX_POSITIONS_PER_LEXEME = 256
-#: FTS5's porter tokenizer leaves shorter and longer tokens as they are.
-STEM_MIN = 3
-STEM_MAX = 64
-
 #: The tsvector weight label of each column: text, summary, context.
 COLUMNS = ("A", "B", "C")
-
-_TOKEN = re.compile(r"[^\W_]+")
-_local = threading.local()
-
-
-def _stemmer() -> snowballstemmer.stemmer:
-    found: snowballstemmer.stemmer | None = getattr(_local, "stemmer", None)
-    if found is None:
-        found = snowballstemmer.stemmer("porter")
-        _local.stemmer = found
-    return found
+#: The tokenizer of the SQLite store's index (store/sqlite/term_stats.py names the same).
+TOKENIZER = "porter unicode61"
+#: The scratch index is rebuilt after this many texts (deleted rows leave tombstones).
+_REBUILD_EVERY = 10_000
 
 
-@lru_cache(maxsize=100_000)
-def _stem(token: str) -> str:
-    if len(token) < STEM_MIN or len(token.encode("utf-8")) > STEM_MAX:
-        return token
-    return str(_stemmer().stemWord(token))
+class _Tokenizer:
+    """FTS5 in an in-memory SQLite database: one text in, its tokens out (one at a time)."""
+
+    def __init__(self) -> None:
+        self.conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self.lock = threading.Lock()
+        self.used = 0
+        self._create()
+
+    def _create(self) -> None:
+        self.conn.execute("DROP TABLE IF EXISTS vocab")
+        self.conn.execute("DROP TABLE IF EXISTS scratch")
+        self.conn.execute(f"CREATE VIRTUAL TABLE scratch USING fts5 (x, tokenize = '{TOKENIZER}')")
+        self.conn.execute("CREATE VIRTUAL TABLE vocab USING fts5vocab (scratch, instance)")
+
+    def tokens(self, text: str) -> list[str]:
+        if not text:
+            return []
+        with self.lock:
+            self.used += 1
+            if self.used % _REBUILD_EVERY == 0:
+                self._create()
+            self.conn.execute("INSERT INTO scratch (rowid, x) VALUES (1, ?)", (text,))
+            try:
+                rows = self.conn.execute("SELECT term FROM vocab ORDER BY offset").fetchall()
+            finally:
+                self.conn.execute("DELETE FROM scratch")
+        return [str(r[0]) for r in rows]
 
 
-def _fold(text: str) -> str:
-    """Lower case without diacritics (unicode61's ``remove_diacritics``)."""
-    lowered = text.lower()
-    if lowered.isascii():
-        return lowered
-    decomposed = unicodedata.normalize("NFD", lowered)
-    return unicodedata.normalize(
-        "NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
-    )
+_TOKENIZER = _Tokenizer()
 
 
 def tokens(text: str) -> list[str]:
-    """The stemmed tokens of ``text``, in order, as FTS5's ``porter unicode61`` yields them."""
-    return [_stem(m.group(0)) for m in _TOKEN.finditer(_fold(text))]
+    """The tokens of ``text``, in order, exactly as FTS5's ``porter unicode61`` yields them."""
+    return _TOKENIZER.tokens(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +93,9 @@ class IndexedDocument:
     tsvector: str
     #: Tokens in every column, plus one for the scope (FTS5 counts its scope_key column).
     length: int
+    #: The last position of the text, and of the summary (later ones are the context's).
+    text_end: int
+    summary_end: int
     #: Its distinct terms in each column: text, summary, context (``builtin_terms``' counts).
     columns: tuple[frozenset[str], frozenset[str], frozenset[str]]
 
@@ -118,6 +118,7 @@ def document(text: str, summary: str | None, context: str) -> IndexedDocument:
     length = 1
     position = 0
     seen: list[set[str]] = []
+    ends: list[int] = []
     for column, weight in zip((text, summary or "", context), COLUMNS, strict=True):
         found = tokens(column)
         length += len(found)
@@ -131,10 +132,11 @@ def document(text: str, summary: str | None, context: str) -> IndexedDocument:
             if len(kept) < MAX_POSITIONS_PER_LEXEME:
                 kept.append(f"{position}{weight}")
         seen.append(stored)
+        ends.append(min(position, MAX_POSITION))
         position += 1
     literal = " ".join(f"{_quote(lex)}:{','.join(p)}" for lex, p in sorted(positions.items()))
     columns = (frozenset(seen[0]), frozenset(seen[1]), frozenset(seen[2]))
-    return IndexedDocument(literal, length, columns)
+    return IndexedDocument(literal, length, ends[0], ends[1], columns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +173,14 @@ def idf(total: int, containing: int) -> float:
 
 #: A lexeme's positions in one document: (position, column weight) pairs.
 Postings = Mapping[str, Sequence[tuple[int, float]]]
+
+
+def weighted(
+    positions: Sequence[int], summary_end: int, context_weight: float
+) -> list[tuple[int, float]]:
+    """A lexeme's positions in one document, each with its column's weight (text and summary
+    weigh 1, the context ``context_weight``, as in FTS5's bm25() call)."""
+    return [(p, 1.0 if p <= summary_end else context_weight) for p in positions]
 
 
 def frequency(phrase: Phrase, postings: Postings) -> float:

@@ -159,6 +159,9 @@ CREATE TABLE builtin_fts (
     episode_id {_T} NOT NULL UNIQUE,
     scope {_T} NOT NULL,
     doc_len integer NOT NULL,
+    -- The last position of the text and of the summary: the column of any position.
+    text_end integer NOT NULL,
+    summary_end integer NOT NULL,
     tsv tsvector NOT NULL
 );
 CREATE INDEX builtin_fts_tsv ON builtin_fts USING gin (tsv);
