@@ -332,7 +332,7 @@ class BuiltinIndexMixin:
         if not scopes or limit <= 0:
             return []
         phrases = text_index.phrases(match_phrases(match))
-        if not phrases:
+        if not any(p.tokens for p in phrases):
             return []
         totals = self.db.row(
             "SELECT t.docs, t.tokens, (SELECT coalesce(max(erow), 0) FROM builtin_fts)"
@@ -355,6 +355,8 @@ class BuiltinIndexMixin:
         norm = sum(idf(top, counts[t]) for t in counted) or 1.0
         idfs = [idf(docs, self._exact_count(p, both[p.text][1])) for p in kept]
         lexemes = sorted({t for p in kept for t in p.tokens})
+        if not lexemes:
+            return []
         # Only the query's lexemes leave each row: relabelled D (no stored position is D)
         # and filtered on that label, a tsvector is cut down in C before it is unnested.
         rows = self.db.rows(
@@ -387,7 +389,9 @@ class BuiltinIndexMixin:
             score = bm25(kept, postings[episode_id], doc_len, idfs=idfs, avgdl=avgdl)
             if score > 0:
                 scored.append((score, started_at, episode_id))
-        scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
+        # Ties as FTS5 breaks them: newest start first, then id. Scores equal to 1e-10 are
+        # ties (FTS5 adds the same terms in another order: the last bits may differ).
+        scored.sort(key=lambda s: (-round(s[0], 10), -s[1], s[2]))
         return [(eid, score / norm) for score, _, eid in scored[:limit]]
 
     def _phrase_counts(self, phrases: Sequence[Phrase]) -> dict[str, tuple[int, int]]:
@@ -404,8 +408,8 @@ class BuiltinIndexMixin:
         }
         return {
             p.text: (
-                min(found.get(t, (0, 0))[0] for t in p.tokens),
-                min(found.get(t, (0, 0))[1] for t in p.tokens),
+                min((found.get(t, (0, 0))[0] for t in p.tokens), default=0),
+                min((found.get(t, (0, 0))[1] for t in p.tokens), default=0),
             )
             for p in phrases
         }

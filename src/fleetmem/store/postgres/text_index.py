@@ -153,17 +153,14 @@ class Phrase:
 
 
 def phrases(raw: Sequence[str]) -> list[Phrase]:
-    """The query's phrases that hold at least one token, in order, without repeats."""
-    out: dict[tuple[str, ...], Phrase] = {}
-    for text in raw:
-        toks = tuple(tokens(text))
-        if toks and toks not in out:
-            out[toks] = Phrase(text, toks)
-    return list(out.values())
+    """The query's phrases, in order, as FTS5 scores them: two words with one stem ("dogs",
+    "dog") are two phrases, each counted; a phrase with no token matches nothing but still
+    counts in the coverage's sum of IDFs (as a phrase found nowhere)."""
+    return [Phrase(text, tuple(tokens(text))) for text in dict.fromkeys(raw)]
 
 
 def tsquery(kept: Iterable[Phrase]) -> str:
-    return " | ".join(p.tsquery() for p in kept)
+    return " | ".join(p.tsquery() for p in kept if p.tokens)
 
 
 def idf(total: int, containing: int) -> float:
@@ -207,6 +204,8 @@ def bm25(
     score = 0.0
     norm = K1 * (1 - B + B * doc_len / avgdl) if avgdl > 0 else K1
     for phrase, weight in zip(kept, idfs, strict=True):
+        if not phrase.tokens:
+            continue
         f = frequency(phrase, postings)
         if f:
             score += weight * (f * (K1 + 1)) / (f + norm)
