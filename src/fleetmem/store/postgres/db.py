@@ -97,6 +97,16 @@ class PgDatabase:
                 f"store.url is not a PostgreSQL URL psycopg understands: {_reason(exc)}",
                 url=self.path,
             ) from None
+        # One plain connection first: a bad address or login is reported at once, with the
+        # server's reason, instead of the pool retrying in the background until it times out.
+        try:
+            with psycopg.connect(url, connect_timeout=connect_timeout_s):
+                pass
+        except psycopg.Error as exc:
+            reason = _reason(exc).replace(url, self.path)
+            raise StoreError(
+                f"cannot reach the PostgreSQL store at store.url: {reason}", url=self.path
+            ) from None
         self.pool = ConnectionPool(
             url,
             min_size=min(POOL_MIN, max_size),
@@ -110,10 +120,9 @@ class PgDatabase:
         try:
             self.pool.open(wait=True, timeout=max(2.0, connect_timeout_s * 2.0))
         except PoolTimeout:
-            error = self._probe(connect_timeout_s)
             self.pool.close()
             raise StoreError(
-                f"cannot reach the PostgreSQL store at store.url: {error}", url=self.path
+                "cannot open connections to the PostgreSQL store at store.url", url=self.path
             ) from None
         try:
             self.migrate()
@@ -123,14 +132,6 @@ class PgDatabase:
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.execute(f"SET statement_timeout = {self._statement_timeout_ms}")
-
-    def _probe(self, connect_timeout_s: int) -> str:
-        """Why a connection cannot be made (the pool only says it timed out)."""
-        try:
-            with psycopg.connect(self.url, connect_timeout=connect_timeout_s):
-                return "the pool timed out"
-        except psycopg.Error as exc:
-            return _reason(exc).replace(self.url, self.path)
 
     # ---- connections --------------------------------------------------------------------
     @contextmanager
