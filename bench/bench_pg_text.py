@@ -8,9 +8,11 @@ identical, the largest coverage difference between the stores on one question's 
 channel's latency on each.
 
     python -m bench.bench_pg_text [--url POSTGRESQL_URL] [--conversations N]
+    python -m bench.run_all --only pg_text [--quick]
 
-The URL defaults to the cluster ``make postgres`` started. Each conversation gets a schema of
-its own, dropped afterwards.
+The URL defaults to ``FLEETMEM_TEST_STORE_URL``, else the cluster ``make postgres`` started;
+without either the benchmark is skipped, saying so. Each conversation gets a schema of its
+own, dropped afterwards. ``--quick`` asks two conversations.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from urllib.parse import quote
 
 import psycopg
 
-from bench.bench_locomo import KS, Conversation, load, run_record
+from bench.bench_locomo import DATA, KS, Conversation, load, run_record
 from fleetmem.core.textquery import fts_match
 from fleetmem.service.bootstrap import App, build
 
@@ -66,7 +68,30 @@ def _scores(ranked: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def run(url: str, conversations: int) -> dict[str, Any]:
+__all__ = ["DATA", "main", "run"]
+
+
+def default_url() -> str | None:
+    """The test server's URL: ``FLEETMEM_TEST_STORE_URL``, else ``make postgres``'s."""
+    import os
+
+    found = os.environ.get("FLEETMEM_TEST_STORE_URL", "").strip()
+    url_file = ROOT / ".venv" / "postgres" / "url"
+    if not found and url_file.is_file():
+        found = url_file.read_text(encoding="utf-8").strip()
+    return found or None
+
+
+def run(
+    *, quick: bool = False, url: str | None = None, conversations: int | None = None
+) -> dict[str, Any]:
+    url = url or default_url()
+    if url is None:
+        return {"skipped": "no PostgreSQL server: run make postgres or set FLEETMEM_TEST_STORE_URL"}
+    return compare(url, conversations or (2 if quick else 10))
+
+
+def compare(url: str, conversations: int) -> dict[str, Any]:
     convs = load()[:conversations]
     sums: dict[str, dict[str, float]] = {"sqlite": {}, "postgresql": {}}
     latency: dict[str, list[float]] = {"sqlite": [], "postgresql": []}
@@ -133,12 +158,10 @@ def run(url: str, conversations: int) -> dict[str, Any]:
 
 def main(argv: Sequence[str] = ()) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    default = ROOT / ".venv" / "postgres" / "url"
     parser.add_argument("--url", default=None, help="PostgreSQL URL (default: make postgres's)")
     parser.add_argument("--conversations", type=int, default=10)
     args = parser.parse_args(list(argv) or None)
-    url = args.url or default.read_text(encoding="utf-8").strip()
-    report = run(url, args.conversations)
+    report = run(url=args.url, conversations=args.conversations)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "pg_text.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))
