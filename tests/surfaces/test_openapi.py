@@ -139,6 +139,10 @@ def _facts(walk: Walk) -> None:
     walk("GET", "/api/v1/facts/offered", 200, query={"run_id": _run_id()})
     walk("GET", "/api/v1/facts/{fact_id}", 200, path_parameters=fid)
     walk("PATCH", "/api/v1/facts/{fact_id}", 200, path_parameters=fid, body={"body": "Cutoffs!"})
+    walk("PUT", "/api/v1/facts/{fact_id}/scope", 200, path_parameters=fid,
+         body={"scope": f"agent:{AGENT}"})  # fmt: skip
+    walk("PUT", "/api/v1/facts/{fact_id}/scope", 200, path_parameters=fid,
+         body={"scope": "workspace"})  # fmt: skip
     walk("POST", "/api/v1/facts/{fact_id}/pin", 200, path_parameters=fid)
     walk("DELETE", "/api/v1/facts/{fact_id}/pin", 200, path_parameters=fid)
     walk(

@@ -146,6 +146,18 @@ def routes(app: App) -> APIRouter:
     def unpin(fact_id: str) -> dict[str, Any]:
         return fv.fact_view(facts.unpin(fact_id, actor=local_user()))
 
+    @api.put("/api/v1/facts/{fact_id}/scope", **documented(sf.Fact, 404, 409, 429, body=sf.ScopeIn))
+    async def set_scope(fact_id: str, request: Request) -> dict[str, Any]:
+        """Who the fact is for: every agent, runs in one repository, or one agent."""
+        body = await _json_object(request, {"scope"})
+        scope = _text(body, "scope", required=True)
+
+        def scope_live() -> Any:
+            _refuse_forgotten(fact_id, facts.status(fact_id))
+            return facts.set_scope(fact_id, scope, actor=local_user())
+
+        return fv.fact_view(await run_in_threadpool(scope_live))
+
     @api.post(
         "/api/v1/facts/{fact_id}/review",
         **documented(sf.Fact, 404, 409, 429, body=sf.ReviewIn),

@@ -221,6 +221,13 @@ class FactEditIn(Strict):
     body: str = Field(min_length=1, max_length=MAX_BODY_CHARS, pattern=VISIBLE_TEXT)
 
 
+class ScopeIn(Strict):
+    scope: str = Field(
+        description="workspace (every agent), project:<repo> (runs in it) or agent:<name>",
+        json_schema_extra={"pattern": SCOPE_PATTERN, "maxLength": MAX_SCOPE_BYTES},
+    )
+
+
 class ReviewIn(Strict):
     """``merge`` needs ``into``; the other actions take none."""
 
