@@ -182,6 +182,11 @@ def _files(walk: Walk) -> None:
          path_parameters=revision, body={"user": "ops"})  # fmt: skip
     walk("GET", "/api/v1/files/{name}/ask", 200, path_parameters=name, query={"to": AGENT})
     walk("GET", "/api/v1/context-files/activity", 200)
+    feed = walk("GET", "/api/v1/activity", 200, query={"limit": 2})
+    assert [e["source"] for e in feed["entries"]] == ["file", "file"] and feed["next_cursor"]
+    older = walk("GET", "/api/v1/activity", 200, query={"cursor": feed["next_cursor"]})
+    assert {"fact", "file"} <= {e["source"] for e in older["entries"]}
+    walk("GET", "/api/v1/activity", 400, query={"cursor": "1.5:fact:x"})
     report = walk("GET", "/api/v1/agents/{agent}/context-report", 200,
                   path_parameters={"agent": AGENT}, query={"repo": REPO})  # fmt: skip
     assert report["segments"]
