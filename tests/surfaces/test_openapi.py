@@ -152,6 +152,13 @@ def _facts(walk: Walk) -> None:
         path_parameters=fid,
         body={"action": "confirm"},
     )
+    twin = walk("POST", "/api/v1/facts", 201, body={"body": "Cutoffs, cutoffs."})  # same words
+    tidy = walk("GET", "/api/v1/facts/tidy-up", 200, query={"limit": 5})
+    assert [p["fold"]["id"] for p in tidy["pairs"]] == [twin["fact"]["id"]]
+    pair = {"first": fid["fact_id"], "second": twin["fact"]["id"]}
+    walk("POST", "/api/v1/facts/tidy-up/keep-both", 200, body=pair)
+    walk("POST", "/api/v1/facts/tidy-up/keep-both", 404, body={**pair, "second": "f_0"})
+    assert walk("GET", "/api/v1/facts/tidy-up", 200)["total"] == 0
     walk("GET", "/api/v1/facts/{fact_id}/history", 200, path_parameters=fid)
     walk("GET", "/api/v1/facts/{fact_id}/votes", 200, path_parameters=fid)
     walk("DELETE", "/api/v1/facts/{fact_id}", 200, path_parameters=fid)
@@ -160,7 +167,7 @@ def _facts(walk: Walk) -> None:
     assert preview["confirm"] == FORGET_ALL_PHRASE
     walk("POST", "/api/v1/facts/forget-all", 400, body={"confirm": "yes"})
     done = walk("POST", "/api/v1/facts/forget-all", 200, body={"confirm": FORGET_ALL_PHRASE})
-    assert done["forgotten"] == 1
+    assert done["forgotten"] == 2  # the fact and its twin
 
 
 def _files(walk: Walk) -> None:

@@ -153,3 +153,60 @@ def test_limit_a_fact_to_one_agent_and_back(start_daemon: Start, browse: Browse)
     expect(feed(page).first.locator(".entry-text")).to_have_text(
         "You changed who gets “Deploys happen on Tuesdays.” (now for every agent)"
     )
+
+
+def test_s13_tidy_up_reviews_proposed_merges_of_active_facts(
+    start_daemon: Start, browse: Browse
+) -> None:
+    from fleetmem.core.facts import MAX_KEPT
+    from tests.web.seeds import clone_facts
+
+    ids: list[str] = []
+    pairs = [
+        "Database migrations run from the deploy job only.",
+        "Database migrations run only from the deploy job.",
+        "Customer names never appear in log lines.",
+        "Customer names must never appear in log lines.",
+    ]
+
+    def seed(app: App) -> None:
+        clone_facts(app, ME, MAX_KEPT - len(pairs))
+        ids.extend(seed_facts(app, pairs, ME, days=1.0))
+
+    daemon = start_daemon(VECTORS_OFF, seed=seed)
+    page = browse(daemon).page()
+    counts = daemon.client.get("/api/v1/facts/counts").json()
+    assert (counts["active"], counts["proposed"]) == (MAX_KEPT, 0)  # full, nothing to review
+    page.locator(".over-cap").get_by_role("link", name="Tidy up").click()
+    expect(page).to_have_url(f"{daemon.url}/memory/facts/tidy-up")
+    proposed = page.locator("li.tidy-pair")
+    expect(proposed).to_have_count(2)
+    expect(page.locator("[data-tidy-count]")).to_have_text("2 proposed merges")
+    expect(page.locator(".notice.info")).to_contain_text("Compared by their words")
+    first = proposed.filter(has_text="Database migrations")
+    expect(first.locator(".tidy-fact").first).to_contain_text(pairs[0])  # the older is kept
+    expect(first.locator(".tidy-fact").last).to_contain_text(pairs[1])
+    shot(page, "32-tidy-up")
+
+    first.get_by_role("button", name="Merge", exact=True).click()
+    expect(page.locator("#flash")).to_have_text(
+        "Merged. The fact you kept carries where both came from."
+    )
+    expect(proposed).to_have_count(1)
+    merged = daemon.client.get(f"/api/v1/facts/{ids[0]}").json()
+    assert [p["merged_from"] for p in merged["provenance"]] == [None, ids[1]]
+
+    proposed.first.get_by_role("button", name="Keep both").click()
+    expect(page.locator("#flash")).to_contain_text("Kept both.")
+    expect(page.locator(".empty-title")).to_have_text("Nothing to tidy up")
+    page.reload()
+    expect(proposed).to_have_count(0)  # remembered
+    assert daemon.client.get("/api/v1/facts/tidy-up").json()["total"] == 0
+
+    # The merge made room; both decisions are in the feed.
+    added = daemon.client.post("/api/v1/facts", json={"body": "One more than before."})
+    assert added.status_code == 201, added.text
+    page.goto("/memory/activity")
+    texts = feed(page).all_inner_texts()
+    assert any("You kept “Customer names" in t and "not merged" in t for t in texts), texts
+    assert any(t.startswith("You merged “Database migrations run only") for t in texts), texts

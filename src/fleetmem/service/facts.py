@@ -61,6 +61,7 @@ from fleetmem.service.fact_results import (
     WriteResult,
 )
 from fleetmem.service.fact_runs import RunFactsMixin, check_run
+from fleetmem.service.fact_tidy import FactTidyMixin
 from fleetmem.store.facts import FactRow, ProvenanceRow, RevisionRow
 
 PIN_CAP = "At most 20 facts can be pinned; unpin one first."
@@ -71,7 +72,7 @@ IDEMPOTENCY_KEY_PATTERN = rf"[\x20-\x7e]{{1,{MAX_IDEMPOTENCY_KEY}}}"
 IDEMPOTENCY_KEY_RE = re.compile(IDEMPOTENCY_KEY_PATTERN)
 
 
-class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin):
+class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin):
     """Facts of one workspace (``in_workspace`` gives another)."""
 
     # ---- writes by people ---------------------------------------------------------------

@@ -93,6 +93,7 @@ _BY_ROUTE: dict[tuple[str, str], dict[str, Any]] = {
     ("/api/v1/facts", "status"): {"type": "string", "enum": ["all", *STATUSES]},
     ("/api/v1/facts", "cursor"): {"type": "string", "pattern": f"^{CURSOR_PATTERN}$"},
     ("/api/v1/facts/search", "limit"): _limit(50),
+    ("/api/v1/facts/tidy-up", "limit"): _limit(500),
     ("/api/v1/facts/search", "q"): QUERY_TEXT,
     ("/api/v1/facts/search", "status"): {"type": "string", "enum": ["all", *STATUSES]},
     ("/api/v1/context-files/activity", "limit"): _limit(1000),

@@ -74,6 +74,23 @@ def routes(app: App) -> APIRouter:
         )
         return fv.forget_all_view(result)
 
+    @api.get("/api/v1/facts/tidy-up", **documented(sf.TidyUp))
+    def tidy_up(limit: int = Query(50)) -> dict[str, Any]:
+        """Proposed merges: pairs of active facts of one scope that say nearly the same."""
+        return fv.tidy_view(facts.tidy_up(limit=limit))
+
+    @api.post(
+        "/api/v1/facts/tidy-up/keep-both",
+        **documented(sf.KeptPair, 404, 409, 429, body=sf.KeepBothIn),
+    )
+    async def keep_both(request: Request) -> dict[str, Any]:
+        """Keep both facts of a proposed merge: the pair is not proposed again."""
+        body = await _json_object(request, {"first", "second"})
+        first = _text(body, "first", required=True)
+        second = _text(body, "second", required=True)
+        row = await run_in_threadpool(lambda: facts.keep_both(first, second, actor=local_user()))
+        return fv.kept_pair_view(row)
+
     @api.get("/api/v1/facts/offered", **documented(sf.OfferedFacts, 404))
     def offered(run_id: str = Query(...)) -> dict[str, Any]:
         return {

@@ -84,6 +84,14 @@ HEADINGS = {
     "proposed": "Proposed: waiting for your review",
     "forgotten": "Forgotten: restorable for 30 days",
 }
+TIDY_WHY = {
+    "meaning": "These say nearly the same thing.",
+    "words": "These use nearly the same words.",
+}
+TIDY_DONE = {
+    "merged": "Merged. The fact you kept carries where both came from.",
+    "kept": "Kept both. This pair will not be proposed again unless one of them is reworded.",
+}
 STARTER_PROMPT = (
     "Four things you keep getting wrong: … Store each one, then read it back so I can check "
     "the wording you used."
@@ -394,6 +402,48 @@ def routes(web: Web) -> APIRouter:
         if wants_json(request):
             return JSONResponse({"fact": fact_views.fact_view(row)})
         return redirect(back_to(request, f"/memory/facts/{fact_id}", done="scoped"))
+
+    @router.get("/memory/facts/tidy-up")
+    def tidy_up_page(request: Request) -> Response:
+        session = web.session(request)
+        tidy = facts.tidy_up()
+        me, now = local_user().name, time.time()
+        ids = [r.id for p in tidy.pairs for r in (p.keep, p.fold)]
+        used = runs_using(facts, ids) if ids else {}
+        ctx = {
+            "pairs": [
+                {
+                    "keep": fact_item(p.keep, used.get(p.keep.id, 0), me, now),
+                    "fold": fact_item(p.fold, used.get(p.fold.id, 0), me, now),
+                    "why": TIDY_WHY[p.matched],
+                }
+                for p in tidy.pairs
+            ],
+            "total": tidy.total,
+            "words_note": word_only_note(describe_embedder(web.app.embedder, probe=False))
+            if tidy.degraded is not None
+            else None,
+            "done": TIDY_DONE.get(request.query_params.get("done") or "", ""),
+        }
+        return web.page(request, session, "tidy_up.html", "facts:tidy", ctx)
+
+    @router.post("/memory/facts/tidy-up/merge")
+    async def tidy_merge(request: Request) -> Response:
+        _, form = await web.form(request)
+        fold, keep = form.get("fold", ""), form.get("keep", "")
+        row = await call(lambda: facts.review(fold, "merge", into=keep, actor=local_user()))
+        if wants_json(request):
+            return JSONResponse({"fact": fact_views.fact_view(row)})
+        return redirect("/memory/facts/tidy-up?done=merged")
+
+    @router.post("/memory/facts/tidy-up/keep-both")
+    async def tidy_keep_both(request: Request) -> Response:
+        _, form = await web.form(request)
+        first, second = form.get("first", ""), form.get("second", "")
+        row = await call(lambda: facts.keep_both(first, second, actor=local_user()))
+        if wants_json(request):
+            return JSONResponse(fact_views.kept_pair_view(row))
+        return redirect("/memory/facts/tidy-up?done=kept")
 
     @router.get("/memory/facts/forget-all")
     def forget_all_page(request: Request) -> Response:
