@@ -210,3 +210,44 @@ def test_s13_tidy_up_reviews_proposed_merges_of_active_facts(
     texts = feed(page).all_inner_texts()
     assert any("You kept “Customer names" in t and "not merged" in t for t in texts), texts
     assert any(t.startswith("You merged “Database migrations run only") for t in texts), texts
+
+
+def test_the_report_has_skills_and_scope_prompts_rows(start_daemon: Start, browse: Browse) -> None:
+    repo = "github.com/acme/api"
+    skills = "## Cut a release\nTag from main.\n\n## Triage a failure\nReproduce it first.\n"
+
+    def seed(app: App) -> None:
+        ref = app.files.ref("skills", agent="research")
+        app.files.save(ref, skills, base_revision=0, actor=USER)
+
+    daemon = start_daemon(RESEARCH, seed=seed)
+    page = browse(daemon).page()
+    page.goto("/memory/agents/research")
+    api = daemon.client.get("/api/v1/agents/research/context-report").json()
+    used = {s["key"]: s for s in api["segments"]}
+    row = page.locator('tr[data-segment="skills"]')
+    expect(row.locator("th")).to_have_text("Skills")
+    expect(row).to_contain_text(f"{used['skills']['used']:,} / 4,000")
+    expect(row).to_contain_text("2 skills bound")
+    prompts = page.locator('tr[data-segment="scope_prompts"]')
+    expect(prompts).to_contain_text("0 / 600")
+    expect(prompts).to_contain_text("none set")
+
+    # A repository's scope prompt: written on its own page, counted in the row to the token.
+    page.goto(f"/memory/scope-prompt?repo={repo}")
+    page.locator("#file-text").fill("Every change here needs a ledger test.\n")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator(".notice.ok")).to_contain_text("Saved.")
+    page.goto(f"/memory/agents/research?repo={repo}")
+    api = daemon.client.get("/api/v1/agents/research/context-report", params={"repo": repo}).json()
+    seg = next(s for s in api["segments"] if s["key"] == "scope_prompts")
+    assert seg["used"] > 0
+    prompts = page.locator('tr[data-segment="scope_prompts"]')
+    expect(prompts).to_contain_text(f"{seg['used']:,} / 600")
+    expect(prompts).not_to_contain_text("none set")
+    shot(page, "33-report-seed-rows")
+    prompts.get_by_role("link", name="Open").click()
+    expect(page).to_have_url(f"{daemon.url}/memory/scope-prompt?repo={repo}")
+    # What a run gets holds the same rows.
+    context = daemon.client.get("/api/v1/agents/research/context", params={"repo": repo}).json()
+    assert "## Skills\n" in context["text"] and "## Scope prompts\n" in context["text"]

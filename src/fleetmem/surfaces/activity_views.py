@@ -152,7 +152,8 @@ def link(entry: ActivityEntry) -> str | None:
         return f"/memory/files/{parsed.name}/history"
     if parsed.kind == "agent":
         return f"/memory/agents/{quote(parsed.owner)}/files/{parsed.name}/history"
-    return "/memory/notebook/history?" + urlencode({"repo": parsed.owner})
+    page = "scope-prompt" if parsed.name == "scope_prompt" else "notebook"
+    return f"/memory/{page}/history?" + urlencode({"repo": parsed.owner})
 
 
 def sentence(entry: ActivityEntry, me: str | None = None) -> str:
