@@ -89,9 +89,9 @@ class FactTidyMixin(FactServiceBase):
         actor = actor or local_user()
         if actor.kind != "human":
             raise InvalidInput("actor", actor.name, "only a person reviews facts")
-        if first_id == second_id:
-            raise InvalidInput("second", second_id, "a fact is not a duplicate of itself")
         a, b = sorted((self._require(first_id), self._require(second_id)), key=lambda r: r.id)
+        if a.id == b.id:
+            raise InvalidInput("second", second_id, "a fact is not a duplicate of itself")
         for row in (a, b):
             if row.status != ACTIVE:
                 raise InvalidTransition(
