@@ -18,6 +18,7 @@ from fleetmem.embed.factory import make_embedder
 from fleetmem.embed.memo import RecentQueries
 from fleetmem.providers.builtin import BuiltinProvider
 from fleetmem.providers.hub import ProviderHub
+from fleetmem.service.activity import ActivityFeed
 from fleetmem.service.agent_memory import AgentMemory
 from fleetmem.service.briefings import BriefingService
 from fleetmem.service.context_providers import default_providers
@@ -52,6 +53,8 @@ class App:
     agent_memory: AgentMemory
     portability: PortabilityService
     token_counts: CachedTokenizer
+    #: Who changed what in the workspace's facts and files (the Memory page's feed).
+    activity: ActivityFeed
 
     @property
     def settings(self) -> Settings:
@@ -157,6 +160,7 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         agent_memory=agent_memory,
         portability=portability,
         token_counts=token_counts,
+        activity=ActivityFeed(store, facts.workspace),
     )
 
 

@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from fleetmem.core.briefing import MAX_BRIEFING_BYTES
 from fleetmem.core.budget import percent_of
-from fleetmem.core.contextfiles import AGENT_FILES
+from fleetmem.core.contextfiles import AGENT_FILES, count_skills
 from fleetmem.core.facts import pinned_and_recalled
 from fleetmem.core.scope import validate_agent_name
 from fleetmem.errors import FleetmemError, InvalidInput
@@ -37,6 +37,8 @@ def segment_rows(report: Any, agent: str) -> list[dict[str, Any]]:
             link = "/memory/files"
         elif seg.key == "notebook" and report.context.repo:
             link = f"/memory/notebook?repo={report.context.repo}"
+        elif seg.key == "scope_prompts" and report.context.repo:
+            link = f"/memory/scope-prompt?repo={report.context.repo}"
         else:
             link = None
         labels = [p.label for p in seg.parts if p.label]
@@ -47,6 +49,11 @@ def segment_rows(report: Any, agent: str) -> list[dict[str, Any]]:
             note = "could not be computed; left out"
         elif labels:
             note = ", ".join(labels)
+        elif seg.key == "skills":
+            bound = count_skills("\n".join(part.report.delivered for part in seg.parts))
+            note = f"{bound:,} skill{'' if bound == 1 else 's'} bound" if bound else "none bound"
+        elif seg.key == "scope_prompts" and not seg.tokens:
+            note = "none set" if report.context.repo else "none set: no repository chosen"
         elif seg.key == "facts":
             pinned, recalled = pinned_and_recalled(
                 "\n".join(part.report.delivered for part in seg.parts)
