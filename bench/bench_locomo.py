@@ -28,10 +28,12 @@ cues and the follow-up channel off (``NO_CUES``), so they measure what their nam
 - ``hybrid-rrf60+context``: plain RRF over the context index.
 - ``previous-default``: the defaults before score fusion (weighted RRF, cues at 1 / 1 / 0.7).
 - ``default-before-cues``: score fusion over the two-neighbour context index, no cues.
-- ``default-no-periods``, ``default-no-agents``, ``default+follow-ups``, ``default-no-cues``:
-  the defaults with one cue changed (or every cue off).
+- ``default-no-periods``, ``default-no-agents``, ``default-no-follow-ups``,
+  ``default-no-cues``: the defaults with one cue off (or every cue).
 - ``bm25+context+cues``: the default without an embedder (BM25 and every channel).
 - ``fleetmem-default``: the product's defaults (``RankingOptions()``).
+- ``default-words-always-trusted``: the defaults with every word match earning the whole
+  text weight, whatever its coverage of the question.
 - ``default+vector-feedback3``: the defaults plus pseudo-relevance feedback on vectors
   (``RankingOptions(feedback_items=3)``).
 ``--focus`` asks the rows the recall change is judged on (:data:`FOCUS_VARIANTS`), with no

@@ -112,7 +112,7 @@ RUNS_CLOSED = Counter(
 FACT_WRITES = Counter(
     "fleetmem_facts_writes_total",
     "Fact writes by action (add, propose, edit, forget, restore, pin, unpin, review, merge,"
-    " forget_all) and outcome (ok, duplicate, refused, rate_limited).",
+    " forget_all, scope, keep_both) and outcome (ok, duplicate, refused, rate_limited).",
     ["action", "outcome"],
     registry=REGISTRY,
 )

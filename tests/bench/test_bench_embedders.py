@@ -53,6 +53,7 @@ def test_a_measured_row_has_every_figure_of_the_table() -> None:
     for key in ("texts_per_s", "query_ms_p50", "query_ms_p95", "load_s", "rss_mb", "install_mb"):
         assert isinstance(row[key], float) and row[key] >= 0, key
     assert 0.0 <= row["coding"]["mrr"] <= 1.0 and row["coding"]["n"] == 6
+    assert 0.0 <= row["facts"]["top3"] <= 1.0 and row["facts"]["n"] == 50  # both halves
     assert row["install_mb"] > 20  # the 22.9 MB model file is counted
     missing = bench_embedders.measure("static 10k/64d int8 (tokenlearn)", seed=1, conversations=0)
     text = bench_embedders.table({"rows": [row, missing]})

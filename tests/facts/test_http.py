@@ -123,7 +123,28 @@ def test_s18_another_workspaces_fact_is_a_404_not_a_403(api: Daemon, home: Path)
         ("GET", f"/api/v1/facts/{theirs.id}/history"),
         ("DELETE", f"/api/v1/facts/{theirs.id}"),
         ("POST", f"/api/v1/facts/{theirs.id}/pin"),
+        ("PUT", f"/api/v1/facts/{theirs.id}/scope"),
     ]:
-        r = api.client.request(method, path)
+        body = {"scope": "agent:research"} if path.endswith("/scope") else None
+        r = api.client.request(method, path, json=body)
         assert r.status_code == 404, (method, path, r.text)
     assert api.client.get("/api/v1/facts").json()["facts"] == []
+
+
+def test_a_facts_scope_changes_through_the_api(api: Daemon) -> None:
+    c = api.client
+    fact = c.post("/api/v1/facts", json={"body": "Deploy on Tuesdays."}).json()["fact"]
+    url = f"/api/v1/facts/{fact['id']}/scope"
+    limited = c.put(url, json={"scope": "agent:outreach"})
+    assert limited.status_code == 200, limited.text
+    assert limited.json()["scope"] == "agent:outreach"
+    assert c.get(f"/api/v1/facts/{fact['id']}").json()["scope"] == "agent:outreach"
+    history = c.get(f"/api/v1/facts/{fact['id']}/history").json()["entries"]
+    assert [e["action"] for e in history] == ["create", "scope"]
+    assert history[1]["after"]["scope"] == "agent:outreach"
+    bad = c.put(url, json={"scope": "agent:Not A Name"})
+    assert bad.status_code == 400 and "scope" in bad.json()["error"]["message"]
+    assert c.put(url, json={}).status_code == 400
+    assert c.put(url, json={"scope": "workspace", "extra": 1}).status_code == 400
+    c.delete(f"/api/v1/facts/{fact['id']}")
+    assert c.put(url, json={"scope": "workspace"}).status_code == 404  # forgotten

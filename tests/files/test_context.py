@@ -63,6 +63,7 @@ def test_segments_arrive_in_the_documented_order(files: ContextFileService) -> N
     for spec in AGENT_FILES:
         fill(files, spec.slug, f"{spec.title} text for the agent.\n", agent=AGENT)
     fill(files, "notebook", "Notebook text.\n", repo=REPO)
+    fill(files, "scope_prompt", "Scope prompt text.\n", repo=REPO)
     fill(files, "about_you", "About you text.\n")
     providers = {
         "facts": lambda r: ["fact one", "fact two"],
@@ -74,8 +75,8 @@ def test_segments_arrive_in_the_documented_order(files: ContextFileService) -> N
     headings = re.findall(r"^## (.+)$", context.text, flags=re.M)
     assert headings == [
         f"Project notebook — {REPO}", "Workspace context", "Identity", "Role", "Notes",
-        "Capabilities", "Operating loop", "Tools", "Memory facts", "Scope", "Recent activity",
-        "Recent runs", "Output contract",
+        "Capabilities", "Operating loop", "Tools", "Skills", "Memory facts", "Scope prompts",
+        "Scope", "Recent activity", "Recent runs", "Output contract",
     ]  # fmt: skip
     bodies_in(context.assembly)
     assert context.truncations == ()
@@ -161,11 +162,16 @@ def test_the_report_lists_every_segment_with_budget_usage_and_state(
 
 
 # ---- FR-48: the backstop only binds when framing outgrows the headroom -----------------------
-def full_context(files: ContextFileService) -> dict[str, object]:
+def full_context(files: ContextFileService, *, seed_rows: bool = False) -> dict[str, object]:
+    """Every segment over its budget, but Skills and the scope prompt only with
+    ``seed_rows`` (with them and a full notebook the budgets pass the backstop)."""
     text = corpus()["en_instructions.md"] * 80
     for spec in AGENT_FILES:
-        fill(files, spec.slug, text, agent=AGENT)
+        if spec.slug != "skills" or seed_rows:
+            fill(files, spec.slug, text, agent=AGENT)
     fill(files, "notebook", text, repo=REPO)
+    if seed_rows:
+        fill(files, "scope_prompt", text, repo=REPO)
     files.set_mode("organization", "every-run", actor=MARINA)
     for spec in WORKSPACE_FILES:
         fill(files, spec.slug, text)
@@ -181,11 +187,31 @@ def test_a_full_context_stays_under_17000_with_every_segment_at_its_budget(
     providers = full_context(files)
     context = files.assemble(AGENT, repo=REPO, providers=providers)  # type: ignore[arg-type]
     assembly = context.assembly
-    assert all(s.state == "over" and not s.dropped_by_backstop for s in assembly.segments)
+    others = [s for s in assembly.segments if s.key not in ("skills", "scope_prompts")]
+    assert all(s.state == "over" and not s.dropped_by_backstop for s in others)
+    assert assembly.segment("skills").tokens == assembly.segment("scope_prompts").tokens == 0
     assert assembly.total <= 17_000
     assert sum(s.used for s in assembly.segments) <= 16_250
     assert assembly.overhead < 750  # the framing fits in the headroom FR-48 leaves
     bodies_in(assembly)
+
+
+def test_full_seed_rows_on_top_of_a_full_notebook_reach_the_backstop(
+    files: ContextFileService,
+) -> None:
+    """The notebook (seed 004) is beyond the seed's 16,850: with it, Skills and the scope
+    prompt all full, whole segments are dropped, recent activity first; a run and the
+    report drop the same ones."""
+    providers = full_context(files, seed_rows=True)
+    context = files.assemble(AGENT, repo=REPO, providers=providers)  # type: ignore[arg-type]
+    assembly = context.assembly
+    dropped = [s.key for s in assembly.segments if s.dropped_by_backstop]
+    assert set(dropped) == {"recent_activity", "recent_runs", "scope", "facts", "skills"}
+    assert assembly.total <= 17_000
+    assert assembly.segment("skills").used == 0  # dropped whole, never cut
+    assert assembly.segment("scope_prompts").used == 600
+    report = files.report(AGENT, repo=REPO, providers=providers)  # type: ignore[arg-type]
+    assert [s.key for s in report.context.assembly.segments if s.dropped_by_backstop] == dropped
 
 
 def test_the_backstop_drops_feeds_first_when_it_binds(

@@ -154,6 +154,17 @@ def test_facts_edit_pin_unpin(pair: Pair) -> None:
     pinned = pair.change(("facts", "pin", fact), undo=("facts", "unpin", fact))
     assert pinned == f"{fact} is pinned\n"
     pair.change(("facts", "unpin", fact), undo=("facts", "pin", fact))
+    # The scope too ("Limit to one agent…"), through the daemon as locally.
+    scoped = pair.change(
+        ("facts", "edit", fact, "--scope", "agent:coder"),
+        undo=("facts", "edit", fact, "--scope", "workspace"),
+    )
+    assert scoped == f"{fact} is now for only coder.\n"
+    assert '"scope": "agent:coder"' in pair.local("facts", "show", fact, "--json").stdout
+    both = pair.remote("facts", "edit", fact, "migrations run first", "--scope", "workspace")
+    assert both.stdout.splitlines()[1:] == [f"{fact} is now for every agent."], both.stdout
+    neither = pair.same("facts", "edit", fact, code=2)
+    assert neither == ""
 
 
 def test_facts_forget_restore_review_history_votes(pair: Pair) -> None:

@@ -139,6 +139,10 @@ def _facts(walk: Walk) -> None:
     walk("GET", "/api/v1/facts/offered", 200, query={"run_id": _run_id()})
     walk("GET", "/api/v1/facts/{fact_id}", 200, path_parameters=fid)
     walk("PATCH", "/api/v1/facts/{fact_id}", 200, path_parameters=fid, body={"body": "Cutoffs!"})
+    walk("PUT", "/api/v1/facts/{fact_id}/scope", 200, path_parameters=fid,
+         body={"scope": f"agent:{AGENT}"})  # fmt: skip
+    walk("PUT", "/api/v1/facts/{fact_id}/scope", 200, path_parameters=fid,
+         body={"scope": "workspace"})  # fmt: skip
     walk("POST", "/api/v1/facts/{fact_id}/pin", 200, path_parameters=fid)
     walk("DELETE", "/api/v1/facts/{fact_id}/pin", 200, path_parameters=fid)
     walk(
@@ -148,6 +152,13 @@ def _facts(walk: Walk) -> None:
         path_parameters=fid,
         body={"action": "confirm"},
     )
+    twin = walk("POST", "/api/v1/facts", 201, body={"body": "Cutoffs, cutoffs."})  # same words
+    tidy = walk("GET", "/api/v1/facts/tidy-up", 200, query={"limit": 5})
+    assert [p["fold"]["id"] for p in tidy["pairs"]] == [twin["fact"]["id"]]
+    pair = {"first": fid["fact_id"], "second": twin["fact"]["id"]}
+    walk("POST", "/api/v1/facts/tidy-up/keep-both", 200, body=pair)
+    walk("POST", "/api/v1/facts/tidy-up/keep-both", 404, body={**pair, "second": "f_0"})
+    assert walk("GET", "/api/v1/facts/tidy-up", 200)["total"] == 0
     walk("GET", "/api/v1/facts/{fact_id}/history", 200, path_parameters=fid)
     walk("GET", "/api/v1/facts/{fact_id}/votes", 200, path_parameters=fid)
     walk("DELETE", "/api/v1/facts/{fact_id}", 200, path_parameters=fid)
@@ -156,7 +167,7 @@ def _facts(walk: Walk) -> None:
     assert preview["confirm"] == FORGET_ALL_PHRASE
     walk("POST", "/api/v1/facts/forget-all", 400, body={"confirm": "yes"})
     done = walk("POST", "/api/v1/facts/forget-all", 200, body={"confirm": FORGET_ALL_PHRASE})
-    assert done["forgotten"] == 1
+    assert done["forgotten"] == 2  # the fact and its twin
 
 
 def _files(walk: Walk) -> None:
@@ -178,6 +189,11 @@ def _files(walk: Walk) -> None:
          path_parameters=revision, body={"user": "ops"})  # fmt: skip
     walk("GET", "/api/v1/files/{name}/ask", 200, path_parameters=name, query={"to": AGENT})
     walk("GET", "/api/v1/context-files/activity", 200)
+    feed = walk("GET", "/api/v1/activity", 200, query={"limit": 2})
+    assert [e["source"] for e in feed["entries"]] == ["file", "file"] and feed["next_cursor"]
+    older = walk("GET", "/api/v1/activity", 200, query={"cursor": feed["next_cursor"]})
+    assert {"fact", "file"} <= {e["source"] for e in older["entries"]}
+    walk("GET", "/api/v1/activity", 400, query={"cursor": "1.5:fact:x"})
     report = walk("GET", "/api/v1/agents/{agent}/context-report", 200,
                   path_parameters={"agent": AGENT}, query={"repo": REPO})  # fmt: skip
     assert report["segments"]

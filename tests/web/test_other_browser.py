@@ -174,3 +174,52 @@ def test_on_a_phone_the_page_starts_on_the_first_screen(
         last.scroll_into_view_if_needed()
         expect(last).to_be_in_viewport()
     shot(page, "30-phone-width")
+
+
+#: Runs in two repositories, and a question about one of them in other words.
+SEARCHED = (
+    (
+        "github.com/acme/api",
+        "Made the CSV export stream rows instead of building the file in memory",
+    ),
+    ("github.com/acme/web", "Fixed an off-by-one in pagination that skipped the last invoice"),
+    ("github.com/acme/web", "Renamed the lint workflow and bumped its cache key"),
+)
+
+
+def seed_runs(app: App) -> None:
+    from tests.conftest import ingest_text
+
+    for n, (repo, text) in enumerate(SEARCHED):
+        ingest_text(app.memory, f"s{n}", f"2026-11-2{n}T10:00:00Z", text, repo=repo, branch=f"b{n}")
+
+
+def test_episodes_searched_by_meaning_across_every_repository(
+    start_daemon: Start, browse: Browse
+) -> None:
+    daemon = start_daemon('[model_api]\nembedding_model = "local:minilm"\n', seed=seed_runs)
+    page = browse(daemon).page()
+    page.locator("nav.rail").get_by_role("link", name="Episodes").click()
+    search = page.get_by_role("search", name="Search episodes by meaning")
+    search.get_by_label("Search").fill("final bill missing from listing pages")
+    search.get_by_role("button", name="Search").click()
+    expect(page.locator("main h3")).to_contain_text("in every repository")
+    first = page.locator("#recall-results tbody tr").first
+    expect(first).to_contain_text("github.com/acme/web")
+    expect(first).to_contain_text("pagination")
+    shot(page, "17b-episodes-search")
+    # The same search held to the other repository does not reach across.
+    search.get_by_label("Repository").fill("github.com/acme/api")
+    search.get_by_role("button", name="Search").click()
+    expect(page.locator("main h3")).to_contain_text("in github.com/acme/api")
+    expect(page.locator("main")).not_to_contain_text("pagination")
+    # A question about nothing the store holds answers nothing, not the least unrelated run.
+    search.get_by_label("Repository").fill("")
+    search.get_by_label("Search").fill("chocolate cake recipe")
+    search.get_by_role("button", name="Search").click()
+    expect(page.locator("#recall-empty")).to_contain_text("Nothing relevant")
+    # A bad repository key is named in the error, not a crash.
+    search.get_by_label("Repository").fill("not a repo!")
+    search.get_by_label("Search").fill("pagination")
+    search.get_by_role("button", name="Search").click()
+    expect(page.locator("main")).to_contain_text("repo")

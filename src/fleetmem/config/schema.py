@@ -111,6 +111,7 @@ SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
                 "memory_recall": KeySpec("memory_recall", boolean, Project.NARROW_TO_FALSE),
                 "edit_agent_files": KeySpec("edit_agent_files", boolean),
                 "briefing_max_chars": KeySpec("briefing_max_chars", integer(500, 4000)),
+                "skills_budget": KeySpec("skills_budget", integer(100, 8000)),
                 "adapter": KeySpec("adapter", choice(*ADAPTERS)),
                 "command": KeySpec("command", short_text(max_len=4096)),
                 "args": KeySpec("args", string_list(max_items=64, max_len=4096)),

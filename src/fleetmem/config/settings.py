@@ -82,6 +82,8 @@ class AgentSettings:
     memory_recall: bool = True
     edit_agent_files: bool = False
     briefing_max_chars: int = 2000
+    #: The Skills file's budget for this agent (None: the catalog's 4,000; FR-47).
+    skills_budget: int | None = None
     # How `fleetmem run` starts the agent (docs/agents.md); every one of these is global-only.
     adapter: str | None = None
     command: str | None = None

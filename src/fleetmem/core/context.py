@@ -13,22 +13,26 @@ notes                 agent file (agent-writable)       1,500     authored
 capabilities          agent file                        400       authored
 operating loop        agent file                        800       authored
 tools                 agent file                        1,500     authored
+skills                agent file (Skills)               4,000 (*) authored
 memory facts          facts block (facts service)       1,200     feed (by rank)
+scope prompts         the repository's scope prompt     600       authored
 scope                 scope provider                    800       feed
 recent activity       activity provider                 1,200     feed (newest first)
 recent runs           recent-runs provider              800       feed (newest first)
 output contract       agent file                        150       authored
 ====================  ================================  ========  ===========
 
-The budgets add up to 16,250; the whole context is held to 17,000 tokens, a backstop that only
-binds if the framing (headings and fences, a few hundred tokens) outgrows the difference.
+(*) or the agent's ``skills_budget``. The seed's segments (all but the notebook, which seed 004
+adds) add up to 16,850, under the 17,000-token backstop as FR-48 asks; with the notebook the
+budgets add up to 20,850, so a run whose notebook and Skills are both near full can reach the
+backstop, which then drops whole segments in :data:`BACKSTOP_DROP_ORDER`.
 
 Text written by people or agents that is *reference data* (the notebook, workspace files,
 Notes, facts, scope and feeds) is fenced between two lines carrying a fresh 128-bit nonce that
 occurs nowhere in the content (the service writes it as 39 decimal digits, which always cost the
 same number of tokens); the preamble tells the agent that only those exact lines open and close
 reference data. Instructions (Identity, Role, Capabilities, Operating loop, Tools, Output
-contract) are written only by people and are not fenced.
+contract, and the Skills and Scope prompts) are written only by people and are not fenced.
 """
 
 from __future__ import annotations
@@ -60,12 +64,14 @@ BACKSTOP_DROP_ORDER: Final = (
     "recent_runs",
     "scope",
     "facts",
+    "skills",
     "notebook",
     "workspace_context",
     "tools",
     "operating_loop",
     "capabilities",
     "notes",
+    "scope_prompts",
     "role",
     "identity",
     "output_contract",
@@ -103,7 +109,9 @@ SEGMENTS: Final[tuple[SegmentSpec, ...]] = (
     SegmentSpec("capabilities", "Capabilities", 400, False, "authored"),
     SegmentSpec("operating_loop", "Operating loop", 800, False, "authored"),
     SegmentSpec("tools", "Tools", 1500, False, "authored"),
+    SegmentSpec("skills", "Skills", 4000, False, "authored"),
     SegmentSpec("facts", "Memory facts", 1200, True, "feed"),
+    SegmentSpec("scope_prompts", "Scope prompts", 600, False, "authored"),
     SegmentSpec("scope", "Scope", 800, True, "feed"),
     SegmentSpec("recent_activity", "Recent activity", 1200, True, "feed"),
     SegmentSpec("recent_runs", "Recent runs", 800, True, "feed"),
@@ -131,6 +139,7 @@ class SegmentInput:
     parts: tuple[PartInput, ...] = ()
     status: SegmentStatus = "ok"
     title: str | None = None  # overrides the catalog title (e.g. with the repository)
+    budget: int | None = None  # overrides the catalog budget (an agent's skills_budget)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,18 +250,19 @@ def shared_reports(texts: Sequence[str], budget: int, codec: TokenCodec) -> list
 def report_segment(segment: SegmentInput, codec: TokenCodec) -> SegmentResult:
     """Fit one segment's parts into its budget."""
     spec = SEGMENT_BY_KEY[segment.key]
+    budget = spec.budget if segment.budget is None else segment.budget
     parts = segment.parts if segment.status == "ok" else ()
     reports: list[LoadReport]
     if spec.shape == "feed":
-        reports = [truncate_feed(p.entries or (), spec.budget, codec) for p in parts]
+        reports = [truncate_feed(p.entries or (), budget, codec) for p in parts]
     elif len(parts) > 1:
-        reports = shared_reports([p.text for p in parts], spec.budget, codec)
+        reports = shared_reports([p.text for p in parts], budget, codec)
     else:
-        reports = [truncate_authored(p.text, spec.budget, codec) for p in parts]
+        reports = [truncate_authored(p.text, budget, codec) for p in parts]
     return SegmentResult(
         key=spec.key,
         title=segment.title or spec.title,
-        budget=spec.budget,
+        budget=budget,
         status=segment.status,
         parts=tuple(
             PartResult(p.label, p.ref, p.revision, r) for p, r in zip(parts, reports, strict=True)

@@ -4,9 +4,10 @@ Three families (docs/context-files.md):
 
 * **workspace context files**: exactly six per workspace, each loaded on every run or read on
   demand; at most three load on every run, sharing one 1,500-token budget;
-* **agent files**: per agent, Identity, Role, Notes, Capabilities, Operating loop, Tools and
-  Output contract, each with its FR-47 budget; Notes is the only one an agent may write;
-* **project notebooks**: one per repository, part of every run there.
+* **agent files**: per agent, Identity, Role, Notes, Capabilities, Operating loop, Tools, Skills
+  and Output contract, each with its FR-47 budget; Notes is the only one an agent may write;
+* **project files**: per repository, the notebook (agents append to it) and the scope prompt
+  (people only), part of every run there.
 """
 
 from __future__ import annotations
@@ -34,6 +35,19 @@ MAX_NOTE_CHARS: Final = 2000
 #: Revisions kept per file: the last 20, plus every one younger than 30 days (FR-38).
 KEEP_REVISIONS: Final = 20
 KEEP_REVISIONS_YOUNGER_THAN_S: Final = 30 * 86_400.0
+
+#: The Skills file's budget unless the agent's ``skills_budget`` says otherwise (FR-47).
+SKILLS_BUDGET: Final = 4000
+#: A ``## `` heading opens one skill in the Skills file.
+_SKILL_HEADING: Final = re.compile(r"^## +\S", re.MULTILINE)
+
+
+def count_skills(body: str) -> int:
+    """How many skills a Skills file holds: its ``## `` headings (a body with text but no
+    heading is one skill)."""
+    found = len(_SKILL_HEADING.findall(body))
+    return found or (1 if body.strip() else 0)
+
 
 #: The authoring rule the head-and-tail truncation implies (FR-44).
 AUTHORING_RULE: Final = (
@@ -84,9 +98,22 @@ AGENT_FILES: Final[tuple[FileSpec, ...]] = (
     FileSpec("agent", "operating_loop", "Operating loop",
              "How it goes about a task, step by step.", 800),
     FileSpec("agent", "tools", "Tools", "Which tools it has and when to use each.", 1500),
+    FileSpec("agent", "skills", "Skills",
+             "Procedures it can follow, one ## heading per skill: when to use it, the steps.",
+             SKILLS_BUDGET),
     FileSpec("agent", "output_contract", "Output contract",
              "The shape every answer must take.", 150),
 )  # fmt: skip
+
+#: What one repository's work asks of every agent in it: the seed's "Work-level prompt
+#: customisation" (FR-47's Scope prompts), written by people only.
+SCOPE_PROMPT: Final = FileSpec(
+    "project",
+    "scope_prompt",
+    "Scope prompt",
+    "How work in this repository is done: instructions every agent working here follows.",
+    600,
+)
 
 NOTEBOOK: Final = FileSpec(
     "project",
@@ -99,7 +126,7 @@ NOTEBOOK: Final = FileSpec(
 _BY_KIND: Final[dict[FileKind, tuple[FileSpec, ...]]] = {
     "workspace": WORKSPACE_FILES,
     "agent": AGENT_FILES,
-    "project": (NOTEBOOK,),
+    "project": (NOTEBOOK, SCOPE_PROMPT),
 }
 _MODE_NAMES: Final[dict[str, Mode]] = {
     "every_run": "every_run",

@@ -21,6 +21,7 @@ from fleetmem.embed.memo import RecentQueries
 from fleetmem.errors import ConfigError
 from fleetmem.providers.builtin import BuiltinProvider
 from fleetmem.providers.hub import ProviderHub
+from fleetmem.service.activity import ActivityFeed
 from fleetmem.service.agent_memory import AgentMemory
 from fleetmem.service.briefings import BriefingService
 from fleetmem.service.context_providers import default_providers
@@ -60,6 +61,8 @@ class App:
     agent_memory: AgentMemory
     portability: PortabilityService
     token_counts: CachedTokenizer
+    #: Who changed what in the workspace's facts and files (the Memory page's feed).
+    activity: ActivityFeed
 
     @property
     def settings(self) -> Settings:
@@ -165,6 +168,7 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         agent_memory=agent_memory,
         portability=portability,
         token_counts=token_counts,
+        activity=ActivityFeed(store, facts.workspace),
     )
 
 

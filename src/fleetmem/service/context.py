@@ -30,7 +30,7 @@ from fleetmem.core.context import (
     assemble,
     fit_for_host,
 )
-from fleetmem.core.contextfiles import AGENT_FILES, NOTEBOOK, FileRef, resolve
+from fleetmem.core.contextfiles import AGENT_FILES, NOTEBOOK, SCOPE_PROMPT, FileRef, resolve
 from fleetmem.core.hosts import (
     LINUX_ARGUMENT_BYTES,
     PROFILES,
@@ -210,6 +210,10 @@ class ContextHost(Protocol):
         """The workspace files whose mode puts them in every run, in catalog order."""
         ...
 
+    def budget_of(self, ref: FileRef) -> int:
+        """An agent or project file's budget (the agent's ``skills_budget`` for Skills)."""
+        ...
+
 
 class ContextMixin:
     """Context assembly for :class:`fleetmem.service.files.ContextFileService`."""
@@ -379,7 +383,16 @@ def _inputs(
         ref = FileRef(spec, request.agent)
         row = host._row(ref)
         part = PartInput(text=row.body, ref=str(ref), revision=row.revision)
-        inputs.append(SegmentInput(spec.slug, (part,)))
+        budget = host.budget_of(ref) if spec.slug == "skills" else None
+        inputs.append(SegmentInput(spec.slug, (part,), budget=budget))
+    if request.repo is not None:
+        ref = FileRef(SCOPE_PROMPT, request.repo)
+        row = host._row(ref)
+        part = PartInput(text=row.body, ref=str(ref), revision=row.revision)
+        inputs.append(SegmentInput("scope_prompts", (part,)))
+    else:
+        # No repository, no scope prompt: the report still shows the row, empty.
+        inputs.append(SegmentInput("scope_prompts"))
     for key in PROVIDED:
         inputs.append(_provided(key, providers.get(key), request, hooks))
     return inputs

@@ -31,7 +31,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 from fleetmem.config import Settings
 from fleetmem.core.briefing import iso
-from fleetmem.core.contextfiles import NOTEBOOK, FileRef
+from fleetmem.core.contextfiles import NOTEBOOK, SCOPE_PROMPT, FileRef
 from fleetmem.core.durations import format_duration
 from fleetmem.core.facts import BlockItem
 from fleetmem.service.context import ContextRequest, Provided, SegmentProvider
@@ -160,16 +160,21 @@ def live_run_line(row: LiveRunRow) -> str:
 
 def recent_activity_provider(files: ContextFileService) -> SegmentProvider:
     """Changes to the files this agent receives (workspace files, its own files, the
-    repository's notebook), newest first: who saved, restored, appended or proposed what."""
+    repository's notebook and scope prompt), newest first: who saved, restored, appended or
+    proposed what."""
 
     def provide(request: ContextRequest) -> list[str]:
-        notebook = str(FileRef(NOTEBOOK, request.repo)) if request.repo else None
+        project = (
+            {str(FileRef(spec, request.repo)) for spec in (NOTEBOOK, SCOPE_PROMPT)}
+            if request.repo
+            else set()
+        )
         own = f"agent/{request.agent}/"
         lines = []
         for row in files.activity(limit=ACTIVITY_SCANNED):
             if row.action not in ACTIVITY_SHOWN:
                 continue
-            if not (row.ref.startswith(("workspace/", own)) or row.ref == notebook):
+            if not (row.ref.startswith(("workspace/", own)) or row.ref in project):
                 continue
             who = row.actor if row.actor_kind == "user" else f"{row.actor_kind}:{row.actor}"
             revision = f" (revision {row.revision})" if row.revision is not None else ""

@@ -61,6 +61,7 @@ from fleetmem.service.fact_results import (
     WriteResult,
 )
 from fleetmem.service.fact_runs import RunFactsMixin, check_run
+from fleetmem.service.fact_tidy import FactTidyMixin
 from fleetmem.store.facts import FactRow, ProvenanceRow, RevisionRow
 
 PIN_CAP = "At most 20 facts can be pinned; unpin one first."
@@ -71,7 +72,7 @@ IDEMPOTENCY_KEY_PATTERN = rf"[\x20-\x7e]{{1,{MAX_IDEMPOTENCY_KEY}}}"
 IDEMPOTENCY_KEY_RE = re.compile(IDEMPOTENCY_KEY_PATTERN)
 
 
-class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin):
+class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin):
     """Facts of one workspace (``in_workspace`` gives another)."""
 
     # ---- writes by people ---------------------------------------------------------------
@@ -288,6 +289,34 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin):
             self.workspace, row.id, after.revision, now - IN_FLIGHT_WINDOW_S
         )
         return EditResult(after, True, in_flight)
+
+    def set_scope(self, fact_id: str, scope: str, *, actor: Actor | None = None) -> FactRow:
+        """Change who a fact is for: the whole workspace, runs in one repository
+        (``project:REPO``) or one agent (``agent:NAME``, "Limit to one agent…").
+
+        Only people change a fact's scope. Runs started from now on see it in its new scope;
+        a live fact with the same words in that scope already is refused as a duplicate.
+        """
+        actor = actor or local_user()
+        if actor.kind != "human":
+            raise InvalidInput("actor", actor.name, "only a person changes a fact's scope")
+        scope = check_scope(scope)
+        row = self._require(fact_id)
+        if row.status not in LIVE:
+            raise InvalidTransition(
+                f"cannot change the scope of a fact that is {row.status}", existing=row.id
+            )
+        if scope == row.scope:
+            return row
+        now = self.now()
+        with self._write():
+            self._rate(actor, "writes", WRITES_PER_MINUTE, 60.0)
+            self._refuse_duplicate(scope, row.norm, LIVE, action="scope", exclude=row.id)
+            after = self._save(row, scope=scope, updated_at=now)
+            self._journal("scope", actor, row, after)
+        metrics.FACT_WRITES.labels(action="scope", outcome="ok").inc()
+        log.info("fact.scoped fact=%s scope=%s actor=%s", row.id, scope, actor.kind)
+        return after
 
     def forget(self, fact_id: str, *, actor: Actor | None = None) -> ForgetResult:
         """Forget one fact: no run started from now on is served it; restorable for 30 days

@@ -30,6 +30,7 @@ from fleetmem.core.contextfiles import (
     MAX_EVERY_RUN,
     MAX_NOTE_CHARS,
     NOTEBOOK,
+    SCOPE_PROMPT,
     WORKSPACE_CONTEXT_BUDGET,
     WORKSPACE_FILES,
     FileRef,
@@ -197,7 +198,7 @@ class ContextFileService(ProposalsMixin, ContextMixin):
     def _meter(self, ref: FileRef, row: FileRow) -> Meter:
         codec = self.codec
         if ref.kind != "workspace":
-            budget = ref.spec.budget or 0
+            budget = self.budget_of(ref)
             report = truncate_authored(row.body, budget, codec)
             return Meter(report.tokens, budget, report)
         if row.mode != "every_run":
@@ -208,6 +209,15 @@ class ContextFileService(ProposalsMixin, ContextMixin):
         report = reports[index]
         others = tuple(_title(r) for r in group if r.key.name != ref.name)
         return Meter(report.tokens, report.budget, report, others)
+
+    def budget_of(self, ref: FileRef) -> int:
+        """An agent or project file's budget: its catalog figure, or for Skills the agent's
+        own ``skills_budget`` when set (FR-47)."""
+        if ref.kind == "agent" and ref.name == "skills":
+            override = self._settings().agent(ref.owner).skills_budget
+            if override is not None:
+                return override
+        return ref.spec.budget or 0
 
     def every_run_rows(self) -> list[FileRow]:
         """The every-run workspace files, in catalog order."""
@@ -220,7 +230,8 @@ class ContextFileService(ProposalsMixin, ContextMixin):
         ]
 
     def list_files(self, *, agent: str | None = None, repo: str | None = None) -> list[FileView]:
-        """The six workspace files, an agent's seven files, or a repository's notebook."""
+        """The six workspace files, an agent's eight files, or a repository's notebook and
+        scope prompt."""
         if agent is not None and repo is not None:
             # A bad value is named whichever one it is; two good ones address no file at all,
             # as for ``ref`` (404).
@@ -230,7 +241,7 @@ class ContextFileService(ProposalsMixin, ContextMixin):
         if agent is not None:
             return [self.get(self.ref(s.slug, agent=agent)) for s in AGENT_FILES]
         if repo is not None:
-            return [self.get(self.ref(NOTEBOOK.slug, repo=repo))]
+            return [self.get(self.ref(s.slug, repo=repo)) for s in (NOTEBOOK, SCOPE_PROMPT)]
         return [self.get(self.ref(s.slug)) for s in WORKSPACE_FILES]
 
     def listing(self) -> Listing:

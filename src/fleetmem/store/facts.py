@@ -115,6 +115,20 @@ class VoteRow:
 
 
 @dataclass(frozen=True, slots=True)
+class KeptPairRow:
+    """Two facts a person chose to keep apart in Tidy up (``first_id`` < ``second_id``), at
+    the revisions they compared."""
+
+    workspace: str
+    first_id: str
+    first_revision: int
+    second_id: str
+    second_revision: int
+    actor: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
 class SearchRow:
     """A candidate of a search: the few columns ranking needs (full rows are read only for
     the hits), and ``literal``: ``phrase``, ``words`` or None, as
@@ -218,6 +232,12 @@ class FactStore(Protocol):
     def fact_provenance(self, fact_id: str) -> list[ProvenanceRow]: ...
     def fact_journal_add(self, row: JournalRow) -> None: ...
     def fact_journal(self, workspace: str, fact_id: str | None = None) -> list[JournalRow]: ...
+    def fact_journal_page(
+        self, workspace: str, before: tuple[float, int] | None, limit: int
+    ) -> list[JournalRow]:
+        """Newest first (``at``, then ``seq``, descending), strictly before ``before`` =
+        (at, seq) when given."""
+        ...
 
     # exposure and votes
     def fact_add_exposures(self, rows: Sequence[ExposureRow]) -> int: ...
@@ -229,12 +249,25 @@ class FactStore(Protocol):
     def fact_vote_get(self, workspace: str, fact_id: str, run_id: str) -> VoteRow | None: ...
     def fact_vote_add(self, row: VoteRow) -> None: ...
     def fact_votes(self, workspace: str, fact_id: str) -> list[VoteRow]: ...
+    def fact_votes_page(
+        self, workspace: str, before: tuple[float, int] | None, limit: int
+    ) -> list[VoteRow]:
+        """Every vote of the workspace newest first (``at``, then ``seq``, descending),
+        strictly before ``before`` = (at, seq) when given."""
+        ...
+
     def fact_tally(
         self, workspace: str, fact_id: str, revision: int, stance: str, since: float
     ) -> Tally: ...
     def fact_tallies(self, workspace: str) -> dict[str, tuple[Tally, Tally]]: ...
 
     # rate limits
+    def fact_keep_pair(self, row: KeptPairRow) -> None:
+        """Remember a pair kept apart (replacing an earlier decision on the same pair)."""
+        ...
+
+    def fact_kept_pairs(self, workspace: str) -> list[KeptPairRow]: ...
+
     def fact_rate_hits(
         self, workspace: str, actor: str, bucket: str, since: float
     ) -> list[float]: ...

@@ -127,6 +127,17 @@ class FileStore(Protocol):
         self, workspace: str, limit: int, ref: str | None = None
     ) -> list[ActivityRow]: ...
 
+    def file_activity_page(
+        self,
+        workspace: str,
+        before: tuple[float, int] | None,
+        limit: int,
+        actions: Sequence[str],
+    ) -> list[ActivityRow]:
+        """Activity rows with one of ``actions``, newest first (``at``, then ``id``,
+        descending), only those strictly before ``before`` = (at, id) when given."""
+        ...
+
     def write_times(self, workspace: str, actor_kind: str, actor: str, since: float) -> list[float]:
         """Times (ascending) of the actor's writes (save, restore, append, mode) since then."""
         ...

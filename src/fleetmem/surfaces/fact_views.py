@@ -24,7 +24,8 @@ from fleetmem.service.fact_results import (
     VoteSummary,
     WriteResult,
 )
-from fleetmem.store.facts import ExposureRow, FactRow, ProvenanceRow, VoteRow
+from fleetmem.service.fact_tidy import TidyUp
+from fleetmem.store.facts import ExposureRow, FactRow, KeptPairRow, ProvenanceRow, VoteRow
 from fleetmem.surfaces.views import iso
 
 
@@ -257,3 +258,23 @@ def recall_view(result: FactRecall) -> dict[str, Any]:
             for i in result.items
         ],
     }
+
+
+def tidy_view(tidy: TidyUp) -> dict[str, Any]:
+    return {
+        "pairs": [
+            {
+                "keep": fact_view(p.keep),
+                "fold": fact_view(p.fold),
+                "similarity": p.similarity,
+                "matched": p.matched,
+            }
+            for p in tidy.pairs
+        ],
+        "total": tidy.total,
+        "degraded": tidy.degraded,
+    }
+
+
+def kept_pair_view(row: KeptPairRow) -> dict[str, Any]:
+    return {"first": row.first_id, "second": row.second_id, "at": iso(row.at)}

@@ -18,6 +18,7 @@ from fleetmem.store.facts import (
     ExposureRow,
     FactRow,
     JournalRow,
+    KeptPairRow,
     ProvenanceRow,
     RevisionRow,
     VoteRow,
@@ -186,21 +187,24 @@ class FactActivityMixin:
             sql += " AND fact_id = ?"
             args.append(fact_id)
         rows = self.db.conn.execute(sql + " ORDER BY seq", args).fetchall()
-        return [
-            JournalRow(
-                workspace=r["workspace"],
-                fact_id=r["fact_id"],
-                action=r["action"],
-                actor_kind=r["actor_kind"],
-                actor=r["actor"],
-                run_id=r["run_id"],
-                at=r["at"],
-                before=None if r["before_json"] is None else json.loads(r["before_json"]),
-                after=None if r["after_json"] is None else json.loads(r["after_json"]),
-                seq=int(r["seq"]),
-            )
-            for r in rows
-        ]
+        return [_journal_row(r) for r in rows]
+
+    def fact_journal_page(
+        self, workspace: str, before: tuple[float, int] | None, limit: int
+    ) -> list[JournalRow]:
+        """The workspace's journal newest first (``at``, then ``seq``, descending), only rows
+        strictly before ``before`` = (at, seq) when given; at most ``limit``."""
+        sql = (
+            "SELECT seq, workspace, fact_id, action, actor_kind, actor, run_id, at, before_json,"
+            " after_json FROM fact_journal WHERE workspace = ?"
+        )
+        args: list[Any] = [workspace]
+        if before is not None:
+            sql += " AND (at < ? OR (at = ? AND seq < ?))"
+            args += [before[0], before[0], before[1]]
+        sql += " ORDER BY at DESC, seq DESC LIMIT ?"
+        rows = self.db.conn.execute(sql, [*args, limit]).fetchall()
+        return [_journal_row(r) for r in rows]
 
     # ---- exposure and votes ------------------------------------------------------------
     def fact_add_exposures(self, rows: Sequence[ExposureRow]) -> int:
@@ -306,6 +310,23 @@ class FactActivityMixin:
         ).fetchall()
         return [vote_row(r) for r in rows]
 
+    def fact_votes_page(
+        self, workspace: str, before: tuple[float, int] | None, limit: int
+    ) -> list[VoteRow]:
+        """The workspace's votes newest first (``at``, then ``seq``, descending), only those
+        strictly before ``before`` = (at, seq) when given; at most ``limit``."""
+        sql = (
+            "SELECT seq, workspace, fact_id, revision, run_id, agent, repo, stance, counted,"
+            " reason, at, note FROM fact_votes WHERE workspace = ?"
+        )
+        args: list[Any] = [workspace]
+        if before is not None:
+            sql += " AND (at < ? OR (at = ? AND seq < ?))"
+            args += [before[0], before[0], before[1]]
+        sql += " ORDER BY at DESC, seq DESC LIMIT ?"
+        rows = self.db.conn.execute(sql, [*args, limit]).fetchall()
+        return [vote_row(r) for r in rows]
+
     def fact_tally(
         self, workspace: str, fact_id: str, revision: int, stance: str, since: float
     ) -> Tally:
@@ -333,6 +354,35 @@ class FactActivityMixin:
             out[fact_id] = (tally, contradict) if stance == "support" else (support, tally)
         return out
 
+    # ---- pairs kept apart (Tidy up) ------------------------------------------------------
+    def fact_keep_pair(self, row: KeptPairRow) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT INTO fact_pairs_kept (workspace, first_id, first_revision, second_id,"
+                " second_revision, actor, at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (workspace, first_id, second_id) DO UPDATE SET"
+                " first_revision = excluded.first_revision,"
+                " second_revision = excluded.second_revision,"
+                " actor = excluded.actor, at = excluded.at",
+                (
+                    row.workspace,
+                    row.first_id,
+                    row.first_revision,
+                    row.second_id,
+                    row.second_revision,
+                    row.actor,
+                    row.at,
+                ),
+            )
+
+    def fact_kept_pairs(self, workspace: str) -> list[KeptPairRow]:
+        rows = self.db.conn.execute(
+            "SELECT workspace, first_id, first_revision, second_id, second_revision, actor, at"
+            " FROM fact_pairs_kept WHERE workspace = ? ORDER BY first_id, second_id",
+            (workspace,),
+        ).fetchall()
+        return [KeptPairRow(*tuple(r)) for r in rows]
+
     # ---- rate limits --------------------------------------------------------------------
     def fact_rate_hits(self, workspace: str, actor: str, bucket: str, since: float) -> list[float]:
         rows = self.db.conn.execute(
@@ -353,3 +403,18 @@ class FactActivityMixin:
                 "DELETE FROM fact_rate WHERE workspace = ? AND actor = ? AND bucket = ? AND at < ?",
                 (workspace, actor, bucket, at - 86_400.0),
             )
+
+
+def _journal_row(r: sqlite3.Row) -> JournalRow:
+    return JournalRow(
+        workspace=r["workspace"],
+        fact_id=r["fact_id"],
+        action=r["action"],
+        actor_kind=r["actor_kind"],
+        actor=r["actor"],
+        run_id=r["run_id"],
+        at=r["at"],
+        before=None if r["before_json"] is None else json.loads(r["before_json"]),
+        after=None if r["after_json"] is None else json.loads(r["after_json"]),
+        seq=int(r["seq"]),
+    )

@@ -229,21 +229,23 @@ class FilesMixin:
             sql += " AND ref = ?"
             args.append(ref)
         rows = self.db.conn.execute(sql + " ORDER BY at DESC, id DESC LIMIT ?", [*args, limit])
-        return [
-            ActivityRow(
-                workspace=r["workspace"],
-                at=float(r["at"]),
-                actor_kind=r["actor_kind"],
-                actor=r["actor"],
-                run_id=r["run_id"],
-                action=r["action"],
-                ref=r["ref"],
-                revision=r["revision"],
-                detail=r["detail"],
-                id=int(r["id"]),
-            )
-            for r in rows.fetchall()
-        ]
+        return [_activity_row(r) for r in rows.fetchall()]
+
+    def file_activity_page(
+        self,
+        workspace: str,
+        before: tuple[float, int] | None,
+        limit: int,
+        actions: Sequence[str],
+    ) -> list[ActivityRow]:
+        marks = ", ".join("?" for _ in actions)
+        sql = f"SELECT * FROM context_file_activity WHERE workspace = ? AND action IN ({marks})"
+        args: list[object] = [workspace, *actions]
+        if before is not None:
+            sql += " AND (at < ? OR (at = ? AND id < ?))"
+            args += [before[0], before[0], before[1]]
+        rows = self.db.conn.execute(sql + " ORDER BY at DESC, id DESC LIMIT ?", [*args, limit])
+        return [_activity_row(r) for r in rows.fetchall()]
 
     def write_times(self, workspace: str, actor_kind: str, actor: str, since: float) -> list[float]:
         rows = self.db.conn.execute(
@@ -302,3 +304,18 @@ class FilesMixin:
             (workspace, ref, below_revision, since),
         ).fetchone()
         return int(row[0] or 0)
+
+
+def _activity_row(r: sqlite3.Row) -> ActivityRow:
+    return ActivityRow(
+        workspace=r["workspace"],
+        at=float(r["at"]),
+        actor_kind=r["actor_kind"],
+        actor=r["actor"],
+        run_id=r["run_id"],
+        action=r["action"],
+        ref=r["ref"],
+        revision=r["revision"],
+        detail=r["detail"],
+        id=int(r["id"]),
+    )

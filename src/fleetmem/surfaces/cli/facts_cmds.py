@@ -73,9 +73,14 @@ def register(sub: Any) -> dict[str, Handler]:
         p.add_argument("fact_id", metavar="ID")
         p.add_argument("--json", action="store_true")
 
-    p = actions.add_parser("edit", help="correct a fact's wording (a new revision)")
+    p = actions.add_parser(
+        "edit", help="correct a fact's wording (a new revision) or change its scope"
+    )
     p.add_argument("fact_id", metavar="ID")
-    p.add_argument("text")
+    p.add_argument("text", nargs="?", help="the new wording")
+    p.add_argument(
+        "--scope", help="who it is for: workspace (every agent), project:REPO or agent:NAME"
+    )
     p.add_argument("--json", action="store_true")
 
     p = actions.add_parser("review", help="confirm, evidence, restrict, reject, stale or merge")
@@ -280,19 +285,50 @@ def _show_text(d: dict[str, Any]) -> str:
 def _edit(facts: Any, args: argparse.Namespace, actor: Any) -> int:
     from fleetmem.surfaces import fact_views as fv
 
-    result = facts.edit(args.fact_id, args.text, actor=actor)
-    emit(args, fv.edit_view(result), edit_text)
+    if nothing_to_edit(args):
+        return EXIT_INPUT
+    out: dict[str, Any] = {"changed": False, "runs_in_flight": 0}
+    if args.text is not None:
+        out = fv.edit_view(facts.edit(args.fact_id, args.text, actor=actor))
+    if args.scope is not None:
+        row = facts.set_scope(args.fact_id, args.scope, actor=actor)
+        out = with_scope(out, fv.fact_view(row))
+    emit(args, out, edit_text)
     return EXIT_OK
+
+
+def nothing_to_edit(args: argparse.Namespace) -> bool:
+    """True (after saying so) when ``facts edit`` was given neither wording nor scope."""
+    import sys
+
+    if args.text is None and args.scope is None:
+        print("fleetmem: error: give the new wording, --scope, or both", file=sys.stderr)
+        return True
+    return False
+
+
+def with_scope(out: dict[str, Any], fact: dict[str, Any]) -> dict[str, Any]:
+    """``facts edit``'s answer after ``--scope``: the fact as it is now, marked so the text
+    says who it is for."""
+    return {**out, "fact": fact, "scope_set": True}
 
 
 def edit_text(d: dict[str, Any]) -> str:
     f = d["fact"]
-    if not d["changed"]:
-        return f"{f['id']} unchanged"
-    out = f'Saved {f["id"]} revision {f["revision"]}: "{f["body"]}"'
-    if d["runs_in_flight"]:
-        out += f"\n{d['runs_in_flight']} runs in flight still hold the previous version."
-    return out
+    lines = []
+    if d["changed"]:
+        lines.append(f'Saved {f["id"]} revision {f["revision"]}: "{f["body"]}"')
+        if d["runs_in_flight"]:
+            lines.append(f"{d['runs_in_flight']} runs in flight still hold the previous version.")
+    if d.get("scope_set"):
+        lines.append(f"{f['id']} is now for {scope_words(f['scope'])}.")
+    return "\n".join(lines) or f"{f['id']} unchanged"
+
+
+def scope_words(scope: str) -> str:
+    """``every agent``, ``runs in github.com/acme/api`` or ``only research``."""
+    kind, _, name = scope.partition(":")
+    return {"agent": f"only {name}", "project": f"runs in {name}"}.get(kind, "every agent")
 
 
 def _forget(facts: Any, args: argparse.Namespace, actor: Any) -> int:

@@ -9,7 +9,7 @@ import argparse
 import sys
 import urllib.parse
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fleetmem.surfaces.cli import facts_cmds as fc
 from fleetmem.surfaces.cli.common import EXIT_INPUT, EXIT_OK, emit
@@ -62,7 +62,15 @@ def _show(client: RemoteClient, args: argparse.Namespace) -> int:
 
 
 def _edit(client: RemoteClient, args: argparse.Namespace) -> int:
-    emit(args, client.call("PATCH", _one(args), body={"body": args.text}), fc.edit_text)
+    if fc.nothing_to_edit(args):
+        return EXIT_INPUT
+    out: dict[str, Any] = {"changed": False, "runs_in_flight": 0}
+    if args.text is not None:
+        out = client.call("PATCH", _one(args), body={"body": args.text})
+    if args.scope is not None:
+        fact = client.call("PUT", _one(args, "/scope"), body={"scope": args.scope})
+        out = fc.with_scope(out, fact)
+    emit(args, out, fc.edit_text)
     return EXIT_OK
 
 

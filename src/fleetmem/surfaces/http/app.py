@@ -102,6 +102,7 @@ ROUTE_MODULES: tuple[str, ...] = (
     "fleetmem.surfaces.http.files_routes",
     "fleetmem.surfaces.http.facts_routes",
     "fleetmem.surfaces.http.agents_routes",
+    "fleetmem.surfaces.http.activity_routes",
 )
 
 

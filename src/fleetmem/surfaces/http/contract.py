@@ -24,6 +24,8 @@ from fleetmem.core.scope import (
     REPO_KEY_PATTERN,
 )
 from fleetmem.providers.base import MAX_QUERY_CHARS
+from fleetmem.service.activity import CURSOR_PATTERN as ACTIVITY_CURSOR_PATTERN
+from fleetmem.service.activity import MAX_LIMIT as ACTIVITY_MAX_LIMIT
 from fleetmem.service.fact_reads import CURSOR_PATTERN
 from fleetmem.surfaces.http.schemas import VISIBLE_TEXT
 from fleetmem.surfaces.http.schemas_facts import SCOPE_PATTERN
@@ -91,9 +93,15 @@ _BY_ROUTE: dict[tuple[str, str], dict[str, Any]] = {
     ("/api/v1/facts", "status"): {"type": "string", "enum": ["all", *STATUSES]},
     ("/api/v1/facts", "cursor"): {"type": "string", "pattern": f"^{CURSOR_PATTERN}$"},
     ("/api/v1/facts/search", "limit"): _limit(50),
+    ("/api/v1/facts/tidy-up", "limit"): _limit(500),
     ("/api/v1/facts/search", "q"): QUERY_TEXT,
     ("/api/v1/facts/search", "status"): {"type": "string", "enum": ["all", *STATUSES]},
     ("/api/v1/context-files/activity", "limit"): _limit(1000),
+    ("/api/v1/activity", "limit"): _limit(ACTIVITY_MAX_LIMIT),
+    ("/api/v1/activity", "cursor"): {
+        "type": "string",
+        "pattern": f"^{ACTIVITY_CURSOR_PATTERN}$",
+    },
     ("/api/v1/episodes", "limit"): _limit(1000),
     ("/api/v1/runs", "limit"): _limit(1000),
 }

@@ -74,6 +74,23 @@ def routes(app: App) -> APIRouter:
         )
         return fv.forget_all_view(result)
 
+    @api.get("/api/v1/facts/tidy-up", **documented(sf.TidyUp))
+    def tidy_up(limit: int = Query(50)) -> dict[str, Any]:
+        """Proposed merges: pairs of active facts of one scope that say nearly the same."""
+        return fv.tidy_view(facts.tidy_up(limit=limit))
+
+    @api.post(
+        "/api/v1/facts/tidy-up/keep-both",
+        **documented(sf.KeptPair, 404, 409, 429, body=sf.KeepBothIn),
+    )
+    async def keep_both(request: Request) -> dict[str, Any]:
+        """Keep both facts of a proposed merge: the pair is not proposed again."""
+        body = await _json_object(request, {"first", "second"})
+        first = _text(body, "first", required=True)
+        second = _text(body, "second", required=True)
+        row = await run_in_threadpool(lambda: facts.keep_both(first, second, actor=local_user()))
+        return fv.kept_pair_view(row)
+
     @api.get("/api/v1/facts/offered", **documented(sf.OfferedFacts, 404))
     def offered(run_id: str = Query(...)) -> dict[str, Any]:
         return {
@@ -145,6 +162,18 @@ def routes(app: App) -> APIRouter:
     @api.delete("/api/v1/facts/{fact_id}/pin", **documented(sf.Fact, 404, 409, 429))
     def unpin(fact_id: str) -> dict[str, Any]:
         return fv.fact_view(facts.unpin(fact_id, actor=local_user()))
+
+    @api.put("/api/v1/facts/{fact_id}/scope", **documented(sf.Fact, 404, 409, 429, body=sf.ScopeIn))
+    async def set_scope(fact_id: str, request: Request) -> dict[str, Any]:
+        """Who the fact is for: every agent, runs in one repository, or one agent."""
+        body = await _json_object(request, {"scope"})
+        scope = _text(body, "scope", required=True)
+
+        def scope_live() -> Any:
+            _refuse_forgotten(fact_id, facts.status(fact_id))
+            return facts.set_scope(fact_id, scope, actor=local_user())
+
+        return fv.fact_view(await run_in_threadpool(scope_live))
 
     @api.post(
         "/api/v1/facts/{fact_id}/review",

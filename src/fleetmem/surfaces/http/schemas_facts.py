@@ -169,6 +169,30 @@ class OfferedFacts(Strict):
     offered: list[Exposure]
 
 
+class MergePair(Strict):
+    keep: Fact = Field(description="the fact a plain merge keeps (pinned, else the older)")
+    fold: Fact = Field(description="the fact merged into it")
+    similarity: float = Field(description="cosine of their vectors, or share of their words")
+    matched: Literal["meaning", "words"]
+
+
+class TidyUp(Strict):
+    pairs: list[MergePair]
+    total: int = Field(description="pairs found in all; pairs holds at most limit")
+    degraded: str | None = Field(description="set when pairs were found by words alone")
+
+
+class KeptPair(Strict):
+    first: str
+    second: str
+    at: str
+
+
+class KeepBothIn(Strict):
+    first: str = Field(min_length=1, max_length=64)
+    second: str = Field(min_length=1, max_length=64)
+
+
 class FactCounts(Open):
     """Counts by status and list: live, proposed, pinned, forgotten, ..."""
 
@@ -219,6 +243,13 @@ class FactIn(Strict):
 
 class FactEditIn(Strict):
     body: str = Field(min_length=1, max_length=MAX_BODY_CHARS, pattern=VISIBLE_TEXT)
+
+
+class ScopeIn(Strict):
+    scope: str = Field(
+        description="workspace (every agent), project:<repo> (runs in it) or agent:<name>",
+        json_schema_extra={"pattern": SCOPE_PATTERN, "maxLength": MAX_SCOPE_BYTES},
+    )
 
 
 class ReviewIn(Strict):

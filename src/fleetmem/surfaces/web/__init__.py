@@ -17,7 +17,7 @@ from fleetmem.service.bootstrap import App
 from fleetmem.surfaces.web.auth import LOGIN_TTL_S, WebAuth, login_url
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
-PAGE_MODULES = ("login_pages", "facts_pages", "files_pages", "other_pages")
+PAGE_MODULES = ("login_pages", "facts_pages", "files_pages", "other_pages", "activity_pages")
 
 
 def mount(api: FastAPI, app: App, auth: WebAuth | None = None) -> WebAuth:

@@ -75,6 +75,7 @@ DONE = {
     "pinned": "Pinned: it goes into every run, ahead of recalled facts.",
     "unpinned": "Unpinned.",
     "reviewed": "Review recorded.",
+    "scoped": "Scope changed. Runs started from now on see it there.",
     "forgot_all": "Every fact is forgotten. Agents start learning again immediately.",
 }
 HEADINGS = {
@@ -82,6 +83,14 @@ HEADINGS = {
     "pinned": "Pinned: in every run, ahead of recalled facts",
     "proposed": "Proposed: waiting for your review",
     "forgotten": "Forgotten: restorable for 30 days",
+}
+TIDY_WHY = {
+    "meaning": "These say nearly the same thing.",
+    "words": "These use nearly the same words.",
+}
+TIDY_DONE = {
+    "merged": "Merged. The fact you kept carries where both came from.",
+    "kept": "Kept both. This pair will not be proposed again unless one of them is reworded.",
 }
 STARTER_PROMPT = (
     "Four things you keep getting wrong: … Store each one, then read it back so I can check "
@@ -111,6 +120,12 @@ def scope_label(scope: str) -> str | None:
         return None
     kind, _, name = scope.partition(":")
     return f"only {name}" if kind == "agent" else f"in {name}"
+
+
+def scope_choice_label(scope: str) -> str:
+    """How the scope picker names a scope: "every agent", "only research", "runs in REPO"."""
+    kind, _, name = scope.partition(":")
+    return {"agent": f"only {name}", "project": f"runs in {name}"}.get(kind, "every agent")
 
 
 def fact_item(row: FactRow, used: int, me: str, now: float) -> dict[str, Any]:
@@ -241,6 +256,20 @@ def agent_choices(web: Web) -> list[str]:
     return list(web.app.files.listing().agents)
 
 
+def scope_choices(web: Web, current: str) -> list[dict[str, Any]]:
+    """Who a fact can be for: every agent, each known agent, runs in each known repository
+    (the fact's own scope always among them)."""
+    listing = web.app.files.listing()
+    scopes = [
+        "workspace",
+        *(f"agent:{a}" for a in listing.agents),
+        *(f"project:{r}" for r in listing.notebooks),
+    ]
+    if current not in scopes:
+        scopes.append(current)
+    return [{"value": s, "label": scope_choice_label(s), "current": s == current} for s in scopes]
+
+
 def routes(web: Web) -> APIRouter:
     router = APIRouter(route_class=WebRoute, include_in_schema=False)
     facts = web.app.facts
@@ -364,6 +393,58 @@ def routes(web: Web) -> APIRouter:
             return JSONResponse({"fact": fact_views.fact_view(row)})
         return redirect(back_to(request, "/memory/facts", done="reviewed"))
 
+    @router.post("/memory/facts/{fact_id}/scope")
+    async def set_scope(fact_id: str, request: Request) -> Response:
+        _, form = await web.form(request)
+        other = (form.get("agent") or "").strip()
+        scope = f"agent:{other}" if other else form.get("scope", "")
+        row = await call(lambda: facts.set_scope(fact_id, scope, actor=local_user()))
+        if wants_json(request):
+            return JSONResponse({"fact": fact_views.fact_view(row)})
+        return redirect(back_to(request, f"/memory/facts/{fact_id}", done="scoped"))
+
+    @router.get("/memory/facts/tidy-up")
+    def tidy_up_page(request: Request) -> Response:
+        session = web.session(request)
+        tidy = facts.tidy_up()
+        me, now = local_user().name, time.time()
+        ids = [r.id for p in tidy.pairs for r in (p.keep, p.fold)]
+        used = runs_using(facts, ids) if ids else {}
+        ctx = {
+            "pairs": [
+                {
+                    "keep": fact_item(p.keep, used.get(p.keep.id, 0), me, now),
+                    "fold": fact_item(p.fold, used.get(p.fold.id, 0), me, now),
+                    "why": TIDY_WHY[p.matched],
+                }
+                for p in tidy.pairs
+            ],
+            "total": tidy.total,
+            "words_note": word_only_note(describe_embedder(web.app.embedder, probe=False))
+            if tidy.degraded is not None
+            else None,
+            "done": TIDY_DONE.get(request.query_params.get("done") or "", ""),
+        }
+        return web.page(request, session, "tidy_up.html", "facts:tidy", ctx)
+
+    @router.post("/memory/facts/tidy-up/merge")
+    async def tidy_merge(request: Request) -> Response:
+        _, form = await web.form(request)
+        fold, keep = form.get("fold", ""), form.get("keep", "")
+        row = await call(lambda: facts.review(fold, "merge", into=keep, actor=local_user()))
+        if wants_json(request):
+            return JSONResponse({"fact": fact_views.fact_view(row)})
+        return redirect("/memory/facts/tidy-up?done=merged")
+
+    @router.post("/memory/facts/tidy-up/keep-both")
+    async def tidy_keep_both(request: Request) -> Response:
+        _, form = await web.form(request)
+        first, second = form.get("first", ""), form.get("second", "")
+        row = await call(lambda: facts.keep_both(first, second, actor=local_user()))
+        if wants_json(request):
+            return JSONResponse(fact_views.kept_pair_view(row))
+        return redirect("/memory/facts/tidy-up?done=kept")
+
     @router.get("/memory/facts/forget-all")
     def forget_all_page(request: Request) -> Response:
         session = web.session(request)
@@ -410,6 +491,8 @@ def routes(web: Web) -> APIRouter:
             "candidates": candidates,
             "in_flight": in_flight_line(detail.runs_in_flight),
             "edit_open": request.query_params.get("edit") in ("1", row.id),
+            "scope_choices": scope_choices(web, row.scope),
+            "done": DONE.get(request.query_params.get("done") or "", ""),
             "max_chars": MAX_BODY_CHARS,
         }
         return web.page(request, session, "fact.html", "facts:all", ctx)

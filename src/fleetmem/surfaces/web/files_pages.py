@@ -70,10 +70,20 @@ def agent_target(web: Web, agent: str, name: str) -> Target:
 
 
 def notebook_target(web: Web, repo: str | None) -> Target:
+    return project_target(web, repo, "notebook")
+
+
+def project_target(web: Web, repo: str | None, name: str) -> Target:
+    """A repository's notebook (``/memory/notebook``) or scope prompt (``/memory/scope-prompt``)."""
     if not repo:
         raise InvalidInput("repo", repo, "name the repository, e.g. github.com/acme/api")
-    ref = web.app.files.ref("notebook", repo=repo)
-    return Target(ref, "/memory/notebook", f"?repo={quote(ref.owner)}", f"notebook:{ref.owner}")
+    ref = web.app.files.ref(name, repo=repo)
+    base = PROJECT_PAGES[ref.name]
+    return Target(ref, base, f"?repo={quote(ref.owner)}", f"{ref.name}:{ref.owner}")
+
+
+#: Where each project file's editor lives.
+PROJECT_PAGES = {"notebook": "/memory/notebook", "scope_prompt": "/memory/scope-prompt"}
 
 
 def meter_context(view: FileView) -> dict[str, Any]:
@@ -334,6 +344,23 @@ def routes(web: Web) -> APIRouter:
     @router.post("/memory/notebook/restore")
     async def notebook_restore(request: Request, repo: str | None = None) -> Response:
         return await restore(request, notebook_target(web, repo))
+
+    # ---- scope prompts (one per repository; people only) ------------------------------------
+    @router.get("/memory/scope-prompt")
+    def scope_prompt(request: Request, repo: str | None = None) -> Response:
+        return show(request, project_target(web, repo, "scope_prompt"))
+
+    @router.post("/memory/scope-prompt/save")
+    async def scope_prompt_save(request: Request, repo: str | None = None) -> Response:
+        return await save(request, project_target(web, repo, "scope_prompt"))
+
+    @router.get("/memory/scope-prompt/history")
+    def scope_prompt_history(request: Request, repo: str | None = None) -> Response:
+        return history(request, project_target(web, repo, "scope_prompt"))
+
+    @router.post("/memory/scope-prompt/restore")
+    async def scope_prompt_restore(request: Request, repo: str | None = None) -> Response:
+        return await restore(request, project_target(web, repo, "scope_prompt"))
 
     return router
 

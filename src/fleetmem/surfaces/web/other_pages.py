@@ -12,10 +12,10 @@ from starlette.responses import Response
 
 from fleetmem.core.briefing import MAX_BRIEFING_BYTES
 from fleetmem.core.budget import percent_of
-from fleetmem.core.contextfiles import AGENT_FILES
+from fleetmem.core.contextfiles import AGENT_FILES, count_skills
 from fleetmem.core.facts import pinned_and_recalled
 from fleetmem.core.scope import validate_agent_name
-from fleetmem.errors import InvalidInput
+from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.service.doctor import run_checks
 from fleetmem.surfaces import runs_views, views
 from fleetmem.surfaces.cli.parsing import parse_since
@@ -23,6 +23,8 @@ from fleetmem.surfaces.files_views import host_view
 from fleetmem.surfaces.web.base import Web, WebRoute, call, log, redirect
 
 BRIEFING_SECTIONS = ("collisions", "recent_runs", "facts", "episodes")
+#: Episodes a search on the episodes page shows.
+RECALL_LIMIT = 20
 AGENT_SLUGS = {spec.slug for spec in AGENT_FILES}
 
 
@@ -35,6 +37,8 @@ def segment_rows(report: Any, agent: str) -> list[dict[str, Any]]:
             link = "/memory/files"
         elif seg.key == "notebook" and report.context.repo:
             link = f"/memory/notebook?repo={report.context.repo}"
+        elif seg.key == "scope_prompts" and report.context.repo:
+            link = f"/memory/scope-prompt?repo={report.context.repo}"
         else:
             link = None
         labels = [p.label for p in seg.parts if p.label]
@@ -45,6 +49,11 @@ def segment_rows(report: Any, agent: str) -> list[dict[str, Any]]:
             note = "could not be computed; left out"
         elif labels:
             note = ", ".join(labels)
+        elif seg.key == "skills":
+            bound = count_skills("\n".join(part.report.delivered for part in seg.parts))
+            note = f"{bound:,} skill{'' if bound == 1 else 's'} bound" if bound else "none bound"
+        elif seg.key == "scope_prompts" and not seg.tokens:
+            note = "none set" if report.context.repo else "none set: no repository chosen"
         elif seg.key == "facts":
             pinned, recalled = pinned_and_recalled(
                 "\n".join(part.report.delivered for part in seg.parts)
@@ -142,16 +151,36 @@ def routes(web: Web) -> APIRouter:
     # ---- episodes -----------------------------------------------------------------------
     @router.get("/memory/episodes")
     def episodes(
-        request: Request, agent: str | None = None, repo: str | None = None, since: str = ""
+        request: Request,
+        agent: str | None = None,
+        repo: str | None = None,
+        since: str = "",
+        q: str = "",
     ) -> Response:
         session = web.session(request)
-        rows = app.memory.list_episodes(
+        ctx: dict[str, Any] = {"agent": agent or "", "repo": repo or "", "since": since, "q": q}
+        if q.strip():
+            # Search by meaning: the operator's recall, in one repository or in every one
+            # that holds an episode (scopes asked two at a time and merged by the service).
+            found = app.agent_memory.operator_recall(
+                q, repo=repo or None, every_repo=not repo, limit=RECALL_LIMIT
+            )
+            ctx["found"] = views.recall_view(found.episodes)
+            for item in ctx["found"]["items"]:
+                # What the run did, for the row: its excerpt, not the full rendering.
+                try:
+                    body = app.memory.get_episode(item["episode_id"]).episode or {}
+                except FleetmemError:  # forgotten since the recall: the row keeps its id
+                    body = {}
+                item["excerpt"] = str(body.get("result_excerpt") or body.get("reason") or "")
+            ctx["searched_in"] = repo or "every repository"
+            return web.page(request, session, "episodes.html", "episodes", ctx)
+        ctx["episodes"] = app.memory.list_episodes(
             agent=agent or None,
             repo=repo or None,
             since=parse_since(since, app.memory.now()) if since else None,
             limit=200,
         )
-        ctx = {"episodes": rows, "agent": agent or "", "repo": repo or "", "since": since}
         return web.page(request, session, "episodes.html", "episodes", ctx)
 
     @router.get("/memory/episodes/{episode_id}")
