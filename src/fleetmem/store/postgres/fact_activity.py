@@ -19,6 +19,7 @@ from fleetmem.store.facts import (
     ExposureRow,
     FactRow,
     JournalRow,
+    KeptPairRow,
     ProvenanceRow,
     RevisionRow,
     VoteRow,
@@ -34,6 +35,26 @@ _FACT_NAMES = [c.strip() for c in FACT_COLUMNS.split(",")]
 _VOTE_COLUMNS = (
     "seq, workspace, fact_id, revision, run_id, agent, repo, stance, counted, reason, at, note"
 )
+
+
+_JOURNAL_COLUMNS = (
+    "seq, workspace, fact_id, action, actor_kind, actor, run_id, at, before_json, after_json"
+)
+
+
+def _journal(r: Row) -> JournalRow:
+    return JournalRow(
+        workspace=r[1],
+        fact_id=r[2],
+        action=r[3],
+        actor_kind=r[4],
+        actor=r[5],
+        run_id=r[6],
+        at=r[7],
+        before=None if r[8] is None else json.loads(r[8]),
+        after=None if r[9] is None else json.loads(r[9]),
+        seq=int(r[0]),
+    )
 
 
 def fact_row(r: Row) -> FactRow:
@@ -230,30 +251,25 @@ class FactActivityMixin:
         )
 
     def fact_journal(self, workspace: str, fact_id: str | None = None) -> list[JournalRow]:
-        sql = (
-            "SELECT seq, workspace, fact_id, action, actor_kind, actor, run_id, at, before_json,"
-            " after_json FROM fact_journal WHERE workspace = %s"
-        )
+        sql = f"SELECT {_JOURNAL_COLUMNS} FROM fact_journal WHERE workspace = %s"
         args: list[Any] = [workspace]
         if fact_id is not None:
             sql += " AND fact_id = %s"
             args.append(fact_id)
-        rows = self.db.rows(sql + " ORDER BY seq", args)
-        return [
-            JournalRow(
-                workspace=r[1],
-                fact_id=r[2],
-                action=r[3],
-                actor_kind=r[4],
-                actor=r[5],
-                run_id=r[6],
-                at=r[7],
-                before=None if r[8] is None else json.loads(r[8]),
-                after=None if r[9] is None else json.loads(r[9]),
-                seq=int(r[0]),
-            )
-            for r in rows
-        ]
+        return [_journal(r) for r in self.db.rows(sql + " ORDER BY seq", args)]
+
+    def fact_journal_page(
+        self, workspace: str, before: tuple[float, int] | None, limit: int
+    ) -> list[JournalRow]:
+        """The workspace's journal newest first (``at``, then ``seq``, descending), only rows
+        strictly before ``before`` = (at, seq) when given; at most ``limit``."""
+        sql = f"SELECT {_JOURNAL_COLUMNS} FROM fact_journal WHERE workspace = %s"
+        args: list[Any] = [workspace]
+        if before is not None:
+            sql += " AND (at < %s OR (at = %s AND seq < %s))"
+            args += [before[0], before[0], before[1]]
+        rows = self.db.rows(sql + " ORDER BY at DESC, seq DESC LIMIT %s", [*args, limit])
+        return [_journal(r) for r in rows]
 
     # ---- exposure and votes ------------------------------------------------------------
     def fact_add_exposures(self, rows: Sequence[ExposureRow]) -> int:
@@ -362,6 +378,19 @@ class FactActivityMixin:
         )
         return [_vote(r) for r in rows]
 
+    def fact_votes_page(
+        self, workspace: str, before: tuple[float, int] | None, limit: int
+    ) -> list[VoteRow]:
+        """The workspace's votes newest first (``at``, then ``seq``, descending), only those
+        strictly before ``before`` = (at, seq) when given; at most ``limit``."""
+        sql = f"SELECT {_VOTE_COLUMNS} FROM fact_votes WHERE workspace = %s"
+        args: list[Any] = [workspace]
+        if before is not None:
+            sql += " AND (at < %s OR (at = %s AND seq < %s))"
+            args += [before[0], before[0], before[1]]
+        rows = self.db.rows(sql + " ORDER BY at DESC, seq DESC LIMIT %s", [*args, limit])
+        return [_vote(r) for r in rows]
+
     def fact_tally(
         self, workspace: str, fact_id: str, revision: int, stance: str, since: float
     ) -> Tally:
@@ -389,6 +418,34 @@ class FactActivityMixin:
             tally = Tally(runs=int(runs), agents=int(agents), repos=int(repos))
             out[fact_id] = (tally, contradict) if stance == "support" else (support, tally)
         return out
+
+    # ---- pairs kept apart (Tidy up) ------------------------------------------------------
+    def fact_keep_pair(self, row: KeptPairRow) -> None:
+        self.db.run(
+            "INSERT INTO fact_pairs_kept (workspace, first_id, first_revision, second_id,"
+            " second_revision, actor, at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (workspace, first_id, second_id) DO UPDATE SET"
+            " first_revision = excluded.first_revision,"
+            " second_revision = excluded.second_revision,"
+            " actor = excluded.actor, at = excluded.at",
+            (
+                row.workspace,
+                row.first_id,
+                row.first_revision,
+                row.second_id,
+                row.second_revision,
+                row.actor,
+                row.at,
+            ),
+        )
+
+    def fact_kept_pairs(self, workspace: str) -> list[KeptPairRow]:
+        rows = self.db.rows(
+            "SELECT workspace, first_id, first_revision, second_id, second_revision, actor, at"
+            " FROM fact_pairs_kept WHERE workspace = %s ORDER BY first_id, second_id",
+            (workspace,),
+        )
+        return [KeptPairRow(*r) for r in rows]
 
     # ---- rate limits --------------------------------------------------------------------
     def fact_rate_hits(self, workspace: str, actor: str, bucket: str, since: float) -> list[float]:

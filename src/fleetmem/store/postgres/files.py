@@ -34,6 +34,24 @@ _PROPOSAL_COLUMNS = (
 )
 
 
+_ACTIVITY_COLUMNS = "workspace, at, actor_kind, actor, run_id, action, ref, revision, detail, id"
+
+
+def _activity(r: Row) -> ActivityRow:
+    return ActivityRow(
+        workspace=r[0],
+        at=float(r[1]),
+        actor_kind=r[2],
+        actor=r[3],
+        run_id=r[4],
+        action=r[5],
+        ref=r[6],
+        revision=r[7],
+        detail=r[8],
+        id=int(r[9]),
+    )
+
+
 def _key_args(key: FileKey) -> tuple[str, str, str, str]:
     return (key.workspace, key.kind, key.owner, key.name)
 
@@ -232,30 +250,31 @@ class FilesMixin:
     def list_activity(
         self, workspace: str, limit: int, ref: str | None = None
     ) -> list[ActivityRow]:
-        sql = (
-            "SELECT workspace, at, actor_kind, actor, run_id, action, ref, revision, detail, id"
-            " FROM context_file_activity WHERE workspace = %s"
-        )
+        sql = f"SELECT {_ACTIVITY_COLUMNS} FROM context_file_activity WHERE workspace = %s"
         args: list[object] = [workspace]
         if ref is not None:
             sql += " AND ref = %s"
             args.append(ref)
         rows = self.db.rows(sql + " ORDER BY at DESC, id DESC LIMIT %s", [*args, limit])
-        return [
-            ActivityRow(
-                workspace=r[0],
-                at=float(r[1]),
-                actor_kind=r[2],
-                actor=r[3],
-                run_id=r[4],
-                action=r[5],
-                ref=r[6],
-                revision=r[7],
-                detail=r[8],
-                id=int(r[9]),
-            )
-            for r in rows
-        ]
+        return [_activity(r) for r in rows]
+
+    def file_activity_page(
+        self,
+        workspace: str,
+        before: tuple[float, int] | None,
+        limit: int,
+        actions: Sequence[str],
+    ) -> list[ActivityRow]:
+        """Activity rows with one of ``actions``, newest first (``at``, then ``id``), only
+        those strictly before ``before`` = (at, id) when given."""
+        sql = f"SELECT {_ACTIVITY_COLUMNS} FROM context_file_activity WHERE workspace = %s"
+        sql += " AND action = ANY(%s)"
+        args: list[object] = [workspace, list(actions)]
+        if before is not None:
+            sql += " AND (at < %s OR (at = %s AND id < %s))"
+            args += [before[0], before[0], before[1]]
+        rows = self.db.rows(sql + " ORDER BY at DESC, id DESC LIMIT %s", [*args, limit])
+        return [_activity(r) for r in rows]
 
     def write_times(self, workspace: str, actor_kind: str, actor: str, since: float) -> list[float]:
         rows = self.db.rows(
