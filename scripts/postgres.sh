@@ -96,6 +96,7 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
   # A private source list, package lists and cache: the machine's apt setup is not touched.
   local apt_opts=(
+    -o "APT::Sandbox::User=$(id -un)"
     -o "Dir::Etc::SourceList=/dev/null"
     -o "Dir::Etc::SourceParts=$build/apt/sources"
     -o "Dir::State::Lists=$build/apt/lists"
@@ -107,8 +108,9 @@ EOF
     apt_quiet apt-get "${apt_opts[@]}" source --download-only pgvector
     # The server headers of the running server's exact version when Debian still serves it.
     version=$(dpkg-query -W -f='${Version}' "postgresql-$major" 2>/dev/null || true)
-    apt_quiet apt-get download "postgresql-server-dev-$major${version:+=$version}" ||
-      apt_quiet apt-get download "postgresql-server-dev-$major"
+    local sandbox=(-o "APT::Sandbox::User=$(id -un)")
+    apt_quiet apt-get "${sandbox[@]}" download "postgresql-server-dev-$major${version:+=$version}" ||
+      apt_quiet apt-get "${sandbox[@]}" download "postgresql-server-dev-$major"
     dpkg-deb -x postgresql-server-dev-"$major"_*.deb dev
     tar xf pgvector_*.orig.tar.*
   )
