@@ -120,6 +120,9 @@ def traced(
     return wrap
 
 
+_FLUSH_TIMEOUT_MS = 10_000
+
+
 class Telemetry:
     """The running exporters; :meth:`shutdown` flushes them and restores the no-op tracer."""
 
@@ -132,6 +135,10 @@ class Telemetry:
         _tracer = trace.NoOpTracer()
         for provider in (self._tracer_provider, self._meter_provider):
             try:
+                # The SDK's own last collection at shutdown allows only one export interval,
+                # which a busy machine can miss (then the final numbers never leave): flush
+                # first with the exporters' own timeout.
+                provider.force_flush(_FLUSH_TIMEOUT_MS)
                 provider.shutdown()
             except Exception as exc:  # a collector gone away must not fail the daemon's exit
                 log.warning("telemetry.shutdown_failed error=%s", type(exc).__name__)
@@ -162,6 +169,8 @@ def start(settings: TelemetrySettings, environ: Mapping[str, str]) -> Telemetry 
     reader = PeriodicExportingMetricReader(
         OTLPMetricExporter(endpoint=f"{base}/v1/metrics", headers=headers, timeout=5),
         export_interval_millis=settings.export_interval_s * 1000,
+        # The default timeout is 30 s whatever the interval; a collection is a registry read.
+        export_timeout_millis=_FLUSH_TIMEOUT_MS,
     )
     meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
     _bridge_metrics(meter_provider)
