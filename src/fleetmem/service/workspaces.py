@@ -106,10 +106,10 @@ class WorkspaceService:
         self.home = home
         self._clock = clock
         self._suffix = suffix
-        self._listeners: list[Callable[[str], None]] = []
+        self._listeners: list[Callable[[str], object]] = []
         self._lock = threading.Lock()
 
-    def on_deleted(self, listener: Callable[[str], None]) -> None:
+    def on_deleted(self, listener: Callable[[str], object]) -> None:
         """Call ``listener(workspace_id)`` after a workspace is deleted."""
         with self._lock:
             self._listeners.append(listener)
