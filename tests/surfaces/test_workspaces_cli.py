@@ -76,7 +76,7 @@ def test_delete_previews_then_needs_the_name(home: Path) -> None:
     assert [(t["name"], t["workspace"]) for t in tokens] == [("ci", acme)]
     preview = run_cli(home, "workspaces", "delete", acme, check=False)
     assert preview.returncode == 2
-    assert f"This deletes workspace Acme (id {acme}): 2 facts" in preview.stderr
+    assert f"This deletes workspace Acme (id {acme}): 2 facts, 8 context files" in preview.stderr
     assert "API tokens revoked: ci" in preview.stderr and "--confirm Acme" in preview.stderr
     wrong = run_cli(home, "workspaces", "delete", acme, "--confirm", "FORGET ALL", check=False)
     assert wrong.returncode == 2 and "confirm = 'FORGET ALL'" in wrong.stderr
@@ -115,7 +115,7 @@ def test_through_a_daemon(home: Path) -> None:
         denied = _run_env(home, env, *server, "workspaces", "create", "Sneaky")
         assert denied.returncode == 2 and "only the operator" in denied.stderr
         preview = run_cli(home, *server, "workspaces", "delete", acme, check=False)
-        assert preview.returncode == 2 and "1 facts" in preview.stderr
+        assert preview.returncode == 2 and "1 fact," in preview.stderr
         done = run_json(home, *server, "workspaces", "delete", acme, "--confirm", "Acme Two")
         assert done["total_rows"] > 0 and done["tokens_revoked"] == [minted["name"]]
         gone = _run_env(home, env, *server, "facts", "list")

@@ -98,8 +98,9 @@ def preview_text(d: dict[str, Any]) -> str:
     tokens = ", ".join(d["tokens"]) or "none"
     name = d["workspace"]["name"]
     return (
-        f"This deletes workspace {name} (id {d['workspace']['id']}): {facts} facts, "
-        f"{files} context files, {d['total_rows']} rows in all; API tokens revoked: {tokens}.\n"
+        f"This deletes workspace {name} (id {d['workspace']['id']}): {_n(facts, 'fact')}, "
+        f"{_n(files, 'context file')}, {_n(d['total_rows'], 'row')} in all; API tokens "
+        f"revoked: {tokens}.\n"
         f"{d['deletes']}\n{d['untouched']}\n"
         f"To go ahead: fleetmem workspaces delete {d['workspace']['id']} --confirm {_quoted(name)}"
     )
@@ -109,8 +110,12 @@ def deleted_text(d: dict[str, Any]) -> str:
     tokens = ", ".join(d["tokens_revoked"]) or "none"
     return (
         f"deleted workspace {d['deleted']['name']} (id {d['deleted']['id']}): "
-        f"{d['total_rows']} rows removed; API tokens revoked: {tokens}"
+        f"{_n(d['total_rows'], 'row')} removed; API tokens revoked: {tokens}"
     )
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def _quoted(text: str) -> str:
