@@ -6,6 +6,7 @@ Runs on both stores."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -345,3 +346,21 @@ def test_the_migration_keeps_existing_data_in_its_workspace(
     app.workspaces.delete("legacy", "legacy")
     assert set(_raw_counts(app.store, "legacy").values()) == {0}
     assert app.facts.counts()["live"] == 1
+
+
+def test_an_import_brings_its_workspaces_back_into_the_list(app: App, tmp_path: Path) -> None:
+    acme = app.workspaces.create("Acme").id
+    app.in_workspace(acme).facts.add("Acme deploys on Fridays.", actor=ALICE)
+    archive = tmp_path / "archive.jsonl"
+    app.portability.export(archive)
+    app.workspaces.delete(acme, "Acme")
+    app.portability.import_archive(archive)
+    # The archive carries the rows with their workspace id, not the name: the id names it.
+    assert [(w.id, w.name) for w in app.workspaces.list()] == [
+        ("default", "default"),
+        (acme, acme),
+    ]
+    assert [r.body for r in app.in_workspace(acme).facts.list().items] == [
+        "Acme deploys on Fridays."
+    ]
+    assert app.store.workspace_adopt(0.0) == []  # nothing left to adopt

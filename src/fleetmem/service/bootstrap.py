@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -197,7 +198,7 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         settings=lambda: config.current,
     )
     portability = PortabilityService(
-        store, memory.ingest_run, after_import=lambda: _embed_imported(facts, memory)
+        store, memory.ingest_run, after_import=lambda: _after_import(store, facts, memory)
     )
     logging.getLogger("fleetmem").debug("bootstrap home=%s", home)
     app = App(
@@ -246,6 +247,17 @@ def open_store(
     from fleetmem.store.postgres.store import PostgresStore
 
     return PostgresStore(url)
+
+
+def _after_import(
+    store: SqliteStore | PostgresStore, facts: FactService, memory: MemoryService
+) -> None:
+    # An archive carries rows with their workspace ids, not the workspaces: one that came in
+    # new gets a row (named by its id, renamable) so it is listed and can be switched to.
+    adopted = store.workspace_adopt(time.time())
+    if adopted:
+        logging.getLogger("fleetmem").info("import.workspaces_adopted ids=%s", ",".join(adopted))
+    _embed_imported(facts, memory)
 
 
 def _embed_imported(facts: FactService, memory: MemoryService) -> None:

@@ -59,6 +59,11 @@ class WorkspaceStore(Protocol):
         """Give a workspace a new name; None when there is no such workspace."""
         ...
 
+    def workspace_adopt(self, now: float) -> list[str]:
+        """Give every workspace id found in a table of :data:`WORKSPACE_TABLES` without a row
+        of its own (rows an import brought in) a row named by its id; the ids adopted."""
+        ...
+
     def workspace_row_counts(self, workspace_id: str) -> dict[str, int]:
         """How many rows of each table of :data:`WORKSPACE_TABLES` and :data:`FACT_TABLES`
         belong to the workspace (every table named, zeros included)."""

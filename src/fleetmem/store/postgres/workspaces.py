@@ -44,6 +44,23 @@ class WorkspacesMixin:
         )
         return _row(found[0]) if found else None
 
+    def workspace_adopt(self, now: float) -> list[str]:
+        found = " UNION ".join(f"SELECT workspace FROM {t}" for t in WORKSPACE_TABLES)
+        with self.db.write() as conn:
+            orphans = [
+                str(r[0])
+                for r in conn.execute(
+                    f"SELECT w FROM (SELECT workspace AS w FROM ({found}) AS f) AS o"
+                    " WHERE w NOT IN (SELECT id FROM workspaces) ORDER BY w"
+                )
+            ]
+            for w in orphans:
+                conn.execute(
+                    f"INSERT INTO workspaces ({_COLUMNS}) VALUES (%s, %s, %s, %s)",
+                    (w, w, now, now),
+                )
+        return orphans
+
     def workspace_row_counts(self, workspace_id: str) -> dict[str, int]:
         counts: dict[str, int] = {}
         with self.db.connection() as conn:

@@ -49,6 +49,22 @@ class WorkspacesMixin:
             )
             return self.workspace_get(workspace_id)
 
+    def workspace_adopt(self, now: float) -> list[str]:
+        found = " UNION ".join(f"SELECT workspace FROM {t}" for t in WORKSPACE_TABLES)
+        with self.db.write() as conn:
+            orphans = [
+                str(r[0])
+                for r in conn.execute(
+                    f"SELECT w FROM (SELECT workspace AS w FROM ({found}))"
+                    " WHERE w NOT IN (SELECT id FROM workspaces) ORDER BY w"
+                )
+            ]
+            conn.executemany(
+                f"INSERT INTO workspaces ({_COLUMNS}) VALUES (?, ?, ?, ?)",
+                [(w, w, now, now) for w in orphans],
+            )
+        return orphans
+
     def workspace_row_counts(self, workspace_id: str) -> dict[str, int]:
         conn = self.db.conn
         counts: dict[str, int] = {}
