@@ -8,11 +8,13 @@
     │   └── InvalidRunRecord           a run record fails its schema; nothing was stored
     ├── NotFound                       an object does not exist (or belongs to another workspace)
     │   ├── UnknownEpisode             no episode with that id
-    │   └── UnknownFact                no fact with that id in this workspace
+    │   ├── UnknownFact                no fact with that id in this workspace
+    │   └── UnknownWorkspace           no workspace by that id or name (or not the caller's)
     ├── Conflict                       a write conflicts with what is stored; names the object
     │   ├── DuplicateFact              the same fact (normalized text, same scope) already exists
     │   ├── InvalidTransition          a fact's status does not allow that action
     │   ├── CapReached                 a workspace limit is full (facts, pins, review backlog)
+    │   ├── DuplicateWorkspace         another workspace's name (or id) reads the same
     │   └── StaleRevision              a save was based on an older revision of a context file
     ├── RateLimited                    too many writes from one user; carries retry_after seconds
     ├── NotAttributed                  a caller that is not tied to a run asked for run-scoped data
@@ -124,6 +126,14 @@ class UnknownFact(NotFound):
         NotFound.__init__(self, "unknown fact", fact=fact_id)
 
 
+class UnknownWorkspace(NotFound):
+    code = "unknown_workspace"
+
+    def __init__(self, workspace: str) -> None:
+        self.workspace = workspace
+        NotFound.__init__(self, "unknown workspace", workspace=workspace)
+
+
 class Conflict(FleetmemError):
     """The write conflicts with stored state; ``existing`` names the object in the way."""
 
@@ -136,6 +146,17 @@ class Conflict(FleetmemError):
 
 class DuplicateFact(Conflict):
     code = "duplicate_fact"
+
+
+class DuplicateWorkspace(Conflict):
+    """A workspace name that reads the same as another workspace's name or id; ``field``
+    names the input (``name``)."""
+
+    code = "duplicate_workspace"
+
+    def __init__(self, message: str, *, existing: str, field: str = "name") -> None:
+        self.field = field
+        Conflict.__init__(self, message, existing=existing)
 
 
 class InvalidTransition(Conflict):

@@ -79,6 +79,7 @@ def test_every_operation_answers_as_documented(walk: Walk) -> None:
     _runs(walk)
     _facts(walk)
     _files(walk)
+    _workspaces(walk)
     documented = {
         f"{op.method.upper()} {op.path}"
         for op in (r.ok() for r in walk.schema.get_all_operations())
@@ -105,6 +106,42 @@ def _memory(walk: Walk) -> None:
     assert checked["provider"] == "builtin" and checked["passed"] and len(checked["checks"]) == 7
     walk("POST", "/api/v1/provider/check", 404, body={"provider": "nowhere"})  # well-formed
     walk("POST", "/api/v1/provider/check", 400, body={"provider": "Not A Name"})
+
+
+def _workspaces(walk: Walk) -> None:
+    listed = walk("GET", "/api/v1/workspaces", 200)
+    assert [w["id"] for w in listed["workspaces"]] == ["default"] and listed["current"] == "default"
+    made = walk("POST", "/api/v1/workspaces", 201, body={"name": "Acme"})
+    ws = {"workspace_id": made["id"]}
+    walk("POST", "/api/v1/workspaces", 409, body={"name": "ACME"})
+    walk("POST", "/api/v1/workspaces", 400, body={"name": ""})
+    walk("GET", "/api/v1/workspaces/{workspace_id}", 200, path_parameters=ws)
+    walk("GET", "/api/v1/workspaces/{workspace_id}", 404, path_parameters={"workspace_id": "no"})
+    renamed = walk(
+        "PATCH",
+        "/api/v1/workspaces/{workspace_id}",
+        200,
+        path_parameters=ws,
+        body={"name": "Globex"},
+    )
+    assert renamed["name"] == "Globex" and renamed["id"] == made["id"]
+    preview = walk("GET", "/api/v1/workspaces/{workspace_id}/delete", 200, path_parameters=ws)
+    assert preview["confirm"] == "Globex" and preview["total_rows"] == 0
+    walk(
+        "POST",
+        "/api/v1/workspaces/{workspace_id}/delete",
+        400,
+        path_parameters=ws,
+        body={"confirm": "globex"},
+    )
+    done = walk(
+        "POST",
+        "/api/v1/workspaces/{workspace_id}/delete",
+        200,
+        path_parameters=ws,
+        body={"confirm": "Globex"},
+    )
+    assert done["deleted"]["id"] == made["id"]
 
 
 def _runs(walk: Walk) -> None:

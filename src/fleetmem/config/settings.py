@@ -143,6 +143,8 @@ class ServerToken:
     sha256: str | None = None
     file: str | None = None
     name: str | None = None
+    #: The workspace id the token is bound to (``default`` when not given).
+    workspace: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -289,7 +289,8 @@ def verify_patterns(value: object) -> object:
 
 
 _TOKEN_SHA256 = re.compile(r"[0-9a-f]{64}")
-_TOKEN_ITEM_KEYS = frozenset({"tier", "sha256", "file", "name"})
+_TOKEN_ITEM_KEYS = frozenset({"tier", "sha256", "file", "name", "workspace"})
+_WORKSPACE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 def server_tokens(value: object) -> object:
@@ -317,5 +318,13 @@ def server_tokens(value: object) -> object:
         name = table.get("name")
         if name is not None:
             name = printable(name, max_len=64, allow_empty=False)
-        out.append(ServerToken(tier=tier, sha256=sha256, file=path, name=name))
+        workspace = table.get("workspace")
+        if workspace is not None and not (
+            isinstance(workspace, str) and _WORKSPACE_ID.fullmatch(workspace)
+        ):
+            raise Invalid(
+                f"item {i}: workspace must be a workspace id (fleetmem workspaces list)",
+                shown=workspace,
+            )
+        out.append(ServerToken(tier=tier, sha256=sha256, file=path, name=name, workspace=workspace))
     return tuple(out)

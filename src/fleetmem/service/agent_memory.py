@@ -21,6 +21,7 @@ What a run may write (fact proposals, votes, notes) is the other half of the cla
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -132,6 +133,18 @@ class AgentMemory(AgentWritesMixin):
         self._settings = settings
         self._clock = clock
         self._last_prune: float | None = None
+
+    def in_workspace(
+        self, facts: FactService, files: ContextFileService, briefings: BriefingService
+    ) -> AgentMemory:
+        """A copy serving another workspace's facts and files (its operator recall and
+        previews); runs, episodes and stored briefings are shared."""
+        other = copy.copy(self)
+        other._facts = facts
+        other._fact_items = FactItems(facts)
+        other._files = files
+        other._briefings = briefings
+        return other
 
     # ---- attribution ------------------------------------------------------------------
     def caller(self, token: str | None) -> Caller | None:

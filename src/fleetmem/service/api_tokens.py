@@ -10,6 +10,10 @@ Three sources of tokens, each with a tier (``read`` or ``control``):
 * ``[server] tokens`` in the global config: each item names a tier and either the token's
   SHA-256 or a token file (same mode rules as ``control.token``).
 
+Every token is bound to exactly one workspace (docs/workspaces.md): the one named when it was
+minted or configured, else ``default``. ``control.token`` is bound to ``default`` and is the
+operator's: it alone (with a signed-in web session) may create, rename and delete workspaces.
+
 Tokens carry a prefix (``fmc_`` control, ``fmro_`` read) so they are never confused with run
 tokens (``fmr_``), login links (``fml_``) or web sessions (``fms_``). Only hashes are compared,
 in constant time, against every known hash.
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fleetmem.config import ConfigHolder, ServerToken
+from fleetmem.core.facts import DEFAULT_WORKSPACE, check_workspace
 from fleetmem.errors import ConfigError, Conflict, InvalidInput
 
 log = logging.getLogger("fleetmem.api_tokens")
@@ -76,11 +81,18 @@ def parse_tier(value: object, field: str = "tier") -> Tier:
 
 @dataclass(frozen=True, slots=True)
 class KnownToken:
-    """A token the daemon accepts: its hash, its tier, and where it was declared."""
+    """A token the daemon accepts: its hash, its tier, where it was declared, and the
+    workspace it is bound to."""
 
     sha256: str
     tier: Tier
     origin: str  # "control.token", "server.tokens[2]", "minted:ci-reader"
+    workspace: str = DEFAULT_WORKSPACE
+
+    @property
+    def operator(self) -> bool:
+        """The daemon's own control token: it may manage workspaces."""
+        return self.origin == CONTROL_TOKEN_FILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +103,7 @@ class MintedToken:
     tier: Tier
     sha256: str
     created_at: float
+    workspace: str = DEFAULT_WORKSPACE
 
 
 # --------------------------------------------------------------------------- files
@@ -164,6 +177,8 @@ def _read_minted(path: Path) -> list[MintedToken]:
                     tier=parse_tier(row["tier"]),
                     sha256=str(row["sha256"]),
                     created_at=float(row["created_at"]),
+                    # Rows minted before workspaces could be chosen are bound to default.
+                    workspace=check_workspace(row.get("workspace", DEFAULT_WORKSPACE)),
                 )
             )
         except (ValueError, KeyError, TypeError, InvalidInput):
@@ -185,6 +200,7 @@ def _write_minted(path: Path, rows: list[MintedToken]) -> None:
                     "tier": row.tier.value,
                     "sha256": row.sha256,
                     "created_at": row.created_at,
+                    "workspace": row.workspace,
                 }
                 handle.write(json.dumps(data) + "\n")
             handle.flush()
@@ -195,8 +211,11 @@ def _write_minted(path: Path, rows: list[MintedToken]) -> None:
         raise
 
 
-def mint_token(home: Path, tier: Tier, name: str, now: float) -> str:
-    """A new API token of ``tier``, recorded by hash under ``name``; returned once."""
+def mint_token(
+    home: Path, tier: Tier, name: str, now: float, workspace: str = DEFAULT_WORKSPACE
+) -> str:
+    """A new API token of ``tier`` bound to ``workspace``, recorded by hash under ``name``;
+    returned once. The caller has checked that the workspace exists."""
     if not _NAME.fullmatch(name):
         raise InvalidInput("name", name, "must match [a-z0-9][a-z0-9._-]{0,63}")
     path = home / MINTED_TOKENS_FILE
@@ -206,9 +225,17 @@ def mint_token(home: Path, tier: Tier, name: str, now: float) -> str:
             f"a token named {name} exists; revoke it first or pick another name", existing=name
         )
     token = new_token(tier.prefix)
-    rows.append(MintedToken(name=name, tier=tier, sha256=token_hash(token), created_at=now))
+    rows.append(
+        MintedToken(
+            name=name,
+            tier=tier,
+            sha256=token_hash(token),
+            created_at=now,
+            workspace=check_workspace(workspace),
+        )
+    )
     _write_minted(path, rows)
-    log.info("api_tokens.minted name=%s tier=%s", name, tier.value)
+    log.info("api_tokens.minted name=%s tier=%s workspace=%s", name, tier.value, workspace)
     return token
 
 
@@ -227,6 +254,22 @@ def revoke_minted(home: Path, name: str) -> MintedToken:
     _write_minted(path, kept)
     log.info("api_tokens.revoked name=%s", name)
     return next(row for row in rows if row.name == name)
+
+
+def minted_for_workspace(home: Path, workspace: str) -> list[MintedToken]:
+    """The minted tokens of ``home`` bound to ``workspace``."""
+    return [row for row in list_minted(home) if row.workspace == workspace]
+
+
+def revoke_for_workspace(home: Path, workspace: str) -> list[MintedToken]:
+    """Revoke every minted token bound to ``workspace`` (it is being deleted)."""
+    path = home / MINTED_TOKENS_FILE
+    rows = _read_minted(path)
+    gone = [row for row in rows if row.workspace == workspace]
+    if gone:
+        _write_minted(path, [row for row in rows if row.workspace != workspace])
+        log.info("api_tokens.revoked_for_workspace workspace=%s count=%d", workspace, len(gone))
+    return gone
 
 
 def default_name(home: Path, tier: Tier) -> str:
@@ -253,7 +296,10 @@ def configured_tokens(home: Path, items: tuple[ServerToken, ...]) -> list[KnownT
             assert item.file is not None  # the config parser requires one of the two
             path = Path(item.file).expanduser()
             digest = token_hash(read_token_file(path if path.is_absolute() else home / path, key))
-        out.append(KnownToken(sha256=digest, tier=tier, origin=item.name or key))
+        workspace = item.workspace or DEFAULT_WORKSPACE
+        out.append(
+            KnownToken(sha256=digest, tier=tier, origin=item.name or key, workspace=workspace)
+        )
     return out
 
 
@@ -288,7 +334,8 @@ class ApiTokens:
 
     def _minted_known(self) -> list[KnownToken]:
         return [
-            KnownToken(row.sha256, row.tier, f"minted:{row.name}") for row in list_minted(self.home)
+            KnownToken(row.sha256, row.tier, f"minted:{row.name}", row.workspace)
+            for row in list_minted(self.home)
         ]
 
     def _refresh(self) -> list[KnownToken]:
@@ -313,15 +360,23 @@ class ApiTokens:
             return [self._control, *self._configured, *self._minted]
 
     def tier_of(self, token: str | None) -> Tier | None:
-        """The tier of a presented token, or None when it is unknown. Every known hash is
-        compared (constant time each), so timing does not tell which one was close."""
+        """The tier of a presented token, or None when it is unknown."""
+        found = self.identify(token)
+        return None if found is None else found.tier
+
+    def identify(self, token: str | None) -> KnownToken | None:
+        """The known token a presented one is (tier, origin, workspace), or None. Every
+        known hash is compared (constant time each), so timing does not tell which one was
+        close; a token declared twice counts with its first control declaration."""
         if not token or len(token) > MAX_TOKEN_CHARS:
             return None
         given = token_hash(token)
-        best: Tier | None = None
+        best: KnownToken | None = None
         for known in self._refresh():
-            if hmac.compare_digest(given, known.sha256) and (best is None or best is Tier.READ):
-                best = known.tier
+            if hmac.compare_digest(given, known.sha256) and (
+                best is None or best.tier is Tier.READ
+            ):
+                best = known
         return best
 
     def has_configured(self) -> bool:

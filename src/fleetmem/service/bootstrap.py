@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fleetmem.config import ConfigHolder, Settings, default_home
 from fleetmem.config.values import Invalid, postgres_url
+from fleetmem.core.facts import DEFAULT_WORKSPACE
 from fleetmem.embed.base import Embedder
 from fleetmem.embed.factory import make_embedder
 from fleetmem.embed.memo import RecentQueries
@@ -33,6 +36,7 @@ from fleetmem.service.portability import PortabilityService
 from fleetmem.service.reembed import ReembedSteps, run_reembed
 from fleetmem.service.runs import RunsService
 from fleetmem.service.summaries import Summarizer, make_summarizer
+from fleetmem.service.workspaces import WorkspaceService
 from fleetmem.store.sqlite.store import SqliteStore
 from fleetmem.token_counts import CACHE_FILE as TOKEN_CACHE_FILE
 from fleetmem.token_counts import CachedTokenizer
@@ -63,12 +67,56 @@ class App:
     token_counts: CachedTokenizer
     #: Who changed what in the workspace's facts and files (the Memory page's feed).
     activity: ActivityFeed
+    #: Create, list, rename and delete workspaces (the tenants).
+    workspaces: WorkspaceService
+    #: The workspace ``facts``, ``files``, ``activity``, ``agent_memory`` and ``briefings``
+    #: are bound to; :meth:`in_workspace` gives the same application for another one.
+    workspace: str = DEFAULT_WORKSPACE
+    _views: dict[str, App] = field(default_factory=dict, repr=False, compare=False)
+    _views_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _root: App | None = field(default=None, repr=False, compare=False)
 
     @property
     def settings(self) -> Settings:
         return self.config.current
 
+    def in_workspace(self, workspace: str) -> App:
+        """This application with its workspace-owned services bound to ``workspace`` (an id):
+        facts, context files, proposals, the activity feed, operator recall and briefing
+        previews. Everything else (store, runs, episodes, providers) is shared. Views are
+        kept per workspace until it is deleted; closing a view closes nothing."""
+        root = self._root or self
+        if workspace == root.workspace:
+            return root
+        with root._views_lock:
+            found = root._views.get(workspace)
+            if found is None:
+                facts = root.facts.in_workspace(workspace)
+                files = root.files.in_workspace(workspace)
+                briefings = root.briefings.with_facts_source(FactItems(facts))
+                found = replace(
+                    root,
+                    facts=facts,
+                    files=files,
+                    briefings=briefings,
+                    agent_memory=root.agent_memory.in_workspace(facts, files, briefings),
+                    activity=root.activity.in_workspace(workspace),
+                    workspace=workspace,
+                    _views={},
+                    _root=root,
+                )
+                root._views[workspace] = found
+        return found
+
+    def forget_view(self, workspace: str) -> None:
+        """Drop the cached view of a deleted workspace."""
+        root = self._root or self
+        with root._views_lock:
+            root._views.pop(workspace, None)
+
     def close(self) -> None:
+        if self._root is not None:
+            return  # a view shares its root's parts; the root closes them
         self.memory.close()
         self.facts.close()
         self.providers.close()
@@ -150,10 +198,10 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         settings=lambda: config.current,
     )
     portability = PortabilityService(
-        store, memory.ingest_run, after_import=lambda: _embed_imported(facts, memory)
+        store, memory.ingest_run, after_import=lambda: _after_import(store, facts, memory)
     )
     logging.getLogger("fleetmem").debug("bootstrap home=%s", home)
-    return App(
+    app = App(
         home=home,
         config=config,
         store=store,
@@ -169,7 +217,10 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         portability=portability,
         token_counts=token_counts,
         activity=ActivityFeed(store, facts.workspace),
+        workspaces=WorkspaceService(store, home),
     )
+    app.workspaces.on_deleted(app.forget_view)
+    return app
 
 
 def store_url(settings: Settings, env: Mapping[str, str]) -> str | None:
@@ -196,6 +247,17 @@ def open_store(
     from fleetmem.store.postgres.store import PostgresStore
 
     return PostgresStore(url)
+
+
+def _after_import(
+    store: SqliteStore | PostgresStore, facts: FactService, memory: MemoryService
+) -> None:
+    # An archive carries rows with their workspace ids, not the workspaces: one that came in
+    # new gets a row (named by its id, renamable) so it is listed and can be switched to.
+    adopted = store.workspace_adopt(time.time())
+    if adopted:
+        logging.getLogger("fleetmem").info("import.workspaces_adopted ids=%s", ",".join(adopted))
+    _embed_imported(facts, memory)
 
 
 def _embed_imported(facts: FactService, memory: MemoryService) -> None:

@@ -9,6 +9,7 @@ knowing its types: it receives a :class:`Subject` and returns fact items, alread
 
 from __future__ import annotations
 
+import copy
 import logging
 import secrets
 import time
@@ -115,6 +116,13 @@ class BriefingService:
         # Tags this process's delivery rows, so the daemon adds only other processes' rows.
         self._origin = secrets.token_hex(8)
         self._adopted: int | None = None
+
+    def with_facts_source(self, facts: FactsSource | None) -> BriefingService:
+        """A copy of this service whose facts section comes from ``facts`` (another
+        workspace's); deliveries are still counted as this process's."""
+        other = copy.copy(self)
+        other._facts = facts
+        return other
 
     def set_facts_source(self, facts: FactsSource | None) -> None:
         """Plug in (or remove) the facts section's source."""

@@ -11,6 +11,7 @@ The context a run receives, and the whole-agent report, are in :mod:`fleetmem.se
 
 from __future__ import annotations
 
+import copy
 import logging
 import secrets
 import time
@@ -40,6 +41,7 @@ from fleetmem.core.contextfiles import (
     resolve,
     unified_diff,
 )
+from fleetmem.core.facts import check_workspace
 from fleetmem.core.redact import find_secrets
 from fleetmem.core.scope import validate_agent_name, validate_repo_key
 from fleetmem.errors import (
@@ -130,8 +132,16 @@ class ContextFileService(ProposalsMixin, ContextMixin):
         self._clock = clock
         self._nonce = nonce
         self.providers: dict[str, SegmentProvider] = dict(providers or {})
-        self.workspace = workspace
+        self.workspace = check_workspace(workspace)
         self._ensured = False  # workspace files are never deleted: check once per service
+
+    def in_workspace(self, workspace: str) -> ContextFileService:
+        """The same service bound to another workspace (the tenant every call is scoped to);
+        segment providers, tokenizer and clock are shared."""
+        other = copy.copy(self)
+        other.workspace = check_workspace(workspace)
+        other._ensured = False
+        return other
 
     @property
     def codec(self) -> TokenCodec:

@@ -20,6 +20,7 @@ from fleetmem.store.postgres.migrations import MIGRATIONS
 from fleetmem.store.postgres.records import RecordsMixin
 from fleetmem.store.postgres.run_forget import RunForgetMixin
 from fleetmem.store.postgres.runs_live import LiveRunsMixin
+from fleetmem.store.postgres.workspaces import WorkspacesMixin
 from fleetmem.store.status import StoreHealth
 
 
@@ -32,6 +33,7 @@ class PostgresStore(
     FactsMixin,
     ArchiveMixin,
     BookkeepingMixin,
+    WorkspacesMixin,
 ):
     """All persistence in one PostgreSQL database (with pgvector), shared by every daemon."""
 

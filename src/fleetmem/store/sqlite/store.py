@@ -22,6 +22,7 @@ from fleetmem.store.sqlite.run_briefings import RunBriefingsMixin
 from fleetmem.store.sqlite.run_forget import RunForgetMixin
 from fleetmem.store.sqlite.runs_live import LiveRunsMixin
 from fleetmem.store.sqlite.utility_calls import UtilityCallsMixin
+from fleetmem.store.sqlite.workspaces import WorkspacesMixin
 from fleetmem.store.status import StoreHealth
 
 
@@ -39,6 +40,7 @@ class SqliteStore(
     UtilityCallsMixin,
     ProviderHealthMixin,
     BriefingDeliveriesMixin,
+    WorkspacesMixin,
 ):
     """All persistence in one SQLite file (WAL), safe to share between processes."""
 

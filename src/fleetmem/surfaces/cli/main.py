@@ -19,6 +19,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from fleetmem import __version__
 from fleetmem.errors import (
@@ -53,6 +54,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "fleetmem.surfaces.cli.mcp_cmds",
     "fleetmem.surfaces.cli.agents_cmds",
     "fleetmem.surfaces.cli.token_cmds",
+    "fleetmem.surfaces.cli.workspaces_cmds",
     "fleetmem.surfaces.cli.portability_cmds",
     "fleetmem.surfaces.cli.tui_cmds",
 )
@@ -72,6 +74,12 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         metavar="URL",
         help="act through the daemon at URL instead of opening the local store"
         " (default: $FLEETMEM_SERVER; see docs/cli.md)",
+    )
+    p.add_argument(
+        "--workspace",
+        metavar="WS",
+        help="act in this workspace (its id or name; default: $FLEETMEM_WORKSPACE, else the"
+        " default workspace; see docs/workspaces.md)",
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     handlers: dict[str, Handler] = {}
@@ -95,6 +103,16 @@ def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
     import shtab
 
     return str(shtab.complete(parser, shell=shell))
+
+
+def _in_workspace(app: Any, args: argparse.Namespace) -> Any:
+    """The application bound to the workspace the command line names (by id or name)."""
+    from fleetmem.surfaces.cli.workspaces_cmds import workspace_ref
+
+    ref = workspace_ref(args, os.environ)
+    if ref is None:
+        return app
+    return app.in_workspace(app.workspaces.resolve(ref, "--workspace").id)
 
 
 def _exit_code(exc: FleetmemError) -> int:
@@ -184,7 +202,7 @@ def _main(argv: Sequence[str] | None) -> int:
             return run_remote(args, os.environ)
         home = Path(args.home) if args.home else None
         app = build(home, os.environ)
-        return handlers[args.command](app, args)
+        return handlers[args.command](_in_workspace(app, args), args)
     except FleetmemError as exc:
         if getattr(args, "json", False):
             print(json.dumps({"error": {"code": exc.code, "message": str(exc)}}), file=sys.stderr)

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from fleetmem.config import default_home
-from fleetmem.errors import InvalidInput
-from fleetmem.surfaces.cli.common import EXIT_FAIL, EXIT_OK, emit
+from fleetmem.errors import InvalidInput, UnknownWorkspace
+from fleetmem.surfaces.cli.common import EXIT_FAIL, EXIT_INPUT, EXIT_OK, emit
 from fleetmem.surfaces.cli.facts_actions import FACT_OPERATIONS
 from fleetmem.surfaces.cli.mcp_cmds import print_briefing
 from fleetmem.surfaces.cli.memory_cmds import recall_text
@@ -30,11 +32,18 @@ from fleetmem.surfaces.cli.remote import (
     server_url,
 )
 from fleetmem.surfaces.cli.remote_files import FILE_OPERATIONS
+from fleetmem.surfaces.cli.workspaces_cmds import workspace_ref
 
 Operation = Callable[[RemoteClient, argparse.Namespace], int]
 
 #: Subcommand attributes of commands that have actions (``facts add``, ``runs list``, ...).
-_ACTION_ATTRS = ("facts_command", "files_command", "runs_command", "provider_command")
+_ACTION_ATTRS = (
+    "facts_command",
+    "files_command",
+    "runs_command",
+    "provider_command",
+    "workspaces_command",
+)
 
 #: Why some commands stay local, beyond "no API route" (printed in the refusal).
 _WHY_LOCAL: dict[str, str] = {
@@ -72,6 +81,9 @@ def run_remote(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     token, token_source = resolve_token(environ, home)
     client = RemoteClient(url, token, token_source, home=home)
     try:
+        ref = workspace_ref(args, environ)
+        if ref is not None:
+            _check_workspace(client, ref)
         return operation(client, args)
     finally:
         client.close()
@@ -217,6 +229,69 @@ def _tui(client: RemoteClient, args: argparse.Namespace) -> int:
     return run_tui(RemoteSource(client))
 
 
+# ---- workspaces -------------------------------------------------------------------------------
+def _find_workspace(client: RemoteClient, ref: str) -> tuple[dict[str, Any], str]:
+    """The workspace ``ref`` names (by id, else by name as names compare) among those the
+    token may see, and the id of the one the token acts in."""
+    from fleetmem.core.workspaces import clean_name, name_key
+
+    listed = client.call("GET", "/api/v1/workspaces")
+    for row in listed["workspaces"]:
+        if row["id"] == ref:
+            return row, str(listed["current"])
+    try:
+        key = name_key(clean_name(ref, "--workspace"))
+    except InvalidInput:
+        key = None
+    for row in listed["workspaces"]:
+        if key is not None and name_key(row["name"]) == key:
+            return row, str(listed["current"])
+    raise UnknownWorkspace(ref[:64])
+
+
+def _check_workspace(client: RemoteClient, ref: str) -> None:
+    """A token acts in the one workspace it is bound to: ``--workspace`` naming another is
+    refused, saying how to get a token for it."""
+    try:
+        row, current = _find_workspace(client, ref)
+    except UnknownWorkspace:
+        row, current = None, ""
+    if row is None or row["id"] != current:
+        current = current or str(client.call("GET", "/api/v1/workspaces")["current"])
+        raise InvalidInput(
+            "--workspace",
+            ref,
+            f"the token sent acts in workspace {current} only; mint a token bound to the "
+            f"workspace you want (`fleetmem token create --workspace {ref}` on the daemon's "
+            "machine) and pass it as $FLEETMEM_TOKEN",
+        )
+
+
+def _workspaces(client: RemoteClient, args: argparse.Namespace) -> int:
+    from fleetmem.surfaces.cli import workspaces_cmds as wc
+
+    action = args.workspaces_command
+    if action == "list":
+        emit(args, client.call("GET", "/api/v1/workspaces"), wc.list_text)
+        return EXIT_OK
+    if action == "create":
+        made = client.call("POST", "/api/v1/workspaces", body={"name": args.name})
+        made.pop("current", None)
+        emit(args, made, wc.created_text)
+        return EXIT_OK
+    row, _current = _find_workspace(client, args.target)
+    path = f"/api/v1/workspaces/{_quoted(row['id'])}"
+    if action == "rename":
+        emit(args, client.call("PATCH", path, body={"name": args.name}), wc.renamed_text)
+        return EXIT_OK
+    if args.confirm is None:
+        print(wc.preview_text(client.call("GET", path + "/delete")), file=sys.stderr)
+        return EXIT_INPUT
+    done = client.call("POST", path + "/delete", body={"confirm": args.confirm})
+    emit(args, done, wc.deleted_text)
+    return EXIT_OK
+
+
 #: Every command that works through a daemon, by its name as typed.
 OPERATIONS: dict[str, Operation] = {
     "tui": _tui,
@@ -232,6 +307,10 @@ OPERATIONS: dict[str, Operation] = {
     "briefing": _briefing,
     "recall": _recall,
     "provider check": _provider_check,
+    "workspaces list": _workspaces,
+    "workspaces create": _workspaces,
+    "workspaces rename": _workspaces,
+    "workspaces delete": _workspaces,
     **FACT_OPERATIONS,
     **FILE_OPERATIONS,
 }

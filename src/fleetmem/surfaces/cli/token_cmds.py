@@ -20,6 +20,12 @@ def register(sub: Any) -> dict[str, Handler]:
     create = verbs.add_parser("create", help="mint a token and print it once")
     create.add_argument("--tier", required=True, choices=("read", "control"))
     create.add_argument("--name", help="a name to list and revoke it by (default: TIER-N)")
+    create.add_argument(
+        "--workspace",
+        dest="token_workspace",
+        metavar="WS",
+        help="the workspace it acts in (id or name; default: the global --workspace, else default)",
+    )
     create.add_argument("--json", action="store_true")
     listing = verbs.add_parser("list", help="minted tokens: names, tiers, hash prefixes")
     listing.add_argument("--json", action="store_true")
@@ -35,14 +41,17 @@ def _cmd_token(app: Any, args: argparse.Namespace) -> int:
     if args.token_action == "create":
         tier = api_tokens.parse_tier(args.tier)
         name = args.name or api_tokens.default_name(app.home, tier)
-        token = api_tokens.mint_token(app.home, tier, name, app.memory.now())
+        workspace = app.workspace
+        if args.token_workspace is not None:
+            workspace = app.workspaces.resolve(args.token_workspace, "--workspace").id
+        token = api_tokens.mint_token(app.home, tier, name, app.memory.now(), workspace)
         emit(
             args,
-            {"name": name, "tier": tier.value, "token": token},
+            {"name": name, "tier": tier.value, "workspace": workspace, "token": token},
             lambda d: (
                 f"{d['token']}\n"
-                f"(token {d['name']}, tier {d['tier']}: shown once, store it now; "
-                f"revoke with `fleetmem token revoke {d['name']}`)"
+                f"(token {d['name']}, tier {d['tier']}, workspace {d['workspace']}: shown once,"
+                f" store it now; revoke with `fleetmem token revoke {d['name']}`)"
             ),
         )
     elif args.token_action == "list":
@@ -59,6 +68,7 @@ def _row(token: Any) -> dict[str, Any]:
     return {
         "name": token.name,
         "tier": token.tier.value,
+        "workspace": token.workspace,
         "sha256_prefix": token.sha256[:12],
         "created_at": created.isoformat(timespec="seconds"),
     }
@@ -68,6 +78,7 @@ def _table(data: dict[str, Any]) -> str:
     if not data["tokens"]:
         return "no minted tokens (the control token is in control.token under the home)"
     return "\n".join(
-        f"{t['name']:<24} {t['tier']:<8} sha256:{t['sha256_prefix']}  {t['created_at']}"
+        f"{t['name']:<24} {t['tier']:<8} {t['workspace']:<20} sha256:{t['sha256_prefix']}"
+        f"  {t['created_at']}"
         for t in data["tokens"]
     )

@@ -11,6 +11,7 @@ from fleetmem.service.bootstrap import App
 from fleetmem.surfaces.agent_views import briefing_preview
 from fleetmem.surfaces.http import schemas_memory as m
 from fleetmem.surfaces.http.schemas import documented
+from fleetmem.surfaces.http.tenancy import WorkspaceApp
 
 
 def routes(app: App) -> APIRouter:
@@ -18,11 +19,12 @@ def routes(app: App) -> APIRouter:
 
     @api.get("/api/v1/agents/{agent}/briefing", **documented(m.BriefingPreview))
     async def briefing(
+        here: WorkspaceApp,
         agent: str,
         repo: str | None = Query(None, description="brief for this repository key"),
         branch: str | None = Query(None),
     ) -> dict[str, Any]:
         # A preview, like `fleetmem briefing`: computed now, exposure-free, never stored.
-        return await run_in_threadpool(briefing_preview, app, agent, repo=repo, branch=branch)
+        return await run_in_threadpool(briefing_preview, here, agent, repo=repo, branch=branch)
 
     return api

@@ -103,6 +103,7 @@ ROUTE_MODULES: tuple[str, ...] = (
     "fleetmem.surfaces.http.facts_routes",
     "fleetmem.surfaces.http.agents_routes",
     "fleetmem.surfaces.http.activity_routes",
+    "fleetmem.surfaces.http.workspaces_routes",
 )
 
 
@@ -131,6 +132,8 @@ def create_app(app: App, tokens: ApiTokens | None = None) -> FastAPI:
         default_response_class=FiniteJSONResponse,
     )
     api.router.routes.append(mcp.route)
+    # Handlers reach the application (and the caller's workspace view) through this.
+    api.state.fleetmem_app = app
 
     @api.exception_handler(FleetmemError)
     def _fleetmem_error(_request: Request, exc: FleetmemError) -> JSONResponse:
@@ -186,6 +189,14 @@ def create_app(app: App, tokens: ApiTokens | None = None) -> FastAPI:
 
     web_auth = mount_web(api, app)
     # Checked before routing reaches any /api/v1 handler; every API route must have a tier.
-    api.add_middleware(ApiGuard, tokens=tokens, web_auth=web_auth, routes=api.router.routes)
+    api.add_middleware(
+        ApiGuard,
+        tokens=tokens,
+        web_auth=web_auth,
+        routes=api.router.routes,
+        workspaces=app.workspaces,
+    )
+    # A deleted workspace's sessions go back to the default workspace at once.
+    app.workspaces.on_deleted(web_auth.unbind)
     api.state.api_tokens = tokens
     return api

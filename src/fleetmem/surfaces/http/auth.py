@@ -11,6 +11,11 @@ A caller proves its tier with ``Authorization: Bearer <API token>``
 reads, and a session that also sends its CSRF token in ``X-CSRF-Token`` may change things.
 Missing or unknown credentials get 401; a tier too low gets 403. Both use the API's error
 shape ``{"error": {"code", "message", "field"}}``.
+
+Every token and every session is bound to one workspace (:mod:`fleetmem.surfaces.http.tenancy`):
+the guard leaves the caller (workspace, tier, operator or not) in the request's scope. A token
+whose workspace was deleted is unknown from then on (401); a session whose workspace was
+deleted falls back to the default workspace.
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from fleetmem.core.facts import DEFAULT_WORKSPACE
 from fleetmem.service.api_tokens import CONTROL_TOKEN_FILE, ApiTokens, Tier
+from fleetmem.service.workspaces import WorkspaceService
+from fleetmem.surfaces.http.tenancy import ApiCaller, set_caller
 from fleetmem.surfaces.web.auth import CSRF_HEADER, SESSION_COOKIE, WebAuth
 
 log = logging.getLogger("fleetmem.http.auth")
@@ -132,10 +140,12 @@ class ApiGuard:
         tokens: ApiTokens,
         web_auth: WebAuth,
         routes: Sequence[BaseRoute],
+        workspaces: WorkspaceService,
     ) -> None:
         self.app = app
         self.tokens = tokens
         self.web_auth = web_auth
+        self.workspaces = workspaces
         # Routers are all included before the app is built; the API routes are fixed here.
         self.routes = api_routes(routes)
         classify_routes(self.routes)  # fail now, not on the first request
@@ -149,10 +159,11 @@ class ApiGuard:
                     await refusal(scope, receive, send)
                     return
             elif needed is not None:
-                refusal = self._refusal(Request(scope), needed, template)
-                if refusal is not None:
-                    await refusal(scope, receive, send)
+                outcome = self._refusal(Request(scope), needed, template)
+                if isinstance(outcome, JSONResponse):
+                    await outcome(scope, receive, send)
                     return
+                set_caller(scope, outcome)
         await self.app(scope, receive, send)
 
     def _needed(self, scope: Scope) -> tuple[Access | None, str]:
@@ -181,21 +192,33 @@ class ApiGuard:
             request, template, 401, "no credentials: send Authorization: Bearer <run token>"
         )
 
-    def _refusal(self, request: Request, needed: Access, template: str) -> JSONResponse | None:
+    def _refusal(self, request: Request, needed: Access, template: str) -> JSONResponse | ApiCaller:
+        """The refusal to send, or the caller the request acts for."""
         header = request.headers.get("authorization")
         if header is not None:
             scheme, _, value = header.partition(" ")
             token = value.strip()
             if scheme.lower() != "bearer" or not token:
                 return self._deny(request, template, 401, "Authorization must be: Bearer <token>")
-            tier = self.tokens.tier_of(token)
-            if tier is None:
+            known = self.tokens.identify(token)
+            if known is None:
                 reason = "unknown API token"
                 if token.startswith(RUN_TOKEN_PREFIX):
                     reason = "a run token is not an API token; send an API token (fmc_ or fmro_)"
                 return self._deny(request, template, 401, reason)
+            if not self.workspaces.exists(known.workspace):
+                return self._deny(
+                    request,
+                    template,
+                    401,
+                    f"this token is bound to workspace {known.workspace}, which no longer "
+                    "exists; mint a token for another workspace",
+                )
+            tier = known.tier
+            caller = ApiCaller(known.workspace, tier, known.operator, known.origin)
         else:
-            session = self.web_auth.session(request.cookies.get(SESSION_COOKIE))
+            session_token = request.cookies.get(SESSION_COOKIE)
+            session = self.web_auth.session(session_token)
             if session is None:
                 return self._deny(
                     request,
@@ -204,11 +227,17 @@ class ApiGuard:
                     "no credentials: send Authorization: Bearer <token>; the control token "
                     f"is in {CONTROL_TOKEN_FILE} under the daemon's FLEETMEM_HOME",
                 )
+            if session.workspace != DEFAULT_WORKSPACE and not self.workspaces.exists(
+                session.workspace
+            ):
+                # Its workspace was deleted (perhaps by another daemon): back to the default.
+                session = self.web_auth.switch(session_token, DEFAULT_WORKSPACE) or session
             csrf_ok = self.web_auth.check_csrf(session, request.headers.get(CSRF_HEADER))
             tier = Tier.CONTROL if csrf_ok else Tier.READ
+            caller = ApiCaller(session.workspace, tier, True, "session")
         wanted = Tier.CONTROL if needed is Access.CONTROL else Tier.READ
         if tier.covers(wanted):
-            return None
+            return caller
         how = "a control token" if header is not None else "the session's X-CSRF-Token header"
         target = f"{request.method} {template or request.url.path}"
         message = f"{target} changes state and needs {how}; read access given"

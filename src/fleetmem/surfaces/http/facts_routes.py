@@ -23,16 +23,17 @@ from fleetmem.surfaces import fact_views as fv
 from fleetmem.surfaces.http import schemas_facts as sf
 from fleetmem.surfaces.http.bodies import json_object
 from fleetmem.surfaces.http.schemas import documented
+from fleetmem.surfaces.http.tenancy import Facts
 
 _MAX_BODY = 64 * 1024
 
 
 def routes(app: App) -> APIRouter:
     api = APIRouter()
-    facts = app.facts
 
     @api.get("/api/v1/facts", **documented(sf.FactPage))
     def list_facts(
+        facts: Facts,
         status: str | None = None,
         scope: str | None = None,
         pinned: bool | None = None,
@@ -43,11 +44,12 @@ def routes(app: App) -> APIRouter:
         return fv.page_view(page)
 
     @api.get("/api/v1/facts/counts", **documented(sf.FactCounts))
-    def counts() -> dict[str, int]:
+    def counts(facts: Facts) -> dict[str, int]:
         return facts.counts()
 
     @api.get("/api/v1/facts/search", **documented(sf.FactSearch, 429))
     def search(
+        facts: Facts,
         q: str = Query(...),
         status: str | None = None,
         scope: str | None = None,
@@ -56,7 +58,7 @@ def routes(app: App) -> APIRouter:
         return fv.search_view(facts.search(q, status=status, scope=scope, limit=limit))
 
     @api.get("/api/v1/facts/forget-all", **documented(sf.ForgetAllPreview))
-    def forget_all_preview() -> dict[str, Any]:
+    def forget_all_preview(facts: Facts) -> dict[str, Any]:
         """What Forget all would do, before it is confirmed."""
         return {
             "live": facts.counts()["live"],
@@ -67,7 +69,7 @@ def routes(app: App) -> APIRouter:
     @api.post(
         "/api/v1/facts/forget-all", **documented(sf.ForgetAllDone, 409, 429, body=sf.ForgetAllIn)
     )
-    async def forget_all(request: Request) -> dict[str, Any]:
+    async def forget_all(facts: Facts, request: Request) -> dict[str, Any]:
         body = await _json_object(request, {"confirm"})
         result = await run_in_threadpool(
             facts.forget_all, _text(body, "confirm", required=True), actor=local_user()
@@ -75,7 +77,7 @@ def routes(app: App) -> APIRouter:
         return fv.forget_all_view(result)
 
     @api.get("/api/v1/facts/tidy-up", **documented(sf.TidyUp))
-    def tidy_up(limit: int = Query(50)) -> dict[str, Any]:
+    def tidy_up(facts: Facts, limit: int = Query(50)) -> dict[str, Any]:
         """Proposed merges: pairs of active facts of one scope that say nearly the same."""
         return fv.tidy_view(facts.tidy_up(limit=limit))
 
@@ -83,7 +85,7 @@ def routes(app: App) -> APIRouter:
         "/api/v1/facts/tidy-up/keep-both",
         **documented(sf.KeptPair, 404, 409, 429, body=sf.KeepBothIn),
     )
-    async def keep_both(request: Request) -> dict[str, Any]:
+    async def keep_both(facts: Facts, request: Request) -> dict[str, Any]:
         """Keep both facts of a proposed merge: the pair is not proposed again."""
         body = await _json_object(request, {"first", "second"})
         first = _text(body, "first", required=True)
@@ -92,7 +94,7 @@ def routes(app: App) -> APIRouter:
         return fv.kept_pair_view(row)
 
     @api.get("/api/v1/facts/offered", **documented(sf.OfferedFacts, 404))
-    def offered(run_id: str = Query(...)) -> dict[str, Any]:
+    def offered(facts: Facts, run_id: str = Query(...)) -> dict[str, Any]:
         return {
             "run_id": run_id,
             "offered": [fv.exposure_view(e) for e in facts.offered_to_run(run_id)],
@@ -105,7 +107,7 @@ def routes(app: App) -> APIRouter:
             sf.FactWritten, 409, 429, status=201, also={200: sf.FactWritten}, body=sf.FactIn
         ),
     )
-    async def add(request: Request) -> JSONResponse:
+    async def add(facts: Facts, request: Request) -> JSONResponse:
         body = await _json_object(
             request, {"body", "kind", "scope", "pin", "source", "idempotency_key"}
         )
@@ -129,7 +131,7 @@ def routes(app: App) -> APIRouter:
         return JSONResponse(fv.write_view(result), status_code=201 if result.created else 200)
 
     @api.get("/api/v1/facts/{fact_id}", **documented(sf.FactDetail, 404))
-    def show(fact_id: str) -> dict[str, Any]:
+    def show(facts: Facts, fact_id: str) -> dict[str, Any]:
         detail = facts.get(fact_id)
         _refuse_forgotten(fact_id, detail.fact.status)
         return fv.detail_view(detail)
@@ -137,7 +139,7 @@ def routes(app: App) -> APIRouter:
     @api.patch(
         "/api/v1/facts/{fact_id}", **documented(sf.FactEdited, 404, 409, 429, body=sf.FactEditIn)
     )
-    async def edit(fact_id: str, request: Request) -> dict[str, Any]:
+    async def edit(facts: Facts, fact_id: str, request: Request) -> dict[str, Any]:
         body = await _json_object(request, {"body"})
         text = _text(body, "body", required=True)
 
@@ -148,23 +150,23 @@ def routes(app: App) -> APIRouter:
         return fv.edit_view(await run_in_threadpool(edit_live))
 
     @api.delete("/api/v1/facts/{fact_id}", **documented(sf.FactForgotten, 404, 409, 429))
-    def forget(fact_id: str) -> dict[str, Any]:
+    def forget(facts: Facts, fact_id: str) -> dict[str, Any]:
         return fv.forget_view(facts.forget(fact_id, actor=local_user()))
 
     @api.post("/api/v1/facts/{fact_id}/restore", **documented(sf.Fact, 404, 409, 429))
-    def restore(fact_id: str) -> dict[str, Any]:
+    def restore(facts: Facts, fact_id: str) -> dict[str, Any]:
         return fv.fact_view(facts.restore(fact_id, actor=local_user()))
 
     @api.post("/api/v1/facts/{fact_id}/pin", **documented(sf.Fact, 404, 409, 429))
-    def pin(fact_id: str) -> dict[str, Any]:
+    def pin(facts: Facts, fact_id: str) -> dict[str, Any]:
         return fv.fact_view(facts.pin(fact_id, actor=local_user()))
 
     @api.delete("/api/v1/facts/{fact_id}/pin", **documented(sf.Fact, 404, 409, 429))
-    def unpin(fact_id: str) -> dict[str, Any]:
+    def unpin(facts: Facts, fact_id: str) -> dict[str, Any]:
         return fv.fact_view(facts.unpin(fact_id, actor=local_user()))
 
     @api.put("/api/v1/facts/{fact_id}/scope", **documented(sf.Fact, 404, 409, 429, body=sf.ScopeIn))
-    async def set_scope(fact_id: str, request: Request) -> dict[str, Any]:
+    async def set_scope(facts: Facts, fact_id: str, request: Request) -> dict[str, Any]:
         """Who the fact is for: every agent, runs in one repository, or one agent."""
         body = await _json_object(request, {"scope"})
         scope = _text(body, "scope", required=True)
@@ -179,7 +181,7 @@ def routes(app: App) -> APIRouter:
         "/api/v1/facts/{fact_id}/review",
         **documented(sf.Fact, 404, 409, 429, body=sf.ReviewIn),
     )
-    async def review(fact_id: str, request: Request) -> dict[str, Any]:
+    async def review(facts: Facts, fact_id: str, request: Request) -> dict[str, Any]:
         body = await _json_object(request, {"action", "into"})
         action = _text(body, "action", required=True)
         into = _text(body, "into")
@@ -189,12 +191,12 @@ def routes(app: App) -> APIRouter:
         return fv.fact_view(row)
 
     @api.get("/api/v1/facts/{fact_id}/history", **documented(sf.FactHistory, 404))
-    def history(fact_id: str) -> dict[str, Any]:
+    def history(facts: Facts, fact_id: str) -> dict[str, Any]:
         _refuse_forgotten(fact_id, facts.status(fact_id))
         return fv.history_view(facts.history(fact_id))
 
     @api.get("/api/v1/facts/{fact_id}/votes", **documented(sf.FactVotes, 404))
-    def votes(fact_id: str) -> dict[str, Any]:
+    def votes(facts: Facts, fact_id: str) -> dict[str, Any]:
         _refuse_forgotten(fact_id, facts.status(fact_id))
         return fv.votes_view(facts.votes(fact_id))
 

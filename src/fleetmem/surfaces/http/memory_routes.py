@@ -19,6 +19,7 @@ from fleetmem.surfaces.http import contract
 from fleetmem.surfaces.http import schemas_memory as m
 from fleetmem.surfaces.http.bodies import json_object, read_body, whole_number
 from fleetmem.surfaces.http.schemas import documented, run_record_schema
+from fleetmem.surfaces.http.tenancy import WorkspaceApp
 
 
 def routes(app: App) -> APIRouter:
@@ -67,9 +68,9 @@ def routes(app: App) -> APIRouter:
         return views.forget_view(app.memory.forget(episode_id))
 
     @api.post("/api/v1/recall", **documented(m.RecallOut, body=contract.recall_body()))
-    async def recall(request: Request) -> dict[str, Any]:
+    async def recall(here: WorkspaceApp, request: Request) -> dict[str, Any]:
         body = await json_object(request)
-        return await run_in_threadpool(_recall, app, body)
+        return await run_in_threadpool(_recall, here, body)
 
     @api.post(
         "/api/v1/provider/check",

@@ -17,7 +17,14 @@ from fleetmem.service.bootstrap import App
 from fleetmem.surfaces.web.auth import LOGIN_TTL_S, WebAuth, login_url
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
-PAGE_MODULES = ("login_pages", "facts_pages", "files_pages", "other_pages", "activity_pages")
+PAGE_MODULES = (
+    "login_pages",
+    "facts_pages",
+    "files_pages",
+    "other_pages",
+    "activity_pages",
+    "workspace_pages",
+)
 
 
 def mount(api: FastAPI, app: App, auth: WebAuth | None = None) -> WebAuth:
@@ -29,6 +36,7 @@ def mount(api: FastAPI, app: App, auth: WebAuth | None = None) -> WebAuth:
 
     auth = auth or WebAuth()
     web = Web(app, auth)
+    api.state.web = web
     for name in PAGE_MODULES:
         module = importlib.import_module(f"{__name__}.{name}")
         api.include_router(module.routes(web))

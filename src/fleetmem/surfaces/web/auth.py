@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from fleetmem.core.facts import DEFAULT_WORKSPACE
+
 #: A login link works once, for this long.
 LOGIN_TTL_S = 15 * 60.0
 #: A session ends after this long without a request ...
@@ -56,11 +58,14 @@ def same_token(given: str | None, expected: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    """A signed-in browser. ``csrf`` is sent back with every form and state-changing call."""
+    """A signed-in browser. ``csrf`` is sent back with every form and state-changing call;
+    ``workspace`` is the one workspace its pages and API calls act in (the switcher changes
+    it)."""
 
     csrf: str
     created_at: float
     last_seen_at: float
+    workspace: str = DEFAULT_WORKSPACE
 
 
 class WebAuth:
@@ -140,6 +145,29 @@ class WebAuth:
             found = replace(found, last_seen_at=now)
             self._sessions[key] = found
         return found
+
+    def switch(self, session_token: str | None, workspace: str) -> Session | None:
+        """Bind a live session to ``workspace`` (the caller has checked it exists); the
+        session, or None when it is not live."""
+        if not session_token or len(session_token) > 200:
+            return None
+        key = token_hash(session_token)
+        with self._lock:
+            found = self._sessions.get(key)
+            if found is None:
+                return None
+            found = replace(found, workspace=workspace)
+            self._sessions[key] = found
+        return found
+
+    def unbind(self, workspace: str) -> int:
+        """Move every session bound to ``workspace`` (deleted) back to the default one;
+        how many were moved."""
+        with self._lock:
+            moved = [k for k, s in self._sessions.items() if s.workspace == workspace]
+            for key in moved:
+                self._sessions[key] = replace(self._sessions[key], workspace=DEFAULT_WORKSPACE)
+        return len(moved)
 
     def check_csrf(self, session: Session, given: str | None) -> bool:
         return same_token(given, session.csrf)

@@ -8,6 +8,7 @@ pages' own scripts, which ask for JSON, the API's error object) with the API's s
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from fleetmem.core.contextfiles import WORKSPACE_FILES
+from fleetmem.core.facts import DEFAULT_WORKSPACE
 from fleetmem.errors import (
     Conflict,
     FleetmemError,
@@ -68,12 +70,42 @@ def wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
 
 
+#: The workspace of the session of the page request being served (set by :class:`WebRoute`
+#: for the request's whole handling, thread-pool work included).
+_WORKSPACE: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "fleetmem_web_workspace", default=DEFAULT_WORKSPACE
+)
+
+
 @dataclass
 class Web:
-    """The wiring the pages need: the application and the daemon's sign-in state."""
+    """The wiring the pages need: the application and the daemon's sign-in state.
 
-    app: App
+    Every session is bound to one workspace (the switcher changes it); :attr:`app` is the
+    application bound to the workspace of the session being served, so a page cannot show or
+    change another workspace's facts or files."""
+
+    root: App
     auth: WebAuth
+
+    @property
+    def app(self) -> App:
+        """The application in the current request's workspace."""
+        return self.root.in_workspace(_WORKSPACE.get())
+
+    def workspace_of(self, request: Request) -> str:
+        """The workspace of the request's session (the default one without a live session);
+        a session whose workspace was deleted goes back to the default workspace."""
+        token = request.cookies.get(SESSION_COOKIE)
+        found = self.auth.session(token)
+        if found is None:
+            return DEFAULT_WORKSPACE
+        if found.workspace != DEFAULT_WORKSPACE and not self.root.workspaces.exists(
+            found.workspace
+        ):
+            self.auth.switch(token, DEFAULT_WORKSPACE)
+            return DEFAULT_WORKSPACE
+        return found.workspace
 
     def session(self, request: Request) -> Session:
         found = self.auth.session(request.cookies.get(SESSION_COOKIE))
@@ -104,11 +136,15 @@ class Web:
     def rail(self, section: str) -> dict[str, Any]:
         """The left rail: fact counts, workspace files (every-run marked), agents, notebooks."""
         app = self.app
+        workspaces = self.root.workspaces.list()
+        current = next((w for w in workspaces if w.id == app.workspace), workspaces[0])
         counts = app.facts.counts()
         every_run = {row.key.name for row in app.files.every_run_rows()}
         listing = app.files.listing()
         return {
             "section": section,
+            "workspaces": [{"id": w.id, "name": w.name} for w in workspaces],
+            "workspace": {"id": current.id, "name": current.name},
             "counts": counts,
             "workspace_files": [
                 {"slug": s.slug, "title": s.title, "every_run": s.slug in every_run}
@@ -171,6 +207,8 @@ class WebRoute(APIRoute):
         handler = super().get_route_handler()
 
         async def guarded(request: Request) -> Response:
+            web: Web | None = request.app.state.web
+            bound = _WORKSPACE.set(web.workspace_of(request) if web else DEFAULT_WORKSPACE)
             try:
                 return await handler(request)
             except NeedLogin:
@@ -195,6 +233,8 @@ class WebRoute(APIRoute):
                     {"status": status, "message": _page_message(exc, status)},
                     status_code=status,
                 )
+            finally:
+                _WORKSPACE.reset(bound)
 
         return guarded
 

@@ -272,7 +272,6 @@ def scope_choices(web: Web, current: str) -> list[dict[str, Any]]:
 
 def routes(web: Web) -> APIRouter:
     router = APIRouter(route_class=WebRoute, include_in_schema=False)
-    facts = web.app.facts
 
     def page_context(request: Request) -> dict[str, Any]:
         params = dict(request.query_params)
@@ -281,7 +280,7 @@ def routes(web: Web) -> APIRouter:
         toast = None
         if undo:
             try:
-                row = facts.get(undo).fact
+                row = web.app.facts.get(undo).fact
             except FleetmemError:  # an unknown id just shows no toast
                 row = None
             if row is not None and row.status == "forgotten" and row.forgotten_at is not None:
@@ -327,7 +326,7 @@ def routes(web: Web) -> APIRouter:
     async def add(request: Request) -> Response:
         _, form = await web.form(request)
         result = await call(
-            lambda: facts.add(
+            lambda: web.app.facts.add(
                 form.get("body", ""),
                 kind=form.get("kind") or "note",
                 scope=form.get("scope") or "workspace",
@@ -342,7 +341,9 @@ def routes(web: Web) -> APIRouter:
     @router.post("/memory/facts/{fact_id}/edit")
     async def edit(fact_id: str, request: Request) -> Response:
         _, form = await web.form(request)
-        result = await call(lambda: facts.edit(fact_id, form.get("body", ""), actor=local_user()))
+        result = await call(
+            lambda: web.app.facts.edit(fact_id, form.get("body", ""), actor=local_user())
+        )
         if wants_json(request):
             out = fact_views.edit_view(result)
             out["in_flight_line"] = in_flight_line(result.runs_in_flight)
@@ -355,7 +356,7 @@ def routes(web: Web) -> APIRouter:
     @router.post("/memory/facts/{fact_id}/forget")
     async def forget(fact_id: str, request: Request) -> Response:
         await web.form(request)
-        result = await call(lambda: facts.forget(fact_id, actor=local_user()))
+        result = await call(lambda: web.app.facts.forget(fact_id, actor=local_user()))
         if wants_json(request):
             out = fact_views.forget_view(result)
             out["toast"] = UNDO_TOAST
@@ -366,7 +367,7 @@ def routes(web: Web) -> APIRouter:
     @router.post("/memory/facts/{fact_id}/restore")
     async def restore(fact_id: str, request: Request) -> Response:
         await web.form(request)
-        row = await call(lambda: facts.restore(fact_id, actor=local_user()))
+        row = await call(lambda: web.app.facts.restore(fact_id, actor=local_user()))
         if wants_json(request):
             return JSONResponse({"fact": fact_views.fact_view(row)})
         return redirect(back_to(request, "/memory/facts", done="restored", focus=fact_id))
@@ -375,9 +376,9 @@ def routes(web: Web) -> APIRouter:
     async def pin(fact_id: str, request: Request) -> Response:
         _, form = await web.form(request)
         if form.get("pinned") == "0":
-            row = await call(lambda: facts.unpin(fact_id, actor=local_user()))
+            row = await call(lambda: web.app.facts.unpin(fact_id, actor=local_user()))
         else:
-            row = await call(lambda: facts.pin(fact_id, actor=local_user()))
+            row = await call(lambda: web.app.facts.pin(fact_id, actor=local_user()))
         if wants_json(request):
             return JSONResponse({"fact": fact_views.fact_view(row)})
         code = "pinned" if row.pinned else "unpinned"
@@ -388,7 +389,9 @@ def routes(web: Web) -> APIRouter:
         _, form = await web.form(request)
         into = (form.get("into_id") or form.get("into") or "").strip() or None
         action = form.get("action", "")
-        row = await call(lambda: facts.review(fact_id, action, into=into, actor=local_user()))
+        row = await call(
+            lambda: web.app.facts.review(fact_id, action, into=into, actor=local_user())
+        )
         if wants_json(request):
             return JSONResponse({"fact": fact_views.fact_view(row)})
         return redirect(back_to(request, "/memory/facts", done="reviewed"))
@@ -398,7 +401,7 @@ def routes(web: Web) -> APIRouter:
         _, form = await web.form(request)
         other = (form.get("agent") or "").strip()
         scope = f"agent:{other}" if other else form.get("scope", "")
-        row = await call(lambda: facts.set_scope(fact_id, scope, actor=local_user()))
+        row = await call(lambda: web.app.facts.set_scope(fact_id, scope, actor=local_user()))
         if wants_json(request):
             return JSONResponse({"fact": fact_views.fact_view(row)})
         return redirect(back_to(request, f"/memory/facts/{fact_id}", done="scoped"))
@@ -406,10 +409,10 @@ def routes(web: Web) -> APIRouter:
     @router.get("/memory/facts/tidy-up")
     def tidy_up_page(request: Request) -> Response:
         session = web.session(request)
-        tidy = facts.tidy_up()
+        tidy = web.app.facts.tidy_up()
         me, now = local_user().name, time.time()
         ids = [r.id for p in tidy.pairs for r in (p.keep, p.fold)]
-        used = runs_using(facts, ids) if ids else {}
+        used = runs_using(web.app.facts, ids) if ids else {}
         ctx = {
             "pairs": [
                 {
@@ -431,7 +434,7 @@ def routes(web: Web) -> APIRouter:
     async def tidy_merge(request: Request) -> Response:
         _, form = await web.form(request)
         fold, keep = form.get("fold", ""), form.get("keep", "")
-        row = await call(lambda: facts.review(fold, "merge", into=keep, actor=local_user()))
+        row = await call(lambda: web.app.facts.review(fold, "merge", into=keep, actor=local_user()))
         if wants_json(request):
             return JSONResponse({"fact": fact_views.fact_view(row)})
         return redirect("/memory/facts/tidy-up?done=merged")
@@ -440,7 +443,7 @@ def routes(web: Web) -> APIRouter:
     async def tidy_keep_both(request: Request) -> Response:
         _, form = await web.form(request)
         first, second = form.get("first", ""), form.get("second", "")
-        row = await call(lambda: facts.keep_both(first, second, actor=local_user()))
+        row = await call(lambda: web.app.facts.keep_both(first, second, actor=local_user()))
         if wants_json(request):
             return JSONResponse(fact_views.kept_pair_view(row))
         return redirect("/memory/facts/tidy-up?done=kept")
@@ -448,7 +451,7 @@ def routes(web: Web) -> APIRouter:
     @router.get("/memory/facts/forget-all")
     def forget_all_page(request: Request) -> Response:
         session = web.session(request)
-        counts = facts.counts()
+        counts = web.app.facts.counts()
         ctx = {
             "phrase": FORGET_ALL_PHRASE,
             "untouched": FORGET_ALL_UNTOUCHED,
@@ -461,7 +464,9 @@ def routes(web: Web) -> APIRouter:
     @router.post("/memory/facts/forget-all")
     async def forget_all(request: Request) -> Response:
         _, form = await web.form(request)
-        result = await call(lambda: facts.forget_all(form.get("confirm", ""), actor=local_user()))
+        result = await call(
+            lambda: web.app.facts.forget_all(form.get("confirm", ""), actor=local_user())
+        )
         if wants_json(request):
             return JSONResponse(fact_views.forget_all_view(result))
         return redirect(f"/memory/facts?done=forgot_all&n={result.forgotten}")
@@ -469,17 +474,17 @@ def routes(web: Web) -> APIRouter:
     @router.get("/memory/facts/{fact_id}")
     def fact_page(fact_id: str, request: Request) -> Response:
         session = web.session(request)
-        detail = facts.get(fact_id)
+        detail = web.app.facts.get(fact_id)
         row = detail.fact
-        history = facts.history(fact_id)
-        votes = facts.votes(fact_id)
+        history = web.app.facts.history(fact_id)
+        votes = web.app.facts.votes(fact_id)
         candidates = []
         if row.status in REVIEW_ACTIONS["merge"][0]:
-            found = facts.search(row.body[:512], scope=row.scope, status="all")
+            found = web.app.facts.search(row.body[:512], scope=row.scope, status="all")
             candidates = [
                 h.fact for h in found.hits if h.fact.id != row.id and h.fact.status in KEPT
             ][:5]
-        used = runs_using(facts, [row.id])[row.id]
+        used = runs_using(web.app.facts, [row.id])[row.id]
         ctx = {
             "fact": fact_item(row, used, local_user().name, time.time()),
             "detail": detail,

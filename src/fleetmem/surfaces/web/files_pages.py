@@ -192,7 +192,6 @@ def _pending_proposals(web: Web, ref: FileRef) -> list[dict[str, Any]]:
 
 def routes(web: Web) -> APIRouter:
     router = APIRouter(route_class=WebRoute, include_in_schema=False)
-    files = web.app.files
 
     def show(request: Request, target: Target) -> Response:
         session = web.session(request)
@@ -221,9 +220,11 @@ def routes(web: Web) -> APIRouter:
             ctx = editor_context(web, target, kept=text)
             return web.page(request, session, "file.html", target.section, ctx)
         try:
-            await call(lambda: files.save(target.ref, text, base_revision=base, actor=web_user()))
+            await call(
+                lambda: web.app.files.save(target.ref, text, base_revision=base, actor=web_user())
+            )
         except StaleRevision as exc:
-            current = await call(lambda: files.get(target.ref))
+            current = await call(lambda: web.app.files.get(target.ref))
             conflict = {
                 "changed_by": exc.changed_by.partition(":")[2] or exc.changed_by,
                 "changed_at": exc.changed_at,
@@ -244,12 +245,12 @@ def routes(web: Web) -> APIRouter:
             revision = int(form.get("revision", ""))
         except ValueError as exc:
             raise InvalidInput("revision", form.get("revision"), "is not a number") from exc
-        await call(lambda: files.restore(target.ref, revision, actor=web_user()))
+        await call(lambda: web.app.files.restore(target.ref, revision, actor=web_user()))
         return redirect(target.url(saved=1))
 
     def history(request: Request, target: Target) -> Response:
         session = web.session(request)
-        rows = files.history(target.ref)
+        rows = web.app.files.history(target.ref)
         ctx = {"target": target, "title": target.ref.display, "revisions": rows}
         return web.page(request, session, "history.html", target.section, ctx)
 
@@ -264,7 +265,7 @@ def routes(web: Web) -> APIRouter:
         session, form = await web.form(request)
         mode = form.get("mode", "")
         try:
-            await call(lambda: files.set_mode(name, mode, actor=web_user()))
+            await call(lambda: web.app.files.set_mode(name, mode, actor=web_user()))
         except CapReached as exc:
             ctx = list_context(web, error=exc.message, highlight=True, asked=name)
             return web.page(request, session, "files.html", "files", ctx, status_code=409)
@@ -308,16 +309,16 @@ def routes(web: Web) -> APIRouter:
     async def decide_proposal(agent: str, number: str, op: str, request: Request) -> Response:
         session, _form = await web.form(request)
         target = agent_target(web, agent, "notes")
-        proposal = await call(lambda: files.get_proposal(number))
+        proposal = await call(lambda: web.app.files.get_proposal(number))
         if proposal.agent != target.ref.owner:
             raise NotFound(f"no proposal {number} for {target.ref.owner}", proposal=number)
         if op == "dismiss":
-            await call(lambda: files.dismiss_proposal(proposal.id, actor=web_user()))
+            await call(lambda: web.app.files.dismiss_proposal(proposal.id, actor=web_user()))
             return redirect(target.url(dismissed=proposal.id))
         if op != "apply":
             raise InvalidInput("op", op, "must be apply or dismiss")
         try:
-            await call(lambda: files.apply_proposal(proposal.id, actor=web_user()))
+            await call(lambda: web.app.files.apply_proposal(proposal.id, actor=web_user()))
         except StaleRevision as exc:
             error = (
                 f"Not applied: the agent proposed this change on revision {exc.base_revision},"

@@ -85,7 +85,6 @@ def segment_rows(report: Any, agent: str) -> list[dict[str, Any]]:
 
 def routes(web: Web) -> APIRouter:
     router = APIRouter(route_class=WebRoute, include_in_schema=False)
-    app = web.app
 
     # ---- agents -------------------------------------------------------------------------
     @router.get("/memory/agents")
@@ -93,7 +92,7 @@ def routes(web: Web) -> APIRouter:
         session = web.session(request)
         if open:
             return redirect(f"/memory/agents/{validate_agent_name(open.strip())}")
-        names = list(app.files.listing().agents)
+        names = list(web.app.files.listing().agents)
         return web.page(request, session, "agents.html", "agents", {"agents": names})
 
     @router.get("/memory/agents/{agent}")
@@ -101,7 +100,7 @@ def routes(web: Web) -> APIRouter:
         session = web.session(request)
         ctx: dict[str, Any] = {"agent": agent, "repo": repo or "", "error": False}
         try:
-            report = app.files.report(agent, repo=repo or None)
+            report = web.app.files.report(agent, repo=repo or None)
         except InvalidInput:
             raise
         except Exception as exc:  # the page stays usable; the report shows its error row
@@ -123,9 +122,9 @@ def routes(web: Web) -> APIRouter:
     @router.get("/memory/agents/{agent}/briefing")
     def briefing(agent: str, request: Request, repo: str | None = None) -> Response:
         session = web.session(request)
-        subject = app.briefings.preview_subject(agent, repo=repo or None)
-        composed = app.briefings.preview(agent, repo=subject.repo, branch=subject.branch)
-        provider = app.memory.provider_state()
+        subject = web.app.briefings.preview_subject(agent, repo=repo or None)
+        composed = web.app.briefings.preview(agent, repo=subject.repo, branch=subject.branch)
+        provider = web.app.memory.provider_state()
         sections = []
         for name in BRIEFING_SECTIONS:
             sections.append(
@@ -142,7 +141,7 @@ def routes(web: Web) -> APIRouter:
             "asked_repo": repo or "",
             "composed": composed,
             "sections": sections,
-            "max_chars": app.settings.agent(agent).briefing_max_chars,
+            "max_chars": web.app.settings.agent(agent).briefing_max_chars,
             "max_bytes": MAX_BRIEFING_BYTES,
             "provider": provider,
         }
@@ -162,23 +161,23 @@ def routes(web: Web) -> APIRouter:
         if q.strip():
             # Search by meaning: the operator's recall, in one repository or in every one
             # that holds an episode (scopes asked two at a time and merged by the service).
-            found = app.agent_memory.operator_recall(
+            found = web.app.agent_memory.operator_recall(
                 q, repo=repo or None, every_repo=not repo, limit=RECALL_LIMIT
             )
             ctx["found"] = views.recall_view(found.episodes)
             for item in ctx["found"]["items"]:
                 # What the run did, for the row: its excerpt, not the full rendering.
                 try:
-                    body = app.memory.get_episode(item["episode_id"]).episode or {}
+                    body = web.app.memory.get_episode(item["episode_id"]).episode or {}
                 except FleetmemError:  # forgotten since the recall: the row keeps its id
                     body = {}
                 item["excerpt"] = str(body.get("result_excerpt") or body.get("reason") or "")
             ctx["searched_in"] = repo or "every repository"
             return web.page(request, session, "episodes.html", "episodes", ctx)
-        ctx["episodes"] = app.memory.list_episodes(
+        ctx["episodes"] = web.app.memory.list_episodes(
             agent=agent or None,
             repo=repo or None,
-            since=parse_since(since, app.memory.now()) if since else None,
+            since=parse_since(since, web.app.memory.now()) if since else None,
             limit=200,
         )
         return web.page(request, session, "episodes.html", "episodes", ctx)
@@ -186,35 +185,35 @@ def routes(web: Web) -> APIRouter:
     @router.get("/memory/episodes/{episode_id}")
     def episode(episode_id: str, request: Request) -> Response:
         session = web.session(request)
-        row = app.memory.get_episode(episode_id)
-        detail = views.episode_detail(row, app.store.index_rows_for_episode(episode_id))
+        row = web.app.memory.get_episode(episode_id)
+        detail = views.episode_detail(row, web.app.store.index_rows_for_episode(episode_id))
         ctx = {"e": detail, "row": row, "forgot": request.query_params.get("forgot") == "1"}
         return web.page(request, session, "episode.html", "episodes", ctx)
 
     @router.post("/memory/episodes/{episode_id}/forget")
     async def forget_episode(episode_id: str, request: Request) -> Response:
         await web.form(request)
-        await call(lambda: app.memory.forget(episode_id))
+        await call(lambda: web.app.memory.forget(episode_id))
         return redirect(f"/memory/episodes/{episode_id}?forgot=1")
 
     # ---- runs ---------------------------------------------------------------------------
     @router.get("/memory/runs")
     def runs(request: Request, agent: str | None = None, repo: str | None = None) -> Response:
         session = web.session(request)
-        rows = app.runs.list_runs(repo=repo or None, agent=agent or None, limit=200)
+        rows = web.app.runs.list_runs(repo=repo or None, agent=agent or None, limit=200)
         ctx = {"runs": rows, "agent": agent or "", "repo": repo or "", "now": time.time()}
         return web.page(request, session, "runs.html", "runs", ctx)
 
     @router.get("/memory/runs/{run_id}")
     def run(run_id: str, request: Request) -> Response:
         session = web.session(request)
-        detail = app.runs.show_run(run_id)
+        detail = web.app.runs.show_run(run_id)
         ctx = {
             "run_id": run_id,
             "d": detail,
             "view": _run_view(detail),
-            "offered": app.facts.offered_to_run(run_id),
-            "loads": app.files.run_loads(run_id),
+            "offered": web.app.facts.offered_to_run(run_id),
+            "loads": web.app.files.run_loads(run_id),
         }
         return web.page(request, session, "run.html", "runs", ctx)
 
@@ -222,11 +221,11 @@ def routes(web: Web) -> APIRouter:
     @router.get("/memory/status")
     def status(request: Request) -> Response:
         session = web.session(request)
-        checks = [c.to_dict() for c in run_checks(app)]
+        checks = [c.to_dict() for c in run_checks(web.app)]
         ctx = {
             "checks": checks,
-            "status": app.memory.status(),
-            "facts": app.facts.counts(),
+            "status": web.app.memory.status(),
+            "facts": web.app.facts.counts(),
             "web": web.auth.counts(),
         }
         return web.page(request, session, "status.html", "status", ctx)

@@ -9,6 +9,15 @@
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
   const SKELETON_ROWS = 6;
 
+  // ---- the workspace switcher: choosing one switches at once (the button does without JS) -
+  $$("[data-workspace-switcher]").forEach((form) => {
+    const select = $("select", form);
+    const button = $("[data-switch-button]", form);
+    if (!select) return;
+    if (button) button.hidden = true;
+    select.addEventListener("change", () => form.requestSubmit());
+  });
+
   // ---- helpers ----------------------------------------------------------------------------
   async function post(form, extra) {
     const body = new URLSearchParams(new FormData(form));
