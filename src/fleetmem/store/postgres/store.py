@@ -13,6 +13,7 @@ from fleetmem.store.file_proposals import ProposalStore
 from fleetmem.store.postgres.archive import ArchiveMixin
 from fleetmem.store.postgres.bookkeeping import BookkeepingMixin
 from fleetmem.store.postgres.builtin_index import BuiltinIndexMixin
+from fleetmem.store.postgres.copying import CopyMixin
 from fleetmem.store.postgres.db import PgDatabase
 from fleetmem.store.postgres.facts import FactsMixin
 from fleetmem.store.postgres.files import FilesMixin
@@ -32,6 +33,7 @@ class PostgresStore(
     FactsMixin,
     ArchiveMixin,
     BookkeepingMixin,
+    CopyMixin,
 ):
     """All persistence in one PostgreSQL database (with pgvector), shared by every daemon."""
 

@@ -10,6 +10,7 @@ from fleetmem.store.sqlite.archive import ArchiveMixin
 from fleetmem.store.sqlite.briefing_deliveries import BriefingDeliveriesMixin
 from fleetmem.store.sqlite.builtin_index import BuiltinIndexMixin
 from fleetmem.store.sqlite.call_log import CallLogMixin
+from fleetmem.store.sqlite.copying import CopyMixin
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.degraded_recalls import DegradedRecallsMixin
 from fleetmem.store.sqlite.facts import FactsMixin
@@ -39,6 +40,7 @@ class SqliteStore(
     UtilityCallsMixin,
     ProviderHealthMixin,
     BriefingDeliveriesMixin,
+    CopyMixin,
 ):
     """All persistence in one SQLite file (WAL), safe to share between processes."""
 
