@@ -16,6 +16,7 @@ from fleetmem.store.sqlite.degraded_recalls import DegradedRecallsMixin
 from fleetmem.store.sqlite.facts import FactsMixin
 from fleetmem.store.sqlite.file_proposals import SqliteProposals
 from fleetmem.store.sqlite.files import FilesMixin
+from fleetmem.store.sqlite.leases import LeasesMixin
 from fleetmem.store.sqlite.migrations import MIGRATIONS
 from fleetmem.store.sqlite.provider_health import ProviderHealthMixin
 from fleetmem.store.sqlite.records import RecordsMixin
@@ -41,6 +42,7 @@ class SqliteStore(
     ProviderHealthMixin,
     BriefingDeliveriesMixin,
     CopyMixin,
+    LeasesMixin,
 ):
     """All persistence in one SQLite file (WAL), safe to share between processes."""
 
