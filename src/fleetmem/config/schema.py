@@ -153,7 +153,13 @@ SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
             keys={"expire_after": KeySpec("expire_after_s", duration("30s", "24h"))},
         ),
         "server": TableSpec(global_only=True, keys={"tokens": KeySpec("tokens", server_tokens)}),
-        "store": TableSpec(global_only=True, keys={"url": KeySpec("url", postgres_url)}),
+        "store": TableSpec(
+            global_only=True,
+            keys={
+                "url": KeySpec("url", postgres_url),
+                "claim_timeout": KeySpec("claim_timeout_s", duration("5s", "1h")),
+            },
+        ),
         "telemetry": TableSpec(
             global_only=True,
             keys={

@@ -179,6 +179,9 @@ class StoreSettings:
     #: A PostgreSQL URL shared by a fleet's daemons; None: the embedded SQLite file in the
     #: home. ``FLEETMEM_STORE_URL`` overrides it.
     url: str | None = None
+    #: How long a daemon holds a job or a lease it took before another may take it over
+    #: (a daemon killed mid-job loses its claims when this runs out).
+    claim_timeout_s: float = 300.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO
 
 from fleetmem.config import BUILTIN_PROVIDER, apply_project
-from fleetmem.errors import InvalidInput
+from fleetmem.errors import InvalidInput, StoreError
 from fleetmem.integrations import briefing as briefings
 from fleetmem.integrations import context_delivery
 from fleetmem.integrations.gitdiff import Snapshot, changed_since, take_snapshot
@@ -70,6 +70,22 @@ class RunResult:
     exit_code: int
     episode: str
     result_text: str | None
+
+
+#: Where run records the store refused are kept (``$FLEETMEM_HOME/unsent-runs/RUN.json``).
+UNSENT_DIR = "unsent-runs"
+
+
+def keep_unsent(home: Path, run_id: str, record: Mapping[str, object]) -> Path:
+    """Write a refused run record where ``fleetmem runs ingest FILE`` can send it later."""
+    import json
+
+    folder = home / UNSENT_DIR
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = folder / f"{run_id}.json"
+    path.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+    path.chmod(0o600)
+    return path
 
 
 def exit_code_for(outcome: tuple[str, str], end: ProcessEnd) -> int:
@@ -332,7 +348,22 @@ class Supervisor:
             prompt=prompt,
             configured_model=spec.model,
         )
-        ingested = self.app.memory.ingest_run(record, process_now=False)
+        try:
+            ingested = self.app.memory.ingest_run(record, process_now=False)
+        except StoreError as exc:
+            # The store refused the write (an outage): the run still ends as the agent did,
+            # and its record is kept for `fleetmem runs ingest` once the store is back.
+            kept = keep_unsent(self.app.home, opened.run_id, record)
+            log.error("run.record_refused run=%s kept=%s error=%s", opened.run_id, kept, exc)
+            return RunResult(
+                run_id=opened.run_id,
+                agent=spec.name,
+                outcome=outcome[0],
+                reason=outcome[1],
+                exit_code=exit_code_for(outcome, last.end),
+                episode=f"refused: store_unavailable (record kept in {kept})",
+                result_text=last.observation.result_text,
+            )
         log.info(
             "run.closed agent=%s run=%s outcome=%s reason=%s episode=%s",
             spec.name,

@@ -8,7 +8,9 @@ The MCP server (and, for prompt one-shots, the supervisor) call these methods. C
   with workspace facts only and no episodes (seed 000 REQ-9).
 * **One briefing per run** (REQ-15). The first read (or the spawn, with ``memory_briefing``)
   computes it and stores it; every later read, from any process, serves the stored document
-  unchanged, until the run asks for ``refresh``.
+  unchanged, until the run asks for ``refresh``. It is computed once whichever daemon of a
+  fleet is asked: the one that takes the run's briefing lease computes it, the others wait
+  for the stored document (or take the lease over when its holder died mid-computation).
 * **Exposure** (REQ-17). Every fact a document shows to a run is recorded as served before
   the document is returned, by ``FactService.serve_to_run``; a fact whose exposure cannot be
   written, or that may no longer be served (forgotten, rejected since), is taken out of the
@@ -32,7 +34,7 @@ from fleetmem.core.briefing import Composed
 from fleetmem.core.facts import visible_scopes
 from fleetmem.core.scope import WORKSPACE, project_scope
 from fleetmem.core.wrapper import Document, parse, render
-from fleetmem.errors import InvalidInput, NotAttributed
+from fleetmem.errors import InvalidInput, NotAttributed, StoreError
 from fleetmem.service.agent_writes import AgentWritesMixin
 from fleetmem.service.briefings import RECENT_RUNS, BriefingService, Subject, subject_of
 from fleetmem.service.fact_items import FactItems
@@ -43,6 +45,7 @@ from fleetmem.service.runs import Caller, RunsService
 from fleetmem.store.base import RunRow
 from fleetmem.store.briefings import RunBriefingStore, StoredBriefing
 from fleetmem.store.facts import FactRow
+from fleetmem.store.leases import holder_tag
 
 log = logging.getLogger("fleetmem.agent_memory")
 
@@ -53,6 +56,14 @@ DELIVERY_SURFACE = {"tool": "briefing", "resource": "resource", "prompt": "promp
 ORIGINS = ("read", "spawn", "refresh")
 #: Stored briefings older than BRIEFING_KEEP_S are pruned at most this often per process.
 _PRUNE_EVERY_S = 3600.0
+#: The degraded reason of a briefing or recall answer served while the store is unavailable.
+STORE_UNAVAILABLE = "store_unavailable"
+#: The caller of a run token that could not be checked because the store did not answer.
+UNREACHABLE = Caller(run_id="", agent="", repo=None, branch=None, scopes=(), state="live")
+#: How often a process waiting for another's computation of a briefing looks for it.
+BRIEFING_POLL_S = 0.05
+#: How much longer than the lease's hold a waiter waits before computing the briefing itself.
+BRIEFING_WAIT_SLACK_S = 5.0
 #: The subject of an unattributed recall: no agent, no repository, workspace facts only.
 UNATTRIBUTED = Subject(agent="", repo=None, branch=None, scopes=())
 
@@ -133,6 +144,8 @@ class AgentMemory(AgentWritesMixin):
         self._settings = settings
         self._clock = clock
         self._last_prune: float | None = None
+        #: This process's name on the briefing leases it takes.
+        self._holder = holder_tag()
 
     def in_workspace(
         self, facts: FactService, files: ContextFileService, briefings: BriefingService
@@ -148,13 +161,18 @@ class AgentMemory(AgentWritesMixin):
 
     # ---- attribution ------------------------------------------------------------------
     def caller(self, token: str | None) -> Caller | None:
-        """The caller a run token stands for, or None when it is not attributed."""
+        """The caller a run token stands for, or None when it is not attributed;
+        :data:`UNREACHABLE` when the store cannot be asked (reads then degrade, writes are
+        refused with a StoreError)."""
         if not token:
             return None
         try:
             return self._runs.resolve_caller(token)
         except NotAttributed:
             return None
+        except StoreError as exc:
+            log.warning("caller.store_unavailable error=%s", exc)
+            return UNREACHABLE
 
     # ---- briefings --------------------------------------------------------------------
     def briefing(
@@ -177,10 +195,35 @@ class AgentMemory(AgentWritesMixin):
             raise InvalidInput("delivery", delivery, "must be tool, resource or prompt")
         if not isinstance(refresh, bool):
             raise InvalidInput("refresh", refresh, "must be true or false")
+        try:
+            return self._briefing(caller, delivery, refresh, call_id)
+        except StoreError as exc:
+            # As for a provider outage: a degraded (empty) briefing, never an error to the
+            # run; nothing is stored, so the run's first read after the outage computes it.
+            log.warning("briefing.store_unavailable run=%s error=%s", caller.run_id, exc)
+            return ServedBriefing(
+                run_id=caller.run_id,
+                agent=caller.agent,
+                text="",
+                facts=(),
+                version=0,
+                origin="unavailable",
+                computed_at=self._clock(),
+                degraded=STORE_UNAVAILABLE,
+                computed_now=False,
+            )
+
+    def _briefing(
+        self, caller: Caller, delivery: str, refresh: bool, call_id: str | None
+    ) -> ServedBriefing:
+        if caller is UNREACHABLE:
+            raise StoreError("the store is unavailable: the run's token cannot be checked")
         stored = None if refresh else self._store.get_run_briefing(caller.run_id)
         computed_now = stored is None
-        if stored is None:
-            stored = self._compute(caller, origin="refresh" if refresh else "read")
+        if refresh:
+            stored = self._compute(caller, origin="refresh")
+        elif stored is None:
+            stored, computed_now = self._compute_once(caller, origin="read")
         served = self._serve(stored, caller, DELIVERY_SURFACE[delivery], call_id)
         self._briefings.count_delivery(
             caller.agent, delivery, Composed(text=served.text, document=None, nonce=None)
@@ -204,7 +247,7 @@ class AgentMemory(AgentWritesMixin):
         exposure: serving it (``briefing(..., delivery="prompt")``) does.
         """
         found = self._store.get_run_briefing(caller.run_id)
-        return found if found is not None else self._compute(caller, origin="spawn")
+        return found if found is not None else self._compute_once(caller, origin="spawn")[0]
 
     def keep_briefing(
         self,
@@ -237,6 +280,31 @@ class AgentMemory(AgentWritesMixin):
     def stored_briefing(self, run_id: str) -> StoredBriefing | None:
         """The stored briefing of a run, as computed (operators; no exposure)."""
         return self._store.get_run_briefing(run_id)
+
+    def _compute_once(self, caller: Caller, *, origin: str) -> tuple[StoredBriefing, bool]:
+        """The run's briefing, computed here under its lease, or by whichever process holds
+        the lease (waited for); True when computed here."""
+        lease = f"briefing:{caller.run_id}"
+        # Long enough for one computation (the provider's recall is the slow part); a holder
+        # that died loses the lease then, and a waiter takes it over.
+        hold = 2 * self._settings().memory.episodes.provider_timeout_s + 10.0
+        give_up = time.monotonic() + hold + BRIEFING_WAIT_SLACK_S
+        while True:
+            if self._store.claim_lease(lease, self._holder, now=self._clock(), hold_s=hold):
+                try:
+                    found = self._store.get_run_briefing(caller.run_id)
+                    if found is not None:  # computed by another process just before
+                        return found, False
+                    return self._compute(caller, origin=origin), True
+                finally:
+                    self._store.release_lease(lease, self._holder, forget=True)
+            found = self._store.get_run_briefing(caller.run_id)
+            if found is not None:
+                return found, False
+            if time.monotonic() >= give_up:
+                # Never wait forever: computing too is safe (the first stored one is served).
+                return self._compute(caller, origin=origin), True
+            time.sleep(BRIEFING_POLL_S)
 
     def _compute(self, caller: Caller, *, origin: str) -> StoredBriefing:
         composed = self._briefings.briefing_for_caller(caller)
@@ -340,8 +408,34 @@ class AgentMemory(AgentWritesMixin):
         call_id: str | None = None,
     ) -> RecallAnswer:
         """A recall answer for a run (REQ-12), or for an unattributed caller: workspace facts
-        only, no episodes, no recent runs (REQ-9). Raises InvalidInput outside the bounds."""
+        only, no episodes, no recent runs (REQ-9). Raises InvalidInput outside the bounds.
+        With the store unavailable: an empty answer, ``degraded="store_unavailable"``."""
         subject = UNATTRIBUTED if caller is None else subject_of(caller)
+        try:
+            if caller is UNREACHABLE:
+                raise StoreError("the store is unavailable: the run's token cannot be checked")
+            return self._recall(caller, subject, query, paths, limit, call_id)
+        except StoreError as exc:
+            log.warning("recall.store_unavailable error=%s", exc)
+            composed = self._briefings.unavailable_recall(query, paths=paths, limit=limit)
+            return RecallAnswer(
+                text=composed.text,
+                attributed=False,
+                facts=(),
+                shown=dict(composed.shown),
+                truncated=0,
+                degraded=STORE_UNAVAILABLE,
+            )
+
+    def _recall(
+        self,
+        caller: Caller | None,
+        subject: Subject,
+        query: str,
+        paths: Sequence[str],
+        limit: int,
+        call_id: str | None,
+    ) -> RecallAnswer:
         composed = self._briefings.recall(subject, query, paths=paths, limit=limit)
         text, shown = composed.text, composed.ids("facts")
         withheld = 0
@@ -388,6 +482,28 @@ class AgentMemory(AgentWritesMixin):
         answer's ``repo`` is :data:`EVERY_REPO`, its facts are the workspace's and every
         project's, and runs that edited ``paths`` are left out (a path names a file of one
         repository)."""
+        try:
+            return self._operator_recall(query, repo, agent, every_repo, paths, limit)
+        except StoreError as exc:
+            # As an agent's recall: degraded, empty, never an error (the arguments were
+            # checked first, so a bad one is still refused).
+            self._memory.check_recall_arguments(query, limit=limit, paths=paths)
+            log.warning("recall.store_unavailable operator error=%s", exc)
+            episodes = RecallResult(
+                items=(), provider=self._memory.provider.name, degraded=STORE_UNAVAILABLE
+            )
+            shown = EVERY_REPO if every_repo else (repo or agent or "")
+            return OperatorRecall(repo=shown, episodes=episodes, facts=(), recent_runs=())
+
+    def _operator_recall(
+        self,
+        query: str,
+        repo: str | None,
+        agent: str | None,
+        every_repo: bool,
+        paths: Sequence[str],
+        limit: int,
+    ) -> OperatorRecall:
         scopes = self._memory.scopes_for(repo=repo, agent=agent, every_repo=every_repo)
         episodes = self._memory.recall(query, scopes=scopes, limit=limit, paths=paths)
         if every_repo:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from fleetmem.core.facts import visible_scopes
 from fleetmem.core.scope import WORKSPACE, agent_scope, project_scope
-from fleetmem.errors import InvalidInput, NoRepository, NotAttributed, UnknownFact
+from fleetmem.errors import InvalidInput, NoRepository, NotAttributed, StoreError, UnknownFact
 from fleetmem.service.fact_results import ProposalResult, VoteResult
 from fleetmem.service.facts import FactService
 from fleetmem.service.file_types import ContextFileRead, FileView, NotesUpdate
@@ -127,4 +127,9 @@ class AgentWritesMixin:
 def _require(caller: Caller | None, what: str) -> Caller:
     if caller is None:
         raise NotAttributed(f"{what} needs the run's token: the caller is not attributed to a run")
+    if not caller.run_id:  # agent_memory.UNREACHABLE: the store did not answer
+        raise StoreError(
+            f"the memory store is unavailable: {what} was refused, nothing was stored;"
+            " try again in a minute (your run can continue)"
+        )
     return caller

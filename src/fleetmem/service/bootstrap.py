@@ -246,7 +246,7 @@ def open_store(
     # Imported here: a SQLite home never loads the PostgreSQL driver.
     from fleetmem.store.postgres.store import PostgresStore
 
-    return PostgresStore(url)
+    return PostgresStore(url, claim_s=settings.store.claim_timeout_s)
 
 
 def _after_import(

@@ -32,7 +32,7 @@ from fleetmem.core.episode_brief import EpisodeBrief, brief_from_episode
 from fleetmem.core.fence import FenceError, NonceCollision
 from fleetmem.core.scope import project_scope, validate_agent_name, validate_repo_key
 from fleetmem.core.wrapper import Item
-from fleetmem.errors import InvalidInput
+from fleetmem.errors import InvalidInput, StoreError
 from fleetmem.service.memory import DEFAULT_RECALL_LIMIT, EpisodeHit, MemoryService
 from fleetmem.service.runs import Caller, RunsService
 from fleetmem.store.base import DeliveryRow, EpisodeRow, RunRow
@@ -228,9 +228,12 @@ class BriefingService:
         # The span covers the counting; the briefing's text is never put in it.
         with span("fleetmem.briefing", agent=label, delivery=delivery, outcome=outcome, bytes=size):
             _count(label, delivery, outcome, reason, size)
-            self._memory.store.note_briefing_delivery(
-                DeliveryRow(self._clock(), self._origin, label, delivery, outcome, reason, size)
-            )
+            try:
+                self._memory.store.note_briefing_delivery(
+                    DeliveryRow(self._clock(), self._origin, label, delivery, outcome, reason, size)
+                )
+            except StoreError as exc:  # counted here; the daemon's /metrics misses this one
+                log.warning("briefing.delivery_not_recorded error=%s", exc)
 
     def adopt_deliveries(self) -> int:
         """Add to this process's counters the deliveries other processes of the home made
@@ -282,6 +285,24 @@ class BriefingService:
                 repo=subject.repo,
                 provider=self._memory.provider.name,
                 degraded=degraded,
+            )
+        )
+
+    def unavailable_recall(
+        self, query: str, *, paths: Sequence[str] = (), limit: int = DEFAULT_RECALL_LIMIT
+    ) -> Composed:
+        """The recall answer served while the store is unavailable: no section has items,
+        ``degraded="store_unavailable"`` (as a provider outage reads). Arguments are still
+        checked, so a bad one is refused the same way in an outage."""
+        self._memory.check_recall_arguments(query, limit=limit, paths=paths)
+        return self._with_fresh_nonce(
+            lambda nonce: assemble_recall(
+                facts=(),
+                episodes=(),
+                recent_runs=(),
+                nonce=nonce,
+                provider=self._memory.provider.name,
+                degraded="store_unavailable",
             )
         )
 

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from fleetmem import metrics
 from fleetmem.config import Settings
+from fleetmem.errors import StoreError
 from fleetmem.providers.base import MAX_ITEM_ID, MAX_ITEM_TEXT, EpisodeProvider
 from fleetmem.service.episode_results import EpisodeHit, RecallResult
 from fleetmem.service.memory_inputs import check_limit, check_paths, check_query, short_error
@@ -71,6 +72,22 @@ class EpisodeRecallMixin:
             future.cancel()
             raise TimeoutError(f"provider call exceeded {timeout:g}s") from exc
 
+    def check_recall_arguments(
+        self, query: str, *, limit: int = DEFAULT_RECALL_LIMIT, paths: Sequence[str] = ()
+    ) -> None:
+        """Raise InvalidInput as ``recall`` would for these arguments (nothing is asked)."""
+        check_query(query)
+        check_limit(limit)
+        check_paths(paths)
+
+    def _note_degraded(self, provider: str, reason: str) -> None:
+        # Kept for the doctor's 24-hour row (REQ-19); a store that cannot keep it (it is the
+        # outage) costs the row, never the recall.
+        try:
+            self.store.note_degraded_recall(at=self._clock(), provider=provider, reason=reason)
+        except StoreError as exc:
+            log.warning("recall.degraded_not_recorded error=%s", exc)
+
     @traced("fleetmem.recall", lambda r: _recall_attrs(r))
     def recall(
         self,
@@ -100,9 +117,7 @@ class EpisodeRecallMixin:
                 answers.append(answer)
         if not answers:
             metrics.RECALLS.labels(provider=provider, outcome="degraded").inc()
-            self.store.note_degraded_recall(
-                at=self._clock(), provider=provider, reason="provider_unavailable"
-            )
+            self._note_degraded(provider, "provider_unavailable")
             return RecallResult(items=(), provider=provider, degraded="provider_unavailable")
         # Merged whole: the index may still drop some, and ``_filter`` applies the limit.
         everything = sum(len(a.items) for a in answers)
@@ -114,17 +129,21 @@ class EpisodeRecallMixin:
             reasons.insert(0, "provider_unavailable")
         degraded = reasons[0] if reasons else None
         answer = _Answer(merged, degraded, sum(getattr(a, "invalid", 0) for a in answers))
-        items, dropped = self._filter(answer.items, set(scopes), limit)
+        try:
+            items, dropped = self._filter(answer.items, set(scopes), limit)
+        except StoreError as exc:
+            # Only fleetmem's own index may say what is shown: without it, nothing is.
+            log.warning("recall.store_unavailable provider=%s error=%s", provider, exc)
+            metrics.RECALLS.labels(provider=provider, outcome="degraded").inc()
+            return RecallResult(items=(), provider=provider, degraded="store_unavailable")
         if answer.invalid:
             dropped["invalid"] = dropped.get("invalid", 0) + answer.invalid
         for reason, n in dropped.items():
             metrics.RESULTS_DROPPED.labels(provider=provider, reason=reason).inc(n)
         outcome = "degraded" if answer.degraded else "ok"
         metrics.RECALLS.labels(provider=provider, outcome=outcome).inc()
-        if answer.degraded:  # kept for the doctor's 24-hour row (REQ-19)
-            self.store.note_degraded_recall(
-                at=self._clock(), provider=provider, reason=str(answer.degraded)
-            )
+        if answer.degraded:
+            self._note_degraded(provider, str(answer.degraded))
         return RecallResult(
             items=tuple(items), provider=provider, degraded=answer.degraded, dropped=dropped
         )

@@ -1,5 +1,13 @@
 """Background work of the daemon: record and forget retries, retention, the facts purge, the
-text index's upkeep, re-embedding (vector backfill of episodes and facts)."""
+text index's upkeep, re-embedding (vector backfill of episodes and facts).
+
+Several daemons may share one store (a fleet on PostgreSQL, or a daemon and ``fleetmem
+jobs`` on one SQLite file). Record and forget jobs are claimed one by one by the store
+(``due_jobs``); the rest is done under leases (:mod:`fleetmem.store.leases`), so across all
+of them the hourly pass (retention, the facts purge, the index's upkeep) runs once an hour
+and one daemon at a time fills in missing vectors. A daemon killed mid-pass loses its lease
+after ``[store] claim_timeout``; another then takes the work over.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +17,17 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from fleetmem.errors import StoreError
 from fleetmem.service.memory import MemoryService
 from fleetmem.service.reembed import TICK_BUDGET_S, ReembedSteps, run_reembed
+from fleetmem.store.leases import holder_tag
 
 log = logging.getLogger("fleetmem.jobs")
+
+#: The lease of the hourly pass (retention, facts purge, index upkeep), fleet-wide.
+HOURLY_LEASE = "jobs:hourly"
+#: The lease of the vector backfill: one daemon embeds at a time.
+REEMBED_LEASE = "jobs:reembed"
 
 
 class FactPurger(Protocol):
@@ -28,7 +43,8 @@ class DeliveryCounts(Protocol):
 class BackgroundJobs:
     """A daemon thread that ticks every ``interval_s`` and prunes every ``retention_every_s``.
 
-    Each tick is wrapped so one failure is logged and the next tick still runs.
+    Each tick is wrapped so one failure is logged and the next tick still runs. ``clock``
+    (UNIX seconds) times the leases, which every process sharing the store compares.
     """
 
     def __init__(
@@ -37,7 +53,7 @@ class BackgroundJobs:
         *,
         interval_s: float = 15.0,
         retention_every_s: float = 3600.0,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,
         facts: FactPurger | None = None,
         briefings: DeliveryCounts | None = None,
         reembed_budget_s: float = TICK_BUDGET_S,
@@ -53,7 +69,8 @@ class BackgroundJobs:
         self._clock = clock
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._last_retention: float | None = None
+        #: This process's name on the leases it takes.
+        self.holder = holder_tag()
         self.ticks = 0
 
     def start(self) -> None:
@@ -67,21 +84,47 @@ class BackgroundJobs:
 
     def tick(self) -> None:
         """One round of work; public so tests and ``fleetmem jobs run`` can drive it."""
-        done = self._memory.process_jobs()
+        try:
+            done = self._memory.process_jobs()
+        except StoreError as exc:
+            # The database is down: nothing of this tick can be done; the next one retries.
+            log.warning("jobs.store_unavailable error=%s", exc)
+            return
         if done:
             log.info("jobs.processed %s", " ".join(f"{k}={v}" for k, v in sorted(done.items())))
-        now = self._clock()
-        if self._last_retention is None or now - self._last_retention >= self._retention_every:
-            self._last_retention = now
-            self._purge_facts()
-            self._compact_index()
-            pruned = self._memory.apply_retention()
-            if pruned:
-                log.info("jobs.retention forgotten=%d", pruned)
+        if self._claim(HOURLY_LEASE, every_s=self._retention_every):
+            try:
+                self._purge_facts()
+                self._compact_index()
+                pruned = self._memory.apply_retention()
+                if pruned:
+                    log.info("jobs.retention forgotten=%d", pruned)
+            finally:
+                self._release(HOURLY_LEASE, done=True)
         self._probe_provider()
         self._adopt_deliveries()
-        self._reembed()
+        if self._claim(REEMBED_LEASE, every_s=0.0):
+            try:
+                self._reembed()
+            finally:
+                self._release(REEMBED_LEASE, done=False)
         self.ticks += 1
+
+    def _claim(self, lease: str, *, every_s: float) -> bool:
+        """Whether this daemon may do the work of ``lease`` now (no other daemon is doing
+        it, and, for periodic work, it is due fleet-wide)."""
+        hold = self._memory.settings.store.claim_timeout_s
+        return self._memory.store.claim_lease(
+            lease, self.holder, now=self._clock(), hold_s=hold, every_s=every_s
+        )
+
+    def _release(self, lease: str, *, done: bool) -> None:
+        try:
+            self._memory.store.release_lease(
+                lease, self.holder, done_at=self._clock() if done else None
+            )
+        except Exception as exc:  # the lease then runs out by itself
+            log.warning("jobs.lease_release_failed lease=%s error=%s", lease, type(exc).__name__)
 
     def _reembed(self) -> None:
         # Vectors missing under the active model (an embedder switch, or an outage) are

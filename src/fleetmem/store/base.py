@@ -269,6 +269,21 @@ class Store(Protocol):
         self, provider: str, *, state: str, down: bool, at: float, reason: str | None
     ) -> ProviderHealth: ...
 
+    # leases (store/leases.py): work one process of a fleet does at a time
+    def claim_lease(
+        self, name: str, holder: str, *, now: float, hold_s: float, every_s: float = 0.0
+    ) -> bool:
+        """Take lease ``name`` for ``hold_s`` seconds if no other holder has it (or its hold
+        ran out) and, for periodic work, it was not done within the last ``every_s``."""
+        ...
+
+    def release_lease(
+        self, name: str, holder: str, *, done_at: float | None = None, forget: bool = False
+    ) -> None:
+        """Let lease ``name`` go: ``done_at`` records the work as finished then (its period
+        starts); ``forget`` deletes it (one-off work)."""
+        ...
+
     # built-in provider index
     def builtin_put(
         self,

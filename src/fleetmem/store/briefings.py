@@ -48,6 +48,14 @@ class RunBriefingStore(Protocol):
 
     def delete_run_briefings_before(self, computed_before: float) -> int: ...
 
+    # The lease under which one process computes a run's briefing (store/leases.py).
+    def claim_lease(
+        self, name: str, holder: str, *, now: float, hold_s: float, every_s: float = 0.0
+    ) -> bool: ...
+    def release_lease(
+        self, name: str, holder: str, *, done_at: float | None = None, forget: bool = False
+    ) -> None: ...
+
 
 def encode_ids(ids: Sequence[str]) -> str:
     return json.dumps(list(ids))

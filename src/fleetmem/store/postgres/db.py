@@ -42,6 +42,9 @@ POOL_MIN = 1
 CONNECT_TIMEOUT_S = 5
 POOL_WAIT_S = 10.0
 STATEMENT_TIMEOUT_MS = 30_000
+#: How long a request waits for a connection before a server that is down is reported (a
+#: StoreError: reads degrade, writes are refused); see ``PgDatabase._pooled``.
+OUTAGE_WAIT_S = 1.0
 #: The advisory lock key under which migrations run (one per schema, see ``migrate``).
 MIGRATION_LOCK = "fleetmem:migrations"
 #: The advisory lock every write transaction holds (one per schema): the store's one writer.
@@ -90,6 +93,7 @@ class PgDatabase:
         self._local = threading.local()
         self._closed = False
         self._statement_timeout_ms = int(statement_timeout_ms)
+        self._pool_wait_s = float(pool_wait_s)
         try:
             psycopg.conninfo.conninfo_to_dict(url)
         except psycopg.ProgrammingError as exc:
@@ -113,6 +117,9 @@ class PgDatabase:
             max_size=max_size,
             kwargs={"autocommit": True, "connect_timeout": connect_timeout_s},
             configure=self._configure,
+            # A connection the server dropped (a restart, pg_terminate_backend, a failover)
+            # is found dead when borrowed and replaced, instead of failing a request.
+            check=ConnectionPool.check_connection,
             timeout=pool_wait_s,
             open=False,
             name="fleetmem-store",
@@ -149,7 +156,7 @@ class PgDatabase:
         if self._closed:
             raise StoreError("the store is closed", url=self.path)
         try:
-            with self.pool.connection() as conn:
+            with self._pooled() as conn:
                 yield conn
         except PoolTimeout:
             raise StoreError(
@@ -160,6 +167,30 @@ class PgDatabase:
             raise StoreError("the store is closed", url=self.path) from None
         except psycopg.OperationalError as exc:
             raise StoreError(f"the PostgreSQL store failed: {_reason(exc)}", url=self.path) from exc
+
+    @contextmanager
+    def _pooled(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection from the pool. A server that is down (or a network that is cut) is
+        noticed within :data:`OUTAGE_WAIT_S`: only a pool whose every connection is busy is
+        waited on for the rest of :data:`POOL_WAIT_S`, so a request during an outage
+        degrades in about a second instead of hanging."""
+        started = time.monotonic()
+        try:
+            conn = self.pool.getconn(timeout=min(OUTAGE_WAIT_S, self._pool_wait_s))
+        except PoolTimeout:
+            stats = self.pool.get_stats()
+            busy = stats.get("pool_size", 0) >= self.pool.max_size and not stats.get(
+                "pool_available", 0
+            )
+            rest = self._pool_wait_s - (time.monotonic() - started)
+            if not busy or rest <= 0:
+                raise
+            conn = self.pool.getconn(timeout=rest)
+        try:
+            with conn:  # as ConnectionPool.connection(): commit or roll back, then return it
+                yield conn
+        finally:
+            self.pool.putconn(conn)
 
     @contextmanager
     def write(self) -> Iterator[psycopg.Connection[Any]]:

@@ -68,6 +68,8 @@ def _job(r: Row) -> Job:
 
 class RecordsMixin:
     db: PgDatabase
+    #: Seconds a claimed job stays this daemon's (the store's ``[store] claim_timeout``).
+    claim_s: float = CLAIM_S
 
     # ---- runs -------------------------------------------------------------------------
     def run_hash(self, run_id: str) -> str | None:
@@ -377,7 +379,8 @@ class RecordsMixin:
         """Claim and return due pending jobs, oldest due first (see the module docstring).
 
         Rows another daemon holds are skipped (``SKIP LOCKED``), and so are jobs claimed
-        within the last :data:`CLAIM_S` seconds that were not finished, retried or failed.
+        within the last ``claim_s`` seconds (:data:`CLAIM_S` by default) that were not
+        finished, retried or failed.
         """
         only = "" if episode_id is None else " AND episode_id = %(episode)s"
         rows = self.db.returning(
@@ -388,7 +391,7 @@ class RecordsMixin:
             " UPDATE jobs j SET claimed_until = %(until)s FROM due WHERE j.id = due.id"
             " RETURNING j.id, j.kind, j.provider, j.episode_id, j.provider_id, j.state,"
             " j.attempts, j.created_at, j.next_attempt_at, j.last_error",
-            {"now": now, "until": now + CLAIM_S, "limit": limit, "episode": episode_id},
+            {"now": now, "until": now + self.claim_s, "limit": limit, "episode": episode_id},
         )
         jobs = [_job(r) for r in rows]
         jobs.sort(key=lambda j: (j.next_attempt_at, j.id))

@@ -13,11 +13,13 @@ from fleetmem.store.file_proposals import ProposalStore
 from fleetmem.store.postgres.archive import ArchiveMixin
 from fleetmem.store.postgres.bookkeeping import BookkeepingMixin
 from fleetmem.store.postgres.builtin_index import BuiltinIndexMixin
+from fleetmem.store.postgres.copying import CopyMixin
 from fleetmem.store.postgres.db import PgDatabase
 from fleetmem.store.postgres.facts import FactsMixin
 from fleetmem.store.postgres.files import FilesMixin
+from fleetmem.store.postgres.leases import LeasesMixin
 from fleetmem.store.postgres.migrations import MIGRATIONS
-from fleetmem.store.postgres.records import RecordsMixin
+from fleetmem.store.postgres.records import CLAIM_S, RecordsMixin
 from fleetmem.store.postgres.run_forget import RunForgetMixin
 from fleetmem.store.postgres.runs_live import LiveRunsMixin
 from fleetmem.store.postgres.workspaces import WorkspacesMixin
@@ -34,12 +36,16 @@ class PostgresStore(
     ArchiveMixin,
     BookkeepingMixin,
     WorkspacesMixin,
+    CopyMixin,
+    LeasesMixin,
 ):
     """All persistence in one PostgreSQL database (with pgvector), shared by every daemon."""
 
     kind = "postgresql"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, claim_s: float = CLAIM_S) -> None:
+        #: How long a job handed to this daemon stays its own (``[store] claim_timeout``).
+        self.claim_s = float(claim_s)
         self.db = PgDatabase(url)
         self._init_builtin_index()
         self._init_facts()

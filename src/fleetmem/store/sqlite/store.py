@@ -10,11 +10,13 @@ from fleetmem.store.sqlite.archive import ArchiveMixin
 from fleetmem.store.sqlite.briefing_deliveries import BriefingDeliveriesMixin
 from fleetmem.store.sqlite.builtin_index import BuiltinIndexMixin
 from fleetmem.store.sqlite.call_log import CallLogMixin
+from fleetmem.store.sqlite.copying import CopyMixin
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.degraded_recalls import DegradedRecallsMixin
 from fleetmem.store.sqlite.facts import FactsMixin
 from fleetmem.store.sqlite.file_proposals import SqliteProposals
 from fleetmem.store.sqlite.files import FilesMixin
+from fleetmem.store.sqlite.leases import LeasesMixin
 from fleetmem.store.sqlite.migrations import MIGRATIONS
 from fleetmem.store.sqlite.provider_health import ProviderHealthMixin
 from fleetmem.store.sqlite.records import RecordsMixin
@@ -41,6 +43,8 @@ class SqliteStore(
     ProviderHealthMixin,
     BriefingDeliveriesMixin,
     WorkspacesMixin,
+    CopyMixin,
+    LeasesMixin,
 ):
     """All persistence in one SQLite file (WAL), safe to share between processes."""
 

@@ -57,7 +57,12 @@ COMMAND_MODULES: tuple[str, ...] = (
     "fleetmem.surfaces.cli.workspaces_cmds",
     "fleetmem.surfaces.cli.portability_cmds",
     "fleetmem.surfaces.cli.tui_cmds",
+    "fleetmem.surfaces.cli.store_cmds",
 )
+
+#: Commands that name every store they touch themselves: they open no home and never go
+#: through a daemon (``fleetmem store copy --from ... --to ...``).
+STANDALONE: frozenset[str] = frozenset({"store"})
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
@@ -193,6 +198,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
     app = None
     try:
+        if args.command in STANDALONE:
+            return handlers[args.command](None, args)
         # `serve` is the daemon itself: an exported FLEETMEM_SERVER must not turn it away.
         if args.server is not None or (
             os.environ.get("FLEETMEM_SERVER") and args.command != "serve"

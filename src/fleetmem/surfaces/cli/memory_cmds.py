@@ -319,16 +319,29 @@ def _cmd_jobs(app: Any, args: argparse.Namespace) -> int:
     # The same work as one hourly pass of the daemon's BackgroundJobs, so a machine that runs
     # `fleetmem jobs` from cron instead of a daemon still purges facts past their 30 days and
     # keeps the text index in few segments.
+    # Under the daemons' lease: never at the same moment as a daemon's own pass.
+    from fleetmem.service.jobs import HOURLY_LEASE
+    from fleetmem.store.leases import holder_tag
+
     done = app.memory.process_jobs()
-    pruned = app.memory.apply_retention()
-    purged = app.facts.purge_expired()
-    compacted = app.memory.compact_index()
+    holder = holder_tag()
+    hold = app.settings.store.claim_timeout_s
+    pruned = purged = 0
+    compacted = None
+    if app.store.claim_lease(HOURLY_LEASE, holder, now=app.memory.now(), hold_s=hold):
+        try:
+            pruned = app.memory.apply_retention()
+            purged = app.facts.purge_expired()
+            compacted = app.memory.compact_index().as_dict()
+        finally:
+            app.store.release_lease(HOURLY_LEASE, holder, done_at=app.memory.now())
     fixed = app.memory.backfill_vectors()
     data = {
         "processed": done,
         "retention_forgotten": pruned,
         "facts_purged": purged,
-        "index_compacted": compacted.as_dict(),
+        # None: a daemon was running its hourly pass at that moment (it does the same work).
+        "index_compacted": compacted,
         "vectors_backfilled": fixed,
     }
     emit(args, data, lambda d: json.dumps(d))

@@ -1,0 +1,136 @@
+"""``fleetmem store copy`` over a SQLite store (:class:`fleetmem.store.copying.CopyStore`)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+from fleetmem.errors import StoreError
+from fleetmem.store.copying import CopiedTable, CopyReader, Row
+from fleetmem.store.sqlite.db import Database
+
+#: Rows fetched from a snapshot at a time.
+_FETCH = 1000
+
+
+class _Reader:
+    """Reads one SQLite connection (a snapshot, or the target's write transaction)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def tables(self) -> dict[str, tuple[str, ...]]:
+        names = [
+            str(r[0])
+            for r in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+            )
+        ]
+        return {
+            name: tuple(str(c[1]) for c in self._conn.execute(f"PRAGMA table_info('{name}')"))
+            for name in names
+        }
+
+    def count(self, table: str) -> int:
+        return int(self._conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+    def rows(self, table: CopiedTable, columns: Sequence[str]) -> Iterator[Row]:
+        order = "rowid" if table.in_row_order else ", ".join(table.key or columns)
+        cursor = self._conn.execute(
+            f"SELECT {', '.join(columns)} FROM {table.name} ORDER BY {order}"
+        )
+        while batch := cursor.fetchmany(_FETCH):
+            for row in batch:
+                yield tuple(row)
+
+    def builtin_entries(self) -> Iterator[tuple[str, str | None, str | None]]:
+        cursor = self._conn.execute(
+            "SELECT e.id, v.content_hash, v.model_id FROM builtin_fts f"
+            " JOIN episodes e ON e.rowid = f.rowid"
+            " LEFT JOIN builtin_vectors v ON v.episode_id = e.id ORDER BY e.rowid"
+        )
+        while batch := cursor.fetchmany(_FETCH):
+            for episode_id, digest, model in batch:
+                yield str(episode_id), digest, model
+
+
+class CopyMixin:
+    """Implements :class:`fleetmem.store.copying.CopyStore` over ``self.db``."""
+
+    db: Database
+
+    @contextmanager
+    def copy_snapshot(self) -> Iterator[CopyReader]:
+        # A connection of its own, read-only, in one read transaction: WAL keeps what it
+        # reads at the moment of its first read while the daemon goes on writing.
+        uri = Path(self.db.path).resolve().as_uri() + "?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the store: {exc}", path=self.db.path) from exc
+        with closing(conn):
+            conn.execute("PRAGMA busy_timeout = 10000")
+            conn.execute("BEGIN")
+            try:
+                yield _Reader(conn)
+            finally:
+                conn.execute("ROLLBACK")
+
+    @contextmanager
+    def copy_target(self) -> Iterator[CopyReader]:
+        with self.db.write() as conn:
+            yield _Reader(conn)
+
+    def copy_insert(self, table: str, columns: Sequence[str], rows: Sequence[Row]) -> None:
+        marks = ", ".join("?" for _ in columns)
+        try:
+            with self.db.write() as conn:
+                conn.executemany(
+                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", list(rows)
+                )
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"--to refused rows of {table}: {exc}; nothing was written", path=self.db.path
+            ) from None
+
+    def copy_replace(
+        self, table: str, columns: Sequence[str], key: Sequence[str], rows: Sequence[Row]
+    ) -> None:
+        sets = ", ".join(f"{c} = ?" for c in columns)
+        where = " AND ".join(f"{c} = ?" for c in key)
+        at = [list(columns).index(c) for c in key]
+        try:
+            with self.db.write() as conn:
+                conn.executemany(
+                    f"UPDATE {table} SET {sets} WHERE {where}",
+                    [(*row, *(row[i] for i in at)) for row in rows],
+                )
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"--to refused rows of {table}: {exc}; nothing was written", path=self.db.path
+            ) from None
+
+    def copy_after(self, table: str) -> None:
+        """Nothing to do: SQLite numbers a new row above the largest id present."""
+
+    def copy_meta(self, key: str, value: str | None = None) -> str | None:
+        with self.db.write() as conn:
+            if value is not None:
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?)"
+                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+                return value
+            found = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            return None if found is None else str(found[0])
+
+    def copy_bump(self, key: str) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT (key)"
+                " DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                (key,),
+            )
