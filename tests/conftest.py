@@ -217,11 +217,25 @@ def stored_bytes(store: Store, *, files: bool = True) -> bytes:
         ]
         return b"\n".join(dump)
     assert isinstance(store, SqliteStore)
+    # Long text columns are stored deflated: their text is added as it reads, or a search
+    # of the raw bytes could never find what they hold.
+    expanded = _packed_text(store)
     if not files:
-        return "\n".join(store.db.conn.iterdump()).encode()
+        return "\n".join(store.db.conn.iterdump()).encode() + expanded
     path = Path(store.db.path)
     wal = path.with_name(path.name + "-wal")
-    return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+    return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"") + expanded
+
+
+def _packed_text(store: Any) -> bytes:
+    from fleetmem.store.sqlite.copying import PACKED
+    from fleetmem.store.sqlite.packed import unpack
+
+    out = []
+    for table, columns in PACKED.items():
+        for row in store.db.conn.execute(f"SELECT {', '.join(columns)} FROM {table}"):
+            out.extend((unpack(v) or "").encode() for v in row)
+    return b"\n" + b"\n".join(out)
 
 
 @pytest.fixture

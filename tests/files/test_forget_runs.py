@@ -12,6 +12,7 @@ import pytest
 
 from fleetmem.errors import NotFound
 from fleetmem.service.bootstrap import App
+from fleetmem.store.sqlite.packed import unpack
 from tests.conftest import home_store, make_record, session, sql_rows
 from tests.surfaces.cli_helpers import run_cli
 
@@ -39,7 +40,7 @@ def _stored(home: Path, run_id: str) -> dict[str, object] | None:
     if not found:
         return None
     row = found[0]
-    data: dict[str, object] = json.loads(row[0])
+    data: dict[str, object] = json.loads(unpack(row[0]) or "{}")
     data["_rows"] = counts
     return data
 

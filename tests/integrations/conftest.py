@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from fleetmem.service.bootstrap import App, build
+from fleetmem.store.sqlite.packed import unpack
 from tests.conftest import git
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -113,7 +114,7 @@ class World:
             ).fetchone()
         conn.close()
         assert row is not None, f"no stored record for {run_id}"
-        data: dict[str, Any] = json.loads(row["record_json"])
+        data: dict[str, Any] = json.loads(unpack(row["record_json"]) or "{}")
         return data
 
     def wait_for_record(self, run_id: str, timeout_s: float = 60.0) -> dict[str, Any]:

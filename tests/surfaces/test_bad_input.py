@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from fleetmem.service.runrecords import MAX_RECORD_BYTES
+from fleetmem.store.sqlite.packed import unpack
 from tests.conftest import EXAMPLE, make_record, write_config
 from tests.surfaces.bad_inputs import RNG, Case, body_cases, record_cases, store_digest
 from tests.surfaces.cli_helpers import FLEETMEM, env_for, run_cli
@@ -221,7 +222,7 @@ def test_episodes_show_json_is_always_valid_json(tmp_path: Path) -> None:
         (stored,) = db.execute(
             "SELECT episode_json FROM episodes WHERE id = ?", (first,)
         ).fetchone()
-        old = json.loads(stored)
+        old = json.loads(unpack(stored) or "{}")  # written as TEXT below: an older row
         old["cost_usd"] = math.nan  # json.dumps writes the bare NaN an older parser let in
         with db:
             db.execute(

@@ -11,11 +11,12 @@ fuzzing, stateful) against ``fleetmem serve`` on 127.0.0.1, which adds what only
 server and whole scenarios show: 405 with Allow for undeclared methods, 401 without
 credentials, use after DELETE, resources that stay available.
 
-Three operations keep one rule JSON Schema cannot state, so ``positive_data_acceptance`` skips
+Five operations keep one rule JSON Schema cannot state, so ``positive_data_acceptance`` skips
 them (docs/http-api.md, "What the document cannot say"): a run record's ``ended_at`` must
 not precede its ``started_at`` and its session ids are unique; a ``reference`` fact's
 source must be a URL or a repository path; asking for a change to an agent's file addresses
-that agent (``to`` equals ``agent``).
+that agent (``to`` equals ``agent``); a workspace's name, created or renamed, needs a letter
+or a digit of any script and must not read as another workspace's.
 
 Requests carry ``Authorization: Bearer`` with the home's ``control.token`` when the daemon
 made one, so the run exercises handlers, not only the auth gate. ``POST /runs/heartbeat``
@@ -54,7 +55,13 @@ RANDOM_SEED = random.SystemRandom().randrange(2**31)
 
 #: Cross-field rules JSON Schema cannot state (see the module docstring).
 NOT_EXPRESSIBLE = frozenset(
-    {"POST /api/v1/runs", "POST /api/v1/facts", "GET /api/v1/files/{name}/ask"}
+    {
+        "POST /api/v1/runs",
+        "POST /api/v1/facts",
+        "GET /api/v1/files/{name}/ask",
+        "POST /api/v1/workspaces",
+        "PATCH /api/v1/workspaces/{workspace_id}",
+    }
 )
 
 

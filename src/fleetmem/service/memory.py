@@ -46,6 +46,7 @@ from fleetmem.errors import (
 from fleetmem.providers.base import (
     EpisodeProvider,
 )
+from fleetmem.providers.builtin import BUILTIN
 from fleetmem.service.episode_recall import (
     DEFAULT_RECALL_LIMIT,
     RECALL_WORKERS,
@@ -380,6 +381,17 @@ class MemoryService(EpisodeRecallMixin):
             return "cancelled"
         if job.provider != self.provider.name:
             return self._retry(job, "provider is not the configured one", "record")
+        if job.provider == BUILTIN and self.store.builtin_has(row.id):
+            # Only a job whose holder died between the built-in index's write and the job's
+            # end finds the episode indexed already (the two commit apart; the provider may
+            # run on another thread). Finish it: recording, and summarizing, again would do
+            # the work twice. An upstream provider cannot be asked, so a job it outlived is
+            # sent again, keyed by the episode id (docs/postgres.md).
+            with self.store.transaction():
+                self.store.add_index_rows(job.provider, [row.id], row.id, row.scope, self._clock())
+                self.store.finish_job(job.id)
+            log.info("episode.record_resumed provider=%s episode=%s", job.provider, row.id)
+            return "ok"
         self._summarize(row)
         row = self.store.get_episode(job.episode_id) or row
         assert row.episode is not None and row.text is not None

@@ -32,7 +32,13 @@ from fleetmem.core.workspaces import (
     name_key,
     new_workspace_id,
 )
-from fleetmem.errors import CapReached, DuplicateWorkspace, InvalidInput, UnknownWorkspace
+from fleetmem.errors import (
+    CapReached,
+    DuplicateWorkspace,
+    InvalidInput,
+    StoreError,
+    UnknownWorkspace,
+)
 from fleetmem.service import api_tokens
 from fleetmem.store.workspaces import WorkspaceRow, WorkspaceStore
 
@@ -121,6 +127,16 @@ class WorkspaceService:
 
     def exists(self, workspace_id: str) -> bool:
         return self.store.workspace_get(workspace_id) is not None
+
+    def still_there(self, workspace_id: str) -> bool:
+        """Whether a caller bound to ``workspace_id`` may go on: it exists, or the store cannot
+        be asked now (a database outage). Checking credentials must not turn an outage into a
+        server error: the request then degrades or is refused with 503 as any other is."""
+        try:
+            return self.exists(workspace_id)
+        except StoreError as exc:
+            log.info("workspace.check_skipped workspace=%s error=%s", workspace_id, exc)
+            return True
 
     def get(self, workspace_id: object) -> Workspace:
         """The workspace with this id; UnknownWorkspace (404) for any other value."""

@@ -13,6 +13,7 @@ from typing import Any
 from fleetmem.errors import StoreError
 from fleetmem.store.archive import ArchivedRun, ArchiveTable
 from fleetmem.store.sqlite.db import Database
+from fleetmem.store.sqlite.packed import unpack
 
 # Pages copied per step of an online backup: small steps let the daemon's writers in between
 # (SQLite restarts a step whose source changed, so a busy store still converges).
@@ -70,7 +71,7 @@ class ArchiveMixin:
         conn = self.db.conn
         cursor = conn.execute(f"SELECT r.run_id, r.record_json {_REMEMBERED_RUNS} ORDER BY r.rowid")
         for run_id, record_json in cursor:
-            record = json.loads(record_json)
+            record = json.loads(unpack(record_json) or "{}")
             resolved = {
                 session_id: repo
                 for session_id, repo in conn.execute(

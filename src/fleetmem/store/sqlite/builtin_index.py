@@ -37,28 +37,40 @@ PRUNE_SHARE = 0.05
 #: ...once they are in more than this many: below it every phrase is kept (exact BM25).
 PRUNE_FLOOR_DOCS = 2_000
 
+#: Vector rows read from the store at a time when the in-memory matrix is (re)loaded.
+_LOAD_BATCH = 2_048
+
 
 @dataclass
 class _Block:
-    """One scope's rows of one embedding model, grown by doubling so appends stay O(1).
+    """One scope's rows of one embedding model, with room to grow by a quarter at a time.
 
     Rows are kept per scope so a scoped search multiplies only that scope's rows: no mask
-    over the whole store and no copy per query.
+    over the whole store and no copy per query. Growth is by a quarter, not by doubling: at
+    100k episodes a doubled block could hold as much empty room as vectors.
     """
 
     count: int = 0
     ids: list[str] = field(default_factory=list)
     vectors: Vector = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
-    def append(self, ids: list[str], block: Vector) -> None:
-        dim = block.shape[1]
+    def reserve(self, rows: int, dim: int) -> None:
+        """Room for ``rows`` rows in all (a store's first load knows how many are coming)."""
         if self.vectors.shape[1] != dim:
             self.vectors = np.zeros((0, dim), dtype=np.float32)
-        need = self.count + block.shape[0]
-        if need > self.vectors.shape[0]:
-            grown = np.zeros((max(need, 2 * self.vectors.shape[0], 256), dim), dtype=np.float32)
+            self.count = 0
+            self.ids = []
+        if rows > self.vectors.shape[0]:
+            grown = np.zeros((rows, dim), dtype=np.float32)
             grown[: self.count] = self.vectors[: self.count]
             self.vectors = grown
+
+    def append(self, ids: list[str], block: Vector) -> None:
+        dim = block.shape[1]
+        need = self.count + block.shape[0]
+        if self.vectors.shape[1] != dim or need > self.vectors.shape[0]:
+            self.reserve(max(need, self.vectors.shape[0] + self.vectors.shape[0] // 4, 256), dim)
+            need = self.count + block.shape[0]
         self.vectors[self.count : need] = block
         self.count = need
         self.ids.extend(ids)
@@ -405,23 +417,34 @@ class BuiltinIndexMixin:
         if matrix is None or matrix.generation != generation:
             matrix = _Matrix(generation=generation)
             self._matrices[model_id] = matrix
-        rows = conn.execute(
-            "SELECT v.seq, v.episode_id, e.scope, m.dim, m.vector FROM builtin_vectors v"
-            " JOIN episodes e ON e.id = v.episode_id"
+        joined = (
+            " FROM builtin_vectors v JOIN episodes e ON e.id = v.episode_id"
             " JOIN embeddings m ON m.content_hash = v.content_hash AND m.model_id = v.model_id"
-            " WHERE v.model_id = ? AND v.seq > ? ORDER BY v.seq",
-            (model_id, matrix.last_seq),
-        ).fetchall()
-        if rows:
-            dim = int(rows[0][3])
+            " WHERE v.model_id = ? AND v.seq > ?"
+        )
+        since = (model_id, matrix.last_seq)
+        # The rows arrive a batch at a time into blocks sized beforehand: fetching them all
+        # at once held every vector twice more as Python bytes while the blocks filled (at
+        # 100k episodes, ~300 MiB the allocator kept after).
+        for scope, dim, rows in conn.execute(
+            f"SELECT e.scope, m.dim, count(*) {joined} GROUP BY e.scope, m.dim", since
+        ):
+            block = matrix.blocks.setdefault(str(scope), _Block())
+            if block.vectors.shape[1] in (0, int(dim)):
+                block.reserve(block.count + int(rows), int(dim))
+        cursor = conn.execute(
+            f"SELECT v.seq, v.episode_id, e.scope, m.dim, m.vector {joined} ORDER BY v.seq", since
+        )
+        while batch := cursor.fetchmany(_LOAD_BATCH):
             by_scope: dict[str, list[Any]] = {}
-            for r in rows:
-                if int(r[3]) == dim:
-                    by_scope.setdefault(str(r[2]), []).append(r)
+            for r in batch:
+                by_scope.setdefault(str(r[2]), []).append(r)
             for scope, good in by_scope.items():
-                block = np.frombuffer(b"".join(r[4] for r in good), dtype=np.float32)
-                matrix.blocks.setdefault(scope, _Block()).append(
-                    [str(r[1]) for r in good], block.reshape(-1, dim)
-                )
-            matrix.last_seq = int(rows[-1][0])
+                block = matrix.blocks.setdefault(scope, _Block())
+                dim = block.vectors.shape[1] or int(good[0][3])
+                good = [r for r in good if int(r[3]) == dim]
+                if good:
+                    vectors = np.frombuffer(b"".join(r[4] for r in good), dtype=np.float32)
+                    block.append([str(r[1]) for r in good], vectors.reshape(-1, dim))
+            matrix.last_seq = int(batch[-1][0])
         return matrix

@@ -3,16 +3,35 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 from fleetmem.errors import StoreError
 from fleetmem.store.copying import CopiedTable, CopyReader, Row
 from fleetmem.store.sqlite.db import Database
+from fleetmem.store.sqlite.packed import pack, unpack
 
 #: Rows fetched from a snapshot at a time.
 _FETCH = 1000
+
+#: Columns this store keeps deflated (:mod:`fleetmem.store.sqlite.packed`): a copy reads and
+#: writes them as text, as the other store holds them.
+PACKED = {"runs": ("record_json",), "episodes": ("episode_json", "text")}
+
+
+def _packed_at(table: str, columns: Sequence[str]) -> list[int]:
+    return [columns.index(c) for c in PACKED.get(table, ()) if c in columns]
+
+
+def _map(row: Row, at: Sequence[int], how: Callable[[Any], Any]) -> Row:
+    if not at:
+        return row
+    out = list(row)
+    for i in at:
+        out[i] = how(out[i])
+    return tuple(out)
 
 
 class _Reader:
@@ -41,9 +60,10 @@ class _Reader:
         cursor = self._conn.execute(
             f"SELECT {', '.join(columns)} FROM {table.name} ORDER BY {order}"
         )
+        at = _packed_at(table.name, columns)
         while batch := cursor.fetchmany(_FETCH):
             for row in batch:
-                yield tuple(row)
+                yield _map(tuple(row), at, unpack)
 
     def builtin_entries(self) -> Iterator[tuple[str, str | None, str | None]]:
         cursor = self._conn.execute(
@@ -85,10 +105,12 @@ class CopyMixin:
 
     def copy_insert(self, table: str, columns: Sequence[str], rows: Sequence[Row]) -> None:
         marks = ", ".join("?" for _ in columns)
+        at = _packed_at(table, columns)
         try:
             with self.db.write() as conn:
                 conn.executemany(
-                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", list(rows)
+                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
+                    [_map(row, at, pack) for row in rows],
                 )
         except sqlite3.Error as exc:
             raise StoreError(
@@ -101,11 +123,12 @@ class CopyMixin:
         sets = ", ".join(f"{c} = ?" for c in columns)
         where = " AND ".join(f"{c} = ?" for c in key)
         at = [list(columns).index(c) for c in key]
+        packed = _packed_at(table, columns)
         try:
             with self.db.write() as conn:
                 conn.executemany(
                     f"UPDATE {table} SET {sets} WHERE {where}",
-                    [(*row, *(row[i] for i in at)) for row in rows],
+                    [(*_map(row, packed, pack), *(row[i] for i in at)) for row in rows],
                 )
         except sqlite3.Error as exc:
             raise StoreError(

@@ -19,6 +19,7 @@ from fleetmem.store.base import (
     SessionRow,
 )
 from fleetmem.store.sqlite.db import Database
+from fleetmem.store.sqlite.packed import pack, unpack
 from fleetmem.store.sqlite.run_forget import LISTED, scrub_run
 
 _RUN_COLUMNS = (
@@ -29,6 +30,10 @@ _EPISODE_COLUMNS = (
     "id, run_id, agent, adapter, model, repo, branch, outcome, scope, trust_class, started_at,"
     " recorded_at, forgotten_at, summary, summary_outcome, episode_json, text, content_hash"
 )
+
+
+def _packed_json(value: Any) -> bytes | None:
+    return None if value is None else pack(json.dumps(value, ensure_ascii=False))
 
 
 def _placeholders(n: int) -> str:
@@ -75,8 +80,8 @@ def episode_from_row(row: sqlite3.Row) -> EpisodeRow:
         forgotten_at=row["forgotten_at"],
         summary=row["summary"],
         summary_outcome=row["summary_outcome"],
-        episode=json.loads(body) if body is not None else None,
-        text=row["text"],
+        episode=json.loads(unpack(body) or "null") if body is not None else None,
+        text=unpack(row["text"]),
         content_hash=row["content_hash"],
     )
 
@@ -149,7 +154,7 @@ class RecordsMixin:
                     run.repo,
                     run.branch,
                     run.episode_status,
-                    record_json,
+                    pack(record_json),
                     record_hash,
                     now,
                 ),
@@ -240,8 +245,8 @@ class RecordsMixin:
                     row.forgotten_at,
                     row.summary,
                     row.summary_outcome,
-                    None if row.episode is None else json.dumps(row.episode, ensure_ascii=False),
-                    row.text,
+                    _packed_json(row.episode),
+                    pack(row.text),
                     row.content_hash,
                 ),
             )
@@ -267,8 +272,8 @@ class RecordsMixin:
                 (
                     summary,
                     summary_outcome,
-                    json.dumps(episode, ensure_ascii=False),
-                    text,
+                    pack(json.dumps(episode, ensure_ascii=False)),
+                    pack(text),
                     content_hash,
                     episode_id,
                 ),

@@ -20,6 +20,7 @@ import sqlite3
 from typing import Any
 
 from fleetmem.store.sqlite.db import Database
+from fleetmem.store.sqlite.packed import pack, unpack
 
 FORGOTTEN = "forgotten"
 REMOVED = "removed"
@@ -47,13 +48,13 @@ def scrub_run(conn: sqlite3.Connection, run_id: str) -> None:
     if row is None:
         return
     try:
-        record: Any = json.loads(row[0])
+        record: Any = json.loads(unpack(row[0]) or "{}")
     except ValueError:
         record = {}
     kept = {k: record[k] for k in KEPT_RECORD_KEYS if isinstance(record, dict) and k in record}
     conn.execute(
         "UPDATE runs SET record_json = ?, pull_request = NULL, episode_status = ? WHERE run_id = ?",
-        (json.dumps(kept, sort_keys=True), FORGOTTEN, run_id),
+        (pack(json.dumps(kept, sort_keys=True)), FORGOTTEN, run_id),
     )
     _drop_run_text(conn, run_id)
 

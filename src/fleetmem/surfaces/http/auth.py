@@ -206,7 +206,7 @@ class ApiGuard:
                 if token.startswith(RUN_TOKEN_PREFIX):
                     reason = "a run token is not an API token; send an API token (fmc_ or fmro_)"
                 return self._deny(request, template, 401, reason)
-            if not self.workspaces.exists(known.workspace):
+            if not self.workspaces.still_there(known.workspace):
                 return self._deny(
                     request,
                     template,
@@ -227,7 +227,7 @@ class ApiGuard:
                     "no credentials: send Authorization: Bearer <token>; the control token "
                     f"is in {CONTROL_TOKEN_FILE} under the daemon's FLEETMEM_HOME",
                 )
-            if session.workspace != DEFAULT_WORKSPACE and not self.workspaces.exists(
+            if session.workspace != DEFAULT_WORKSPACE and not self.workspaces.still_there(
                 session.workspace
             ):
                 # Its workspace was deleted (perhaps by another daemon): back to the default.

@@ -100,7 +100,7 @@ class Web:
         found = self.auth.session(token)
         if found is None:
             return DEFAULT_WORKSPACE
-        if found.workspace != DEFAULT_WORKSPACE and not self.root.workspaces.exists(
+        if found.workspace != DEFAULT_WORKSPACE and not self.root.workspaces.still_there(
             found.workspace
         ):
             self.auth.switch(token, DEFAULT_WORKSPACE)
