@@ -258,7 +258,7 @@ def test_a_workspace_an_agent_names_cannot_be_deleted_until_the_agent_is_rebound
     ):
         with pytest.raises(WorkspaceInUse) as raised:
             attempt()
-        assert "agent alpha act in it (agent.alpha.workspace)" in str(raised.value)
+        assert "agent alpha acts in it (agent.alpha.workspace)" in str(raised.value)
     assert app.workspaces.exists(fleet.acme.workspace)
     config = (app.home / "fleetmem.toml").read_text(encoding="utf-8")
     (app.home / "fleetmem.toml").write_text(

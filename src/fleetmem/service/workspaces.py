@@ -272,8 +272,9 @@ class WorkspaceService:
             # is changed first, on purpose, so a workspace in use never vanishes by accident.
             keys = ", ".join(f"agent.{name}.workspace" for name in agents)
             raise WorkspaceInUse(
-                f"workspace {current.name!r} cannot be deleted: agent"
-                f"{'s' if len(agents) > 1 else ''} {', '.join(agents)} act in it ({keys}); "
+                f"workspace {current.name!r} cannot be deleted: "
+                f"{'agents' if len(agents) > 1 else 'agent'} {', '.join(agents)} "
+                f"{'act' if len(agents) > 1 else 'acts'} in it ({keys}); "
                 "bind them to another workspace (or remove the key) in the configuration "
                 "first",
                 existing=current.id,
