@@ -4,6 +4,7 @@
 
     FleetmemError                      every error fleetmem raises on purpose
     ├── ConfigError                    a configuration file names a bad table.key or value
+    │   └── UnknownAgentWorkspace      an agent's ``workspace`` names no workspace of the store
     ├── InvalidInput                   a caller's input breaks a bound; names the field and value
     │   └── InvalidRunRecord           a run record fails its schema; nothing was stored
     ├── NotFound                       an object does not exist (or belongs to another workspace)
@@ -15,6 +16,7 @@
     │   ├── InvalidTransition          a fact's status does not allow that action
     │   ├── CapReached                 a workspace limit is full (facts, pins, review backlog)
     │   ├── DuplicateWorkspace         another workspace's name (or id) reads the same
+    │   ├── WorkspaceInUse             an agent's configuration binds it to the workspace
     │   └── StaleRevision              a save was based on an older revision of a context file
     ├── RateLimited                    too many writes from one user; carries retry_after seconds
     ├── NotAttributed                  a caller that is not tied to a run asked for run-scoped data
@@ -88,6 +90,26 @@ class ConfigError(FleetmemError):
         FleetmemError.__init__(self, f"{key} = {show_config(key, value)}{where}: {reason}")
 
 
+class UnknownAgentWorkspace(ConfigError):
+    """``[agent.NAME] workspace`` names a workspace the store does not have (deleted, renamed
+    or never created): the agent's runs are refused rather than served another workspace."""
+
+    code = "unknown_agent_workspace"
+
+    def __init__(self, agent: str, workspace: str, *, source: str | None = None) -> None:
+        self.agent = agent
+        self.workspace = workspace
+        ConfigError.__init__(
+            self,
+            f"agent.{agent}.workspace",
+            workspace,
+            f"agent {agent} is bound to workspace {workspace!r}, and no workspace has that id "
+            "or name (fleetmem workspaces list): its runs get no memory until the key names "
+            "an existing workspace or is removed (then they act in default)",
+            source=source,
+        )
+
+
 class InvalidInput(FleetmemError):
     """A caller's input is out of bounds; names the field and the value."""
 
@@ -157,6 +179,12 @@ class DuplicateWorkspace(Conflict):
     def __init__(self, message: str, *, existing: str, field: str = "name") -> None:
         self.field = field
         Conflict.__init__(self, message, existing=existing)
+
+
+class WorkspaceInUse(Conflict):
+    """A workspace some ``[agent.NAME] workspace`` names cannot be deleted."""
+
+    code = "workspace_in_use"
 
 
 class InvalidTransition(Conflict):

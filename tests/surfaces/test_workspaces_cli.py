@@ -136,3 +136,16 @@ def _run_env(home: Path, env: dict[str, str], *args: str):  # type: ignore[no-un
         env=env_for(home, **env),
         timeout=120,
     )
+
+
+def test_a_workspace_an_agent_is_bound_to_is_not_deleted_until_the_key_goes(home: Path) -> None:
+    write_config(home, CONFIG + '\n[agent.acme-bot]\nworkspace = "Acme Corp"\n')
+    acme = run_json(home, "workspaces", "create", "Acme Corp")["id"]
+    for args in (("delete", acme), ("delete", acme, "--confirm", "Acme Corp")):
+        refused = run_cli(home, "workspaces", *args, check=False)
+        assert refused.returncode == 6, refused.stderr
+        assert "agent acme-bot acts in it (agent.acme-bot.workspace)" in refused.stderr
+    assert acme in run_cli(home, "workspaces", "list").stdout
+    write_config(home, CONFIG + "\n[agent.acme-bot]\n")
+    run_cli(home, "workspaces", "delete", acme, "--confirm", "Acme Corp")
+    assert acme not in run_cli(home, "workspaces", "list").stdout

@@ -33,6 +33,7 @@ from fleetmem.config.values import (
     string_table,
     template_text,
     verify_patterns,
+    workspace_ref,
 )
 
 
@@ -127,6 +128,8 @@ SCHEMA: Final[Mapping[str, TableSpec]] = MappingProxyType(
                 "timeout": KeySpec("timeout_s", duration("1s", "30d")),
                 "kill_grace": KeySpec("kill_grace_s", duration("100ms", "5m")),
                 "respawns": KeySpec("respawns", integer(0, 5)),
+                # Global only: a repository's file must not move an agent to another tenant.
+                "workspace": KeySpec("workspace", workspace_ref),
             },
         ),
         "mcp": TableSpec(global_only=True),

@@ -100,6 +100,9 @@ class AgentSettings:
     timeout_s: float | None = None
     kill_grace_s: float = 10.0
     respawns: int = 0
+    #: The workspace (id or name) the agent's runs act in; None: ``default``
+    #: (docs/workspaces.md, "Agents in a workspace"). Resolved at use time.
+    workspace: str | None = None
 
     @property
     def prompt_facts(self) -> bool:

@@ -293,6 +293,20 @@ _TOKEN_ITEM_KEYS = frozenset({"tier", "sha256", "file", "name", "workspace"})
 _WORKSPACE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
+def workspace_ref(value: object) -> object:
+    """``[agent.NAME] workspace``: a workspace's id or name, checked as a name is (whether
+    such a workspace exists is known only to the store, so it is checked at use time)."""
+    from fleetmem.core.workspaces import clean_name
+    from fleetmem.errors import InvalidInput
+
+    if not isinstance(value, str):
+        raise Invalid(f"expected a string (a workspace id or name), got {toml_type(value)}")
+    try:
+        return clean_name(value, "workspace")
+    except InvalidInput as exc:
+        raise Invalid(f"{exc.reason} (a workspace id or name: fleetmem workspaces list)") from None
+
+
 def server_tokens(value: object) -> object:
     # Tokens themselves never appear in a config file: only their hash or a file holding one.
     items = expect(value, list, "an array of tables {tier = ..., sha256 = ... | file = ...}")

@@ -61,9 +61,12 @@ def ensure_stored(
     builtin_start: float = BUILTIN_START_S,
 ) -> bool:
     """Make sure the run has its stored briefing, computing it now (bounded as
-    :func:`compute` says) unless it has one; False when it cannot be computed."""
+    :func:`compute` says, in the workspace of the caller's agent) unless it has one; False
+    when it cannot be computed. An agent bound to no existing workspace raises
+    UnknownAgentWorkspace."""
     if app.agent_memory.stored_briefing(caller.run_id) is not None:
         return True  # a respawn, a resumed session: the run keeps its briefing
+    app = app.for_agent(caller.agent)
     composed = compute(
         app, subject_of(caller), provider_wait=provider_wait, builtin_start=builtin_start
     )
@@ -131,9 +134,9 @@ def compute(
     provider_wait: float | None = None,
     builtin_start: float = BUILTIN_START_S,
 ) -> Composed | None:
-    """The briefing of ``subject`` now, waiting at most ``provider_timeout`` (or
-    ``provider_wait``, when that is shorter: a hook's hard deadline) for the provider; None
-    when it cannot be computed at all.
+    """The briefing of ``subject`` now (facts from ``app``'s workspace), waiting at most
+    ``provider_timeout`` (or ``provider_wait``, when that is shorter: a hook's hard deadline)
+    for the provider; None when it cannot be computed at all.
 
     The built-in provider lives in this process: its session's cold start (up to
     ``builtin_start``) is set-up time, not a provider being slow, so it is allowed on top of

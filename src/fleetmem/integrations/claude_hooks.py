@@ -41,7 +41,7 @@ from typing import Any
 from fleetmem.core.capture import captured_facts
 from fleetmem.core.facts import Actor
 from fleetmem.core.hosts import CLAUDE_CODE_SESSION
-from fleetmem.errors import FleetmemError, InvalidInput
+from fleetmem.errors import FleetmemError, InvalidInput, UnknownAgentWorkspace
 from fleetmem.integrations import briefing as briefings
 from fleetmem.integrations import context_delivery
 from fleetmem.integrations.adapters.base import CommandRun, Edit, Observation
@@ -280,6 +280,16 @@ class ClaudeHooks:
         state, new = self.open_session(payload)
         if not new:  # resumed, maybe by another Claude Code process: it is in this run now
             self._attach(state)
+        try:
+            self.app.agent_workspace(state.agent)
+        except UnknownAgentWorkspace as exc:
+            # No memory from another workspace, and not silence either: the session is
+            # told (and the log says) why it has none. The run is still recorded.
+            log.warning(
+                "hook.no_workspace agent=%s run=%s error=%s", state.agent, state.run_id, exc
+            )
+            notice = f"fleetmem gave this session no memory: {exc}"
+            return context_delivery.session_start_answer(notice, "")
         block = ""
         if self.app.settings.agent(self.agent).memory_briefing:
             text = self._briefing(state)  # first: it has the deadlines to keep
@@ -368,9 +378,11 @@ class ClaudeHooks:
         lines = []
         # The model is given the stored words only fenced (the person sees them plain).
         for_model: list[str] = []
+        agent = state.agent if state is not None else self.agent
         for body in wanted:  # at most core.capture.MAX_CAPTURES
             try:
-                stored = self.app.facts.add(
+                # Kept in the workspace the agent's runs act in.
+                stored = self.app.for_agent(agent).facts.add(
                     body, actor=actor, conversation=f"{self.integration}:{sid}"
                 )
                 fact = stored.fact
@@ -392,7 +404,11 @@ class ClaudeHooks:
         try:
             repo = self.app.runs.resolve_caller(state.token).repo
             return facts_for_prompt(
-                self.app.facts, prompt, run_id=state.run_id, agent=state.agent, repo=repo
+                self.app.for_agent(state.agent).facts,
+                prompt,
+                run_id=state.run_id,
+                agent=state.agent,
+                repo=repo,
             )
         except FleetmemError as exc:  # facts are an aid: the prompt goes on without them
             log.info("hook.prompt_facts_failed run=%s reason=%s", state.run_id, exc)

@@ -52,6 +52,7 @@ from fleetmem.core.hosts import (
     toml_string,
     within,
 )
+from fleetmem.errors import UnknownAgentWorkspace
 from fleetmem.integrations.briefing import fits, per_argument_limit
 from fleetmem.service.bootstrap import App
 
@@ -108,11 +109,17 @@ def assemble_for_run(
     about: str | None = None,
     host: HostFit | None = None,
 ) -> str:
-    """The run's context text, its loads recorded; ``""`` when it could not be assembled.
-    ``about`` (the run's prompt) picks the facts relevant to it; ``host`` fits it to what
-    that host takes (the whole context is then kept for the pull)."""
+    """The run's context text, from its agent's workspace and its loads recorded there;
+    ``""`` when it could not be assembled. ``about`` (the run's prompt) picks the facts
+    relevant to it; ``host`` fits it to what that host takes (the whole context is then kept
+    for the pull)."""
     try:
-        context = app.files.assemble(agent, repo=repo, run_id=run_id, about=about, host=host)
+        files = app.for_agent(agent).files
+        context = files.assemble(agent, repo=repo, run_id=run_id, about=about, host=host)
+    except UnknownAgentWorkspace as exc:  # said whole: the operator must fix the key
+        log.warning("context.failed agent=%s run=%s error=%s", agent, run_id, exc)
+        CONTEXT_DELIVERIES.labels(how="none", outcome="failed").inc()
+        return ""
     except Exception as exc:  # context is an aid: its failure never stops a run
         log.warning("context.failed agent=%s run=%s error=%s", agent, run_id, type(exc).__name__)
         CONTEXT_DELIVERIES.labels(how="none", outcome="failed").inc()

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO
 
 from fleetmem.config import BUILTIN_PROVIDER, apply_project
+from fleetmem.core.facts import DEFAULT_WORKSPACE
 from fleetmem.errors import InvalidInput, StoreError
 from fleetmem.integrations import briefing as briefings
 from fleetmem.integrations import context_delivery
@@ -128,10 +129,16 @@ class Supervisor:
         workdir: str | None = None,
         cancel: threading.Event | None = None,
     ) -> RunResult:
-        """Supervise one run of ``agent`` to its end; raises only before anything started."""
-        app = self.app
-        settings = app.settings
-        spec = resolve_agent(settings, agent, workdir=workdir, home=app.home, environ=self.environ)
+        """Supervise one run of ``agent`` to its end; raises only before anything started.
+
+        The run acts in its agent's workspace (``[agent.NAME] workspace``): its facts and
+        context come from there and its exposures and loads are recorded there. A key naming
+        no workspace stops the run here (UnknownAgentWorkspace), before anything starts."""
+        settings = self.app.settings
+        spec = resolve_agent(
+            settings, agent, workdir=workdir, home=self.app.home, environ=self.environ
+        )
+        app = self._agent_app(spec.name)
         repo = resolve_repository(spec.workdir)
         if repo is not None:
             apply_project(settings, Path(repo.root))  # a bad project file stops us here
@@ -178,7 +185,7 @@ class Supervisor:
         )
         snapshotting.start()
         env = self._child_env(spec, opened)
-        argv_prompt = self._with_briefing(spec, opened, operator_prompt, env)
+        argv_prompt = self._with_briefing(app, spec, opened, operator_prompt, env)
         snapshotting.join()
         snapshot = snapshots[0] if snapshots else None
         argv = spec.adapter.argv(spec.executable, spec.args, spec.model, argv_prompt)
@@ -210,6 +217,20 @@ class Supervisor:
         del argv, argv_prompt, delivery  # the composed prompt goes nowhere else
         return self._close(spec, opened, repo, snapshot, spawns, operator_prompt, started)
 
+    def _agent_app(self, agent: str) -> App:
+        """The application bound to the agent's workspace; a ``--workspace`` naming another
+        one is refused (a run always acts in its agent's workspace)."""
+        workspace = self.app.agent_workspace(agent)
+        if self.app.workspace not in (DEFAULT_WORKSPACE, workspace):
+            raise InvalidInput(
+                "--workspace",
+                self.app.workspace,
+                f"agent {agent} acts in workspace {workspace} ([agent.{agent}] workspace): "
+                "a run always acts in its agent's workspace; drop --workspace, or bind the "
+                "agent to this workspace in the configuration",
+            )
+        return self.app.for_agent(agent)
+
     def _child_env(self, spec: AgentSpec, opened: OpenedRun) -> dict[str, str]:
         env = {k: v for k, v in self.environ.items() if k != TOKEN_ENV}
         env.update(spec.env)
@@ -220,13 +241,19 @@ class Supervisor:
 
     # ---- the briefing -------------------------------------------------------------------
     def _with_briefing(
-        self, spec: AgentSpec, opened: OpenedRun, prompt: str | None, env: Mapping[str, str]
+        self,
+        app: App,
+        spec: AgentSpec,
+        opened: OpenedRun,
+        prompt: str | None,
+        env: Mapping[str, str],
     ) -> str | None:
         """The prompt for argv: the fenced briefing, a blank line and ``prompt``, or
-        ``prompt`` alone (no briefing wanted, empty, or it could not be given)."""
+        ``prompt`` alone (no briefing wanted, empty, or it could not be given). ``app`` is
+        bound to the agent's workspace."""
         if not spec.memory_briefing:
             return prompt
-        app, agent, run_id = self.app, spec.name, opened.run_id
+        agent, run_id = spec.name, opened.run_id
         if prompt is None:
             # No prompt to prepend to: the briefing is computed at spawn all the same, for
             # the run's `briefing` tool and resource to serve (REQ-15).

@@ -11,6 +11,11 @@ The MCP server (and, for prompt one-shots, the supervisor) call these methods. C
   unchanged, until the run asks for ``refresh``. It is computed once whichever daemon of a
   fleet is asked: the one that takes the run's briefing lease computes it, the others wait
   for the stored document (or take the lease over when its holder died mid-computation).
+* **The agent's workspace.** Every method taking a caller acts in the workspace its agent is
+  bound to (``[agent.NAME] workspace``; ``default`` without one), through the copy
+  :meth:`for_caller` picks, whichever copy it was called on: the facts a run is shown, the
+  exposures recorded, its proposals, votes, notes and context files all belong there. A key
+  naming no workspace is an error (UnknownAgentWorkspace), never a fallback to ``default``.
 * **Exposure** (REQ-17). Every fact a document shows to a run is recorded as served before
   the document is returned, by ``FactService.serve_to_run``; a fact whose exposure cannot be
   written, or that may no longer be served (forgotten, rejected since), is taken out of the
@@ -35,7 +40,7 @@ from fleetmem.core.facts import visible_scopes
 from fleetmem.core.scope import WORKSPACE, project_scope
 from fleetmem.core.wrapper import Document, parse, render
 from fleetmem.errors import InvalidInput, NotAttributed, StoreError
-from fleetmem.service.agent_writes import AgentWritesMixin
+from fleetmem.service.agent_writes import AgentWritesMixin, routed
 from fleetmem.service.briefings import RECENT_RUNS, BriefingService, Subject, subject_of
 from fleetmem.service.fact_items import FactItems
 from fleetmem.service.facts import FactService
@@ -175,6 +180,7 @@ class AgentMemory(AgentWritesMixin):
             return UNREACHABLE
 
     # ---- briefings --------------------------------------------------------------------
+    @routed
     def briefing(
         self,
         caller: Caller | None,
@@ -247,7 +253,9 @@ class AgentMemory(AgentWritesMixin):
         exposure: serving it (``briefing(..., delivery="prompt")``) does.
         """
         found = self._store.get_run_briefing(caller.run_id)
-        return found if found is not None else self._compute_once(caller, origin="spawn")[0]
+        if found is not None:
+            return found
+        return self.for_caller(caller)._compute_once(caller, origin="spawn")[0]
 
     def keep_briefing(
         self,
@@ -398,6 +406,7 @@ class AgentMemory(AgentWritesMixin):
             log.info("briefing.pruned count=%d", gone)
 
     # ---- recall -----------------------------------------------------------------------
+    @routed
     def recall(
         self,
         caller: Caller | None,

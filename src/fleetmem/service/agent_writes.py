@@ -9,6 +9,10 @@ records, edits or forgets an episode.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
+
 from fleetmem.core.facts import visible_scopes
 from fleetmem.core.scope import WORKSPACE, agent_scope, project_scope
 from fleetmem.errors import InvalidInput, NoRepository, NotAttributed, StoreError, UnknownFact
@@ -21,13 +25,53 @@ from fleetmem.service.runs import Caller
 #: The longest reason a vote may carry.
 MAX_REASON = 500
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_S = TypeVar("_S", bound="AgentWritesMixin")
+
+
+def routed(
+    method: Callable[Concatenate[_S, Caller | None, _P], _R],
+) -> Callable[Concatenate[_S, Caller | None, _P], _R]:
+    """Run ``method`` on the copy bound to the workspace of the caller's agent
+    (``[agent.NAME] workspace``), whichever copy it was called on: a run's facts, files,
+    exposures and votes are its agent's workspace's (docs/workspaces.md)."""
+
+    @functools.wraps(method)
+    def wrapper(self: _S, caller: Caller | None, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return method(self.for_caller(caller), caller, *args, **kwargs)
+
+    return wrapper
+
 
 class AgentWritesMixin:
     """Proposals, votes and context-file writes of attributed runs."""
 
     _facts: FactService
     _files: ContextFileService
+    #: Agent name -> the copy bound to the agent's workspace (set by the composition root).
+    _router: Callable[[str], AgentWritesMixin] | None = None
 
+    def route_agents(self, router: Callable[[str], AgentWritesMixin]) -> None:
+        """Serve each attributed caller through ``router(caller.agent)``: the copy bound to
+        its agent's workspace. Raises there (UnknownAgentWorkspace) rather than fall back."""
+        self._router = router
+
+    def for_caller(self: _S, caller: Caller | None) -> _S:
+        """The copy serving ``caller``: its agent's workspace's; this one for an unattributed
+        caller (or one the store could not identify)."""
+        if caller is None or not caller.agent or self._router is None:
+            return self
+        target = self._router(caller.agent)
+        assert isinstance(target, type(self))
+        return target
+
+    @property
+    def workspace(self) -> str:
+        """The workspace this copy serves."""
+        return self._facts.workspace
+
+    @routed
     def remember(
         self,
         caller: Caller | None,
@@ -65,6 +109,7 @@ class AgentWritesMixin:
             source=source,
         )
 
+    @routed
     def vote(
         self, caller: Caller | None, fact_id: str, stance: str, *, reason: str | None = None
     ) -> VoteResult:
@@ -92,10 +137,12 @@ class AgentWritesMixin:
         )
 
     # ---- context files ----------------------------------------------------------------
+    @routed
     def read_context_file(self, caller: Caller | None, name: str) -> ContextFileRead:
         caller = _require(caller, "read_context_file")
         return self._files.read_context_file(agent=caller.agent, name=name, run_id=caller.run_id)
 
+    @routed
     def note_project(self, caller: Caller | None, text: str) -> FileView:
         caller = _require(caller, "note_project")
         if caller.repo is None:
@@ -104,6 +151,7 @@ class AgentWritesMixin:
             agent=caller.agent, repo=caller.repo, text=text, run_id=caller.run_id
         )
 
+    @routed
     def update_notes(
         self,
         caller: Caller | None,

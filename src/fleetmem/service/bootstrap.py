@@ -21,7 +21,7 @@ from fleetmem.core.facts import DEFAULT_WORKSPACE
 from fleetmem.embed.base import Embedder
 from fleetmem.embed.factory import make_embedder
 from fleetmem.embed.memo import RecentQueries
-from fleetmem.errors import ConfigError
+from fleetmem.errors import ConfigError, UnknownAgentWorkspace, UnknownWorkspace
 from fleetmem.providers.builtin import BuiltinProvider
 from fleetmem.providers.hub import ProviderHub
 from fleetmem.service.activity import ActivityFeed
@@ -107,6 +107,27 @@ class App:
                 )
                 root._views[workspace] = found
         return found
+
+    def agent_workspace(self, agent: str) -> str:
+        """The id of the workspace agent ``agent``'s runs act in: the one its
+        ``[agent.NAME] workspace`` names (by id or name), else ``default``. Raises
+        UnknownAgentWorkspace when the key names no workspace: never a fallback to default."""
+        root = self._root or self
+        settings = root.settings
+        ref = settings.agent(agent).workspace
+        if ref is None:
+            return DEFAULT_WORKSPACE
+        try:
+            return root.workspaces.resolve(ref, f"agent.{agent}.workspace").id
+        except UnknownWorkspace:
+            source = settings.origins.get(f"agent.{agent}.workspace")
+            raise UnknownAgentWorkspace(agent, ref, source=source) from None
+
+    def for_agent(self, agent: str) -> App:
+        """This application bound to the workspace agent ``agent``'s runs act in (see
+        :meth:`agent_workspace`): what every agent-facing path (MCP tools, hooks,
+        ``fleetmem run``) serves a run through, whichever view it was called on."""
+        return (self._root or self).in_workspace(self.agent_workspace(agent))
 
     def forget_view(self, workspace: str) -> None:
         """Drop the cached view of a deleted workspace."""
@@ -217,10 +238,21 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
         portability=portability,
         token_counts=token_counts,
         activity=ActivityFeed(store, facts.workspace),
-        workspaces=WorkspaceService(store, home),
+        workspaces=WorkspaceService(store, home, agents=lambda: _agent_workspaces(config.current)),
     )
     app.workspaces.on_deleted(app.forget_view)
+    # A run's tools act in its agent's workspace, whichever view they are called on.
+    agent_memory.route_agents(lambda agent: app.for_agent(agent).agent_memory)
     return app
+
+
+def _agent_workspaces(settings: Settings) -> dict[str, str]:
+    """Agent name -> the workspace (id or name) its ``[agent.NAME] workspace`` names."""
+    return {
+        name: agent.workspace
+        for name, agent in settings.agents.items()
+        if agent.workspace is not None
+    }
 
 
 def store_url(settings: Settings, env: Mapping[str, str]) -> str | None:

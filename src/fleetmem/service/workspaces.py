@@ -16,7 +16,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +38,7 @@ from fleetmem.errors import (
     InvalidInput,
     StoreError,
     UnknownWorkspace,
+    WorkspaceInUse,
 )
 from fleetmem.service import api_tokens
 from fleetmem.store.workspaces import WorkspaceRow, WorkspaceStore
@@ -107,8 +108,11 @@ class WorkspaceService:
         *,
         clock: Callable[[], float] = time.time,
         suffix: Callable[[], str] = lambda: secrets.token_hex(3),
+        agents: Callable[[], Mapping[str, str]] = dict,
     ) -> None:
         self.store = store
+        #: Agent name -> the workspace (id or name) its configuration binds it to.
+        self._agents = agents
         self.home = home
         self._clock = clock
         self._suffix = suffix
@@ -165,6 +169,17 @@ class WorkspaceService:
             if name_key(row.name) == key:
                 return _view(row)
         raise UnknownWorkspace(ref[:64])
+
+    def bound_agents(self, workspace_id: str) -> Sequence[str]:
+        """The agents whose ``[agent.NAME] workspace`` names this workspace (by id or name)."""
+        found = []
+        for agent, ref in sorted(self._agents().items()):
+            try:
+                if self.resolve(ref).id == workspace_id:
+                    found.append(agent)
+            except (InvalidInput, UnknownWorkspace):
+                continue  # names no workspace at all: not this one
+        return found
 
     # ---- changes ----------------------------------------------------------------------
     def create(self, name: object) -> Workspace:
@@ -261,5 +276,18 @@ class WorkspaceService:
                 "the default workspace cannot be deleted: it is always there (the last "
                 "workspace standing), and existing tokens, agents' runs and `make serve` use "
                 "it; rename it, or forget its facts with Forget all",
+            )
+        agents = self.bound_agents(current.id)
+        if agents:
+            # Deleting it would leave those agents' runs without memory: the configuration
+            # is changed first, on purpose, so a workspace in use never vanishes by accident.
+            keys = ", ".join(f"agent.{name}.workspace" for name in agents)
+            raise WorkspaceInUse(
+                f"workspace {current.name!r} cannot be deleted: "
+                f"{'agents' if len(agents) > 1 else 'agent'} {', '.join(agents)} "
+                f"{'act' if len(agents) > 1 else 'acts'} in it ({keys}); "
+                "bind them to another workspace (or remove the key) in the configuration "
+                "first",
+                existing=current.id,
             )
         return current
