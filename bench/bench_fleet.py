@@ -72,7 +72,15 @@ import httpx
 
 from bench import harness
 from bench.bench_pg_text import default_url
-from bench.common import RESULTS_ENV, FleetData, latency_summary, machine_line, write_result
+from bench.common import (
+    RESULTS_ENV,
+    FleetData,
+    latency_summary,
+    machine,
+    machine_line,
+    results_dir,
+    write_result,
+)
 from bench.fleet_procs import Audit, Daemon, drop_schema, fresh_schema, schema_bytes, write_home
 
 WRITERS = 8
@@ -514,11 +522,16 @@ def run(
     url: str | None = None,
     large: int | None = None,
     large_budget_s: float | None = None,
+    size: int | None = None,
     phases: Sequence[str] = PHASES,
+    on_phase: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
+    """Measure the phases asked for; ``on_phase`` is given the figures so far after each
+    phase (the CLI writes them, so a long run that stops keeps what it measured)."""
     p = plan(quick=quick, tiny=tiny_sizes)
     p = replace(
         p,
+        recall_size=p.recall_size if size is None else size,
         large=p.large if large is None else large,
         large_budget_s=p.large_budget_s if large_budget_s is None else large_budget_s,
         phases=tuple(phases),
@@ -532,6 +545,12 @@ def run(
         "The kill -9 phase runs on PostgreSQL only (the store a fleet of daemons shares).",
     ]
     out: dict[str, Any] = {"plan": asdict(p), "notes": notes}
+
+    def done(phase: str) -> None:
+        out[phase]["measured"] = {"date": machine()["date"], "commit": machine()["commit"]}
+        if on_phase is not None:
+            on_phase(out)
+
     work = Path(tempfile.mkdtemp(prefix="fleetmem-bench-fleet-"))
     try:
         if "writes" in p.phases:
@@ -547,6 +566,7 @@ def run(
                 finally:
                     if schema and url:
                         drop_schema(url, schema)
+            done("writes")
         if "kills" in p.phases:
             if url is None:
                 out["kills"] = {"skipped": "no PostgreSQL server"}
@@ -557,8 +577,10 @@ def run(
                     out["kills"] = kills_phase(work / "kills", pg, p)
                 finally:
                     drop_schema(url, schema)
+            done("kills")
         if "recall" in p.phases:
             out["recall"] = recall_phase(work / "recall", url, p)
+            done("recall")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     out["loadavg"] = list(os.getloadavg())
@@ -618,6 +640,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--url", default=None, help="PostgreSQL URL (default: make postgres's)")
     parser.add_argument("--large", type=int, default=None, help="grow PostgreSQL to this size")
     parser.add_argument("--large-budget-s", type=float, default=None)
+    parser.add_argument("--size", type=int, default=None, help="recall store size")
     parser.add_argument("--only", default=",".join(PHASES), help="phases, comma-separated")
     args = parser.parse_args(argv)
     if args.tiny and not os.environ.get(RESULTS_ENV):
@@ -626,18 +649,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [x for x in phases if x not in PHASES]
     if unknown:
         parser.error(f"unknown phase(s) {unknown}; have {', '.join(PHASES)}")
+    mode_name = "tiny" if args.tiny else "quick" if args.quick else "full"
+    suffix = {"full": "", "quick": "-quick", "tiny": "-tiny"}[mode_name]
+    # A run of some phases replaces those in the existing results, keeping the others (each
+    # phase says when and at which commit it was measured).
+    existing = results_dir() / f"fleet{suffix}.json"
+    kept: dict[str, Any] = {}
+    if set(phases) != set(PHASES) and existing.is_file():
+        old = json.loads(existing.read_text(encoding="utf-8"))
+        kept = {k: old[k] for k in PHASES if k in old and k not in phases}
+
+    def save(figures: dict[str, Any]) -> Path:
+        body = {"mode": mode_name, "quick": args.quick, **kept, **figures}
+        return write_result("fleet", body, suffix=suffix)
+
     result = run(
         quick=args.quick or args.tiny,
         tiny_sizes=args.tiny,
         url=args.url,
         large=args.large,
         large_budget_s=args.large_budget_s,
+        size=args.size,
         phases=phases,
+        on_phase=save,
     )
-    mode_name = "tiny" if args.tiny else "quick" if args.quick else "full"
-    suffix = {"full": "", "quick": "-quick", "tiny": "-tiny"}[mode_name]
-    path = write_result("fleet", {"mode": mode_name, "quick": args.quick, **result}, suffix=suffix)
-    print(summarize({"machine": json.loads(path.read_text(encoding="utf-8"))["machine"], **result}))
+    path = save(result)
+    body = json.loads(path.read_text(encoding="utf-8"))
+    print(summarize(body))
     print(f"-> {path}")
     return 0
 
