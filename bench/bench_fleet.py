@@ -213,6 +213,7 @@ def _integrity(audit: Audit, acked: list[str]) -> dict[str, Any]:
         "lost_run_ids": lost[:20],
         "unrecorded_episodes": audit.unindexed_episodes(),
         "runs_with_several_episodes": len(audit.episodes_of_runs()),
+        # Keyed by episode (a record job per episode): one job's repeats counted once.
         "jobs_ran_twice": len(set(twice_index) | set(twice_row) | set(twice_done)),
         "episodes_indexed_twice": len(twice_index),
         "index_rows_written_twice": len(twice_row),
@@ -590,6 +591,8 @@ def run(
 def summarize(result: dict[str, Any]) -> str:
     lines = [machine_line(result["machine"])] if "machine" in result else []
     for kind, w in result.get("writes", {}).items():
+        if kind == "measured":
+            continue
         if "skipped" in w:
             lines.append(f"  writes {kind}: skipped ({w['skipped']})")
             continue

@@ -168,7 +168,7 @@ CREATE FUNCTION bench_audit_claim() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN INSERT INTO bench_audit VALUES ('job_claim', NEW.id::text,
   extract(epoch from clock_timestamp())); RETURN NEW; END $$;
 CREATE FUNCTION bench_audit_done() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN INSERT INTO bench_audit VALUES ('job_done', NEW.id::text,
+BEGIN INSERT INTO bench_audit VALUES ('job_done', NEW.episode_id,
   extract(epoch from clock_timestamp())); RETURN NEW; END $$;
 CREATE TRIGGER bench_audit_index AFTER INSERT OR UPDATE ON builtin_fts
   FOR EACH ROW EXECUTE FUNCTION bench_audit_index();
@@ -189,7 +189,7 @@ CREATE TRIGGER bench_audit_row BEFORE INSERT ON provider_index BEGIN
     (julianday('now') - 2440587.5) * 86400.0); END;
 CREATE TRIGGER bench_audit_done AFTER UPDATE OF state ON jobs
   WHEN NEW.state = 'done' AND NEW.kind = 'record' BEGIN
-  INSERT INTO bench_audit VALUES ('job_done', NEW.id,
+  INSERT INTO bench_audit VALUES ('job_done', NEW.episode_id,
     (julianday('now') - 2440587.5) * 86400.0); END;
 """
 
