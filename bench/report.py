@@ -325,6 +325,72 @@ def other_rows(res: Results) -> list[Row]:
     return [*rows, *redact_rows(redact)]
 
 
+def _zero(value: Any) -> str:
+    if not isinstance(value, int):
+        return "not measured"
+    return "met" if value == 0 else "**not met**"
+
+
+def fleet_rows(res: Results) -> list[Row]:
+    """Issue 20's fleet targets: two daemons over one store (bench_fleet)."""
+    fleet = res("fleet")
+    pg = _get(fleet, "writes", "postgresql") or {}
+    lite = _get(fleet, "writes", "sqlite") or {}
+    kills = _get(fleet, "kills") or {}
+    recall = _get(fleet, "recall") or {}
+    large = recall.get("postgresql_large") or {}
+    big = large if "recall" in large else recall.get("postgresql") or {}
+    size = large.get("reached") if "recall" in large else recall.get("size")
+    target = 1_000_000
+    errors = pg.get("errors")
+    lat = pg.get("latency") or {}
+    rows = [
+        Row(
+            "20",
+            "writes through two daemons on PostgreSQL, 8 writers (runs/s, errors)",
+            f"{pg.get('runs_per_s', 'not measured')} runs/s, {_count(errors)} errors",
+            f"post p50 / p95 {_ms(lat.get('p50_ms'))} / {_ms(lat.get('p95_ms'))}; two daemons"
+            f" on one SQLite home {lite.get('runs_per_s', 'not measured')} runs/s,"
+            f" {_count(lite.get('errors'))} errors",
+            "0 errors",
+            _zero(errors),
+            _command("fleet"),
+        ),
+        Row(
+            "20",
+            f"acknowledged writes lost over {_count(kills.get('kills'))} kill -9s of a daemon",
+            _count(kills.get("lost_acknowledged")),
+            f"{_count(kills.get('acknowledged'))} acknowledged; jobs left claimed"
+            f" {_count(kills.get('jobs_left_claimed_or_pending'))}",
+            "0",
+            _zero(kills.get("lost_acknowledged")),
+            _command("fleet"),
+        ),
+        Row(
+            "20",
+            "record jobs run twice over the kill -9s",
+            _count(kills.get("jobs_ran_twice")),
+            f"jobs claimed again after a kill {_count(kills.get('jobs_claimed_more_than_once'))}",
+            "0",
+            _zero(kills.get("jobs_ran_twice")),
+            _command("fleet"),
+        ),
+        Row(
+            "20",
+            f"recall p95, two daemons at once, PostgreSQL at {_count(size)} episodes",
+            _ms(_get(big, "recall", "p95_ms")),
+            f"SQLite at {_count(recall.get('size'))}:"
+            f" {_ms(_get(recall, 'sqlite', 'recall', 'p95_ms'))}",
+            "p95 <= 30 ms at 1,000,000",
+            _status(_get(big, "recall", "p95_ms"), 30.0, at_most=True)
+            if size == target
+            else f"not measured at {target:,}",
+            _command("fleet"),
+        ),
+    ]
+    return rows
+
+
 def _rate(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}%}" if isinstance(value, (int, float)) else "not measured"
 
@@ -458,6 +524,7 @@ def rows(res: Results, mode: str = "full") -> list[Row]:
         *briefing_episode_rows(res),
         *facts_rows(res),
         *other_rows(res),
+        *fleet_rows(res),
         budget_row(res, mode),
     ]
 
