@@ -1,0 +1,43 @@
+"""The footprint benchmark accounts for every page of a SQLite store, and puts the run
+records, the episodes and the index where they belong."""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from pathlib import Path
+
+from bench.bench_footprint import sqlite_footprint
+
+from fleetmem.service.bootstrap import build
+from tests.conftest import make_record, session, write_config
+
+
+def test_every_page_is_in_one_class(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    write_config(home, '[model_api]\nembedding_model = ""\n')
+    app = build(home, {"HOME": str(tmp_path)})
+    words = " ".join(secrets.token_hex(3) for _ in range(60))
+    for i in range(12):
+        app.memory.ingest_run(
+            make_record(
+                run_id=f"run-{i}-{secrets.token_hex(3)}",
+                result_text=f"fixed test {i}: {words}",
+                sessions=[session(edits=(f"src/mod_{i}.py",))],
+            )
+        )
+    app.close()
+    db = home / "fleetmem.db"
+    got = sqlite_footprint(db)
+    conn = sqlite3.connect(db)
+    pages, size = (
+        int(conn.execute(f"PRAGMA {p}").fetchone()[0]) for p in ("page_count", "page_size")
+    )
+    conn.close()
+    assert got["episodes"] == 12
+    assert got["total_bytes"] == pages * size  # dbstat's pages and the free list: all of them
+    classes = got["classes"]
+    assert classes["run records"]["bytes"] > 0 and classes["episodes"]["bytes"] > 0
+    assert classes["text index"]["bytes"] > 0
+    assert sum(c["bytes"] for c in classes.values()) == got["total_bytes"]
