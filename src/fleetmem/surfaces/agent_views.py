@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from fleetmem.core.briefing import BRIEFING_RULES, MAX_BRIEFING_BYTES
+from fleetmem.errors import NotFound
 from fleetmem.service.agent_memory import OperatorRecall
 from fleetmem.store.base import RunRow
 from fleetmem.surfaces.fact_views import fact_view
@@ -67,11 +68,29 @@ def recall_sections_text(d: dict[str, Any], section: str) -> list[str]:
     return lines
 
 
+def agent_view(app: App, agent: str, *, operator: bool = True) -> App:
+    """The view of the workspace ``agent``'s runs act in (``[agent.NAME] workspace``), for a
+    preview of what it would receive. The operator previews an agent of any workspace; a
+    caller bound to another workspace is told the agent is not found here (404, not 403)."""
+    if app.agent_workspace(agent) == app.workspace:
+        return app
+    if not operator:
+        raise NotFound("no such agent in this workspace", agent=agent)
+    return app.for_agent(agent)
+
+
 def briefing_preview(
-    app: App, agent: str, *, repo: str | None = None, branch: str | None = None
+    app: App,
+    agent: str,
+    *,
+    repo: str | None = None,
+    branch: str | None = None,
+    operator: bool = True,
 ) -> dict[str, Any]:
     """The JSON of ``fleetmem briefing`` and ``GET /api/v1/agents/{agent}/briefing``: the
-    document the agent would receive now and what went into it. Writes no exposure."""
+    document the agent would receive now, from its own workspace, and what went into it.
+    Writes no exposure."""
+    app = agent_view(app, agent, operator=operator)
     subject = app.briefings.preview_subject(agent, repo=repo, branch=branch)
     composed = app.briefings.briefing(subject)
     settings = app.settings.agent(agent)
@@ -79,6 +98,7 @@ def briefing_preview(
     shares = {rule.name: rule.share_percent for rule in BRIEFING_RULES}
     return {
         "agent": agent,
+        "workspace": app.workspace,
         "repo": subject.repo,
         "branch": subject.branch,
         "run_id": subject.run_id,

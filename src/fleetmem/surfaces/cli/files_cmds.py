@@ -422,9 +422,11 @@ def _bar(used: int, budget: int, width: int = 16) -> str:
 
 
 def _cmd_report(app: Any, args: argparse.Namespace) -> int:
+    from fleetmem.surfaces.agent_views import agent_view
     from fleetmem.surfaces.files_views import report_view
 
-    emit(args, report_view(app.files.report(args.agent, repo=args.repo)), report_text)
+    view = agent_view(app, args.agent)  # the agent's own workspace
+    emit(args, report_view(view.files.report(args.agent, repo=args.repo)), report_text)
     return EXIT_OK
 
 

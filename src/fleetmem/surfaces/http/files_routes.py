@@ -20,11 +20,12 @@ from fleetmem.errors import InvalidInput, StaleRevision
 from fleetmem.service.bootstrap import App
 from fleetmem.service.files import Actor, ContextFileService
 from fleetmem.surfaces import files_views as fv
+from fleetmem.surfaces.agent_views import agent_view
 from fleetmem.surfaces.http import schemas_files as sx
 from fleetmem.surfaces.http.app import error_body
 from fleetmem.surfaces.http.bodies import json_object, whole_number
 from fleetmem.surfaces.http.schemas import documented
-from fleetmem.surfaces.http.tenancy import Files
+from fleetmem.surfaces.http.tenancy import Caller, Files, WorkspaceApp
 
 _MAX_BODY = 256 * 1024  # a 64 KB file is at most 256 KB of JSON-escaped text
 
@@ -141,8 +142,12 @@ def routes(app: App) -> APIRouter:
         return {"loads": [fv.load_view(r) for r in files.run_loads(run_id)]}
 
     @api.get("/api/v1/agents/{agent}/context-report", **documented(sx.ContextReport, 404))
-    def report(files: Files, agent: str, repo: str | None = None) -> dict[str, Any]:
-        return fv.report_view(files.report(agent, repo=repo))
+    def report(
+        here: WorkspaceApp, caller: Caller, agent: str, repo: str | None = None
+    ) -> dict[str, Any]:
+        # What the agent carries comes from its own workspace (operator only; 404 otherwise).
+        view = agent_view(here, agent, operator=caller.operator)
+        return fv.report_view(view.files.report(agent, repo=repo))
 
     @api.get("/api/v1/agents/{agent}/context", **documented(sx.RunContextOut, 404))
     def context(files: Files, agent: str, repo: str | None = None) -> dict[str, Any]:

@@ -312,6 +312,7 @@ class BriefingSection(Strict):
 
 class BriefingPreview(Strict):
     agent: str
+    workspace: str = Field(description="the workspace the agent's runs act in ([agent.NAME])")
     repo: str | None = Field(description="the repository briefed for; null outside any")
     branch: str | None
     run_id: str | None = Field(description="the agent's live run the preview stands for, if any")

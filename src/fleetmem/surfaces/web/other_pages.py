@@ -18,6 +18,7 @@ from fleetmem.core.scope import validate_agent_name
 from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.service.doctor import run_checks
 from fleetmem.surfaces import runs_views, views
+from fleetmem.surfaces.agent_views import agent_view
 from fleetmem.surfaces.cli.parsing import parse_since
 from fleetmem.surfaces.files_views import host_view
 from fleetmem.surfaces.web.base import Web, WebRoute, call, log, redirect
@@ -100,7 +101,7 @@ def routes(web: Web) -> APIRouter:
         session = web.session(request)
         ctx: dict[str, Any] = {"agent": agent, "repo": repo or "", "error": False}
         try:
-            report = web.app.files.report(agent, repo=repo or None)
+            report = agent_view(web.app, agent).files.report(agent, repo=repo or None)
         except InvalidInput:
             raise
         except Exception as exc:  # the page stays usable; the report shows its error row
@@ -122,8 +123,10 @@ def routes(web: Web) -> APIRouter:
     @router.get("/memory/agents/{agent}/briefing")
     def briefing(agent: str, request: Request, repo: str | None = None) -> Response:
         session = web.session(request)
-        subject = web.app.briefings.preview_subject(agent, repo=repo or None)
-        composed = web.app.briefings.preview(agent, repo=subject.repo, branch=subject.branch)
+        # A signed-in session is the operator: the agent's own workspace's briefing.
+        view = agent_view(web.app, agent)
+        subject = view.briefings.preview_subject(agent, repo=repo or None)
+        composed = view.briefings.preview(agent, repo=subject.repo, branch=subject.branch)
         provider = web.app.memory.provider_state()
         sections = []
         for name in BRIEFING_SECTIONS:
