@@ -22,6 +22,8 @@ from fleetmem.service.bootstrap import App, build
 from fleetmem.store.base import DeliveryRow
 from fleetmem.store.copying import COPIED, NOT_COPIED, REBUILT, CopiedTable
 from fleetmem.store.postgres.store import PostgresStore
+from fleetmem.store.sqlite.copying import PACKED
+from fleetmem.store.sqlite.packed import unpack
 from fleetmem.store.sqlite.store import SqliteStore
 from fleetmem.surfaces.cli.main import main
 from tests import store_kinds
@@ -169,10 +171,19 @@ def _columns(store: SqliteStore | PostgresStore, table: CopiedTable) -> list[str
 
 
 def _table_rows(store: SqliteStore | PostgresStore, table: CopiedTable) -> list[tuple[Any, ...]]:
-    columns = ", ".join(_columns(store, table))
-    rows = sql_rows(store, f"SELECT {columns} FROM {table.name}")
+    names = _columns(store, table)
+    rows = sql_rows(store, f"SELECT {', '.join(names)} FROM {table.name}")
+    # SQLite keeps the long text columns deflated; compare what they hold.
+    packed = set(PACKED.get(table.name, ())) if isinstance(store, SqliteStore) else set()
     return sorted(
-        (tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows), key=repr
+        (
+            tuple(
+                unpack(v) if n in packed else bytes(v) if isinstance(v, memoryview) else v
+                for n, v in zip(names, r, strict=True)
+            )
+            for r in rows
+        ),
+        key=repr,
     )
 
 

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from fleetmem.config.values import Invalid, postgres_url
 from fleetmem.errors import InvalidInput, StoreError
 from fleetmem.providers.builtin import BuiltinProvider, _context, index_text
-from fleetmem.store.base import Store
+from fleetmem.store.base import IndexEntry, Store
 from fleetmem.store.copying import (
     COPIED,
     COPIED_FROM,
@@ -415,6 +415,7 @@ def _rebuild_index(
     for offset in range(0, len(entries), BATCH):
         batch = entries[offset : offset + BATCH]
         rows = target.get_episodes([eid for eid, _, _ in batch])
+        puts: list[IndexEntry] = []
         for eid, digest, model in batch:
             if eid in held and (digest is None or held[eid] == (digest, model)):
                 present += 1
@@ -433,16 +434,20 @@ def _rebuild_index(
                     vectors += 1
             episode = row.episode
             summary = episode.get("summary") if episode is not None else row.summary
-            target.builtin_put(
-                eid,
-                index_text(episode) if episode is not None else (row.text or ""),
-                summary if isinstance(summary, str) else None,
-                vector,
-                digest or "",
-                model or "",
-                context=_context(provider._neighbours(row)),
+            puts.append(
+                (
+                    eid,
+                    index_text(episode) if episode is not None else (row.text or ""),
+                    summary if isinstance(summary, str) else None,
+                    vector,
+                    digest or "",
+                    model or "",
+                    _context(provider._neighbours(row)),
+                )
             )
             indexed += 1
+        # One call per batch: the term statistics move once for the batch, not per episode.
+        target.builtin_put_many(puts)
         if progress is not None:
             progress(INDEX_STAGE, offset + len(batch), len(entries))
     after = {eid for eid, _, _ in dst.builtin_entries()}

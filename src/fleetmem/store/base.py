@@ -169,6 +169,10 @@ class Compaction:
 
 Vector = npt.NDArray[np.float32]
 
+#: One episode for :meth:`Store.builtin_put_many`: its id, text, summary, vector (or None),
+#: the vector's content hash and model id, and its neighbours' context.
+IndexEntry = tuple[str, str, str | None, Vector | None, str, str, str]
+
 
 class Store(Protocol):
     """Persistence for runs, episodes, the provider index, the job queue and the built-in index."""
@@ -295,6 +299,10 @@ class Store(Protocol):
         model_id: str,
         context: str = "",
     ) -> None: ...
+    def builtin_put_many(self, entries: Sequence[IndexEntry]) -> None:
+        """:meth:`builtin_put` for each entry, in one transaction (a store copy's rebuild)."""
+        ...
+
     def builtin_delete(self, episode_id: str) -> bool: ...
     def builtin_has(self, episode_id: str) -> bool: ...
     def builtin_facets(self, episode_ids: Sequence[str]) -> dict[str, tuple[float, str]]: ...

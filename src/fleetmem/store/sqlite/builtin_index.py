@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from fleetmem.core.textquery import match_phrases, or_match, prune_common
-from fleetmem.store.base import Compaction, EpisodeRow, Vector
+from fleetmem.store.base import Compaction, EpisodeRow, IndexEntry, Vector
 from fleetmem.store.sqlite import fts_upkeep
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.records import _EPISODE_COLUMNS, _placeholders, episode_from_row
@@ -168,6 +168,14 @@ class BuiltinIndexMixin:
                         " VALUES (?, ?, ?)",
                         (episode_id, content_hash, model_id),
                     )
+
+    def builtin_put_many(self, entries: Sequence[IndexEntry]) -> None:
+        """:meth:`builtin_put` for each entry, in one transaction."""
+        with self.db.write():
+            for episode_id, text, summary, vector, vector_hash, model_id, context in entries:
+                self.builtin_put(
+                    episode_id, text, summary, vector, vector_hash, model_id, context=context
+                )
 
     def builtin_delete(self, episode_id: str) -> bool:
         with self.db.write() as conn:
