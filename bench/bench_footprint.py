@@ -181,9 +181,21 @@ def _sqlite_store(home: Path, size: int, real_vectors: int) -> dict[str, Any]:
     return harness.shared_episode_store(home, size, real_vectors, build)
 
 
-def run(
+def run(quick: bool = False) -> dict[str, Any]:
+    """What ``run_all`` calls: the default sizes (``quick``: :data:`QUICK_SIZE` each), on
+    the PostgreSQL server ``make postgres`` started, if any."""
+    from bench.bench_pg_text import default_url
+
+    size = QUICK_SIZE if quick else SIZE
+    pg_size = QUICK_SIZE if quick else PG_SIZE
+    warm, n = (5, 20) if quick else (30, 100)
+    return measure(size, pg_size, default_url(), min(REAL_VECTORS, size), warm, n)
+
+
+def measure(
     size: int, pg_size: int, url: str | None, real_vectors: int, warm: int, n: int
 ) -> dict[str, Any]:
+    """The figures of one run at the given sizes (see the module docstring)."""
     from bench import bench_daemon
     from bench.bench_fleet import _populate_pg, plan
     from bench.fleet_procs import drop_schema, fresh_schema, write_home
@@ -260,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pg_size = args.pg_size or (QUICK_SIZE if args.quick else PG_SIZE)
     url = args.url or default_url()
     warm, n = (5, 20) if args.quick else (30, 100)
-    result = run(size, pg_size, url, min(REAL_VECTORS, size), warm, n)
+    result = measure(size, pg_size, url, min(REAL_VECTORS, size), warm, n)
     write_result("footprint", result, suffix="-quick" if args.quick else "")
     print(summarize(result))
     return 0

@@ -391,6 +391,41 @@ def fleet_rows(res: Results) -> list[Row]:
     return rows
 
 
+def footprint_rows(res: Results) -> list[Row]:
+    """Issue 20's footprint targets: bytes per episode and daemon memory (bench_footprint)."""
+    foot = res("footprint")
+    lite = _get(foot, "sqlite", "disk") or {}
+    pg = _get(foot, "postgresql", "disk") or {}
+    per = lite.get("bytes_per_episode")
+    rss = _get(foot, "sqlite", "memory", "after_measured_recalls", "vmrss")
+    pg_rss = _get(foot, "postgresql", "memory", "after_measured_recalls", "vmrss")
+    classes = lite.get("classes") or {}
+    top = ", ".join(f"{k} {v['per_episode']:,}" for k, v in list(classes.items())[:3])
+    return [
+        Row(
+            "20",
+            f"SQLite bytes on disk per episode at {_count(lite.get('episodes'))} episodes",
+            f"{per:,} B" if isinstance(per, int) else "not measured",
+            f"largest: {top or 'not measured'}; PostgreSQL at {_count(pg.get('episodes'))}:"
+            f" {pg.get('bytes_per_episode', 'not measured')} B",
+            "<= 5 KB (5,120 B)",
+            _status(per, 5120.0, at_most=True) if isinstance(per, int) else "not measured",
+            _command("footprint"),
+        ),
+        Row(
+            "20",
+            f"daemon resident memory after recalls, SQLite at {_count(lite.get('episodes'))}"
+            " episodes",
+            f"{rss:.0f} MiB" if isinstance(rss, (int, float)) else "not measured",
+            f"PostgreSQL at {_count(pg.get('episodes'))}:"
+            + (f" {pg_rss:.0f} MiB" if isinstance(pg_rss, (int, float)) else " not measured"),
+            "<= 400 MiB",
+            _status(rss, 400.0, at_most=True) if isinstance(rss, (int, float)) else "not measured",
+            _command("footprint"),
+        ),
+    ]
+
+
 def _rate(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}%}" if isinstance(value, (int, float)) else "not measured"
 
@@ -525,6 +560,7 @@ def rows(res: Results, mode: str = "full") -> list[Row]:
         *facts_rows(res),
         *other_rows(res),
         *fleet_rows(res),
+        *footprint_rows(res),
         budget_row(res, mode),
     ]
 
