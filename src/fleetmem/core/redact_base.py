@@ -218,6 +218,14 @@ _DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\
 RANDOM_VALUE_MIN = 16
 
 
+_VOWELS = frozenset("aeiouyAEIOUY")
+_CONSONANTS_4 = re.compile(r"[b-df-hj-np-tv-xz]{4}", re.ASCII | re.IGNORECASE)
+
+
+def _wordlike(run: str) -> bool:
+    return not _VOWELS.isdisjoint(run) and _CONSONANTS_4.search(run) is None
+
+
 def random_value(value: str) -> bool:
     """True for a value shaped like a key: long, one token, high entropy, not words or a name."""
     if len(value) < RANDOM_VALUE_MIN or _TOKEN_CHARS.match(value) is None:
@@ -238,7 +246,10 @@ def random_value(value: str) -> bool:
     # in mixed-case random text they are as common as lower-case ones.
     has_lower = value.upper() != value  # the value is ASCII (_TOKEN_CHARS)
     runs = _LONG_WORD_RUNS if has_lower else _LONG_UPPER_RUNS
-    worded = sum(map(len, runs.findall(value)))
+    # A run with no vowel or four consonants in a row is not a word: random letters make
+    # those about as often as not, names rarely ("csrf" and "ngth" aside). Without this, one
+    # random 24-character value in 300 read as words and was kept.
+    worded = sum(len(run) for run in runs.findall(value) if _wordlike(run))
     if worded >= 0.65 * len(value):
         return False
     if not has_digit(value):
