@@ -433,7 +433,8 @@ class BuiltinIndexMixin:
         since = (model_id, matrix.last_seq)
         # The rows arrive a batch at a time into blocks sized beforehand: fetching them all
         # at once held every vector twice more as Python bytes while the blocks filled (at
-        # 100k episodes, ~300 MiB the allocator kept after).
+        # 100k episodes the daemon's resident set fell from 608 to 557 MiB with this and the
+        # quarter growth).
         for scope, dim, rows in conn.execute(
             f"SELECT e.scope, m.dim, count(*) {joined} GROUP BY e.scope, m.dim", since
         ):
