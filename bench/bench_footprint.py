@@ -170,17 +170,6 @@ def pg_footprint(base: str, schema: str) -> dict[str, Any]:
 
 
 # ---- the run -------------------------------------------------------------------------------
-def _sqlite_store(home: Path, size: int, real_vectors: int) -> dict[str, Any]:
-    from bench.populate import populate_bulk
-
-    real: list[Any] = []
-
-    def build(h: Path) -> dict[str, Any]:
-        return populate_bulk(h, FleetData(), size, real, real_vectors)
-
-    return harness.shared_episode_store(home, size, real_vectors, build)
-
-
 def run(quick: bool = False) -> dict[str, Any]:
     """What ``run_all`` calls: the default sizes (``quick``: :data:`QUICK_SIZE` each), on
     the PostgreSQL server ``make postgres`` started, if any."""
@@ -205,7 +194,8 @@ def measure(
     try:
         home = work / "sqlite"
         harness.progress(f"footprint: SQLite store of {size:,} episodes")
-        stats = _sqlite_store(home, size, real_vectors)
+        # bench_daemon's store, at the size asked for (no fallback to a smaller one).
+        stats = bench_daemon._store(home, size, real_vectors, forced=True)
         disk = sqlite_footprint(home / "fleetmem.db")
         memory = bench_daemon.measure(home, disk["episodes"], warm, n)
         out["sqlite"] = {

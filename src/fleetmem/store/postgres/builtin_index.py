@@ -156,11 +156,6 @@ class BuiltinIndexMixin:
         return (frozenset(found[0]), frozenset(found[1]), frozenset(found[2]))
 
     @staticmethod
-    def _count_terms(conn: psycopg.Connection[Any], before: Columns, after: Columns) -> None:
-        """Move ``builtin_terms`` from a document's terms ``before`` to ``after``."""
-        BuiltinIndexMixin._apply_term_deltas(conn, _term_deltas(before, after))
-
-    @staticmethod
     def _apply_term_deltas(conn: psycopg.Connection[Any], deltas: dict[str, list[int]]) -> None:
         """Add ``deltas`` (lexeme: docs, in text, in summary, in context) to ``builtin_terms``."""
         deltas = {lex: d for lex, d in deltas.items() if any(d)}
@@ -226,7 +221,7 @@ class BuiltinIndexMixin:
             ).fetchone()
             if old is not None:
                 empty: Columns = (frozenset(), frozenset(), frozenset())
-                self._count_terms(conn, before, empty)
+                self._apply_term_deltas(conn, _term_deltas(before, empty))
                 conn.execute(
                     "UPDATE builtin_totals SET docs = docs - 1, tokens = tokens - %s WHERE id = 1",
                     (int(old[0]),),
