@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from fleetmem import process_memory
 from fleetmem.core.textquery import match_phrases, or_match, prune_common
 from fleetmem.store.base import Compaction, EpisodeRow, IndexEntry, Vector
 from fleetmem.store.sqlite import fts_upkeep
@@ -51,7 +53,10 @@ class _Block:
     """
 
     count: int = 0
-    ids: list[str] = field(default_factory=list)
+    # Each row's ``builtin_vectors.seq`` (never reused), not its episode id: 8 bytes a row
+    # instead of a Python string of about 80 (8 MiB at 100k episodes). The few ids a search
+    # returns are looked up by seq.
+    seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     vectors: Vector = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
     def reserve(self, rows: int, dim: int) -> None:
@@ -59,23 +64,25 @@ class _Block:
         if self.vectors.shape[1] != dim:
             self.vectors = np.zeros((0, dim), dtype=np.float32)
             self.count = 0
-            self.ids = []
         if rows > self.vectors.shape[0]:
             grown = np.zeros((rows, dim), dtype=np.float32)
             grown[: self.count] = self.vectors[: self.count]
             self.vectors = grown
+            seqs = np.zeros(rows, dtype=np.int64)
+            seqs[: self.count] = self.seqs[: self.count]
+            self.seqs = seqs
 
-    def append(self, ids: list[str], block: Vector) -> None:
+    def append(self, seqs: list[int], block: Vector) -> None:
         dim = block.shape[1]
         need = self.count + block.shape[0]
         if self.vectors.shape[1] != dim or need > self.vectors.shape[0]:
             self.reserve(max(need, self.vectors.shape[0] + self.vectors.shape[0] // 4, 256), dim)
             need = self.count + block.shape[0]
         self.vectors[self.count : need] = block
+        self.seqs[self.count : need] = seqs
         self.count = need
-        self.ids.extend(ids)
 
-    def top(self, query: Vector, limit: int) -> list[tuple[str, float]]:
+    def top(self, query: Vector, limit: int) -> list[tuple[int, float]]:
         """The ``limit`` rows most similar to ``query`` (unit rows: dot product = cosine)."""
         if self.count == 0 or query.shape[0] != self.vectors.shape[1]:
             return []
@@ -86,7 +93,7 @@ class _Block:
         k = min(limit, self.count)
         top = np.argpartition(-sims, k - 1)[:k] if k < self.count else np.arange(k)
         top = top[np.argsort(-sims[top], kind="stable")]
-        return [(self.ids[int(i)], float(sims[i])) for i in top]
+        return [(int(self.seqs[i]), float(sims[i])) for i in top]
 
 
 @dataclass
@@ -408,13 +415,25 @@ class BuiltinIndexMixin:
         q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
         with self._matrix_lock:
             matrix = self._refresh(model_id)
-            hits: list[tuple[str, float]] = []
+            hits: list[tuple[int, float]] = []
             for scope in dict.fromkeys(scopes):
                 block = matrix.blocks.get(scope)
                 if block is not None:
                     hits.extend(block.top(q, limit))
-        hits.sort(key=lambda hit: -hit[1])
-        return hits[:limit]
+            hits.sort(key=lambda hit: -hit[1])
+            hits = hits[:limit]
+            if not hits:
+                return []
+            # Under the lock: a forget bumps the generation and the next search reloads, so
+            # every seq here still names its episode unless it was deleted just now.
+            ids = dict(
+                self.db.conn.execute(
+                    "SELECT seq, episode_id FROM builtin_vectors"
+                    f" WHERE seq IN ({_placeholders(len(hits))})",
+                    [seq for seq, _ in hits],
+                ).fetchall()
+            )
+        return [(str(ids[seq]), score) for seq, score in hits if seq in ids]
 
     def _refresh(self, model_id: str) -> _Matrix:
         conn = self.db.conn
@@ -442,18 +461,24 @@ class BuiltinIndexMixin:
             if block.vectors.shape[1] in (0, int(dim)):
                 block.reserve(block.count + int(rows), int(dim))
         cursor = conn.execute(
-            f"SELECT v.seq, v.episode_id, e.scope, m.dim, m.vector {joined} ORDER BY v.seq", since
+            f"SELECT v.seq, e.scope, m.dim, m.vector {joined} ORDER BY v.seq", since
         )
+        loaded = 0
         while batch := cursor.fetchmany(_LOAD_BATCH):
             by_scope: dict[str, list[Any]] = {}
             for r in batch:
-                by_scope.setdefault(str(r[2]), []).append(r)
+                by_scope.setdefault(str(r[1]), []).append(r)
             for scope, good in by_scope.items():
                 block = matrix.blocks.setdefault(scope, _Block())
-                dim = block.vectors.shape[1] or int(good[0][3])
-                good = [r for r in good if int(r[3]) == dim]
+                dim = block.vectors.shape[1] or int(good[0][2])
+                good = [r for r in good if int(r[2]) == dim]
                 if good:
-                    vectors = np.frombuffer(b"".join(r[4] for r in good), dtype=np.float32)
-                    block.append([str(r[1]) for r in good], vectors.reshape(-1, dim))
+                    vectors = np.frombuffer(b"".join(r[3] for r in good), dtype=np.float32)
+                    block.append([int(r[0]) for r in good], vectors.reshape(-1, dim))
             matrix.last_seq = int(batch[-1][0])
+            loaded += len(batch)
+        if loaded >= _LOAD_BATCH:
+            # The fetched rows' bytes are freed by now; hand their pages back (a recall
+            # that only picks up a few new rows skips this).
+            process_memory.give_back()
         return matrix

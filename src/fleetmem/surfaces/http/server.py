@@ -15,7 +15,7 @@ from types import FrameType
 
 import uvicorn
 
-from fleetmem import telemetry
+from fleetmem import process_memory, telemetry
 from fleetmem.errors import Conflict, InvalidInput
 from fleetmem.integrations.hookmain import hooks_log_handler, serve_relayed, warm_for_hooks
 from fleetmem.integrations.hookrelay import HookRelay
@@ -84,6 +84,8 @@ class _AnnouncingServer(uvicorn.Server):
 
 
 def serve(app: App, host: str, port: int, *, jobs_interval_s: float = 15.0) -> None:
+    # Before the worker threads start: each would otherwise keep a heap of its own.
+    process_memory.limit_arenas()
     # Reading the tokens first also creates control.token and checks every token file.
     tokens = ApiTokens(app.home, app.config)
     check_bind(host, has_configured_token=tokens.has_configured())
