@@ -4,6 +4,7 @@ what a run did, not its bookkeeping."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from fleetmem.errors import InvalidInput
 from fleetmem.providers.builtin import BuiltinProvider, RankingOptions, index_text
 from fleetmem.service.bootstrap import App, build
 from fleetmem.service.memory import MemoryService
+from fleetmem.store.sqlite.packed import unpack
 from fleetmem.store.sqlite.store import SqliteStore
 from tests.conftest import ingest_text, write_config
 
@@ -250,10 +252,13 @@ def test_the_text_column_holds_what_a_run_did_not_its_bookkeeping(
     eid = _run(memory, "r1", "2026-11-20T10:00:00Z", "Fixed the flaky parser test.")
     row = app.store.get_episode(eid)
     assert row is not None and row.episode is not None
-    indexed = app.store.db.conn.execute(
-        "SELECT f.text FROM builtin_fts f JOIN episodes e ON e.rowid = f.rowid WHERE e.id = ?",
+    # The index is contentless; what it indexed is kept beside it (migration 21).
+    source = app.store.db.conn.execute(
+        "SELECT f.indexed FROM builtin_fts_source f JOIN episodes e ON e.rowid = f.rowid"
+        " WHERE e.id = ?",
         (eid,),
     ).fetchone()[0]
+    indexed = json.loads(unpack(source) or "")[0]
     assert indexed == index_text(row.episode)
     for kept in ("coder", API, "b-r1", "failed", "verify_failed", "Fixed the flaky parser test."):
         assert kept in indexed

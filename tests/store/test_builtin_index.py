@@ -6,6 +6,7 @@ large stores are lowered with monkeypatch so a handful of rows exercises them.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from fleetmem.store.sqlite import builtin_index, term_stats
 from fleetmem.store.sqlite.builtin_index import scope_token
 from fleetmem.store.sqlite.db import _statements
 from fleetmem.store.sqlite.migrations import MIGRATIONS
+from fleetmem.store.sqlite.packed import unpack
 from fleetmem.store.sqlite.store import SqliteStore
 from tests.conftest import make_record, session
 
@@ -202,10 +204,14 @@ def test_migration_11_gives_existing_rows_their_scope_token(tmp_path: Path) -> N
     )
     conn.close()
     store = SqliteStore(path)
-    row = store.db.conn.execute(
-        "SELECT text, context, scope_key FROM builtin_fts WHERE rowid = 7"
-    ).fetchone()
-    assert tuple(row) == ("ledger drift", "neighbour words", scope_token("project:acme/api"))
+    # Migration 21 keeps what was indexed beside the (now contentless) index.
+    row = store.db.conn.execute("SELECT indexed FROM builtin_fts_source WHERE rowid = 7").fetchone()
+    text, _summary, context, scope_key = json.loads(unpack(row[0]) or "")
+    assert (text, context, scope_key) == (
+        "ledger drift",
+        "neighbour words",
+        scope_token("project:acme/api"),
+    )
     match = fts_match("ledger")
     assert match is not None
     assert store.search_text(match, ["project:acme/api"], 5) == ["ep_00000000000000000007"]

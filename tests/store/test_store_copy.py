@@ -22,7 +22,7 @@ from fleetmem.service.bootstrap import App, build
 from fleetmem.store.base import DeliveryRow
 from fleetmem.store.copying import COPIED, NOT_COPIED, REBUILT, CopiedTable
 from fleetmem.store.postgres.store import PostgresStore
-from fleetmem.store.sqlite.copying import PACKED
+from fleetmem.store.sqlite.copying import CODECS
 from fleetmem.store.sqlite.packed import unpack
 from fleetmem.store.sqlite.store import SqliteStore
 from fleetmem.surfaces.cli.main import main
@@ -173,12 +173,13 @@ def _columns(store: SqliteStore | PostgresStore, table: CopiedTable) -> list[str
 def _table_rows(store: SqliteStore | PostgresStore, table: CopiedTable) -> list[tuple[Any, ...]]:
     names = _columns(store, table)
     rows = sql_rows(store, f"SELECT {', '.join(names)} FROM {table.name}")
-    # SQLite keeps the long text columns deflated; compare what they hold.
-    packed = set(PACKED.get(table.name, ())) if isinstance(store, SqliteStore) else set()
+    # SQLite keeps the long text columns deflated and vectors in half precision; compare
+    # what they hold, as a copy reads them.
+    codecs = CODECS.get(table.name, {}) if isinstance(store, SqliteStore) else {}
     return sorted(
         (
             tuple(
-                unpack(v) if n in packed else bytes(v) if isinstance(v, memoryview) else v
+                codecs[n][0](v) if n in codecs else bytes(v) if isinstance(v, memoryview) else v
                 for n, v in zip(names, r, strict=True)
             )
             for r in rows
@@ -188,12 +189,19 @@ def _table_rows(store: SqliteStore | PostgresStore, table: CopiedTable) -> list[
 
 
 def _index(store: SqliteStore) -> list[tuple[Any, ...]]:
-    """The SQLite built-in index's words and vector links, by episode id."""
+    """The SQLite built-in index by episode id: what it indexed (kept beside the contentless
+    index), the vector link, and the index's own count of each term."""
+    conn = store.db.conn
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.copy_vocab"
+        " USING fts5vocab (main, builtin_fts, row)"
+    )
+    terms = tuple(sorted(tuple(r) for r in conn.execute("SELECT term, doc, cnt FROM copy_vocab")))
     return sorted(
-        tuple(r)
-        for r in store.db.conn.execute(
-            "SELECT e.id, f.text, f.summary, f.context, f.scope_key, v.content_hash, v.model_id"
-            " FROM builtin_fts f JOIN episodes e ON e.rowid = f.rowid"
+        (str(r[0]), *json.loads(unpack(r[1]) or ""), r[2], r[3], terms)
+        for r in conn.execute(
+            "SELECT e.id, f.indexed, v.content_hash, v.model_id"
+            " FROM builtin_fts_source f JOIN episodes e ON e.rowid = f.rowid"
             " LEFT JOIN builtin_vectors v ON v.episode_id = e.id"
         )
     )

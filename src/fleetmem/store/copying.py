@@ -92,6 +92,7 @@ REBUILT = frozenset(
         "builtin_fts_content",
         "builtin_fts_data",
         "builtin_fts_docsize",
+        "builtin_fts_source",
         "builtin_fts_idx",
         "builtin_term_counts",
         "builtin_terms",

@@ -10,6 +10,7 @@ a higher sequence number, and reloads fully after any delete.
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 import threading
@@ -23,8 +24,9 @@ import numpy.typing as npt
 from fleetmem import process_memory
 from fleetmem.core.textquery import match_phrases, or_match, prune_common
 from fleetmem.store.base import Compaction, EpisodeRow, IndexEntry, Vector
-from fleetmem.store.sqlite import fts_upkeep
+from fleetmem.store.sqlite import fts_upkeep, vector_blob
 from fleetmem.store.sqlite.db import Database
+from fleetmem.store.sqlite.packed import pack, unpack
 from fleetmem.store.sqlite.records import _EPISODE_COLUMNS, _placeholders, episode_from_row
 from fleetmem.store.sqlite.term_stats import TermStats
 
@@ -120,6 +122,39 @@ def scope_token(scope: str) -> str:
     return "s" + scope.encode("utf-8").hex() + "0"
 
 
+def _index(conn: sqlite3.Connection, rowid: int, values: tuple[str, str, str, str]) -> None:
+    """Index ``values`` (text, summary, context, scope token) as row ``rowid``.
+
+    The index is contentless (migration 21): what it indexed is kept beside it, deflated, for
+    :func:`_unindex`, which must hand FTS5 the very same words to take them out.
+    """
+    conn.execute(
+        "INSERT INTO builtin_fts (rowid, text, summary, context, scope_key) VALUES (?, ?, ?, ?, ?)",
+        (rowid, *values),
+    )
+    conn.execute(
+        "INSERT INTO builtin_fts_source (rowid, indexed) VALUES (?, ?)",
+        (rowid, pack(json.dumps(values, ensure_ascii=False))),
+    )
+
+
+def _unindex(conn: sqlite3.Connection, rowid: int) -> int:
+    """Take row ``rowid`` out of the index; 1 if it was there, else 0."""
+    found = conn.execute(
+        "SELECT indexed FROM builtin_fts_source WHERE rowid = ?", (rowid,)
+    ).fetchone()
+    if found is None:
+        return 0
+    values = json.loads(unpack(found[0]) or "[]")
+    conn.execute(
+        "INSERT INTO builtin_fts (builtin_fts, rowid, text, summary, context, scope_key)"
+        " VALUES ('delete', ?, ?, ?, ?, ?)",
+        (rowid, *values),
+    )
+    conn.execute("DELETE FROM builtin_fts_source WHERE rowid = ?", (rowid,))
+    return 1
+
+
 class BuiltinIndexMixin:
     db: Database
 
@@ -152,12 +187,8 @@ class BuiltinIndexMixin:
                 (str(row[1]), str(row[2])),
             )
             # Re-recording the same episode replaces its index entry instead of duplicating it.
-            conn.execute("DELETE FROM builtin_fts WHERE rowid = ?", (rowid,))
-            conn.execute(
-                "INSERT INTO builtin_fts (rowid, text, summary, context, scope_key)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (rowid, text, summary or "", context, scope_token(str(row[1]))),
-            )
+            _unindex(conn, rowid)
+            _index(conn, rowid, (text, summary or "", context, scope_token(str(row[1]))))
             if vector is not None:
                 self.cache_embedding(content_hash, model_id, vector)
                 existing = conn.execute(
@@ -189,9 +220,7 @@ class BuiltinIndexMixin:
             row = conn.execute("SELECT rowid FROM episodes WHERE id = ?", (episode_id,)).fetchone()
             if row is None:
                 return False
-            had_text = conn.execute(
-                "DELETE FROM builtin_fts WHERE rowid = ?", (int(row[0]),)
-            ).rowcount
+            had_text = _unindex(conn, int(row[0]))
             had_vec = conn.execute(
                 "DELETE FROM builtin_vectors WHERE episode_id = ?", (episode_id,)
             ).rowcount
@@ -201,7 +230,8 @@ class BuiltinIndexMixin:
 
     def builtin_has(self, episode_id: str) -> bool:
         row = self.db.conn.execute(
-            "SELECT 1 FROM builtin_fts f JOIN episodes e ON e.rowid = f.rowid WHERE e.id = ?",
+            "SELECT 1 FROM builtin_fts_source f JOIN episodes e ON e.rowid = f.rowid"
+            " WHERE e.id = ?",
             (episode_id,),
         ).fetchone()
         return row is not None
@@ -243,7 +273,7 @@ class BuiltinIndexMixin:
             f" WHERE v.model_id = ? AND v.episode_id IN ({_placeholders(len(ids))})",
             [model_id, *ids],
         ).fetchall()
-        return {str(r[0]): np.frombuffer(r[1], dtype=np.float32).copy() for r in rows}
+        return {str(r[0]): vector_blob.decode(r[1]) for r in rows}
 
     def builtin_neighbours(
         self, row: EpisodeRow, window_s: float
@@ -294,7 +324,7 @@ class BuiltinIndexMixin:
         ).fetchone()
         if row is None:
             return None
-        return np.frombuffer(row[1], dtype=np.float32).reshape(int(row[0])).copy()
+        return vector_blob.decode(row[1]).reshape(int(row[0]))
 
     def cache_embedding(self, content_hash: str, model_id: str, vector: Vector) -> None:
         vec = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
@@ -302,14 +332,14 @@ class BuiltinIndexMixin:
             conn.execute(
                 "INSERT INTO embeddings (content_hash, model_id, dim, vector) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (content_hash, model_id) DO NOTHING",
-                (content_hash, model_id, int(vec.shape[0]), vec.tobytes()),
+                (content_hash, model_id, int(vec.shape[0]), vector_blob.encode(vec)),
             )
 
     def builtin_missing_vectors(self, model_id: str, limit: int) -> list[EpisodeRow]:
         rows = self.db.conn.execute(
             f"SELECT {_EPISODE_COLUMNS} FROM episodes e WHERE e.forgotten_at IS NULL"
             " AND e.text IS NOT NULL"
-            " AND e.rowid IN (SELECT rowid FROM builtin_fts)"
+            " AND e.rowid IN (SELECT rowid FROM builtin_fts_source)"
             " AND NOT EXISTS (SELECT 1 FROM builtin_vectors v WHERE v.episode_id = e.id"
             " AND v.model_id = ?) ORDER BY e.started_at DESC LIMIT ?",
             (model_id, limit),
@@ -322,7 +352,7 @@ class BuiltinIndexMixin:
             "SELECT count(*), count(v.episode_id) FROM episodes e"
             " LEFT JOIN builtin_vectors v ON v.episode_id = e.id AND v.model_id = ?"
             " WHERE e.forgotten_at IS NULL AND e.text IS NOT NULL"
-            " AND e.rowid IN (SELECT rowid FROM builtin_fts)",
+            " AND e.rowid IN (SELECT rowid FROM builtin_fts_source)",
             (model_id,),
         ).fetchone()
         return int(row[0]), int(row[1])
@@ -332,7 +362,11 @@ class BuiltinIndexMixin:
         return fts_upkeep.segment_sizes(self.db.conn, "builtin_fts")
 
     def builtin_compact(self, budget_s: float = fts_upkeep.PASS_BUDGET_S) -> Compaction:
-        return fts_upkeep.compact(self.db, "builtin_fts", budget_s=budget_s)
+        done = fts_upkeep.compact(self.db, "builtin_fts", budget_s=budget_s)
+        # A merge rewrites the index and frees the old segments' pages (about 4 % of the
+        # bench store's file after a full merge): give them back to the file system.
+        self.db.release_free_pages()
+        return done
 
     # ---- search -----------------------------------------------------------------------
     def search_text(self, match: str, scopes: Sequence[str], limit: int) -> list[str]:
@@ -473,8 +507,8 @@ class BuiltinIndexMixin:
                 dim = block.vectors.shape[1] or int(good[0][2])
                 good = [r for r in good if int(r[2]) == dim]
                 if good:
-                    vectors = np.frombuffer(b"".join(r[3] for r in good), dtype=np.float32)
-                    block.append([int(r[0]) for r in good], vectors.reshape(-1, dim))
+                    vectors = vector_blob.decode_rows([r[3] for r in good], dim)
+                    block.append([int(r[0]) for r in good], vectors)
             matrix.last_seq = int(batch[-1][0])
             loaded += len(batch)
         if loaded >= _LOAD_BATCH:

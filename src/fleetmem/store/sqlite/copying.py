@@ -8,8 +8,11 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fleetmem.errors import StoreError
 from fleetmem.store.copying import CopiedTable, CopyReader, Row
+from fleetmem.store.sqlite import vector_blob
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.packed import pack, unpack
 
@@ -18,19 +21,43 @@ _FETCH = 1000
 
 #: Columns this store keeps deflated (:mod:`fleetmem.store.sqlite.packed`): a copy reads and
 #: writes them as text, as the other store holds them.
-PACKED = {"runs": ("record_json",), "episodes": ("episode_json", "text")}
+PACKED = {
+    "runs": ("record_json",),
+    "episodes": ("episode_json", "text"),
+    "builtin_fts_source": ("indexed",),
+}
+
+_Codec = tuple[Callable[[Any], Any], Callable[[Any], Any]]  # (stored -> copied, back)
 
 
-def _packed_at(table: str, columns: Sequence[str]) -> list[int]:
-    return [columns.index(c) for c in PACKED.get(table, ()) if c in columns]
+def _vector_in(value: Any) -> Any:
+    return None if value is None else vector_blob.encode(np.frombuffer(bytes(value), "<f4"))
 
 
-def _map(row: Row, at: Sequence[int], how: Callable[[Any], Any]) -> Row:
+def _vector_out(value: Any) -> Any:
+    return None if value is None else vector_blob.as_float32_bytes(bytes(value))
+
+
+#: Every column a copy converts, by table: the packed text, and the vectors this store keeps
+#: as float16 (:mod:`fleetmem.store.sqlite.vector_blob`) and the other as float32.
+CODECS: dict[str, dict[str, _Codec]] = {
+    table: {column: (unpack, pack) for column in columns} for table, columns in PACKED.items()
+}
+CODECS["embeddings"] = {"vector": (_vector_out, _vector_in)}
+
+
+def _coded_at(table: str, columns: Sequence[str]) -> list[tuple[int, _Codec]]:
+    codecs = CODECS.get(table, {})
+    return [(i, codecs[c]) for i, c in enumerate(columns) if c in codecs]
+
+
+def _map(row: Row, at: Sequence[tuple[int, _Codec]], way: int) -> Row:
+    """``row`` with each coded column converted (``way`` 0: as stored -> as copied)."""
     if not at:
         return row
     out = list(row)
-    for i in at:
-        out[i] = how(out[i])
+    for i, codec in at:
+        out[i] = codec[way](out[i])
     return tuple(out)
 
 
@@ -60,14 +87,14 @@ class _Reader:
         cursor = self._conn.execute(
             f"SELECT {', '.join(columns)} FROM {table.name} ORDER BY {order}"
         )
-        at = _packed_at(table.name, columns)
+        at = _coded_at(table.name, columns)
         while batch := cursor.fetchmany(_FETCH):
             for row in batch:
-                yield _map(tuple(row), at, unpack)
+                yield _map(tuple(row), at, 0)
 
     def builtin_entries(self) -> Iterator[tuple[str, str | None, str | None]]:
         cursor = self._conn.execute(
-            "SELECT e.id, v.content_hash, v.model_id FROM builtin_fts f"
+            "SELECT e.id, v.content_hash, v.model_id FROM builtin_fts_source f"
             " JOIN episodes e ON e.rowid = f.rowid"
             " LEFT JOIN builtin_vectors v ON v.episode_id = e.id ORDER BY e.rowid"
         )
@@ -105,12 +132,12 @@ class CopyMixin:
 
     def copy_insert(self, table: str, columns: Sequence[str], rows: Sequence[Row]) -> None:
         marks = ", ".join("?" for _ in columns)
-        at = _packed_at(table, columns)
+        at = _coded_at(table, columns)
         try:
             with self.db.write() as conn:
                 conn.executemany(
                     f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
-                    [_map(row, at, pack) for row in rows],
+                    [_map(row, at, 1) for row in rows],
                 )
         except sqlite3.Error as exc:
             raise StoreError(
@@ -123,12 +150,12 @@ class CopyMixin:
         sets = ", ".join(f"{c} = ?" for c in columns)
         where = " AND ".join(f"{c} = ?" for c in key)
         at = [list(columns).index(c) for c in key]
-        packed = _packed_at(table, columns)
+        coded = _coded_at(table, columns)
         try:
             with self.db.write() as conn:
                 conn.executemany(
                     f"UPDATE {table} SET {sets} WHERE {where}",
-                    [(*_map(row, packed, pack), *(row[i] for i in at)) for row in rows],
+                    [(*_map(row, coded, 1), *(row[i] for i in at)) for row in rows],
                 )
         except sqlite3.Error as exc:
             raise StoreError(

@@ -12,12 +12,15 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from fleetmem.errors import StoreError
 from fleetmem.store.sqlite.migrations import MIGRATIONS
+
+#: ``PRAGMA auto_vacuum``'s value for incremental mode.
+_INCREMENTAL = 2
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -51,6 +54,10 @@ class Database:
             raise StoreError(f"cannot open the store: {exc}", path=self.path) from exc
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+        # Only a new, empty file takes this (and only before WAL is on): pages freed later,
+        # by merging the text index above all, can then be handed back to the file system
+        # (release_free_pages). An existing store keeps its mode; VACUUM would change it.
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
@@ -155,6 +162,41 @@ class Database:
                     "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                     (version, name, time.time()),
                 )
+
+    def release_free_pages(
+        self,
+        *,
+        step: int = 1_000,
+        budget_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> int:
+        """Shrink the file by its free pages, ``step`` at a time, within ``budget_s``;
+        how many were released (0 for a store made before incremental vacuum was on)."""
+        if step <= 0:
+            raise ValueError(f"step must be positive, got {step}")
+        conn = self.conn
+        if int(conn.execute("PRAGMA auto_vacuum").fetchone()[0]) != _INCREMENTAL:
+            return 0
+        released, start = 0, clock()
+        while released == 0 or clock() - start < budget_s:
+            free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+            if free == 0:
+                break
+            take = min(step, free)
+            with self._write_lock:
+                try:
+                    # Run by sqlite3_exec, which steps the pragma to its end: a statement
+                    # stepped once, as execute() does, frees a single page.
+                    conn.executescript(
+                        f"BEGIN IMMEDIATE; PRAGMA incremental_vacuum({int(take)}); COMMIT;"
+                    )
+                except sqlite3.OperationalError:
+                    # Upkeep, not a write anyone waits for: another process holds the lock.
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    break
+            released += take
+        return released
 
     def schema_version(self) -> int:
         row = self.conn.execute("SELECT max(version) FROM schema_migrations").fetchone()

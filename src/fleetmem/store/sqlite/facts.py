@@ -18,6 +18,7 @@ import numpy as np
 
 from fleetmem.store.fact_text_index import FactTextIndex, IndexedFact
 from fleetmem.store.facts import FactFilter, FactRow, SearchRow, VectorMatrix
+from fleetmem.store.sqlite import vector_blob
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.fact_activity import FactActivityMixin
 from fleetmem.store.sqlite.fact_rows import CHUNK, FACT_COLUMNS, fact_row, marks
@@ -264,7 +265,7 @@ class FactsMixin(FactActivityMixin):
         dim = int(rows[0][2]) if rows else 0
         good = [r for r in rows if int(r[2]) == dim]
         matrix = (
-            np.frombuffer(b"".join(r[3] for r in good), dtype=np.float32).reshape(-1, dim)
+            vector_blob.decode_rows([r[3] for r in good], dim)
             if good
             else np.zeros((0, 0), dtype=np.float32)
         )

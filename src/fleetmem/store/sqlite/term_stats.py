@@ -67,7 +67,9 @@ class TermStats:
         Rowids of forgotten episodes are not reused, so this can only overstate the size,
         which makes pruning more cautious, never more aggressive.
         """
-        row = conn.execute("SELECT rowid FROM builtin_fts ORDER BY rowid DESC LIMIT 1").fetchone()
+        row = conn.execute(
+            "SELECT rowid FROM builtin_fts_source ORDER BY rowid DESC LIMIT 1"
+        ).fetchone()
         return int(row[0]) if row is not None else 0
 
     def phrase_counts(

@@ -1,0 +1,230 @@
+"""The SQLite store's compact layout (issue 20, footprint): half-precision vectors, a
+contentless text index beside the words it indexed, and free pages handed back."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fleetmem.core.textquery import fts_match
+from fleetmem.service.bootstrap import App
+from fleetmem.store.sqlite import vector_blob
+from fleetmem.store.sqlite.builtin_index import scope_token
+from fleetmem.store.sqlite.db import Database, _statements
+from fleetmem.store.sqlite.migrations import MIGRATIONS
+from fleetmem.store.sqlite.packed import unpack
+from fleetmem.store.sqlite.store import SqliteStore
+from tests.store.test_builtin_index import _episode
+
+API = "github.com/acme/api"
+SCOPE = [f"project:{API}"]
+
+pytestmark = pytest.mark.sqlite_only(reason="the SQLite store's own layout")
+
+
+def _unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    rows = rng.standard_normal((n, dim)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+# ---- vectors ---------------------------------------------------------------------------
+def test_a_stored_vector_keeps_every_cosine_to_within_a_thousandth() -> None:
+    rng = np.random.default_rng(secrets.randbits(32))
+    for dim in (8, 384, 1024):
+        rows = _unit_rows(rng, 200, dim)
+        back = np.stack([vector_blob.decode(vector_blob.encode(r)) for r in rows])
+        assert back.dtype == np.float32
+        assert len(vector_blob.encode(rows[0])) == 1 + 2 * dim
+        exact = rows @ rows.T
+        stored = back @ rows.T  # a stored row against a fresh query
+        assert float(np.abs(exact - stored).max()) < 1e-3
+
+
+def test_a_vector_written_before_half_precision_reads_as_it_was() -> None:
+    rng = np.random.default_rng(secrets.randbits(32))
+    row = _unit_rows(rng, 1, 384)[0]
+    legacy = row.astype("<f4").tobytes()
+    assert np.array_equal(vector_blob.decode(legacy), row)
+    assert vector_blob.as_float32_bytes(legacy) == legacy
+    mixed = vector_blob.decode_rows([legacy, vector_blob.encode(row)], 384)
+    assert mixed.shape == (2, 384) and np.array_equal(mixed[0], row)
+    assert float(np.abs(mixed[1] - row).max()) < 1e-3
+
+
+def test_bad_vectors_and_blobs_are_refused_with_the_reason() -> None:
+    with pytest.raises(ValueError, match="unknown format"):
+        vector_blob.decode(b"\x07" + b"\x00" * 8)
+    with pytest.raises(ValueError, match="finite"):
+        vector_blob.encode(np.array([0.5, np.nan], dtype=np.float32))
+    with pytest.raises(ValueError, match="float16's range"):
+        vector_blob.encode(np.array([1e6, 0.0], dtype=np.float32))
+    with pytest.raises(ValueError, match="has 4 components, not 8"):
+        vector_blob.decode_rows([np.zeros(4, "<f4").tobytes()], 8)
+
+
+def test_recall_finds_the_same_nearest_rows_from_half_precision(tmp_path: Path) -> None:
+    rng = np.random.default_rng(secrets.randbits(32))
+    store = SqliteStore(tmp_path / "v.db")
+    rows = _unit_rows(rng, 300, 64)
+    for i, row in enumerate(rows):
+        store.cache_embedding(f"h{i}", "m", row)
+    got = np.stack([store.cached_embedding(f"h{i}", "m") for i in range(300)])
+    queries = _unit_rows(rng, 50, 64)
+    exact = np.argsort(-(queries @ rows.T), axis=1)[:, :5]
+    stored = np.argsort(-(queries @ got.T), axis=1)[:, :5]
+    # The best row never changes; the fifth may swap with a near tie.
+    assert (exact[:, 0] == stored[:, 0]).all()
+    assert np.mean(exact == stored) > 0.95
+    store.close()
+
+
+# ---- the contentless text index --------------------------------------------------------
+def _vocabulary(app: App) -> dict[str, int]:
+    conn = app.store.db.conn
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.test_vocab"
+        " USING fts5vocab (main, builtin_fts, row)"
+    )
+    return {str(t): int(d) for t, d in conn.execute("SELECT term, doc FROM test_vocab")}
+
+
+def test_replacing_and_deleting_an_entry_takes_its_own_words_out(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    old, new = f"zq{secrets.token_hex(4)}", f"zq{secrets.token_hex(4)}"
+    eid = _episode(app, 1, API, f"ledger {old} drift")
+    assert _vocabulary(app).get(old) == 1
+    app.store.builtin_put(eid, f"ledger {new} drift", None, None, "", "", context="near")
+    words = _vocabulary(app)
+    assert old not in words and words.get(new) == 1
+    match = fts_match(new)
+    assert match is not None and app.store.search_text(match, SCOPE, 5) == [eid]
+    gone = fts_match(old)
+    assert gone is not None and app.store.search_text(gone, SCOPE, 5) == []
+    source = app.store.db.conn.execute("SELECT indexed FROM builtin_fts_source").fetchall()
+    assert len(source) == 1 and isinstance(source[0][0], bytes)  # deflated
+    assert json.loads(unpack(source[0][0]) or "")[0] == f"ledger {new} drift"
+    assert app.store.builtin_delete(eid) is True
+    assert new not in _vocabulary(app)
+    assert tuple(
+        app.store.db.conn.execute("SELECT count(*) FROM builtin_fts_source").fetchone()
+    ) == (0,)
+    assert app.store.builtin_delete(eid) is False
+
+
+def _old_store(path: Path) -> None:
+    """A store as migration 20 left it, with one row in each table migration 21 rebuilds."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+        " applied_at REAL NOT NULL)"
+    )
+    for version, name, sql in MIGRATIONS:
+        if version >= 21:
+            continue
+        for statement in _statements(sql):
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 0)", (version, name))
+    conn.execute("PRAGMA foreign_keys = OFF")
+    conn.execute(
+        "INSERT INTO episodes (rowid, id, run_id, agent, adapter, repo, outcome, scope,"
+        " trust_class, started_at, recorded_at, text) VALUES (7, 'ep_00000000000000000007',"
+        " 'r', 'a', 'x', 'acme/api', 'succeeded', 'project:acme/api', 'standard', 1, 1, 't')"
+    )
+    conn.execute(
+        "INSERT INTO builtin_fts (rowid, text, summary, context, scope_key)"
+        " VALUES (7, 'ledger drift', '', 'neighbour words', ?)",
+        (scope_token("project:acme/api"),),
+    )
+    conn.execute(
+        "INSERT INTO sessions (run_id, session_id, ord, subagent, cwd)"
+        " VALUES ('r', 's1', 0, 0, '/w')"
+    )
+    conn.executemany(
+        "INSERT INTO events (run_id, session_id, seq, type, path, passed, error_class)"
+        " VALUES ('r', ?, 0, 'edit', ?, NULL, NULL)",
+        [("s1", "src/a.py"), ("gone", "src/b.py")],
+    )
+    conn.close()
+
+
+def test_migration_21_carries_every_row_and_old_vectors_stay_exact(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    _old_store(path)
+    rng = np.random.default_rng(secrets.randbits(32))
+    row = _unit_rows(rng, 1, 16)[0]
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(
+        "INSERT INTO embeddings (content_hash, model_id, dim, vector) VALUES ('h', 'm', 16, ?)",
+        (row.astype("<f4").tobytes(),),
+    )
+    conn.close()
+    store = SqliteStore(path)
+    conn = store.db.conn
+    got = store.cached_embedding("h", "m")
+    assert got is not None and np.array_equal(got, row)  # untouched by the migration
+    for table in ("embeddings", "events"):
+        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+        assert "WITHOUT ROWID" in sql[0], table
+    # The orphan (its session gone, as the cascade would have left it) is not carried.
+    assert [tuple(r) for r in conn.execute("SELECT type, path FROM events")] == [
+        ("edit", "src/a.py")
+    ]
+    assert (
+        conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'builtin_fts_content'").fetchone()
+        is None
+    )
+    match = fts_match("neighbour")
+    assert match is not None
+    assert store.search_text(match, ["project:acme/api"], 5) == ["ep_00000000000000000007"]
+    # A carried-over entry is replaced as cleanly as a new one.
+    store.builtin_put("ep_00000000000000000007", "payroll export", None, None, "", "")
+    ledger = fts_match("ledger")
+    assert ledger is not None and store.search_text(ledger, ["project:acme/api"], 5) == []
+    store.close()
+
+
+# ---- free pages ------------------------------------------------------------------------
+def _file_pages(db: Database) -> tuple[int, int]:
+    conn = db.conn
+    return (
+        int(conn.execute("PRAGMA page_count").fetchone()[0]),
+        int(conn.execute("PRAGMA freelist_count").fetchone()[0]),
+    )
+
+
+def test_a_new_store_hands_freed_pages_back(tmp_path: Path) -> None:
+    db = Database(tmp_path / "f.db")
+    assert tuple(db.conn.execute("PRAGMA auto_vacuum").fetchone()) == (2,)
+    with db.write() as conn:
+        conn.execute("CREATE TABLE filler (x BLOB)")
+        conn.executemany(
+            "INSERT INTO filler VALUES (?)", [(secrets.token_bytes(3000),) for _ in range(600)]
+        )
+    with db.write() as conn:
+        conn.execute("DELETE FROM filler WHERE rowid % 3 != 0")
+    pages, free = _file_pages(db)
+    assert free > 300
+    released = db.release_free_pages(step=100)
+    assert released == free
+    assert _file_pages(db) == (pages - free, 0)
+    assert tuple(db.conn.execute("SELECT count(*) FROM filler").fetchone()) == (200,)
+    with pytest.raises(ValueError, match="step must be positive, got 0"):
+        db.release_free_pages(step=0)
+    db.close()
+
+
+def test_a_store_made_without_incremental_vacuum_is_left_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    _old_store(path)  # created with auto_vacuum off, as every store before this change
+    db = Database(path)
+    assert tuple(db.conn.execute("PRAGMA auto_vacuum").fetchone()) == (0,)
+    assert db.release_free_pages() == 0
+    db.close()
