@@ -34,6 +34,7 @@ recalls and measured recalls through the HTTP API.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sqlite3
 import tempfile
@@ -47,6 +48,7 @@ import psycopg
 
 from bench import harness
 from bench.common import FleetData, machine_line, write_result
+from fleetmem.store.sqlite.packed import unpack
 
 SIZE = 100_000
 PG_SIZE = 20_000
@@ -64,7 +66,7 @@ CLASSES: dict[str, tuple[str, ...]] = {
         "builtin_fts_idx",
         "builtin_fts_docsize",
         "builtin_fts_config",
-        "builtin_fts_content",
+        "builtin_fts_source",
     ),
     "term statistics": ("builtin_terms", "builtin_term_counts", "builtin_totals"),
     "jobs and provider index": ("jobs", "provider_index", "store_leases"),
@@ -79,9 +81,6 @@ CLASSES: dict[str, tuple[str, ...]] = {
     ),
 }
 _CLASS_OF = {table: name for name, tables in CLASSES.items() for table in tables}
-#: The FTS5 content table's column of neighbour context (FTS5 names its columns c0..cN in
-#: declaration order: text, summary, context, scope key).
-_CONTEXT_SQLITE = "c2"
 
 
 def _class_of(table: str) -> str:
@@ -115,20 +114,26 @@ def sqlite_footprint(db: Path) -> dict[str, Any]:
                 table = name.removeprefix("sqlite_autoindex_").rsplit("_", 1)[0]
             objects[name] = int(size)
             sizes[_class_of(table)] = sizes.get(_class_of(table), 0) + int(size)
-        # Context's share of the index's stored columns, moved to its own class.
-        lengths = conn.execute(
-            "SELECT coalesce(sum(length(CAST(c0 AS BLOB))), 0) + coalesce(sum(length(c1)), 0)"
-            f" + coalesce(sum(length(c3)), 0), coalesce(sum(length({_CONTEXT_SQLITE})), 0)"
-            " FROM builtin_fts_content"
-        ).fetchone()
-        content = objects.get("builtin_fts_content", 0)
-        share = lengths[1] / max(1, lengths[0] + lengths[1])
-        context = round(content * share)
+        # Context's share of what the index keeps of each row (migration 21: a deflated
+        # JSON copy beside the contentless index), moved to its own class.
+        own = near = 0
+        for (indexed,) in conn.execute("SELECT indexed FROM builtin_fts_source"):
+            text, summary, context, scope_key = json.loads(unpack(indexed) or "[]")
+            own += len(text or "") + len(summary or "") + len(scope_key or "")
+            near += len(context or "")
+        kept = objects.get("builtin_fts_source", 0)
+        context = round(kept * near / max(1, own + near))
         sizes["text index"] -= context
         sizes["neighbour context"] = context
         page = int(conn.execute("PRAGMA page_size").fetchone()[0])
         free = int(conn.execute("PRAGMA freelist_count").fetchone()[0]) * page
         sizes["free pages"] = free
+        # A store in incremental auto-vacuum mode keeps pointer-map pages, which dbstat
+        # does not list: whatever the file holds beyond its objects and free list.
+        whole = int(conn.execute("PRAGMA page_count").fetchone()[0]) * page
+        maps = whole - sum(objects.values()) - free
+        if maps:
+            sizes["page maps"] = maps
     finally:
         conn.close()
     wal = db.with_name(db.name + "-wal")

@@ -391,6 +391,8 @@ def test_the_migration_is_recorded(make_app: Callable[..., App]) -> None:
     assert app.store.db.schema_version() >= 5
     tables = {
         r[0]
-        for r in app.store.db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        for r in app.store.db.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+        )
     }
     assert {"live_runs", "live_run_files", "run_paths"} <= tables

@@ -20,6 +20,7 @@ from fleetmem.store.sqlite.db import Database, _statements
 from fleetmem.store.sqlite.migrations import MIGRATIONS
 from fleetmem.store.sqlite.packed import unpack
 from fleetmem.store.sqlite.store import SqliteStore
+from tests.conftest import make_record, session
 from tests.store.test_builtin_index import _episode
 
 API = "github.com/acme/api"
@@ -228,3 +229,85 @@ def test_a_store_made_without_incremental_vacuum_is_left_as_it_is(tmp_path: Path
     assert tuple(db.conn.execute("PRAGMA auto_vacuum").fetchone()) == (0,)
     assert db.release_free_pages() == 0
     db.close()
+
+
+# ---- file paths stored once ------------------------------------------------------------
+def _edit(app: App, run_id: str, *paths: str) -> None:
+    record = make_record(run_id=run_id, sessions=[session(repo=API, edits=paths)])
+    assert app.memory.ingest_run(record).status == "recorded"
+
+
+def _names(app: App) -> list[tuple[str, str]]:
+    rows = app.store.db.conn.execute("SELECT repo, path FROM store_paths ORDER BY path")
+    return [tuple(r) for r in rows]
+
+
+def test_each_path_is_stored_once_and_leaves_with_the_last_run_naming_it(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    shared = f"src/{secrets.token_hex(3)}/ledger.py"
+    only = f"src/{secrets.token_hex(3)}/tax.py"
+    _edit(app, "run-a", shared, only)
+    _edit(app, "run-b", shared)
+    assert _names(app) == sorted([(API, shared), (API, only)], key=lambda r: r[1])
+    conn = app.store.db.conn
+    assert conn.execute("SELECT count(*) FROM run_path_links").fetchone()[0] == 3
+    # Recorded twice, linked once (the view's trigger skips a pair already there).
+    app.store.record_run_paths("run-a", [(API, shared)], 1.0)
+    assert conn.execute("SELECT count(*) FROM run_paths WHERE run_id = 'run-a'").fetchone()[0] == 2
+    folder = shared.rsplit("/", 1)[0] + "/"
+    assert {r.run_id for r in app.store.runs_editing(API, [folder], 10)} == {"run-a", "run-b"}
+    assert [r.run_id for r in app.store.runs_editing(API, [only], 10)] == ["run-a"]
+    # Forgetting a run's files (as run_forget does) drops a path no other run names.
+    with app.store.db.write() as w:
+        w.execute("DELETE FROM run_path_links WHERE run_id = 'run-a'")
+    assert _names(app) == [(API, shared)]
+    assert app.store.runs_editing(API, [only], 10) == []
+    with app.store.db.write() as w:
+        w.execute("DELETE FROM run_paths WHERE run_id = 'run-b'")
+    assert _names(app) == []
+
+
+def test_migration_22_carries_each_runs_paths(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+        " applied_at REAL NOT NULL)"
+    )
+    for version, name, sql in MIGRATIONS:
+        if version >= 22:
+            continue
+        for statement in _statements(sql):
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 0)", (version, name))
+    conn.execute("PRAGMA foreign_keys = OFF")
+    for run in ("r1", "r2"):
+        conn.execute(
+            "INSERT INTO runs (run_id, agent, adapter, trigger, started_at, ended_at, outcome,"
+            " reason, cost_source, spawned, repo, record_json, record_hash, episode_status,"
+            " ingested_at) VALUES (?, 'a', 'x', 'manual', 1, 2, 'succeeded', 'done', 'none',"
+            " 0, ?, '{}', 'h', 'recorded', 2)",
+            (run, API),
+        )
+    rows = [("r1", "src/a.py", 2.0), ("r1", "src/b.py", 2.0), ("r2", "src/a.py", 3.0)]
+    rows.append(("gone", "src/c.py", 4.0))  # its run was deleted: not carried
+    conn.executemany(
+        "INSERT INTO run_paths (run_id, repo, path, ended_at) VALUES (?, ?, ?, ?)",
+        [(r, API, p, t) for r, p, t in rows],
+    )
+    conn.close()
+    store = SqliteStore(path)
+    got = store.db.conn.execute(
+        "SELECT run_id, repo, path, ended_at FROM run_paths ORDER BY run_id, path"
+    ).fetchall()
+    assert [tuple(r) for r in got] == [(r, API, p, t) for r, p, t in rows[:3]]
+    assert store.db.conn.execute("SELECT count(*) FROM store_paths").fetchone()[0] == 2
+    assert [r.run_id for r in store.runs_editing(API, ["src/a.py"], 5)] == ["r2", "r1"]
+    # A deleted run's links go by the cascade, and its only path with them.
+    with store.db.write() as w:
+        w.execute("DELETE FROM runs WHERE run_id = 'r1'")
+    left = store.db.conn.execute("SELECT path FROM store_paths").fetchall()
+    assert [tuple(r) for r in left] == [("src/a.py",)]
+    store.close()

@@ -27,6 +27,10 @@ PACKED = {
     "builtin_fts_source": ("indexed",),
 }
 
+#: Views that stand for a table of the other store, with the tables they are made of.
+VIEWS = {"run_paths": ("store_paths", "run_path_links")}
+_BEHIND_VIEWS = frozenset(t for tables in VIEWS.values() for t in tables)
+
 _Codec = tuple[Callable[[Any], Any], Callable[[Any], Any]]  # (stored -> copied, back)
 
 
@@ -68,11 +72,16 @@ class _Reader:
         self._conn = conn
 
     def tables(self) -> dict[str, tuple[str, ...]]:
+        # A copy sees the tables as both stores share them: a view standing for one (with
+        # its triggers) instead of the tables behind it.
         names = [
             str(r[0])
             for r in self._conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+                f" OR (type = 'view' AND name IN ({', '.join('?' for _ in VIEWS)})) ORDER BY name",
+                list(VIEWS),
             )
+            if str(r[0]) not in _BEHIND_VIEWS
         ]
         return {
             name: tuple(str(c[1]) for c in self._conn.execute(f"PRAGMA table_info('{name}')"))

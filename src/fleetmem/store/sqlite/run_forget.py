@@ -61,7 +61,9 @@ def scrub_run(conn: sqlite3.Connection, run_id: str) -> None:
 
 def _drop_run_text(conn: sqlite3.Connection, run_id: str) -> None:
     # What a run did, file by file and command by command, and what it was briefed.
-    for table in ("events", "run_paths", "live_run_files", "run_briefings"):
+    # run_path_links: the table behind the run_paths view (its trigger then drops a path
+    # that no run names any more).
+    for table in ("events", "run_path_links", "live_run_files", "run_briefings"):
         conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
 
 

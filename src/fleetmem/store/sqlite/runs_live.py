@@ -197,9 +197,10 @@ class LiveRunsMixin:
         if not edits:
             return
         with self.db.write() as conn:
+            # run_paths is a view (migration 22); its trigger interns the path and skips a
+            # pair already recorded, as ON CONFLICT DO NOTHING did (a view takes no upsert).
             conn.executemany(
-                "INSERT INTO run_paths (run_id, repo, path, ended_at) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT DO NOTHING",
+                "INSERT INTO run_paths (run_id, repo, path, ended_at) VALUES (?, ?, ?, ?)",
                 [(run_id, repo, path, ended_at) for repo, path in edits],
             )
 
