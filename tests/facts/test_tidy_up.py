@@ -115,7 +115,8 @@ def test_tidy_up_works_when_active_facts_fill_the_memory(facts: FactService, clo
     among them (the proposals queue was empty), and a merge makes room."""
     a = add(facts, clock, ONE)
     b = add(facts, clock, ONE_AGAIN)
-    row = facts.get(b).fact
+    row = facts.store.fact_get(facts.workspace, b)  # the stored row, to copy
+    assert row is not None
     with facts.store.transaction():
         for i in range(MAX_KEPT - 2):
             body = f"Seeded rule number {i}."

@@ -88,8 +88,8 @@ def test_session_start_opens_a_run_and_briefs_only_with_memory_briefing(
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     app = open_app()
     live = app.runs.show_run(session.run_id()).live
-    assert live is not None and live.state == "live" and live.row.repo == REPO_KEY
-    assert live.row.source == "hook" and live.row.adapter == "claude-code"
+    assert live is not None and live.state == "live" and live.info.repo == REPO_KEY
+    assert live.info.source == "hook" and live.info.adapter == "claude-code"
     assert app.facts.offered_to_run(session.run_id()) == []
 
 
@@ -448,7 +448,7 @@ def test_the_installed_hook_commands_run_as_written(
     assert "Fridays" in _context(proc.stdout)
     app = open_app()
     live = app.runs.show_run(session.run_id()).live
-    assert live is not None and live.row.agent == "api-fixer"
+    assert live is not None and live.info.agent == "api-fixer"
 
 
 def test_prompts_and_tools_with_nothing_to_record_do_not_open_the_store(world: World) -> None:

@@ -89,7 +89,7 @@ def test_a_codex_session_is_a_run_given_its_context_within_codexs_limit(
     app = open_app()
     run = app.runs.show_run(session.run_id)
     assert run.live is not None and run.live.state == "live"
-    assert run.live.row.adapter == "codex" and run.live.row.agent == "codex"
+    assert run.live.info.adapter == "codex" and run.live.info.agent == "codex"
 
 
 def test_codex_prompts_capture_requests_to_remember_as_people_say_them(

@@ -91,7 +91,7 @@ def test_the_daemon_answers_codex_hooks_as_codex_sessions(
     assert state is not None and state.run_id == "codex-sess-codex-1"
     assert StateFiles(relay_home).load("sess-codex-1") is None  # not a Claude Code session
     live = served.runs.show_run("codex-sess-codex-1").live
-    assert live is not None and live.row.adapter == "codex"
+    assert live is not None and live.info.adapter == "codex"
     wording = f"the {os.urandom(3).hex()} cache is warmed at six"
     prompt = {**base, "prompt": f"note for next time: {wording}"}
     answer = _ask(relay_home, "UserPromptSubmit", prompt, "codex")

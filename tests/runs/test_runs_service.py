@@ -67,7 +67,7 @@ def test_open_in_a_working_directory_takes_repository_and_branch_from_git(
     assert caller.episode_scopes == (f"project:{API}",)
     # Absolute paths under the checkout become repository-relative; others are refused.
     run = app.runs.touch(opened.token, [str(root / "pkg" / "mod.py"), "README.md"])
-    assert run.row.files == ("README.md", "pkg/mod.py")
+    assert run.info.files == ("README.md", "pkg/mod.py")
     with pytest.raises(InvalidInput) as info:
         app.runs.touch(opened.token, ["/etc/passwd"])
     assert info.value.field == "paths"
@@ -130,10 +130,10 @@ def test_heartbeats_record_branch_and_files_once_each(make_app: Callable[..., Ap
     opened = runs.open_run("api-fixer", repo=API, branch="main")
     clock.now += 30
     run = runs.heartbeat(opened.token, files=["b.py", "a.py", "b.py", "./c/../d.py"])
-    assert run.row.files == ("a.py", "b.py", "d.py")
-    assert run.row.last_seen_at == clock.now and run.state == "live"
+    assert run.info.files == ("a.py", "b.py", "d.py")
+    assert run.info.last_seen_at == clock.now and run.state == "live"
     run = runs.heartbeat(opened.token, branch="fix/x", files=["a.py"])
-    assert run.row.branch == "fix/x" and run.row.files == ("a.py", "b.py", "d.py")
+    assert run.info.branch == "fix/x" and run.info.files == ("a.py", "b.py", "d.py")
     for bad in ("../up.py", "a\x00b", "", "x" * 1025):
         with pytest.raises(InvalidInput):
             runs.heartbeat(opened.token, files=[bad])
@@ -170,7 +170,7 @@ def test_a_silent_run_expires_and_a_heartbeat_brings_it_back(
     assert row is not None and row.close_reason == "expired"
     # Still attributable: a quiet agent keeps its identity, and a heartbeat revives the run.
     run = runs.heartbeat(opened.token)
-    assert run.state == "live" and run.row.closed_at is None
+    assert run.state == "live" and run.info.closed_at is None
     assert [r.run_id for r in runs.live_runs(API)] == [opened.run_id]
 
 

@@ -56,7 +56,10 @@ def clone_facts(app: App, me: Actor, count: int, *, days: float = 40.0) -> None:
     copies of its row with their own id, words and time (the service's near-duplicate check
     makes each add scan every fact, so 2,000 adds take minutes)."""
     start = time.time() - days * 86_400
-    first = seeding_facts(app, start=start).add("Seeded rule number 0.", actor=me).fact
+    facts = seeding_facts(app, start=start)
+    added = facts.add("Seeded rule number 0.", actor=me).fact
+    first = facts.store.fact_get(facts.workspace, added.id)  # the stored row, to copy
+    assert first is not None
     step = days * 86_400 / count
     with app.store.transaction():
         for i in range(1, count):

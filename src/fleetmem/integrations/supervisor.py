@@ -459,7 +459,7 @@ class Supervisor:
             log.warning("episode.record_pending episode=%s after=%gs", episode_id, wait)
             return f"{episode_id} (pending)"
         try:
-            indexed = self.app.store.index_rows_for_episode(episode_id)
+            indexed = self.app.memory.episode_index(episode_id)
         except Exception:
             indexed = []
         return episode_id if indexed else f"{episode_id} (pending)"

@@ -46,10 +46,11 @@ from fleetmem.service.fact_items import FactItems
 from fleetmem.service.facts import FactService
 from fleetmem.service.files import ContextFileService
 from fleetmem.service.memory import DEFAULT_RECALL_LIMIT, MemoryService, RecallResult
+from fleetmem.service.records.briefings import RunBriefing, run_briefing_of
+from fleetmem.service.records.facts import Fact
+from fleetmem.service.records.runs import StoredRun, stored_run_of
 from fleetmem.service.runs import Caller, RunsService
-from fleetmem.store.base import RunRow
 from fleetmem.store.briefings import RunBriefingStore, StoredBriefing
-from fleetmem.store.facts import FactRow
 from fleetmem.store.leases import holder_tag
 
 log = logging.getLogger("fleetmem.agent_memory")
@@ -120,8 +121,8 @@ class OperatorRecall:
 
     repo: str
     episodes: RecallResult
-    facts: tuple[tuple[FactRow, float], ...]
-    recent_runs: tuple[RunRow, ...]
+    facts: tuple[tuple[Fact, float], ...]
+    recent_runs: tuple[StoredRun, ...]
 
 
 class AgentMemory(AgentWritesMixin):
@@ -285,9 +286,10 @@ class AgentMemory(AgentWritesMixin):
         )
         return self._store.add_run_briefing(row)
 
-    def stored_briefing(self, run_id: str) -> StoredBriefing | None:
+    def stored_briefing(self, run_id: str) -> RunBriefing | None:
         """The stored briefing of a run, as computed (operators; no exposure)."""
-        return self._store.get_run_briefing(run_id)
+        row = self._store.get_run_briefing(run_id)
+        return None if row is None else run_briefing_of(row)
 
     def _compute_once(self, caller: Caller, *, origin: str) -> tuple[StoredBriefing, bool]:
         """The run's briefing, computed here under its lease, or by whichever process holds
@@ -529,7 +531,10 @@ class AgentMemory(AgentWritesMixin):
         facts = self._fact_items.rank(facts_in, query, limit) if recall_on else []
         runs = self._runs.runs_editing(key, paths, RECENT_RUNS) if paths else []
         return OperatorRecall(
-            repo=key, episodes=episodes, facts=tuple(facts), recent_runs=tuple(runs)
+            repo=key,
+            episodes=episodes,
+            facts=tuple(facts),
+            recent_runs=tuple(stored_run_of(r) for r in runs),
         )
 
 

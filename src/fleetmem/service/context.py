@@ -44,6 +44,7 @@ from fleetmem.core.labels import check_run_id
 from fleetmem.core.redact import strip_invisible
 from fleetmem.core.scope import validate_agent_name, validate_repo_key
 from fleetmem.errors import InvalidInput
+from fleetmem.service.records.files import ContextLoad, context_load_of
 from fleetmem.store.files import FileRow, FileStore, LoadRow
 
 log = logging.getLogger("fleetmem.context")
@@ -263,9 +264,9 @@ class ContextMixin:
             hosts=host_reaches(context.assembly, self.codec),
         )
 
-    def run_loads(self: ContextHost, run_id: str) -> list[LoadRow]:
+    def run_loads(self: ContextHost, run_id: str) -> list[ContextLoad]:
         """Which revision of each file a run loaded, with budgets and sizes (its receipt)."""
-        return self.store.loads_for_run(self.workspace, run_id)
+        return [context_load_of(row) for row in self.store.loads_for_run(self.workspace, run_id)]
 
     def _record_read(
         self: ContextHost, run_id: str, agent: str, ref: FileRef, revision: int, tokens: int

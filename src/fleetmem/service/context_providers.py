@@ -38,9 +38,9 @@ from fleetmem.service.context import ContextRequest, Provided, SegmentProvider
 from fleetmem.service.context_facts import NO_MATCH, NO_OTHER_MATCH, run_facts
 from fleetmem.service.facts import FactService
 from fleetmem.service.files import ContextFileService
+from fleetmem.service.records.runs import LiveRunInfo
 from fleetmem.service.runs import RunsService
 from fleetmem.store.base import RunRow
-from fleetmem.store.runs import LiveRunRow
 
 log = logging.getLogger("fleetmem.context")
 
@@ -151,7 +151,7 @@ def scope_provider(runs: RunsService, settings: Callable[[], Settings]) -> Segme
     return provide
 
 
-def live_run_line(row: LiveRunRow) -> str:
+def live_run_line(row: LiveRunInfo) -> str:
     branch = f" on branch {row.branch}" if row.branch else ""
     files = f", editing {', '.join(row.files[:5])}" if row.files else ""
     more = f" and {len(row.files) - 5} more" if len(row.files) > 5 else ""

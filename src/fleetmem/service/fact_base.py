@@ -45,6 +45,7 @@ from fleetmem.embed.base import Embedder
 from fleetmem.errors import EmbeddingUnavailable, RateLimited, UnknownFact
 from fleetmem.service.fact_results import NearDuplicate, SearchHit
 from fleetmem.service.fact_revisions import hits_as_of
+from fleetmem.service.records.facts import Fact, fact_of
 from fleetmem.store.base import Vector
 from fleetmem.store.facts import (
     FactRow,
@@ -182,7 +183,7 @@ class FactServiceBase:
             raise UnknownFact(fact_id)
         return row
 
-    def confidence_of(self, row: FactRow, tally: tuple[Tally, Tally] | None = None) -> float:
+    def confidence_of(self, row: FactRow | Fact, tally: tuple[Tally, Tally] | None = None) -> float:
         """A fact's confidence (0-1) from the (support, contradict) tallies of its counted
         votes, read from the store when not given; a person's word raises its prior."""
         support, contradict = tally or (
@@ -337,7 +338,7 @@ class FactServiceBase:
         full = self.store.fact_get_many(self.workspace, [item[2].id for item in kept])
         hits = [
             SearchHit(
-                full[row.id],
+                fact_of(full[row.id]),
                 score,
                 self._current(above, row.id, row.content_hash) if "meaning" in matched else None,
                 matched,

@@ -30,6 +30,7 @@ from fleetmem.core.scope import WORKSPACE
 from fleetmem.core.wrapper import Item
 from fleetmem.service.briefings import Subject
 from fleetmem.service.facts import FactService
+from fleetmem.service.records.facts import Fact
 from fleetmem.store.facts import FactFilter, FactRow
 
 log = logging.getLogger("fleetmem.briefings")
@@ -89,7 +90,7 @@ class FactItems:
         """Servable facts of the subject's scopes matching ``query``, best first."""
         return [_item(row, conf) for row, conf in self.rank(fact_scopes(subject), query, limit)]
 
-    def rank(self, scopes: Sequence[str], query: str, limit: int) -> list[tuple[FactRow, float]]:
+    def rank(self, scopes: Sequence[str], query: str, limit: int) -> list[tuple[Fact, float]]:
         """Active, evidence and suspect facts of ``scopes`` matching ``query`` by meaning and
         by words, best first, each with its confidence; at most ``limit`` (1 to 20)."""
         if not scopes or not query.strip():
@@ -109,7 +110,7 @@ def fact_scopes(subject: Subject) -> list[str]:
     return visible_scopes(subject.agent, subject.repo)
 
 
-def _item(row: FactRow, confidence: float) -> Item:
+def _item(row: FactRow | Fact, confidence: float) -> Item:
     agent_written = row.origin == "agent"
     return fact_item(
         fact_id=row.id,

@@ -28,6 +28,7 @@ from fleetmem.service.fact_results import (
     SweepResult,
 )
 from fleetmem.service.memory_inputs import check_query
+from fleetmem.service.records.facts import change_of, fact_of, provenance_of
 from fleetmem.store.facts import FactFilter
 
 #: How far back an exposure counts as a run possibly still in flight.
@@ -51,11 +52,11 @@ class FactReadsMixin(FactServiceBase):
         support = self.store.fact_tally(self.workspace, row.id, row.revision, "support", 0.0)
         against = self.store.fact_tally(self.workspace, row.id, row.revision, "contradict", 0.0)
         return FactDetail(
-            fact=row,
+            fact=fact_of(row),
             confidence=self.confidence_of(row, (support, against)),
             support=support,
             contradict=against,
-            provenance=tuple(self.store.fact_provenance(row.id)),
+            provenance=tuple(provenance_of(p) for p in self.store.fact_provenance(row.id)),
             runs_in_flight=self.store.fact_in_flight(
                 self.workspace, row.id, row.revision, self.now() - IN_FLIGHT_WINDOW_S
             ),
@@ -86,7 +87,7 @@ class FactReadsMixin(FactServiceBase):
         more = len(rows) > limit
         rows = rows[:limit]
         nxt = f"{rows[-1].created_at!r}:{rows[-1].id}" if more and rows else None
-        return FactPage(tuple(rows), nxt, self.counts())
+        return FactPage(tuple(fact_of(r) for r in rows), nxt, self.counts())
 
     def counts(self) -> dict[str, int]:
         """Facts per status, plus ``live`` (what the list shows) and ``pinned``."""
@@ -145,8 +146,7 @@ class FactReadsMixin(FactServiceBase):
 
         return History(
             fact_id,
-            tuple(HistoryEntry(e, words(e.before), words(e.after)) for e in entries),
-            tuple(revisions.values()),
+            tuple(HistoryEntry(change_of(e), words(e.before), words(e.after)) for e in entries),
         )
 
     # ---- upkeep -------------------------------------------------------------------------

@@ -1,13 +1,16 @@
-"""What the fact service returns: frozen results that every surface formats the same way."""
+"""What the fact service returns: frozen results that every surface formats the same way.
+
+They hold the service's own records (:mod:`fleetmem.service.records.facts`), never the
+store's rows, so a column change stays inside the store."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from fleetmem.core.facts import BlockItem, Tally
-from fleetmem.store.facts import FactRow, JournalRow, ProvenanceRow, RevisionRow, VoteRow
+from fleetmem.service.records.facts import Fact, FactChange, FactProvenance, FactVote
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +26,7 @@ class NearDuplicate:
 class WriteResult:
     """A fact added by a person; ``created`` is False when an idempotency key matched."""
 
-    fact: FactRow
+    fact: Fact
     created: bool
     near_duplicates: tuple[NearDuplicate, ...] = ()
 
@@ -37,7 +40,7 @@ class ProposalResult:
     expected outcomes, not errors: the run continues and logs ``log_line``."""
 
     outcome: ProposalOutcome
-    fact: FactRow | None
+    fact: Fact | None
     reason: str | None = None
     log_line: str | None = None
     near_duplicates: tuple[NearDuplicate, ...] = ()
@@ -45,7 +48,7 @@ class ProposalResult:
 
 @dataclass(frozen=True, slots=True)
 class EditResult:
-    fact: FactRow
+    fact: Fact
     changed: bool
     runs_in_flight: int
     """Runs shown an earlier revision that have not finished: they keep the old wording."""
@@ -53,7 +56,7 @@ class EditResult:
 
 @dataclass(frozen=True, slots=True)
 class ForgetResult:
-    fact: FactRow
+    fact: Fact
     already_forgotten: bool
     undo_until: float
     restorable_until: float
@@ -68,24 +71,24 @@ class ForgetAllResult:
 
 @dataclass(frozen=True, slots=True)
 class FactDetail:
-    fact: FactRow
+    fact: Fact
     confidence: float
     support: Tally
     contradict: Tally
-    provenance: tuple[ProvenanceRow, ...]
+    provenance: tuple[FactProvenance, ...]
     runs_in_flight: int
 
 
 @dataclass(frozen=True, slots=True)
 class FactPage:
-    items: tuple[FactRow, ...]
+    items: tuple[Fact, ...]
     next_cursor: str | None
     counts: Mapping[str, int]
 
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    fact: FactRow
+    fact: Fact
     score: float
     """Relevance 0-1 for the result's bar (see :func:`fleetmem.core.facts.search_score`)."""
     similarity: float | None
@@ -106,7 +109,7 @@ class SearchResult:
 class RecalledFact:
     """A fact served to a run in a recall answer; ``served_as`` is instruction or data."""
 
-    fact: FactRow
+    fact: Fact
     score: float
     confidence: float
     served_as: str
@@ -142,7 +145,7 @@ class FactsBlock:
 
 @dataclass(frozen=True, slots=True)
 class VoteResult:
-    vote: VoteRow
+    vote: FactVote
     duplicate: bool
     confidence: float
     status_change: str | None = None
@@ -151,7 +154,7 @@ class VoteResult:
 
 @dataclass(frozen=True, slots=True)
 class VoteSummary:
-    votes: tuple[VoteRow, ...]
+    votes: tuple[FactVote, ...]
     support: Tally
     contradict: Tally
     confidence: float
@@ -159,7 +162,7 @@ class VoteSummary:
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    change: JournalRow
+    change: FactChange
     body_before: str | None = None
     body_after: str | None = None
 
@@ -168,7 +171,6 @@ class HistoryEntry:
 class History:
     fact_id: str
     entries: tuple[HistoryEntry, ...]
-    revisions: tuple[RevisionRow, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True, slots=True)

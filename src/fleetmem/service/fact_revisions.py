@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from fleetmem.core.facts import (
     search_score,
 )
 from fleetmem.service.fact_results import SearchHit
+from fleetmem.service.records.facts import Fact, fact_of
 from fleetmem.store.base import Vector
 from fleetmem.store.facts import FactFilter, FactRow, FactStore
 
@@ -40,6 +42,9 @@ from fleetmem.store.facts import FactFilter, FactRow, FactStore
 #: at the earlier revision).
 MAX_RESCORED = 200
 
+#: A stored fact or the record a search hit holds: both are read as of a run's start.
+AnyFact = TypeVar("AnyFact", FactRow, Fact)
+
 
 def run_started_at(store: FactStore, run_id: str) -> float | None:
     """When a live run opened; None for a run fleetmem did not open (no revisions to keep)."""
@@ -47,7 +52,7 @@ def run_started_at(store: FactStore, run_id: str) -> float | None:
     return None if row is None else row.opened_at
 
 
-def as_of(store: FactStore, fact: FactRow, started_at: float) -> FactRow:
+def as_of(store: FactStore, fact: AnyFact, started_at: float) -> AnyFact:
     """``fact`` as it read when a run opened at ``started_at`` (itself when unchanged since,
     or when it did not exist yet)."""
     if fact.updated_at <= started_at:
@@ -138,4 +143,6 @@ def score_body(
     matched: tuple[str, ...] = ("meaning",) if meaning is not None and meaning >= search else ()
     if literal is not None:
         matched += (literal,)
-    return SearchHit(fact, round(score, 4), cosine if "meaning" in matched else None, matched)
+    return SearchHit(
+        fact_of(fact), round(score, 4), cosine if "meaning" in matched else None, matched
+    )

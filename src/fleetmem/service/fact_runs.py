@@ -47,6 +47,7 @@ from fleetmem.service.fact_results import (
     VoteSummary,
 )
 from fleetmem.service.fact_revisions import as_of, run_started_at
+from fleetmem.service.records.facts import Fact, FactExposure, exposure_of, vote_of
 from fleetmem.store.facts import ExposureRow, FactFilter, FactRow, VoteRow
 
 SURFACES = ("briefing", "recall", "resource", "prompt")
@@ -324,9 +325,9 @@ class RunFactsMixin(FactServiceBase):
         ok = self._expose(graded, run_id, agent, repo, surface, call_id)
         return tuple(r.id for r in servable) if ok else ()
 
-    def offered_to_run(self, run_id: str) -> list[ExposureRow]:
+    def offered_to_run(self, run_id: str) -> list[FactExposure]:
         """Every fact served to ``run_id``, in order: the recall trace of a run."""
-        return self.store.fact_exposures(self.workspace, run_id=run_id)
+        return [exposure_of(e) for e in self.store.fact_exposures(self.workspace, run_id=run_id)]
 
     def _expose(
         self,
@@ -404,7 +405,9 @@ class RunFactsMixin(FactServiceBase):
             existing = self.store.fact_vote_get(self.workspace, fact_id, run_id)
             if existing is not None:
                 metrics.FACT_VOTES.labels(stance=stance, reason="repeat").inc()
-                return VoteResult(existing, duplicate=True, confidence=self.confidence_of(row))
+                return VoteResult(
+                    vote_of(existing), duplicate=True, confidence=self.confidence_of(row)
+                )
             authors = {p.run_id for p in self.store.fact_provenance(fact_id)} | {row.run_id}
             counted, why = vote_counts(
                 exposed=self.store.fact_was_exposed(self.workspace, run_id, fact_id),
@@ -428,7 +431,7 @@ class RunFactsMixin(FactServiceBase):
             change = self._after_vote(row) if counted else None
         metrics.FACT_VOTES.labels(stance=stance, reason=why).inc()
         current = self._require(fact_id)
-        return VoteResult(vote, False, self.confidence_of(current), change)
+        return VoteResult(vote_of(vote), False, self.confidence_of(current), change)
 
     def _after_vote(self, row: FactRow) -> str | None:
         facts = self.settings.memory.facts
@@ -463,14 +466,14 @@ class RunFactsMixin(FactServiceBase):
         support = self.store.fact_tally(self.workspace, row.id, row.revision, "support", 0.0)
         against = self.store.fact_tally(self.workspace, row.id, row.revision, "contradict", 0.0)
         return VoteSummary(
-            votes=tuple(self.store.fact_votes(self.workspace, fact_id)),
+            votes=tuple(vote_of(v) for v in self.store.fact_votes(self.workspace, fact_id)),
             support=support,
             contradict=against,
             confidence=self.confidence_of(row, (support, against)),
         )
 
 
-def _grade(row: FactRow) -> str:
+def _grade(row: FactRow | Fact) -> str:
     """How a fact may be served: as an instruction (active) or as data (evidence, suspect)."""
     return "instruction" if row.status in INSTRUCTION else "data"
 
@@ -480,7 +483,7 @@ def _check_surface(surface: str) -> None:
         raise InvalidInput("surface", surface, "must be one of " + ", ".join(SURFACES))
 
 
-def block_item(row: FactRow, conf: float, score: float) -> BlockItem:
+def block_item(row: FactRow | Fact, conf: float, score: float) -> BlockItem:
     """``row`` as a facts-block entry with its confidence and relevance score."""
     return BlockItem(
         fact_id=row.id,

@@ -24,6 +24,7 @@ from fleetmem.core.facts import ACTIVE, NEAR_DUPLICATE_WORDS, WRITES_PER_MINUTE,
 from fleetmem.core.tidy import word_pairs
 from fleetmem.errors import InvalidInput, InvalidTransition
 from fleetmem.service.fact_base import BACKFILL_BATCH, FactServiceBase, local_user, log, snapshot
+from fleetmem.service.records.facts import Fact, KeptApart, fact_of, kept_apart_of
 from fleetmem.store.facts import FactRow, JournalRow, KeptPairRow
 
 #: Pairs one review shows at most (the most similar first).
@@ -35,8 +36,8 @@ class MergePair:
     """Two active facts that say nearly the same. ``keep`` is the one a plain Merge keeps
     (pinned first, then the older), ``fold`` the one merged into it."""
 
-    keep: FactRow
-    fold: FactRow
+    keep: Fact
+    fold: Fact
     similarity: float
     matched: Literal["meaning", "words"]
 
@@ -77,13 +78,11 @@ class FactTidyMixin(FactServiceBase):
                 if kept.get((first.id, second.id)) == (first.revision, second.revision):
                     continue
                 keep, fold = sorted((a, b), key=_keep_order)
-                found.append(MergePair(keep, fold, round(similarity, 4), matched))
+                found.append(MergePair(fact_of(keep), fact_of(fold), round(similarity, 4), matched))
         found.sort(key=lambda p: (-p.similarity, p.keep.id, p.fold.id))
         return TidyUp(tuple(found[:limit]), len(found), degraded)
 
-    def keep_both(
-        self, first_id: str, second_id: str, *, actor: Actor | None = None
-    ) -> KeptPairRow:
+    def keep_both(self, first_id: str, second_id: str, *, actor: Actor | None = None) -> KeptApart:
         """A person's "Keep both": the two facts are different; Tidy up stops proposing the
         pair (until one of them is reworded). Journaled on the first of the two."""
         actor = actor or local_user()
@@ -118,7 +117,7 @@ class FactTidyMixin(FactServiceBase):
             )
         metrics.FACT_WRITES.labels(action="keep_both", outcome="ok").inc()
         log.info("fact.kept_both first=%s second=%s actor=%s", a.id, b.id, actor.kind)
-        return kept
+        return kept_apart_of(kept)
 
     # ---- internals ----------------------------------------------------------------------
     def _current_vectors(self, rows: Sequence[FactRow]) -> dict[str, np.ndarray] | None:

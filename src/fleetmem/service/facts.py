@@ -62,6 +62,7 @@ from fleetmem.service.fact_results import (
 )
 from fleetmem.service.fact_runs import RunFactsMixin, check_run
 from fleetmem.service.fact_tidy import FactTidyMixin
+from fleetmem.service.records.facts import Fact, fact_of
 from fleetmem.store.facts import FactRow, ProvenanceRow, RevisionRow
 
 PIN_CAP = "At most 20 facts can be pinned; unpin one first."
@@ -144,7 +145,7 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
             self._link_vector(row, vector)
         metrics.FACT_WRITES.labels(action="add", outcome="ok").inc()
         log.info("fact.added fact=%s kind=%s scope=%s actor=%s", row.id, kind, scope, actor.kind)
-        return WriteResult(row, True, near)
+        return WriteResult(fact_of(row), True, near)
 
     def _validate(
         self, body: str, kind: str, scope: str, source: str | None
@@ -161,7 +162,7 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
     def _replay(self, existing: FactRow, norm: str, scope: str) -> WriteResult:
         if existing.norm != norm or existing.scope != scope:
             raise Conflict("idempotency key was used for a different fact", existing=existing.id)
-        return WriteResult(existing, False)
+        return WriteResult(fact_of(existing), False)
 
     def _refuse_duplicate(
         self, scope: str, norm: str, statuses: Iterable[str], *, action: str, exclude: str = ""
@@ -217,7 +218,7 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
             if same is not None:
                 # Not counted against the rate limit: nothing is written.
                 metrics.FACT_PROPOSALS.labels(outcome="duplicate").inc()
-                return ProposalResult("duplicate", same, reason="duplicate")
+                return ProposalResult("duplicate", fact_of(same), reason="duplicate")
             self._rate(actor, "writes", WRITES_PER_MINUTE, 60.0)
             if not self._room_for_kept():
                 return self._not_stored("refused", "memory_full", MEMORY_FULL, run_id, agent)
@@ -242,7 +243,7 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
             self._link_vector(row, vector)
         metrics.FACT_PROPOSALS.labels(outcome="proposed").inc()
         log.info("fact.proposed fact=%s agent=%s run=%s", row.id, agent, run_id)
-        return ProposalResult("proposed", row, near_duplicates=near)
+        return ProposalResult("proposed", fact_of(row), near_duplicates=near)
 
     def _not_stored(
         self, outcome: str, reason: str, line: str, run_id: str, agent: str
@@ -262,7 +263,7 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
         body = clean_body(body)
         source = check_reference(body, None) if row.kind == "reference" else None
         if body == row.body:
-            return EditResult(row, False, 0)
+            return EditResult(fact_of(row), False, 0)
         norm = normalize(body)
         vector = self._embed_one(body)
         now = self.now()
@@ -288,9 +289,9 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
         in_flight = self.store.fact_in_flight(
             self.workspace, row.id, after.revision, now - IN_FLIGHT_WINDOW_S
         )
-        return EditResult(after, True, in_flight)
+        return EditResult(fact_of(after), True, in_flight)
 
-    def set_scope(self, fact_id: str, scope: str, *, actor: Actor | None = None) -> FactRow:
+    def set_scope(self, fact_id: str, scope: str, *, actor: Actor | None = None) -> Fact:
         """Change who a fact is for: the whole workspace, runs in one repository
         (``project:REPO``) or one agent (``agent:NAME``, "Limit to one agent…").
 
@@ -307,7 +308,7 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
                 f"cannot change the scope of a fact that is {row.status}", existing=row.id
             )
         if scope == row.scope:
-            return row
+            return fact_of(row)
         now = self.now()
         with self._write():
             self._rate(actor, "writes", WRITES_PER_MINUTE, 60.0)
@@ -316,7 +317,7 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
             self._journal("scope", actor, row, after)
         metrics.FACT_WRITES.labels(action="scope", outcome="ok").inc()
         log.info("fact.scoped fact=%s scope=%s actor=%s", row.id, scope, actor.kind)
-        return after
+        return fact_of(after)
 
     def forget(self, fact_id: str, *, actor: Actor | None = None) -> ForgetResult:
         """Forget one fact: no run started from now on is served it; restorable for 30 days
@@ -325,7 +326,7 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
         row = self._require(fact_id)
         if row.status == FORGOTTEN:
             at = row.forgotten_at or self.now()
-            return ForgetResult(row, True, at + UNDO_WINDOW_S, at + RESTORE_WINDOW_S)
+            return ForgetResult(fact_of(row), True, at + UNDO_WINDOW_S, at + RESTORE_WINDOW_S)
         if row.status not in LIVE:
             raise InvalidTransition(f"cannot forget a fact that is {row.status}", existing=row.id)
         now = self.now()
@@ -334,9 +335,9 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
             after = self._save(row, status=FORGOTTEN, forgotten_at=now, forgotten_from=row.status)
             self._journal("forget", actor, row, after)
         metrics.FACT_WRITES.labels(action="forget", outcome="ok").inc()
-        return ForgetResult(after, False, now + UNDO_WINDOW_S, now + RESTORE_WINDOW_S)
+        return ForgetResult(fact_of(after), False, now + UNDO_WINDOW_S, now + RESTORE_WINDOW_S)
 
-    def restore(self, fact_id: str, *, actor: Actor | None = None) -> FactRow:
+    def restore(self, fact_id: str, *, actor: Actor | None = None) -> Fact:
         """Bring a forgotten fact back to the status it had (also the 10-second undo)."""
         actor = actor or local_user()
         row = self._require(fact_id)
@@ -365,9 +366,9 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
             )
             self._journal("restore", actor, row, after)
         metrics.FACT_WRITES.labels(action="restore", outcome="ok").inc()
-        return after
+        return fact_of(after)
 
-    def pin(self, fact_id: str, *, actor: Actor | None = None) -> FactRow:
+    def pin(self, fact_id: str, *, actor: Actor | None = None) -> Fact:
         """Pin an active fact: injected into every run of its scope ahead of recalled ones
         (at most 20 per workspace, seed 003 FR-14)."""
         actor = actor or local_user()
@@ -377,30 +378,30 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
                 f"only an active fact can be pinned; this one is {row.status}", existing=row.id
             )
         if row.pinned:
-            return row
+            return fact_of(row)
         with self._write():
             self._rate(actor, "writes", WRITES_PER_MINUTE, 60.0)
             self._check_pin_room()
             after = self._save(row, pinned=True, pinned_at=self.now())
             self._journal("pin", actor, row, after)
         metrics.FACT_WRITES.labels(action="pin", outcome="ok").inc()
-        return after
+        return fact_of(after)
 
-    def unpin(self, fact_id: str, *, actor: Actor | None = None) -> FactRow:
+    def unpin(self, fact_id: str, *, actor: Actor | None = None) -> Fact:
         actor = actor or local_user()
         row = self._require(fact_id)
         if not row.pinned:
-            return row
+            return fact_of(row)
         with self._write():
             self._rate(actor, "writes", WRITES_PER_MINUTE, 60.0)
             after = self._save(row, pinned=False, pinned_at=None)
             self._journal("unpin", actor, row, after)
         metrics.FACT_WRITES.labels(action="unpin", outcome="ok").inc()
-        return after
+        return fact_of(after)
 
     def review(
         self, fact_id: str, action: str, *, into: str | None = None, actor: Actor | None = None
-    ) -> FactRow:
+    ) -> Fact:
         """A person's review: confirm (accept), evidence, restrict, reject (discard), stale,
         or merge ``into`` another fact. Only people review; agents vote."""
         actor = actor or local_user()
@@ -408,7 +409,7 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
             raise InvalidInput("actor", actor.name, "only a person reviews facts")
         action = review_action(action)
         if action == "merge":
-            return self._merge(fact_id, into, actor)
+            return fact_of(self._merge(fact_id, into, actor))
         if into is not None:
             raise InvalidInput("into", into, "only merge takes --into")
         row = self._require(fact_id)
@@ -426,7 +427,7 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
             after = self._save(row, **changes)
             self._journal(f"review:{action}", actor, row, after)
         metrics.FACT_WRITES.labels(action="review", outcome="ok").inc()
-        return after
+        return fact_of(after)
 
     def _merge(self, fact_id: str, into: str | None, actor: Actor) -> FactRow:
         if into is None:

@@ -18,6 +18,7 @@ from fleetmem.core.contextfiles import FileRef
 from fleetmem.core.scope import validate_agent_name
 from fleetmem.errors import Conflict, InvalidInput, NotFound
 from fleetmem.service.file_types import Actor, FileView
+from fleetmem.service.records.files import NotesProposal, notes_proposal_of
 from fleetmem.store.file_proposals import PROPOSAL_STATUSES, ProposalRow, ProposalStore
 from fleetmem.store.files import FileStore
 
@@ -74,7 +75,7 @@ class ProposalsMixin:
         agent: str | None = None,
         status: str | None = "pending",
         limit: int = 50,
-    ) -> list[ProposalRow]:
+    ) -> list[NotesProposal]:
         """Proposals, newest first: one agent's or everyone's; ``status`` None for all."""
         if agent is not None:
             agent = validate_agent_name(agent)
@@ -82,13 +83,14 @@ class ProposalsMixin:
             raise InvalidInput("status", status, "must be pending, applied or dismissed")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LISTED:
             raise InvalidInput("limit", limit, f"must be an integer between 1 and {MAX_LISTED}")
-        return self.proposals.list_proposals(
+        rows = self.proposals.list_proposals(
             self.workspace, agent=agent, status=status, limit=limit
         )
+        return [notes_proposal_of(row) for row in rows]
 
-    def get_proposal(self: ProposalHost, proposal_id: object) -> ProposalRow:
+    def get_proposal(self: ProposalHost, proposal_id: object) -> NotesProposal:
         """One proposal; NotFound when this workspace has none by that id."""
-        return _find(self, proposal_id)
+        return notes_proposal_of(_find(self, proposal_id))
 
     def apply_proposal(self: ProposalHost, proposal_id: object, *, actor: Actor) -> FileView:
         """Write a pending proposal as a new revision of the agent's Notes, by ``actor``.
@@ -106,13 +108,13 @@ class ProposalsMixin:
         self._activity(actor, "applied", ref, view.revision, f"proposal {proposal.id}")
         return view
 
-    def dismiss_proposal(self: ProposalHost, proposal_id: object, *, actor: Actor) -> ProposalRow:
+    def dismiss_proposal(self: ProposalHost, proposal_id: object, *, actor: Actor) -> NotesProposal:
         """Set a pending proposal aside; the file is not touched."""
         proposal = _pending(self, proposal_id)
         _decide(self, proposal, "dismissed", actor, None)
         ref = self.ref("notes", agent=proposal.agent)
         self._activity(actor, "dismissed", ref, proposal.base_revision, f"proposal {proposal.id}")
-        return _find(self, proposal.id)
+        return notes_proposal_of(_find(self, proposal.id))
 
 
 def _find(host: ProposalHost, proposal_id: object) -> ProposalRow:

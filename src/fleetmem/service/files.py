@@ -64,8 +64,14 @@ from fleetmem.service.file_types import (
     Meter,
     NotesUpdate,
 )
+from fleetmem.service.records.files import (
+    FileActivity,
+    FileRevision,
+    file_activity_of,
+    file_revision_of,
+)
 from fleetmem.store.file_proposals import ProposalStore
-from fleetmem.store.files import ActivityRow, FileKey, FileRow, FileStore, NewRevision, RevisionRow
+from fleetmem.store.files import ActivityRow, FileKey, FileRow, FileStore, NewRevision
 from fleetmem.tokenize import get_tokenizer
 
 __all__ = [
@@ -239,6 +245,10 @@ class ContextFileService(ProposalsMixin, ContextMixin):
             if s.slug in rows and rows[s.slug].mode == "every_run"
         ]
 
+    def every_run_names(self) -> list[str]:
+        """The names of the every-run workspace files, in catalog order (for the web rail)."""
+        return [row.key.name for row in self.every_run_rows()]
+
     def list_files(self, *, agent: str | None = None, repo: str | None = None) -> list[FileView]:
         """The six workspace files, an agent's eight files, or a repository's notebook and
         scope prompt."""
@@ -270,20 +280,21 @@ class ContextFileService(ProposalsMixin, ContextMixin):
         report = view.meter.report
         return view.body if report is None else render_marked(view.body, report)
 
-    def history(self, ref: FileRef) -> list[RevisionRow]:
+    def history(self, ref: FileRef) -> list[FileRevision]:
         """Retained revisions, newest first (the last 20 plus all younger than 30 days)."""
-        return self.store.list_revisions(self._key(ref))
+        return [file_revision_of(row) for row in self.store.list_revisions(self._key(ref))]
 
-    def revision(self, ref: FileRef, revision: int) -> RevisionRow:
+    def revision(self, ref: FileRef, revision: int) -> FileRevision:
         row = self.store.get_revision(self._key(ref), _revision_number(revision))
         if row is None:
             raise NotFound("no such revision", file=str(ref), revision=revision)
-        return row
+        return file_revision_of(row)
 
-    def activity(self, *, limit: int = 50, ref: FileRef | None = None) -> list[ActivityRow]:
+    def activity(self, *, limit: int = 50, ref: FileRef | None = None) -> list[FileActivity]:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise InvalidInput("limit", limit, "must be an integer between 1 and 1000")
-        return self.store.list_activity(self.workspace, limit, None if ref is None else str(ref))
+        rows = self.store.list_activity(self.workspace, limit, None if ref is None else str(ref))
+        return [file_activity_of(row) for row in rows]
 
     # ---- writing (people) -------------------------------------------------------------
     def save(self, ref: FileRef, text: object, *, base_revision: int, actor: Actor) -> FileView:

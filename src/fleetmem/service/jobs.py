@@ -15,7 +15,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from fleetmem.errors import StoreError
 from fleetmem.service.memory import MemoryService
@@ -38,6 +39,34 @@ class FactPurger(Protocol):
 
 class DeliveryCounts(Protocol):
     def adopt_deliveries(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class HourlyPass:
+    """What one hourly pass did: episodes forgotten by retention, facts purged past their
+    30 restorable days, and the text index's upkeep (``Compaction.as_dict``)."""
+
+    retention_forgotten: int
+    facts_purged: int
+    index_compacted: dict[str, Any]
+
+
+def hourly_pass_once(memory: MemoryService, facts: FactPurger) -> HourlyPass | None:
+    """The daemon's hourly pass, done once by a process that is not a daemon (``fleetmem
+    jobs`` from cron), under the same lease as the daemons' own: None when a daemon holds it
+    at that moment (it is doing the same work). Here rather than in the CLI because the lease
+    and its holder tag belong to the store, which no surface reaches."""
+    holder = holder_tag()
+    hold = memory.settings.store.claim_timeout_s
+    if not memory.store.claim_lease(HOURLY_LEASE, holder, now=memory.now(), hold_s=hold):
+        return None
+    try:
+        pruned = memory.apply_retention()
+        purged = facts.purge_expired()
+        compacted = memory.compact_index().as_dict()
+    finally:
+        memory.store.release_lease(HOURLY_LEASE, holder, done_at=memory.now())
+    return HourlyPass(pruned, purged, compacted)
 
 
 class BackgroundJobs:

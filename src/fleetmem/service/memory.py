@@ -67,6 +67,12 @@ from fleetmem.service.memory_inputs import (
     short_error,
     valid_record_ids,
 )
+from fleetmem.service.records.episodes import (
+    EpisodeIndexEntry,
+    StoredEpisode,
+    episode_of,
+    index_entry_of,
+)
 from fleetmem.service.reembed import vector_progress
 from fleetmem.service.runrecords import parse_run_record
 from fleetmem.service.summaries import Summarizer
@@ -491,22 +497,28 @@ class MemoryService(EpisodeRecallMixin):
         repo: str | None = None,
         since: float | None = None,
         limit: int = 100,
-    ) -> list[EpisodeRow]:
+    ) -> list[StoredEpisode]:
         if not 1 <= limit <= 1000:
             raise InvalidInput("limit", limit, "must be between 1 and 1000")
         if repo is not None:
             repo = validate_repo_key(repo)
         if agent is not None:
             agent = validate_agent_name(agent)
-        return self.store.list_episodes(
+        rows = self.store.list_episodes(
             EpisodeFilter(agent=agent, repo=repo, since=since, limit=limit)
         )
+        return [episode_of(row) for row in rows]
 
-    def get_episode(self, episode_id: str) -> EpisodeRow:
+    def get_episode(self, episode_id: str) -> StoredEpisode:
         row = self.store.get_episode(episode_id)
         if row is None:
             raise UnknownEpisode(episode_id)
-        return row
+        return episode_of(row)
+
+    def episode_index(self, episode_id: str) -> list[EpisodeIndexEntry]:
+        """Where each provider holds ``episode_id`` and in what state (empty until one has
+        recorded it), forgotten episodes included: forgetting reports through it."""
+        return [index_entry_of(row) for row in self.store.index_rows_for_episode(episode_id)]
 
     def scopes_for(
         self, *, repo: str | None = None, agent: str | None = None, every_repo: bool = False

@@ -39,7 +39,17 @@ from fleetmem.core.scope import (
 from fleetmem.errors import Conflict, InvalidInput, NotAttributed, NotFound
 from fleetmem.service.gitrepo import Repository, RepositoryResolver, relative_to_repository
 from fleetmem.service.memory import RunStored
-from fleetmem.store.base import EventRow, RunRow, SessionRow
+from fleetmem.service.records.runs import (
+    LiveRunInfo,
+    RunEvent,
+    RunSession,
+    StoredRun,
+    event_of,
+    live_run_of,
+    session_of,
+    stored_run_of,
+)
+from fleetmem.store.base import RunRow
 from fleetmem.store.runs import LiveRunRow, LiveRunStore
 
 log = logging.getLogger("fleetmem.runs")
@@ -90,9 +100,9 @@ class OpenedRun:
 
 @dataclass(frozen=True, slots=True)
 class LiveRun:
-    """A live-runs row with its state as of now."""
+    """A live run with its state as of now."""
 
-    row: LiveRunRow
+    info: LiveRunInfo
     state: RunState
 
 
@@ -118,7 +128,7 @@ class Caller:
 class Collision:
     """Another live run on the same repository; ``overlap`` are files both have edited."""
 
-    run: LiveRunRow
+    run: LiveRunInfo
     strength: Strength
     overlap: tuple[str, ...]
 
@@ -148,9 +158,9 @@ class RunDetail:
 
     run_id: str
     live: LiveRun | None
-    stored: RunRow | None
-    sessions: tuple[SessionRow, ...]
-    events: tuple[EventRow, ...]
+    stored: StoredRun | None
+    sessions: tuple[RunSession, ...]
+    events: tuple[RunEvent, ...]
 
 
 class RunsService:
@@ -285,7 +295,7 @@ class RunsService:
         )
         fresh = self.store.get_live_run(row.run_id)
         assert fresh is not None
-        return LiveRun(fresh, self._state(fresh, now))
+        return LiveRun(live_run_of(fresh), self._state(fresh, now))
 
     def touch(self, token: str | None, paths: Sequence[str]) -> LiveRun:
         """Record that the token's run edited ``paths`` (a heartbeat that carries files)."""
@@ -369,12 +379,13 @@ class RunsService:
         return row
 
     # ---- presence and collisions ------------------------------------------------------
-    def live_runs(self, repo: str | None = None) -> list[LiveRunRow]:
+    def live_runs(self, repo: str | None = None) -> list[LiveRunInfo]:
         """Runs open and heard from within ``expire_after``, by repository, branch, start."""
         if repo is not None:
             repo = validate_repo_key(repo)
         self.sweep()
-        return self.store.open_live_runs(repo, self._clock() - self.expire_after_s)
+        rows = self.store.open_live_runs(repo, self._clock() - self.expire_after_s)
+        return [live_run_of(row) for row in rows]
 
     def collisions(
         self,
@@ -458,10 +469,14 @@ class RunsService:
         stored = self.store.get_run(run_id)
         if live_row is None and stored is None:
             raise NotFound("unknown run", run=run_id)
-        live = None if live_row is None else LiveRun(live_row, self._state(live_row, self.now()))
-        sessions = tuple(self.store.run_sessions(run_id)) if stored else ()
-        events = tuple(self.store.run_events(run_id)) if stored else ()
-        return RunDetail(run_id, live, stored, sessions, events)
+        live = None
+        if live_row is not None:
+            live = LiveRun(live_run_of(live_row), self._state(live_row, self.now()))
+        if stored is None:
+            return RunDetail(run_id, live, None, (), ())
+        sessions = tuple(session_of(s) for s in self.store.run_sessions(run_id))
+        events = tuple(event_of(e) for e in self.store.run_events(run_id))
+        return RunDetail(run_id, live, stored_run_of(stored), sessions, events)
 
     # ---- helpers ----------------------------------------------------------------------
     def _state(self, row: LiveRunRow, now: float) -> RunState:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from fleetmem.core.briefing import BRIEFING_RULES, MAX_BRIEFING_BYTES
 from fleetmem.errors import NotFound
 from fleetmem.service.agent_memory import OperatorRecall
-from fleetmem.store.base import RunRow
+from fleetmem.service.records.runs import StoredRun
 from fleetmem.surfaces.fact_views import fact_view
 from fleetmem.surfaces.views import iso
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from fleetmem.service.bootstrap import App
 
 
-def recent_run_view(row: RunRow) -> dict[str, Any]:
+def recent_run_view(row: StoredRun) -> dict[str, Any]:
     return {
         "run_id": row.run_id,
         "agent": row.agent,

@@ -25,11 +25,11 @@ from fleetmem.service.fact_results import (
     WriteResult,
 )
 from fleetmem.service.fact_tidy import TidyUp
-from fleetmem.store.facts import ExposureRow, FactRow, KeptPairRow, ProvenanceRow, VoteRow
+from fleetmem.service.records.facts import Fact, FactExposure, FactProvenance, FactVote, KeptApart
 from fleetmem.surfaces.views import iso
 
 
-def fact_view(row: FactRow) -> dict[str, Any]:
+def fact_view(row: Fact) -> dict[str, Any]:
     return {
         "id": row.id,
         "body": row.body,
@@ -68,7 +68,7 @@ def _near(items: tuple[NearDuplicate, ...]) -> list[dict[str, Any]]:
     return [{"id": n.fact_id, "similarity": n.similarity, "body": n.body} for n in items]
 
 
-def _provenance(p: ProvenanceRow) -> dict[str, Any]:
+def _provenance(p: FactProvenance) -> dict[str, Any]:
     return {
         "origin": p.origin,
         "author": p.author,
@@ -178,7 +178,7 @@ def history_view(history: History) -> dict[str, Any]:
     }
 
 
-def vote_view(v: VoteRow) -> dict[str, Any]:
+def vote_view(v: FactVote) -> dict[str, Any]:
     return {
         "run_id": v.run_id,
         "agent": v.agent,
@@ -210,7 +210,7 @@ def vote_result_view(result: VoteResult) -> dict[str, Any]:
     }
 
 
-def exposure_view(e: ExposureRow) -> dict[str, Any]:
+def exposure_view(e: FactExposure) -> dict[str, Any]:
     return {
         "run_id": e.run_id,
         "fact_id": e.fact_id,
@@ -276,5 +276,5 @@ def tidy_view(tidy: TidyUp) -> dict[str, Any]:
     }
 
 
-def kept_pair_view(row: KeptPairRow) -> dict[str, Any]:
+def kept_pair_view(row: KeptApart) -> dict[str, Any]:
     return {"first": row.first_id, "second": row.second_id, "at": iso(row.at)}

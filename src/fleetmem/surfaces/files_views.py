@@ -18,7 +18,7 @@ from fleetmem.service.files import (
     Meter,
     NotesUpdate,
 )
-from fleetmem.store.files import ActivityRow, LoadRow, RevisionRow
+from fleetmem.service.records.files import ContextLoad, FileActivity, FileRevision
 from fleetmem.surfaces.views import iso
 
 
@@ -81,7 +81,7 @@ def file_view(view: FileView, *, body: bool = True) -> dict[str, Any]:
     return out
 
 
-def revision_view(row: RevisionRow, *, body: bool = False) -> dict[str, Any]:
+def revision_view(row: FileRevision, *, body: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {
         "revision": row.revision,
         "created_at": iso(row.created_at),
@@ -97,7 +97,7 @@ def revision_view(row: RevisionRow, *, body: bool = False) -> dict[str, Any]:
     return out
 
 
-def activity_view(row: ActivityRow) -> dict[str, Any]:
+def activity_view(row: FileActivity) -> dict[str, Any]:
     return {
         "at": iso(row.at),
         "actor": f"{row.actor_kind}:{row.actor}",
@@ -110,7 +110,7 @@ def activity_view(row: ActivityRow) -> dict[str, Any]:
     }
 
 
-def load_view(row: LoadRow) -> dict[str, Any]:
+def load_view(row: ContextLoad) -> dict[str, Any]:
     return {
         "run_id": row.run_id,
         "agent": row.agent,

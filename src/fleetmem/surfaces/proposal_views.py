@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from fleetmem.store.file_proposals import ProposalRow
+from fleetmem.service.records.files import NotesProposal
 
 
 def _iso(ts: float | None) -> str | None:
@@ -14,7 +14,7 @@ def _iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def proposal_view(row: ProposalRow) -> dict[str, Any]:
+def proposal_view(row: NotesProposal) -> dict[str, Any]:
     return {
         "id": row.id,
         "agent": row.agent,

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fleetmem.service.records.runs import LiveRunInfo
 from fleetmem.service.runs import Caller, Collision, LiveRun, OpenedRun, RunDetail, RunSummary
-from fleetmem.store.runs import LiveRunRow
 from fleetmem.surfaces.views import iso
 
 
@@ -26,7 +26,7 @@ def opened_view(run: OpenedRun) -> dict[str, Any]:
     }
 
 
-def live_row_view(row: LiveRunRow, state: str | None = None) -> dict[str, Any]:
+def live_row_view(row: LiveRunInfo, state: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "run_id": row.run_id,
         "agent": row.agent,
@@ -47,7 +47,7 @@ def live_row_view(row: LiveRunRow, state: str | None = None) -> dict[str, Any]:
 
 
 def live_view(run: LiveRun) -> dict[str, Any]:
-    return live_row_view(run.row, run.state)
+    return live_row_view(run.info, run.state)
 
 
 def summary_view(s: RunSummary) -> dict[str, Any]:
@@ -105,7 +105,7 @@ def detail_view(d: RunDetail) -> dict[str, Any]:
     }
 
 
-def presence_view(rows: Sequence[LiveRunRow]) -> dict[str, Any]:
+def presence_view(rows: Sequence[LiveRunInfo]) -> dict[str, Any]:
     return {"runs": [live_row_view(r, "live") for r in rows]}
 
 

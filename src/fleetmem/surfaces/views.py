@@ -10,7 +10,7 @@ from typing import Any
 
 from fleetmem.errors import NotFound
 from fleetmem.service.memory import ForgetResult, IngestResult, RecallResult
-from fleetmem.store.base import EpisodeRow, IndexRow
+from fleetmem.service.records.episodes import EpisodeIndexEntry, StoredEpisode
 
 
 def iso(ts: float | None) -> str | None:
@@ -20,7 +20,7 @@ def iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def episode_brief(row: EpisodeRow) -> dict[str, Any]:
+def episode_brief(row: StoredEpisode) -> dict[str, Any]:
     return {
         "episode_id": row.id,
         "run_id": row.run_id,
@@ -39,7 +39,7 @@ def episode_brief(row: EpisodeRow) -> dict[str, Any]:
     }
 
 
-def index_row(row: IndexRow) -> dict[str, Any]:
+def index_row(row: EpisodeIndexEntry) -> dict[str, Any]:
     return {
         "provider": row.provider,
         "provider_id": row.provider_id,
@@ -50,7 +50,7 @@ def index_row(row: IndexRow) -> dict[str, Any]:
     }
 
 
-def readable_episode(row: EpisodeRow) -> EpisodeRow:
+def readable_episode(row: StoredEpisode) -> StoredEpisode:
     """``row`` unless it is forgotten: a forgotten episode is deleted as far as reads go, on
     the CLI as over HTTP (404 / exit 3); forgetting it again reports each index's state."""
     if row.forgotten_at is not None:
@@ -62,7 +62,7 @@ def readable_episode(row: EpisodeRow) -> EpisodeRow:
     return row
 
 
-def episode_detail(row: EpisodeRow, index: list[IndexRow]) -> dict[str, Any]:
+def episode_detail(row: StoredEpisode, index: list[EpisodeIndexEntry]) -> dict[str, Any]:
     """What left the daemon: the episode object and text exactly as sent to providers."""
     out = episode_brief(row)
     out["episode"] = row.episode

@@ -129,7 +129,7 @@ def _cmd_episodes(app: Any, args: argparse.Namespace) -> int:
             raise InvalidInput("episodes", " ".join(args.action), "use `episodes show ID`")
         episode_id = args.action[1]
         row = views.readable_episode(app.memory.get_episode(episode_id))
-        detail = views.episode_detail(row, app.store.index_rows_for_episode(episode_id))
+        detail = views.episode_detail(row, app.memory.episode_index(episode_id))
         emit(args, detail, _show_text)
         return EXIT_OK
     since = parse_since(args.since, app.memory.now()) if args.since else None
@@ -320,28 +320,17 @@ def _cmd_jobs(app: Any, args: argparse.Namespace) -> int:
     # `fleetmem jobs` from cron instead of a daemon still purges facts past their 30 days and
     # keeps the text index in few segments.
     # Under the daemons' lease: never at the same moment as a daemon's own pass.
-    from fleetmem.service.jobs import HOURLY_LEASE
-    from fleetmem.store.leases import holder_tag
+    from fleetmem.service.jobs import hourly_pass_once
 
     done = app.memory.process_jobs()
-    holder = holder_tag()
-    hold = app.settings.store.claim_timeout_s
-    pruned = purged = 0
-    compacted = None
-    if app.store.claim_lease(HOURLY_LEASE, holder, now=app.memory.now(), hold_s=hold):
-        try:
-            pruned = app.memory.apply_retention()
-            purged = app.facts.purge_expired()
-            compacted = app.memory.compact_index().as_dict()
-        finally:
-            app.store.release_lease(HOURLY_LEASE, holder, done_at=app.memory.now())
+    hourly = hourly_pass_once(app.memory, app.facts)
     fixed = app.memory.backfill_vectors()
     data = {
         "processed": done,
-        "retention_forgotten": pruned,
-        "facts_purged": purged,
+        "retention_forgotten": 0 if hourly is None else hourly.retention_forgotten,
+        "facts_purged": 0 if hourly is None else hourly.facts_purged,
         # None: a daemon was running its hourly pass at that moment (it does the same work).
-        "index_compacted": compacted,
+        "index_compacted": None if hourly is None else hourly.index_compacted,
         "vectors_backfilled": fixed,
     }
     emit(args, data, lambda d: json.dumps(d))

@@ -61,7 +61,7 @@ def routes(app: App) -> APIRouter:
     @api.get("/api/v1/episodes/{episode_id}", **documented(m.EpisodeDetail, 404))
     def get_episode(episode_id: str) -> dict[str, Any]:
         row = views.readable_episode(app.memory.get_episode(episode_id))
-        return views.episode_detail(row, app.store.index_rows_for_episode(episode_id))
+        return views.episode_detail(row, app.memory.episode_index(episode_id))
 
     @api.delete("/api/v1/episodes/{episode_id}", **documented(m.EpisodeForgotten, 404, 409))
     def forget(episode_id: str) -> dict[str, Any]:

@@ -62,7 +62,7 @@ class LocalSource:
         from fleetmem.surfaces import views
 
         row = self.app.memory.get_episode(episode_id)
-        return views.episode_detail(row, self.app.store.index_rows_for_episode(episode_id))
+        return views.episode_detail(row, self.app.memory.episode_index(episode_id))
 
     def proposals(self) -> list[dict[str, Any]]:
         from fleetmem.surfaces import fact_views

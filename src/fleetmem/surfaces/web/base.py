@@ -139,7 +139,7 @@ class Web:
         workspaces = self.root.workspaces.list()
         current = next((w for w in workspaces if w.id == app.workspace), workspaces[0])
         counts = app.facts.counts()
-        every_run = {row.key.name for row in app.files.every_run_rows()}
+        every_run = set(app.files.every_run_names())
         listing = app.files.listing()
         return {
             "section": section,

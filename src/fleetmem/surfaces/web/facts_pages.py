@@ -27,8 +27,8 @@ from fleetmem.core.facts import (
 from fleetmem.embed.health import EmbedderHealth, describe_embedder
 from fleetmem.errors import FleetmemError, InvalidInput
 from fleetmem.service.fact_base import local_user
+from fleetmem.service.records.facts import Fact
 from fleetmem.service.usage import runs_using
-from fleetmem.store.facts import FactRow
 from fleetmem.surfaces import fact_views
 from fleetmem.surfaces.web.base import (
     Web,
@@ -107,7 +107,7 @@ def in_flight_line(count: int) -> str:
     return f"{count:,} run{'' if count == 1 else 's'} in flight still {verb} the previous version."
 
 
-def origin_label(row: FactRow, me: str) -> str:
+def origin_label(row: Fact, me: str) -> str:
     if row.origin == "human":
         return "You" if row.author == me else row.author
     if row.origin == "tidy-up":
@@ -128,7 +128,7 @@ def scope_choice_label(scope: str) -> str:
     return {"agent": f"only {name}", "project": f"runs in {name}"}.get(kind, "every agent")
 
 
-def fact_item(row: FactRow, used: int, me: str, now: float) -> dict[str, Any]:
+def fact_item(row: Fact, used: int, me: str, now: float) -> dict[str, Any]:
     return {
         "id": row.id,
         "body": row.body,
@@ -240,9 +240,9 @@ def list_context(web: Web, params: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _oldest(web: Web, status: str | None, pinned: bool | None) -> tuple[list[FactRow], Any]:
+def _oldest(web: Web, status: str | None, pinned: bool | None) -> tuple[list[Fact], Any]:
     """The oldest page: the list is newest first, so walk it to its end (at most 2,200 rows)."""
-    rows: list[FactRow] = []
+    rows: list[Fact] = []
     cursor = None
     while True:
         page = web.app.facts.list(status=status, pinned=pinned, limit=500, cursor=cursor)

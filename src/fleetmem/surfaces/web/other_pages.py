@@ -189,7 +189,7 @@ def routes(web: Web) -> APIRouter:
     def episode(episode_id: str, request: Request) -> Response:
         session = web.session(request)
         row = web.app.memory.get_episode(episode_id)
-        detail = views.episode_detail(row, web.app.store.index_rows_for_episode(episode_id))
+        detail = views.episode_detail(row, web.app.memory.episode_index(episode_id))
         ctx = {"e": detail, "row": row, "forgot": request.query_params.get("forgot") == "1"}
         return web.page(request, session, "episode.html", "episodes", ctx)
 

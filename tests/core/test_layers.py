@@ -1,0 +1,94 @@
+"""Surfaces and integrations reach the store only through the services.
+
+They format what the services return (``fleetmem.service.records`` and the services' own
+result types); a module of theirs that imported ``fleetmem.store`` would format the store's
+rows again, and a column change would reach the API, the pages and the MCP answers.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "fleetmem"
+GUARDED = ("surfaces", "integrations")
+FORBIDDEN = "fleetmem.store"
+
+
+def _absolute(module: str, node: ast.ImportFrom) -> str:
+    """The absolute name an ``import from`` names, relative ones resolved from ``module``."""
+    if node.level == 0:
+        return node.module or ""
+    package = module.split(".")[: -node.level]
+    return ".".join([*package, *([node.module] if node.module else [])])
+
+
+def _store_imports(path: Path, module: str) -> list[str]:
+    """Each import of ``path`` (module ``module``) that reaches the store, as written."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[str] = []
+    for node in ast.walk(tree):  # every import, those inside functions included
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(module, node)
+            # `from fleetmem import store` and `from .. import store` name the package too.
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        if any(n == FORBIDDEN or n.startswith(FORBIDDEN + ".") for n in names):
+            found.append(ast.unparse(node))
+    return found
+
+
+def _modules(src: Path) -> list[tuple[Path, str]]:
+    """Every module of the guarded layers under ``src`` (the ``fleetmem`` package), with its
+    dotted name; a package's ``__init__`` keeps it, so its relative imports resolve from the
+    package itself."""
+    return [
+        (path, ".".join(path.relative_to(src.parent).with_suffix("").parts))
+        for layer in GUARDED
+        for path in sorted((src / layer).rglob("*.py"))
+    ]
+
+
+def _offenders(src: Path) -> list[str]:
+    return [
+        f"{module}: {imp}" for path, module in _modules(src) for imp in _store_imports(path, module)
+    ]
+
+
+def test_surfaces_and_integrations_do_not_import_the_store() -> None:
+    modules = _modules(SRC)
+    # Guards against a walk that finds nothing (a moved tree) passing silently.
+    assert len(modules) > 50
+    assert _offenders(SRC) == []
+
+
+def test_the_walker_catches_each_way_of_importing_the_store(tmp_path: Path) -> None:
+    src = tmp_path / "fleetmem"
+    (src / "surfaces" / "web").mkdir(parents=True)
+    (src / "integrations").mkdir()
+    (src / "surfaces" / "fine.py").write_text(
+        "from fleetmem.service.records.facts import Fact\nimport fleetmem.storage_notes\n",
+        encoding="utf-8",
+    )
+    (src / "surfaces" / "web" / "bad.py").write_text(
+        "from fleetmem.store.facts import FactRow\n"
+        "from ...store import base\n"
+        "from ... import store\n"
+        "def late():\n"
+        "    import fleetmem.store.leases\n",
+        encoding="utf-8",
+    )
+    (src / "integrations" / "__init__.py").write_text(
+        "from fleetmem import store\nfrom ..store.runs import LiveRunRow\n", encoding="utf-8"
+    )
+    assert _offenders(src) == [
+        "fleetmem.surfaces.web.bad: from fleetmem.store.facts import FactRow",
+        "fleetmem.surfaces.web.bad: from ...store import base",
+        "fleetmem.surfaces.web.bad: from ... import store",
+        "fleetmem.surfaces.web.bad: import fleetmem.store.leases",
+        "fleetmem.integrations.__init__: from fleetmem import store",
+        "fleetmem.integrations.__init__: from ..store.runs import LiveRunRow",
+    ]
