@@ -77,6 +77,7 @@ from bench.populate import (
     store_mib,
     write_path_at_size,
 )
+from fleetmem.store.sqlite import vector_blob
 
 # Other benchmarks import the population pieces from here; they live in bench.populate.
 __all__ = [
@@ -152,7 +153,7 @@ def measure(
         " ON m.content_hash = v.content_hash AND m.model_id = v.model_id WHERE v.model_id = ?",
         (model_id,),
     ).fetchall()
-    matrix = np.frombuffer(b"".join(b[0] for b in blobs), dtype=np.float32).reshape(-1, 384)
+    matrix = vector_blob.decode_rows([b[0] for b in blobs], 384)
     del blobs
     fts = sqlite3.connect(f"file:{home / 'fleetmem.db'}?mode=ro", uri=True)
     scope_counts = dict(conn.execute("SELECT scope, count(*) FROM episodes GROUP BY scope"))

@@ -63,7 +63,9 @@ def _seed(home: Path, n_facts: int = FACTS) -> None:
             embedder=None,
             clock=lambda: start,
         )
-        first = facts.add(_body(0), actor=Actor("human", "bench")).fact
+        added = facts.add(_body(0), actor=Actor("human", "bench")).fact
+        first = app.store.fact_get(facts.workspace, added.id)  # the stored row, to copy
+        assert first is not None
         ids = [first.id]
         with app.store.transaction():
             for i in range(1, n_facts):
