@@ -171,9 +171,9 @@ def test_migration_21_carries_every_row_and_old_vectors_stay_exact(tmp_path: Pat
     conn = store.db.conn
     got = store.cached_embedding("h", "m")
     assert got is not None and np.array_equal(got, row)  # untouched by the migration
-    for table in ("embeddings", "events"):
-        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
-        assert "WITHOUT ROWID" in sql[0], table
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'events'").fetchone()
+    assert "WITHOUT ROWID" in sql[0]
+    assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'events_path'").fetchone() is None
     # The orphan (its session gone, as the cascade would have left it) is not carried.
     assert [tuple(r) for r in conn.execute("SELECT type, path FROM events")] == [
         ("edit", "src/a.py")
