@@ -18,11 +18,10 @@ from fleetmem.core.textquery import fts_match
 from fleetmem.service.bootstrap import App
 from fleetmem.store.sqlite import builtin_index, term_stats
 from fleetmem.store.sqlite.builtin_index import scope_token
-from fleetmem.store.sqlite.db import _statements
-from fleetmem.store.sqlite.migrations import MIGRATIONS
 from fleetmem.store.sqlite.packed import unpack
 from fleetmem.store.sqlite.store import SqliteStore
 from tests.conftest import make_record, session
+from tests.store.schema_at import store_before
 
 API = "github.com/acme/api"
 WEB = "github.com/acme/web"
@@ -181,18 +180,7 @@ def test_vector_search_over_two_scopes_merges_by_similarity(
 @pytest.mark.sqlite_only(reason="rebuilds an FTS5 table of SQLite's migration 11")
 def test_migration_11_gives_existing_rows_their_scope_token(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute(
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-        " applied_at REAL NOT NULL)"
-    )
-    for version, name, sql in MIGRATIONS:
-        if version >= 11:
-            continue
-        for statement in _statements(sql):
-            conn.execute(statement)
-        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 0)", (version, name))
-    conn.execute("PRAGMA foreign_keys = OFF")
+    conn = store_before(path, 11)
     conn.execute(
         "INSERT INTO episodes (rowid, id, run_id, agent, adapter, repo, outcome, scope,"
         " trust_class, started_at, recorded_at, text) VALUES (7, 'ep_00000000000000000007',"

@@ -16,11 +16,11 @@ from fleetmem.core.textquery import fts_match
 from fleetmem.service.bootstrap import App
 from fleetmem.store.sqlite import vector_blob
 from fleetmem.store.sqlite.builtin_index import scope_token
-from fleetmem.store.sqlite.db import Database, _statements
-from fleetmem.store.sqlite.migrations import MIGRATIONS
+from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.packed import unpack
 from fleetmem.store.sqlite.store import SqliteStore
 from tests.conftest import make_record, session
+from tests.store.schema_at import store_before
 from tests.store.test_builtin_index import _episode
 
 API = "github.com/acme/api"
@@ -122,18 +122,7 @@ def test_replacing_and_deleting_an_entry_takes_its_own_words_out(
 
 def _old_store(path: Path) -> None:
     """A store as migration 20 left it, with one row in each table migration 21 rebuilds."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute(
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-        " applied_at REAL NOT NULL)"
-    )
-    for version, name, sql in MIGRATIONS:
-        if version >= 21:
-            continue
-        for statement in _statements(sql):
-            conn.execute(statement)
-        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 0)", (version, name))
-    conn.execute("PRAGMA foreign_keys = OFF")
+    conn = store_before(path, 21)
     conn.execute(
         "INSERT INTO episodes (rowid, id, run_id, agent, adapter, repo, outcome, scope,"
         " trust_class, started_at, recorded_at, text) VALUES (7, 'ep_00000000000000000007',"
@@ -271,18 +260,7 @@ def test_each_path_is_stored_once_and_leaves_with_the_last_run_naming_it(
 
 def test_migration_22_carries_each_runs_paths(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute(
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-        " applied_at REAL NOT NULL)"
-    )
-    for version, name, sql in MIGRATIONS:
-        if version >= 22:
-            continue
-        for statement in _statements(sql):
-            conn.execute(statement)
-        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 0)", (version, name))
-    conn.execute("PRAGMA foreign_keys = OFF")
+    conn = store_before(path, 22)
     for run in ("r1", "r2"):
         conn.execute(
             "INSERT INTO runs (run_id, agent, adapter, trigger, started_at, ended_at, outcome,"
