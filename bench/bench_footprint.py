@@ -57,7 +57,16 @@ REAL_VECTORS = 2_000
 
 #: Tables by class; an index goes with its table.
 CLASSES: dict[str, tuple[str, ...]] = {
-    "run records": ("runs", "sessions", "events", "run_paths", "live_runs", "live_run_files"),
+    "run records": (
+        "runs",
+        "sessions",
+        "events",
+        "run_paths",
+        "run_path_links",
+        "store_paths",
+        "live_runs",
+        "live_run_files",
+    ),
     "episodes": ("episodes",),
     "vectors": ("embeddings", "builtin_vectors"),
     "text index": (

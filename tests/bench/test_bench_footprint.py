@@ -41,3 +41,23 @@ def test_every_page_is_in_one_class(tmp_path: Path) -> None:
     assert classes["run records"]["bytes"] > 0 and classes["episodes"]["bytes"] > 0
     assert classes["text index"]["bytes"] > 0
     assert sum(c["bytes"] for c in classes.values()) == got["total_bytes"]
+
+
+def test_every_table_a_run_writes_is_a_run_record(tmp_path: Path) -> None:
+    # Migration 22 moved run_paths' rows into two tables behind a view of that name.
+    from bench.bench_footprint import _class_of
+
+    home = tmp_path / "home"
+    home.mkdir()
+    write_config(home, '[model_api]\nembedding_model = ""\n')
+    app = build(home, {"HOME": str(tmp_path)})
+    app.close()
+    conn = sqlite3.connect(home / "fleetmem.db")
+    tables = {
+        str(r[0])
+        for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+    }
+    conn.close()
+    for table in ("runs", "sessions", "events", "run_paths", "run_path_links", "store_paths"):
+        assert table in tables
+        assert _class_of(table) == "run records", table
