@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from fleetmem import process_memory
 from fleetmem.errors import StoreError
 from fleetmem.service.memory import MemoryService
 from fleetmem.service.reembed import TICK_BUDGET_S, ReembedSteps, run_reembed
@@ -130,6 +131,9 @@ class BackgroundJobs:
                     log.info("jobs.retention forgotten=%d", pruned)
             finally:
                 self._release(HOURLY_LEASE, done=True)
+                # Retention and upkeep can read the whole store: hand back the heap pages
+                # they leave free, which glibc would otherwise keep resident.
+                process_memory.give_back()
         self._probe_provider()
         self._adopt_deliveries()
         if self._claim(REEMBED_LEASE, every_s=0.0):
