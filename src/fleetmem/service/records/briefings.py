@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fleetmem.service.records import project
 from fleetmem.store.briefings import StoredBriefing
 
 
@@ -22,4 +23,4 @@ class RunBriefing:
 
 
 def run_briefing_of(row: StoredBriefing) -> RunBriefing:
-    return RunBriefing(text=row.text, fact_ids=row.fact_ids, origin=row.origin, version=row.version)
+    return project(RunBriefing, row)

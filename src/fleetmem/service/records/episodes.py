@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fleetmem.service.records import project
 from fleetmem.store.base import EpisodeRow, IndexRow
 
 
@@ -36,25 +37,7 @@ class StoredEpisode:
 
 
 def episode_of(row: EpisodeRow) -> StoredEpisode:
-    return StoredEpisode(
-        id=row.id,
-        run_id=row.run_id,
-        agent=row.agent,
-        adapter=row.adapter,
-        model=row.model,
-        repo=row.repo,
-        branch=row.branch,
-        outcome=row.outcome,
-        scope=row.scope,
-        trust_class=row.trust_class,
-        started_at=row.started_at,
-        recorded_at=row.recorded_at,
-        forgotten_at=row.forgotten_at,
-        summary=row.summary,
-        summary_outcome=row.summary_outcome,
-        episode=row.episode,
-        text=row.text,
-    )
+    return project(StoredEpisode, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +54,4 @@ class EpisodeIndexEntry:
 
 
 def index_entry_of(row: IndexRow) -> EpisodeIndexEntry:
-    return EpisodeIndexEntry(
-        provider=row.provider,
-        provider_id=row.provider_id,
-        scope=row.scope,
-        state=row.state,
-        recorded_at=row.recorded_at,
-        forgotten_at=row.forgotten_at,
-    )
+    return project(EpisodeIndexEntry, row)

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fleetmem.service.records import project
 from fleetmem.store.facts import (
     ExposureRow,
     FactRow,
@@ -43,25 +44,7 @@ class Fact:
 
 
 def fact_of(row: FactRow) -> Fact:
-    return Fact(
-        id=row.id,
-        body=row.body,
-        kind=row.kind,
-        scope=row.scope,
-        status=row.status,
-        pinned=row.pinned,
-        origin=row.origin,
-        author=row.author,
-        run_id=row.run_id,
-        conversation=row.conversation,
-        source=row.source,
-        revision=row.revision,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        confirmed_at=row.confirmed_at,
-        forgotten_at=row.forgotten_at,
-        merged_into=row.merged_into,
-    )
+    return project(Fact, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,14 +61,7 @@ class FactProvenance:
 
 
 def provenance_of(row: ProvenanceRow) -> FactProvenance:
-    return FactProvenance(
-        origin=row.origin,
-        author=row.author,
-        run_id=row.run_id,
-        conversation=row.conversation,
-        merged_from=row.merged_from,
-        at=row.at,
-    )
+    return project(FactProvenance, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,16 +80,7 @@ class FactChange:
 
 
 def change_of(row: JournalRow) -> FactChange:
-    return FactChange(
-        seq=row.seq,
-        action=row.action,
-        actor_kind=row.actor_kind,
-        actor=row.actor,
-        run_id=row.run_id,
-        at=row.at,
-        before=row.before,
-        after=row.after,
-    )
+    return project(FactChange, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,18 +101,7 @@ class FactVote:
 
 
 def vote_of(row: VoteRow) -> FactVote:
-    return FactVote(
-        fact_id=row.fact_id,
-        run_id=row.run_id,
-        agent=row.agent,
-        repo=row.repo,
-        stance=row.stance,
-        revision=row.revision,
-        counted=row.counted,
-        reason=row.reason,
-        note=row.note,
-        at=row.at,
-    )
+    return project(FactVote, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,17 +121,7 @@ class FactExposure:
 
 
 def exposure_of(row: ExposureRow) -> FactExposure:
-    return FactExposure(
-        run_id=row.run_id,
-        fact_id=row.fact_id,
-        revision=row.revision,
-        surface=row.surface,
-        served_as=row.served_as,
-        call_id=row.call_id,
-        agent=row.agent,
-        repo=row.repo,
-        at=row.at,
-    )
+    return project(FactExposure, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,4 +134,4 @@ class KeptApart:
 
 
 def kept_apart_of(row: KeptPairRow) -> KeptApart:
-    return KeptApart(first_id=row.first_id, second_id=row.second_id, at=row.at)
+    return project(KeptApart, row)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fleetmem.service.records import project
 from fleetmem.store.file_proposals import ProposalRow
 from fleetmem.store.files import ActivityRow, LoadRow, RevisionRow
 
@@ -26,16 +27,7 @@ class FileRevision:
 
 
 def file_revision_of(row: RevisionRow) -> FileRevision:
-    return FileRevision(
-        revision=row.revision,
-        body=row.body,
-        created_at=row.created_at,
-        author_kind=row.author_kind,
-        author=row.author,
-        run_id=row.run_id,
-        action=row.action,
-        restored_from=row.restored_from,
-    )
+    return project(FileRevision, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,16 +46,7 @@ class FileActivity:
 
 
 def file_activity_of(row: ActivityRow) -> FileActivity:
-    return FileActivity(
-        at=row.at,
-        actor_kind=row.actor_kind,
-        actor=row.actor,
-        run_id=row.run_id,
-        action=row.action,
-        ref=row.ref,
-        revision=row.revision,
-        detail=row.detail,
-    )
+    return project(FileActivity, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,18 +67,7 @@ class ContextLoad:
 
 
 def context_load_of(row: LoadRow) -> ContextLoad:
-    return ContextLoad(
-        run_id=row.run_id,
-        agent=row.agent,
-        repo=row.repo,
-        segment=row.segment,
-        ref=row.ref,
-        revision=row.revision,
-        budget=row.budget,
-        tokens=row.tokens,
-        used=row.used,
-        loaded_at=row.loaded_at,
-    )
+    return project(ContextLoad, row)
 
 
 @dataclass(frozen=True, slots=True)

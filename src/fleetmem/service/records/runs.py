@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fleetmem.service.records import project
 from fleetmem.store.base import EventRow, RunRow, SessionRow
 from fleetmem.store.runs import LiveRunRow
 
@@ -31,20 +32,7 @@ class LiveRunInfo:
 
 
 def live_run_of(row: LiveRunRow) -> LiveRunInfo:
-    return LiveRunInfo(
-        run_id=row.run_id,
-        agent=row.agent,
-        adapter=row.adapter,
-        repo=row.repo,
-        branch=row.branch,
-        workdir=row.workdir,
-        source=row.source,
-        opened_at=row.opened_at,
-        last_seen_at=row.last_seen_at,
-        closed_at=row.closed_at,
-        close_reason=row.close_reason,
-        files=row.files,
-    )
+    return project(LiveRunInfo, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,21 +56,7 @@ class StoredRun:
 
 
 def stored_run_of(row: RunRow) -> StoredRun:
-    return StoredRun(
-        run_id=row.run_id,
-        agent=row.agent,
-        adapter=row.adapter,
-        model=row.model,
-        trigger=row.trigger,
-        repo=row.repo,
-        branch=row.branch,
-        started_at=row.started_at,
-        ended_at=row.ended_at,
-        outcome=row.outcome,
-        reason=row.reason,
-        pull_request=row.pull_request,
-        episode_status=row.episode_status,
-    )
+    return project(StoredRun, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,14 +73,7 @@ class RunSession:
 
 
 def session_of(row: SessionRow) -> RunSession:
-    return RunSession(
-        session_id=row.session_id,
-        parent_id=row.parent_id,
-        subagent=row.subagent,
-        cwd=row.cwd,
-        repo=row.repo,
-        branch=row.branch,
-    )
+    return project(RunSession, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,4 +87,4 @@ class RunEvent:
 
 
 def event_of(row: EventRow) -> RunEvent:
-    return RunEvent(session_id=row.session_id, type=row.type, path=row.path)
+    return project(RunEvent, row)
