@@ -47,8 +47,7 @@ def decode(blob: bytes) -> Vector:
 def decode_rows(blobs: Sequence[bytes], dim: int) -> Vector:
     """Stored vectors of one dimension as a float32 ``(len(blobs), dim)`` matrix."""
     out = np.empty((len(blobs), dim), dtype=np.float32)
-    halves = [i for i, b in enumerate(blobs) if len(b) == 1 + 2 * dim]
-    if len(halves) == len(blobs):
+    if all(len(b) == 1 + 2 * dim for b in blobs):
         # The common case, one join and one conversion for the whole batch.
         joined = b"".join(bytes(b)[1:] for b in blobs)
         out[:] = np.frombuffer(joined, dtype="<f2").reshape(-1, dim)
