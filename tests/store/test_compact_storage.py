@@ -99,7 +99,9 @@ def test_replacing_and_deleting_an_entry_takes_its_own_words_out(
     make_app: Callable[..., App],
 ) -> None:
     app = make_app()
-    old, new = f"zq{secrets.token_hex(4)}", f"zq{secrets.token_hex(4)}"
+    # A trailing digit keeps the porter stemmer from shortening a word ("zq67e6051e"
+    # would be indexed as "zq67e6051"), so the vocabulary holds the words as written.
+    old, new = f"zq{secrets.token_hex(4)}7", f"zq{secrets.token_hex(4)}7"
     eid = _episode(app, 1, API, f"ledger {old} drift")
     assert _vocabulary(app).get(old) == 1
     app.store.builtin_put(eid, f"ledger {new} drift", None, None, "", "", context="near")
