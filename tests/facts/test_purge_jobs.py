@@ -10,7 +10,7 @@ import pytest
 from fleetmem.errors import UnknownFact
 from fleetmem.service.bootstrap import App
 from fleetmem.service.facts import FactService
-from fleetmem.service.jobs import BackgroundJobs
+from fleetmem.service.jobs import BackgroundJobs, hourly_pass_once
 from tests.facts.conftest import ALICE, Clock
 
 DAY = 86_400.0
@@ -124,3 +124,32 @@ def test_purge_expired_works_through_more_than_one_batch(
         with pytest.raises(UnknownFact):
             facts.get(fact_id)
     assert facts.purge_expired(batch=2) == 0
+
+
+def test_the_cron_pass_does_every_step_before_it_reports_a_failed_one(
+    make_facts: Callable[..., tuple[App, FactService]],
+    clock: Clock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # `fleetmem jobs` and the daemon's tick share one pass: a failed purge still lets the
+    # index's upkeep run, the lease is given back, and the command then reports the failure.
+    app, facts = make_facts()
+    forget_new(facts, clock, "Rotate the signing key every quarter.")
+    clock.advance(31 * DAY)
+    upkeep: list[bool] = []
+    compact = app.memory.compact_index
+
+    def counted_compact() -> object:
+        upkeep.append(True)
+        return compact()
+
+    app.memory.compact_index = counted_compact  # type: ignore[method-assign]
+    with (
+        caplog.at_level(logging.WARNING, logger="fleetmem.jobs"),
+        pytest.raises(RuntimeError, match="database is locked"),
+    ):
+        hourly_pass_once(app.memory, FailsOnce(facts))
+    assert upkeep == [True]
+    assert "jobs.facts_purge_failed error=RuntimeError" in caplog.text
+    done = hourly_pass_once(app.memory, facts)  # the lease was released: a second pass runs
+    assert done is not None and done.facts_purged == 1 and done.errors == {}

@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from fleetmem import process_memory
@@ -45,29 +45,64 @@ class DeliveryCounts(Protocol):
 @dataclass(frozen=True, slots=True)
 class HourlyPass:
     """What one hourly pass did: episodes forgotten by retention, facts purged past their
-    30 restorable days, and the text index's upkeep (``Compaction.as_dict``)."""
+    30 restorable days, and the text index's upkeep (``Compaction.as_dict``, empty when that
+    step failed). ``errors`` holds each step that failed, by name, with its exception."""
 
     retention_forgotten: int
     facts_purged: int
     index_compacted: dict[str, Any]
+    errors: dict[str, Exception] = field(default_factory=dict)
+
+
+def hourly_pass(memory: MemoryService, facts: FactPurger | None) -> HourlyPass:
+    """The hourly work, the same for a daemon's jobs thread and for ``fleetmem jobs``; the
+    caller holds :data:`HOURLY_LEASE`.
+
+    Retention goes first so the index's upkeep then merges away what it forgot. Each step
+    is guarded on its own: a failed purge must not skip retention or the upkeep (each step
+    is its own transaction, so a failure leaves the store as correct as before), and the
+    next pass tries again.
+    """
+    errors: dict[str, Exception] = {}
+
+    def step(name: str, work: Callable[[], Any], otherwise: Any) -> Any:
+        try:
+            return work()
+        except Exception as exc:
+            log.warning("jobs.%s_failed error=%s", name, type(exc).__name__)
+            errors[name] = exc
+            return otherwise
+
+    pruned = step("retention", memory.apply_retention, 0)
+    if pruned:
+        log.info("jobs.retention forgotten=%d", pruned)
+    purged = 0 if facts is None else step("facts_purge", facts.purge_expired, 0)
+    if purged:
+        log.info("jobs.facts_purged count=%d", purged)
+    compacted = step("index_compact", lambda: memory.compact_index().as_dict(), {})
+    # Retention and upkeep can read the whole store: hand back the heap pages they leave
+    # free, which glibc would otherwise keep resident.
+    process_memory.give_back()
+    return HourlyPass(pruned, purged, compacted, errors)
 
 
 def hourly_pass_once(memory: MemoryService, facts: FactPurger) -> HourlyPass | None:
     """The daemon's hourly pass, done once by a process that is not a daemon (``fleetmem
     jobs`` from cron), under the same lease as the daemons' own: None when a daemon holds it
     at that moment (it is doing the same work). Here rather than in the CLI because the lease
-    and its holder tag belong to the store, which no surface reaches."""
+    and its holder tag belong to the store, which no surface reaches. A step that failed is
+    raised once the others have run, so the command reports it."""
     holder = holder_tag()
     hold = memory.settings.store.claim_timeout_s
     if not memory.store.claim_lease(HOURLY_LEASE, holder, now=memory.now(), hold_s=hold):
         return None
     try:
-        pruned = memory.apply_retention()
-        purged = facts.purge_expired()
-        compacted = memory.compact_index().as_dict()
+        done = hourly_pass(memory, facts)
     finally:
         memory.store.release_lease(HOURLY_LEASE, holder, done_at=memory.now())
-    return HourlyPass(pruned, purged, compacted)
+    for exc in done.errors.values():
+        raise exc
+    return done
 
 
 class BackgroundJobs:
@@ -124,16 +159,9 @@ class BackgroundJobs:
             log.info("jobs.processed %s", " ".join(f"{k}={v}" for k, v in sorted(done.items())))
         if self._claim(HOURLY_LEASE, every_s=self._retention_every):
             try:
-                self._purge_facts()
-                self._compact_index()
-                pruned = self._memory.apply_retention()
-                if pruned:
-                    log.info("jobs.retention forgotten=%d", pruned)
+                hourly_pass(self._memory, self._facts)
             finally:
                 self._release(HOURLY_LEASE, done=True)
-                # Retention and upkeep can read the whole store: hand back the heap pages
-                # they leave free, which glibc would otherwise keep resident.
-                process_memory.give_back()
         self._probe_provider()
         self._adopt_deliveries()
         if self._claim(REEMBED_LEASE, every_s=0.0):
@@ -173,19 +201,6 @@ class BackgroundJobs:
         if done["episodes"] or done["facts"]:
             log.info("jobs.backfill vectors=%d facts=%d", done["episodes"], done["facts"])
 
-    def _purge_facts(self) -> None:
-        # Its own guard: a failed purge must not skip episode retention or the vector
-        # backfill of this tick; the next hourly pass tries again.
-        if self._facts is None:
-            return
-        try:
-            purged = self._facts.purge_expired()
-        except Exception as exc:
-            log.warning("jobs.facts_purge_failed error=%s", type(exc).__name__)
-            return
-        if purged:
-            log.info("jobs.facts_purged count=%d", purged)
-
     def _adopt_deliveries(self) -> None:
         # Briefings that `fleetmem run` and hook processes served reach /metrics here.
         if self._briefings is None:
@@ -202,14 +217,6 @@ class BackgroundJobs:
             self._memory.probe_provider()
         except Exception as exc:
             log.warning("jobs.provider_probe_failed error=%s", type(exc).__name__)
-
-    def _compact_index(self) -> None:
-        # Guarded like the purge: a failed merge leaves the index as correct as before (each
-        # step is its own transaction), and retention and the backfill still run.
-        try:
-            self._memory.compact_index()
-        except Exception as exc:
-            log.warning("jobs.index_compact_failed error=%s", type(exc).__name__)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
