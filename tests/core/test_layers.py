@@ -41,6 +41,31 @@ def _store_imports(path: Path, module: str) -> list[str]:
     return found
 
 
+#: What holds the store in the services' world: ``app.store``, ``self.app.store``,
+#: ``app.memory.store``. A surface that reached through them would bypass the services as
+#: surely as an import (``settings.store`` is configuration, and allowed).
+HOLDERS = ("app", "memory")
+
+
+def _store_reaches(path: Path) -> list[str]:
+    """Each ``<app or memory>.store`` attribute read in ``path``, as written."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[str] = []
+    reads = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "store"]
+    for node in sorted(reads, key=lambda n: (n.lineno, n.col_offset)):
+        holder = node.value
+        name = (
+            holder.id
+            if isinstance(holder, ast.Name)
+            else holder.attr
+            if isinstance(holder, ast.Attribute)
+            else ""
+        )
+        if name in HOLDERS or name.endswith("_app"):
+            found.append(ast.unparse(node))
+    return found
+
+
 def _modules(src: Path) -> list[tuple[Path, str]]:
     """Every module of the guarded layers under ``src`` (the ``fleetmem`` package), with its
     dotted name; a package's ``__init__`` keeps it, so its relative imports resolve from the
@@ -54,7 +79,9 @@ def _modules(src: Path) -> list[tuple[Path, str]]:
 
 def _offenders(src: Path) -> list[str]:
     return [
-        f"{module}: {imp}" for path, module in _modules(src) for imp in _store_imports(path, module)
+        f"{module}: {found}"
+        for path, module in _modules(src)
+        for found in [*_store_imports(path, module), *_store_reaches(path)]
     ]
 
 
@@ -70,7 +97,8 @@ def test_the_walker_catches_each_way_of_importing_the_store(tmp_path: Path) -> N
     (src / "surfaces" / "web").mkdir(parents=True)
     (src / "integrations").mkdir()
     (src / "surfaces" / "fine.py").write_text(
-        "from fleetmem.service.records.facts import Fact\nimport fleetmem.storage_notes\n",
+        "from fleetmem.service.records.facts import Fact\nimport fleetmem.storage_notes\n"
+        "timeout = app.settings.store.claim_timeout_s\n",
         encoding="utf-8",
     )
     (src / "surfaces" / "web" / "bad.py").write_text(
@@ -78,7 +106,8 @@ def test_the_walker_catches_each_way_of_importing_the_store(tmp_path: Path) -> N
         "from ...store import base\n"
         "from ... import store\n"
         "def late():\n"
-        "    import fleetmem.store.leases\n",
+        "    import fleetmem.store.leases\n"
+        "    return self.app.store.schema_version(), app.memory.store, web_app.store\n",
         encoding="utf-8",
     )
     (src / "integrations" / "__init__.py").write_text(
@@ -89,6 +118,9 @@ def test_the_walker_catches_each_way_of_importing_the_store(tmp_path: Path) -> N
         "fleetmem.surfaces.web.bad: from ...store import base",
         "fleetmem.surfaces.web.bad: from ... import store",
         "fleetmem.surfaces.web.bad: import fleetmem.store.leases",
+        "fleetmem.surfaces.web.bad: self.app.store",
+        "fleetmem.surfaces.web.bad: app.memory.store",
+        "fleetmem.surfaces.web.bad: web_app.store",
         "fleetmem.integrations.__init__: from fleetmem import store",
         "fleetmem.integrations.__init__: from ..store.runs import LiveRunRow",
     ]

@@ -32,7 +32,6 @@ from fleetmem.providers.base import ProviderRecall
 from fleetmem.service.bootstrap import App
 from fleetmem.service.briefings import BriefingService, Subject, subject_of
 from fleetmem.service.fact_items import FactItems
-from fleetmem.service.memory import MemoryService
 from fleetmem.service.runs import Caller
 
 log = logging.getLogger("fleetmem.integrations.briefing")
@@ -105,11 +104,7 @@ class _Unavailable:
 
 
 def _without_provider(app: App, subject: Subject) -> Composed:
-    memory = MemoryService(
-        store=app.store,
-        settings=lambda: app.config.current,
-        provider=_Unavailable(app.memory.provider.name),
-    )
+    memory = app.memory.answered_by(_Unavailable(app.memory.provider.name))
     try:
         service = BriefingService(memory=memory, runs=app.runs, settings=lambda: app.config.current)
         service.set_facts_source(FactItems(app.facts))

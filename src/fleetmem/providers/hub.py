@@ -30,6 +30,7 @@ from fleetmem.providers.builtin import BuiltinProvider
 from fleetmem.providers.calllog import CallLog
 from fleetmem.providers.conformance import ConformanceReport, run_conformance
 from fleetmem.providers.mcp_provider import McpEpisodeProvider
+from fleetmem.providers.reserved import refuse_reserved
 from fleetmem.providers.runtime import LoopThread
 from fleetmem.providers.session import SupervisedSession
 from fleetmem.store.base import EpisodeRow, RunRow, Store, Vector
@@ -66,6 +67,12 @@ class ProviderHub:
         self._lock = threading.Lock()
         self._providers: dict[str, tuple[McpSettings | None, McpEpisodeProvider]] = {}
         self._closed = False
+
+    def refuse_reserved(self, name: str, arguments: Mapping[str, Any], *, caller: str) -> None:
+        """Raise ``ProviderReserved`` if ``name`` is an episode-provider tool reserved to
+        fleetmem, logging the refusal in this hub's call log (see
+        :func:`fleetmem.providers.reserved.refuse_reserved`)."""
+        refuse_reserved(name, arguments, self._settings(), caller=caller, call_log=self._call_log)
 
     # ---- lookup -----------------------------------------------------------------------
     def _definition(self, name: str) -> McpSettings | None:

@@ -169,6 +169,23 @@ class MemoryService(EpisodeRecallMixin):
     def settings(self) -> Settings:
         return self._settings()
 
+    def schema_version(self) -> int:
+        """The store's schema version (``/healthz`` shows it)."""
+        return self.store.schema_version()
+
+    def answered_by(self, provider: EpisodeProvider) -> MemoryService:
+        """This service's store, settings, resolver and clock with episodes answered by
+        ``provider`` instead, and no summarizer (nothing slow): a briefing computed while
+        the configured provider is out of time uses a stand-in that answers as an outage
+        does. Close it after use."""
+        return MemoryService(
+            store=self.store,
+            settings=self._settings,
+            provider=provider,
+            resolver=self._resolver,
+            clock=self._clock,
+        )
+
     def now(self) -> float:
         """The service's clock (UNIX seconds); surfaces use it to resolve relative times."""
         return self._clock()

@@ -173,7 +173,7 @@ def create_app(app: App, tokens: ApiTokens | None = None) -> FastAPI:
         return {
             "status": "degraded" if embedder.state == "degraded" else "ok",
             "version": __version__,
-            "schema": app.store.schema_version(),
+            "schema": app.memory.schema_version(),
             "embedder": embedder.as_dict(),
         }
 

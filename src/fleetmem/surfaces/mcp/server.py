@@ -35,7 +35,7 @@ from fleetmem import __version__
 from fleetmem.core import strictjson
 from fleetmem.core.hosts import CONTEXT_URI
 from fleetmem.errors import FleetmemError, NotAttributed, ProviderReserved
-from fleetmem.providers.reserved import AGENT_TOOLS, refuse_reserved, reserved_reason, visible_tools
+from fleetmem.providers.reserved import AGENT_TOOLS, reserved_reason, visible_tools
 from fleetmem.service.bootstrap import App
 from fleetmem.service.runs import Caller
 from fleetmem.surfaces.mcp import descriptions
@@ -259,9 +259,7 @@ class FleetmemMCP(MCPServer[Any]):
         def deny() -> None:
             caller = self.app.agent_memory.caller(token)
             label = f"agent:{caller.agent} run:{caller.run_id}" if caller else "unattributed"
-            refuse_reserved(
-                name, arguments, self.app.settings, caller=label, call_log=self.app.store
-            )
+            self.app.providers.refuse_reserved(name, arguments, caller=label)
 
         try:
             await asyncio.get_running_loop().run_in_executor(self._pool, deny)
