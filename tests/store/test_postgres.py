@@ -89,6 +89,15 @@ def test_daemons_starting_together_apply_each_migration_once(schema_url: str) ->
     }
     assert {"runs", "episodes", "jobs", "facts", "fact_journal", "context_files"} <= tables
     assert {"live_runs", "run_paths", "notes_proposals", "builtin_fts", "builtin_vectors"} <= tables
+    indexes = {
+        r[0]
+        for r in store.db.rows(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+            " AND tablename = 'events'"
+        )
+    }
+    # Migration 5 dropped the index no query read; the primary key stays.
+    assert "events_path" not in indexes and indexes
     for s in opened:
         s.close()
 
