@@ -59,7 +59,6 @@ class CachedTokenizer:
     def __init__(self, path: Path, load: Callable[[], Tokenizer] = get_tokenizer) -> None:
         self.path = path
         self._load = load
-        self._real: Tokenizer | None = None
         self._lock = threading.Lock()
         self._memory: OrderedDict[bytes, int] = OrderedDict()
         self._db: sqlite3.Connection | None = None
@@ -68,11 +67,8 @@ class CachedTokenizer:
 
     # ---- the tokenizer, loaded on first need ----------------------------------------
     def _tokenizer(self) -> Tokenizer:
-        if self._real is None:
-            with self._lock:
-                if self._real is None:
-                    self._real = self._load()
-        return self._real
+        # Fetched for each count, never kept: the process-wide one may be released when idle.
+        return self._load()
 
     def encode(self, text: str) -> list[int]:
         return self._tokenizer().encode(text)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from fleetmem import process_memory
+from fleetmem import process_memory, tokenize
 from fleetmem.errors import StoreError
 from fleetmem.service.memory import MemoryService
 from fleetmem.service.reembed import TICK_BUDGET_S, ReembedSteps, run_reembed
@@ -30,6 +30,10 @@ log = logging.getLogger("fleetmem.jobs")
 HOURLY_LEASE = "jobs:hourly"
 #: The lease of the vector backfill: one daemon embeds at a time.
 REEMBED_LEASE = "jobs:reembed"
+#: Seconds without a count after which a daemon drops the token counter's vocabulary (about
+#: 61 MiB). Counts are cached on disk, so a daemon needs it only for new text; reloading
+#: takes about 0.3 s, paid by the first count after a quiet spell.
+TOKENIZER_IDLE_S = 120.0
 
 
 class FactPurger(Protocol):
@@ -122,8 +126,10 @@ class BackgroundJobs:
         facts: FactPurger | None = None,
         briefings: DeliveryCounts | None = None,
         reembed_budget_s: float = TICK_BUDGET_S,
+        tokenizer_idle_s: float = TOKENIZER_IDLE_S,
     ) -> None:
         self._memory = memory
+        self._tokenizer_idle = tokenizer_idle_s
         self._reembed_budget = reembed_budget_s
         self._facts = facts
         self._briefings = briefings
@@ -164,6 +170,9 @@ class BackgroundJobs:
                 self._release(HOURLY_LEASE, done=True)
         self._probe_provider()
         self._adopt_deliveries()
+        if tokenize.release_idle(self._tokenizer_idle):
+            log.info("jobs.token_counter_released idle_s=%d", self._tokenizer_idle)
+            process_memory.give_back()
         if self._claim(REEMBED_LEASE, every_s=0.0):
             try:
                 self._reembed()
