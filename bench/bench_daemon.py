@@ -100,8 +100,10 @@ def _store(home: Path, planned: int, real_vectors: int, forced: bool) -> dict[st
     return harness.shared_episode_store(home, planned, real_vectors, build, stop_at=stop_at)
 
 
-def measure(home: Path, episodes: int, warm: int, n: int) -> dict[str, Any]:
-    """Start ``fleetmem serve`` over ``home``, recall through HTTP, read its memory."""
+def measure(home: Path, episodes: int, warm: int, n: int, *, idle_s: float = 0.0) -> dict[str, Any]:
+    """Start ``fleetmem serve`` over ``home``, recall through HTTP, read its memory; with
+    ``idle_s``, read it again after that long without a request (``after_idle``: what the
+    daemon gives back when quiet, such as the token counter's vocabulary)."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETMEM_")}
     env["FLEETMEM_HOME"] = str(home)
@@ -132,6 +134,9 @@ def measure(home: Path, episodes: int, warm: int, n: int) -> dict[str, Any]:
             ]
             out["recall_http"] = latency_summary(samples)
             out["healthz"] = latency_summary(health)
+            if idle_s > 0:
+                time.sleep(idle_s)
+                out["after_idle"] = proc_memory_mib(proc.pid) | {"idle_s": idle_s}
     finally:
         proc.terminate()
         try:
@@ -143,6 +148,8 @@ def measure(home: Path, episodes: int, warm: int, n: int) -> dict[str, Any]:
     store_bytes = sum(p.stat().st_size for p in home.glob("fleetmem.db*"))
     out["reference"] = {
         "vectors_mib": round(episodes * DIM * 4 / 2**20, 1),
+        # What the SQLite store holds them as in memory: int8 rows and a float32 scale each.
+        "int8_rows_mib": round(episodes * (DIM + 4) / 2**20, 1),
         "store_files_mib": round(store_bytes / 2**20, 1),
     }
     out["loadavg"] = list(os.getloadavg())

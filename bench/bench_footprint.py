@@ -192,13 +192,31 @@ def run(quick: bool = False) -> dict[str, Any]:
     size = QUICK_SIZE if quick else SIZE
     pg_size = QUICK_SIZE if quick else PG_SIZE
     warm, n = (5, 20) if quick else (30, 100)
-    return measure(size, pg_size, default_url(), min(REAL_VECTORS, size), warm, n)
+    return measure(
+        size, pg_size, default_url(), min(REAL_VECTORS, size), warm, n, idle_s=_idle(quick)
+    )
+
+
+def _idle(quick: bool) -> float:
+    """How long the SQLite daemon is left quiet before its last reading: past the token
+    counter's release (``TOKENIZER_IDLE_S``) and two 15-second job ticks. None in quick runs."""
+    from fleetmem.service.jobs import TOKENIZER_IDLE_S
+
+    return 0.0 if quick else TOKENIZER_IDLE_S + 35.0
 
 
 def measure(
-    size: int, pg_size: int, url: str | None, real_vectors: int, warm: int, n: int
+    size: int,
+    pg_size: int,
+    url: str | None,
+    real_vectors: int,
+    warm: int,
+    n: int,
+    *,
+    idle_s: float = 0.0,
 ) -> dict[str, Any]:
-    """The figures of one run at the given sizes (see the module docstring)."""
+    """The figures of one run at the given sizes (see the module docstring); ``idle_s``
+    adds the SQLite daemon's memory after that long without a request."""
     from bench import bench_daemon
     from bench.bench_fleet import _populate_pg, plan
     from bench.fleet_procs import drop_schema, fresh_schema, write_home
@@ -211,7 +229,7 @@ def measure(
         # bench_daemon's store, at the size asked for (no fallback to a smaller one).
         stats = bench_daemon._store(home, size, real_vectors, forced=True)
         disk = sqlite_footprint(home / "fleetmem.db")
-        memory = bench_daemon.measure(home, disk["episodes"], warm, n)
+        memory = bench_daemon.measure(home, disk["episodes"], warm, n, idle_s=idle_s)
         out["sqlite"] = {
             "disk": disk,
             "memory": memory,
@@ -259,6 +277,11 @@ def summarize(result: dict[str, Any]) -> str:
             f"  {store} at {d['episodes']:,} episodes: {d['bytes_per_episode']:,} B/episode"
             f" ({parts}); daemon RSS {m['after_measured_recalls']['vmrss']:.0f} MiB"
             f" (peak {m['after_measured_recalls'].get('vmhwm', float('nan')):.0f})"
+            + (
+                f", {m['after_idle']['vmrss']:.0f} MiB after {m['after_idle']['idle_s']:.0f} s idle"
+                if "after_idle" in m
+                else ""
+            )
         )
     return "\n".join(lines)
 
@@ -276,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pg_size = args.pg_size or (QUICK_SIZE if args.quick else PG_SIZE)
     url = args.url or default_url()
     warm, n = (5, 20) if args.quick else (30, 100)
-    result = measure(size, pg_size, url, min(REAL_VECTORS, size), warm, n)
+    result = measure(size, pg_size, url, min(REAL_VECTORS, size), warm, n, idle_s=_idle(args.quick))
     write_result("footprint", result, suffix="-quick" if args.quick else "")
     print(summarize(result))
     return 0

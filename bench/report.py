@@ -399,6 +399,7 @@ def footprint_rows(res: Results) -> list[Row]:
     per = lite.get("bytes_per_episode")
     rss = _get(foot, "sqlite", "memory", "after_measured_recalls", "vmrss")
     pg_rss = _get(foot, "postgresql", "memory", "after_measured_recalls", "vmrss")
+    idle = _get(foot, "sqlite", "memory", "after_idle") or {}
     classes = lite.get("classes") or {}
     top = ", ".join(f"{k} {v['per_episode']:,}" for k, v in list(classes.items())[:3])
     return [
@@ -418,7 +419,12 @@ def footprint_rows(res: Results) -> list[Row]:
             " episodes",
             f"{rss:.0f} MiB" if isinstance(rss, (int, float)) else "not measured",
             f"PostgreSQL at {_count(pg.get('episodes'))}:"
-            + (f" {pg_rss:.0f} MiB" if isinstance(pg_rss, (int, float)) else " not measured"),
+            + (f" {pg_rss:.0f} MiB" if isinstance(pg_rss, (int, float)) else " not measured")
+            + (
+                f"; SQLite after {idle.get('idle_s', 0):.0f} s idle: {idle['vmrss']:.0f} MiB"
+                if isinstance(idle.get("vmrss"), (int, float))
+                else ""
+            ),
             "<= 400 MiB",
             _status(rss, 400.0, at_most=True) if isinstance(rss, (int, float)) else "not measured",
             _command("footprint"),
