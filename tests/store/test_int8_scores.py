@@ -17,13 +17,9 @@ from fleetmem.service.bootstrap import App
 from fleetmem.store.sqlite import int8_scores
 from fleetmem.store.sqlite.builtin_index import _Block
 from tests.store.test_builtin_index import API, _episode
+from tests.store.test_compact_storage import _unit_rows
 
 pytestmark = pytest.mark.sqlite_only(reason="the SQLite store's in-memory vectors")
-
-
-def _unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
-    rows = rng.standard_normal((n, dim)).astype(np.float32)
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
 def test_the_kernels_products_are_numpys_exact_integer_products() -> None:
