@@ -77,11 +77,14 @@ def test_recall_finds_the_same_nearest_rows_from_half_precision(tmp_path: Path) 
         store.cache_embedding(f"h{i}", "m", row)
     got = np.stack([store.cached_embedding(f"h{i}", "m") for i in range(300)])
     queries = _unit_rows(rng, 50, 64)
-    exact = np.argsort(-(queries @ rows.T), axis=1)[:, :5]
+    scores = queries @ rows.T
     stored = np.argsort(-(queries @ got.T), axis=1)[:, :5]
-    # The best row never changes; the fifth may swap with a near tie.
-    assert (exact[:, 0] == stored[:, 0]).all()
-    assert np.mean(exact == stored) > 0.95
+    # Random rows often lie within a thousandth of each other, so near ties may swap (CI saw
+    # the best two of 300 do so); what may not happen is a row taking a place it is more
+    # than the half-precision error away from.
+    best = np.sort(scores, axis=1)[:, ::-1][:, :5]
+    picked = np.take_along_axis(scores, stored, axis=1)
+    assert float((best - picked).max()) < 2e-3
     store.close()
 
 
