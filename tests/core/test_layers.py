@@ -23,9 +23,8 @@ def _absolute(module: str, node: ast.ImportFrom) -> str:
     return ".".join([*package, *([node.module] if node.module else [])])
 
 
-def _store_imports(path: Path, module: str) -> list[str]:
-    """Each import of ``path`` (module ``module``) that reaches the store, as written."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+def _store_imports(tree: ast.Module, module: str) -> list[str]:
+    """Each import of ``tree`` (module ``module``) that reaches the store, as written."""
     found: list[str] = []
     for node in ast.walk(tree):  # every import, those inside functions included
         if isinstance(node, ast.Import):
@@ -47,9 +46,8 @@ def _store_imports(path: Path, module: str) -> list[str]:
 HOLDERS = ("app", "memory")
 
 
-def _store_reaches(path: Path) -> list[str]:
-    """Each ``<app or memory>.store`` attribute read in ``path``, as written."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+def _store_reaches(tree: ast.Module) -> list[str]:
+    """Each ``<app or memory>.store`` attribute read in ``tree``, as written."""
     found: list[str] = []
     reads = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "store"]
     for node in sorted(reads, key=lambda n: (n.lineno, n.col_offset)):
@@ -78,11 +76,11 @@ def _modules(src: Path) -> list[tuple[Path, str]]:
 
 
 def _offenders(src: Path) -> list[str]:
-    return [
-        f"{module}: {found}"
-        for path, module in _modules(src)
-        for found in [*_store_imports(path, module), *_store_reaches(path)]
-    ]
+    found: list[str] = []
+    for path, module in _modules(src):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        found += [f"{module}: {f}" for f in [*_store_imports(tree, module), *_store_reaches(tree)]]
+    return found
 
 
 def test_surfaces_and_integrations_do_not_import_the_store() -> None:

@@ -104,8 +104,8 @@ def hourly_pass_once(memory: MemoryService, facts: FactPurger) -> HourlyPass | N
         done = hourly_pass(memory, facts)
     finally:
         memory.store.release_lease(HOURLY_LEASE, holder, done_at=memory.now())
-    for exc in done.errors.values():
-        raise exc
+    if done.errors:
+        raise next(iter(done.errors.values()))
     return done
 
 

@@ -73,10 +73,8 @@ def scores(
     q, q_scale = quantize_query(query)
     if rows.shape[1] != q.shape[0]:
         raise ValueError(f"the query has {q.shape[0]} components, the rows {rows.shape[1]}")
-    products = _run(np.ascontiguousarray(rows), q)
-    return (products.reshape(-1).astype(np.float32) * scales * np.float32(q_scale)).astype(
-        np.float32
-    )
+    products = _run(np.ascontiguousarray(rows), q).reshape(-1).astype(np.float32)
+    return products * scales * np.float32(q_scale)
 
 
 def _run(rows: npt.NDArray[np.int8], q: npt.NDArray[np.int8]) -> npt.NDArray[np.int32]:
