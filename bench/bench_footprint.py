@@ -199,7 +199,8 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 def _idle(quick: bool) -> float:
     """How long the SQLite daemon is left quiet before its last reading: past the token
-    counter's release (``TOKENIZER_IDLE_S``) and two 15-second job ticks. None in quick runs."""
+    counter's release (``TOKENIZER_IDLE_S``) and two 15-second job ticks; 0 (no idle reading)
+    in quick runs."""
     from fleetmem.service.jobs import TOKENIZER_IDLE_S
 
     return 0.0 if quick else TOKENIZER_IDLE_S + 35.0
