@@ -94,7 +94,7 @@ def test_a_block_holds_a_quarter_of_float32s_bytes() -> None:
 
 
 def test_a_stores_vector_search_ranks_from_the_int8_rows(make_app: Callable[..., App]) -> None:
-    # Through the store: written as float16 blobs, searched as int8 rows in memory.
+    # Through the store: written as int8 blobs, searched as the same int8 rows in memory.
     rng = np.random.default_rng(secrets.randbits(32))
     app = make_app()
     rows = _unit_rows(rng, 60, 64)

@@ -173,7 +173,7 @@ def _columns(store: SqliteStore | PostgresStore, table: CopiedTable) -> list[str
 def _table_rows(store: SqliteStore | PostgresStore, table: CopiedTable) -> list[tuple[Any, ...]]:
     names = _columns(store, table)
     rows = sql_rows(store, f"SELECT {', '.join(names)} FROM {table.name}")
-    # SQLite keeps the long text columns deflated and vectors in half precision; compare
+    # SQLite keeps the long text columns deflated and vectors as int8; compare
     # what they hold, as a copy reads them.
     codecs = CODECS.get(table.name, {}) if isinstance(store, SqliteStore) else {}
     return sorted(
