@@ -17,8 +17,9 @@ episode:
 * ``vectors``: the embedding cache and the built-in index's links to it;
 * ``text index``: the full-text index's own structures and the words it indexes;
 * ``neighbour context``: the stored text of nearby runs each episode is indexed with (SQLite:
-  the share of the FTS5 content table that is context, by bytes; PostgreSQL stores no copy of
-  it, only its words in the ``tsvector``, so there it is part of ``text index``);
+  the share of ``builtin_fts_source``, the copy of what the contentless index indexed, that is
+  context, by what each part costs packed; PostgreSQL stores no copy of it, only its words in
+  the ``tsvector``, so there it is part of ``text index``);
 * ``term statistics``: the per-scope term counts BM25's statistics come from;
 * ``jobs and provider index``, ``facts and files`` (empty here), ``other``; and the free
   space the store keeps (SQLite's free pages; PostgreSQL's are inside the relations).
@@ -48,7 +49,8 @@ import psycopg
 
 from bench import harness
 from bench.common import FleetData, machine_line, write_result
-from fleetmem.store.sqlite.packed import unpack
+from fleetmem.store.sqlite import fts_source
+from fleetmem.store.sqlite.packed import pack, pack_against, unpack
 
 SIZE = 100_000
 PG_SIZE = 20_000
@@ -61,6 +63,8 @@ CLASSES: dict[str, tuple[str, ...]] = {
         "runs",
         "sessions",
         "events",
+        "event_rows",
+        "event_paths",
         "run_paths",
         "run_path_links",
         "store_paths",
@@ -126,10 +130,16 @@ def sqlite_footprint(db: Path) -> dict[str, Any]:
         # Context's share of what the index keeps of each row (migration 21: a deflated
         # JSON copy beside the contentless index), moved to its own class.
         own = near = 0
-        for (indexed,) in conn.execute("SELECT indexed FROM builtin_fts_source"):
-            text, summary, context, scope_key = json.loads(unpack(indexed) or "[]")
-            own += len(text or "") + len(summary or "") + len(scope_key or "")
-            near += len(context or "")
+        for episode_id, stored in conn.execute(
+            "SELECT e.id, e.episode_json FROM builtin_fts_source f"
+            " JOIN episodes e ON e.rowid = f.rowid"
+        ):
+            held = fts_source.of_episode(conn, str(episode_id))
+            text, summary, context, _scope_key = held or ("", "", "", "")
+            # The entry is packed against the episode's body, which holds the indexed text
+            # but not the neighbours' context: each part's share is what it costs packed so.
+            own += len(pack_against(json.dumps([text, summary]), unpack(stored)) or b"")
+            near += len(pack(json.dumps([context])) or b"")
         kept = objects.get("builtin_fts_source", 0)
         context = round(kept * near / max(1, own + near))
         sizes["text index"] -= context

@@ -231,10 +231,20 @@ def _packed_text(store: Any) -> bytes:
     from fleetmem.store.sqlite.copying import PACKED
     from fleetmem.store.sqlite.packed import unpack
 
+    conn = store.db.conn
     out = []
     for table, columns in PACKED.items():
-        for row in store.db.conn.execute(f"SELECT {', '.join(columns)} FROM {table}"):
+        for row in conn.execute(f"SELECT {', '.join(columns)} FROM {table}"):
             out.extend((unpack(v) or "").encode() for v in row)
+    # Packed against their episode's body: the rendering, and what the text index holds
+    # (an entry whose episode row is gone could not be read, and is an error here).
+    for text, body in conn.execute("SELECT text, episode_json FROM episodes"):
+        out.append((unpack(text, unpack(body)) or "").encode())
+    for indexed, body in conn.execute(
+        "SELECT f.indexed, e.episode_json FROM builtin_fts_source f"
+        " LEFT JOIN episodes e ON e.rowid = f.rowid"
+    ):
+        out.append((unpack(indexed, unpack(body)) or "").encode())
     return b"\n" + b"\n".join(out)
 
 

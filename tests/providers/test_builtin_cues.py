@@ -4,7 +4,6 @@ what a run did, not its bookkeeping."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from fleetmem.errors import InvalidInput
 from fleetmem.providers.builtin import BuiltinProvider, RankingOptions, index_text
 from fleetmem.service.bootstrap import App, build
 from fleetmem.service.memory import MemoryService
-from fleetmem.store.sqlite.packed import unpack
+from fleetmem.store.sqlite import fts_source
 from fleetmem.store.sqlite.store import SqliteStore
 from tests.conftest import ingest_text, write_config
 
@@ -253,12 +252,9 @@ def test_the_text_column_holds_what_a_run_did_not_its_bookkeeping(
     row = app.store.get_episode(eid)
     assert row is not None and row.episode is not None
     # The index is contentless; what it indexed is kept beside it (migration 21).
-    source = app.store.db.conn.execute(
-        "SELECT f.indexed FROM builtin_fts_source f JOIN episodes e ON e.rowid = f.rowid"
-        " WHERE e.id = ?",
-        (eid,),
-    ).fetchone()[0]
-    indexed = json.loads(unpack(source) or "")[0]
+    held = fts_source.of_episode(app.store.db.conn, eid)
+    assert held is not None
+    indexed = held[0]
     assert indexed == index_text(row.episode)
     for kept in ("coder", API, "b-r1", "failed", "verify_failed", "Fixed the flaky parser test."):
         assert kept in indexed

@@ -3,7 +3,6 @@ contentless text index beside the words it indexed, and free pages handed back."
 
 from __future__ import annotations
 
-import json
 import secrets
 import sqlite3
 from collections.abc import Callable
@@ -14,7 +13,7 @@ import pytest
 
 from fleetmem.core.textquery import fts_match
 from fleetmem.service.bootstrap import App
-from fleetmem.store.sqlite import vector_blob
+from fleetmem.store.sqlite import fts_source, vector_blob
 from fleetmem.store.sqlite.builtin_index import scope_token
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.packed import unpack
@@ -143,7 +142,8 @@ def test_replacing_and_deleting_an_entry_takes_its_own_words_out(
     assert gone is not None and app.store.search_text(gone, SCOPE, 5) == []
     source = app.store.db.conn.execute("SELECT indexed FROM builtin_fts_source").fetchall()
     assert len(source) == 1 and isinstance(source[0][0], bytes)  # deflated
-    assert json.loads(unpack(source[0][0]) or "")[0] == f"ledger {new} drift"
+    held = fts_source.of_episode(app.store.db.conn, eid)
+    assert held is not None and held[0] == f"ledger {new} drift"
     assert app.store.builtin_delete(eid) is True
     assert new not in _vocabulary(app)
     assert tuple(
@@ -192,7 +192,8 @@ def test_migration_21_carries_every_row_and_old_vectors_stay_exact(tmp_path: Pat
     conn = store.db.conn
     got = store.cached_embedding("h", "m")
     assert got is not None and np.array_equal(got, row)  # untouched by the migration
-    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'events'").fetchone()
+    # (events is a view since migration 23, of event_rows, WITHOUT ROWID as 21 made events)
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'event_rows'").fetchone()
     assert "WITHOUT ROWID" in sql[0]
     assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'events_path'").fetchone() is None
     # The orphan (its session gone, as the cascade would have left it) is not carried.
@@ -320,4 +321,169 @@ def test_migration_22_carries_each_runs_paths(tmp_path: Path) -> None:
         w.execute("DELETE FROM runs WHERE run_id = 'r1'")
     left = store.db.conn.execute("SELECT path FROM store_paths").fetchall()
     assert [tuple(r) for r in left] == [("src/a.py",)]
+    store.close()
+
+
+# ---- packed against the body, finished jobs gone (migration 23) --------------------------
+def _ingest(app: App, marker: str) -> str:
+    record = make_record(
+        run_id=f"run-{marker}",
+        result_text=f"fixed the {marker} ledger test",
+        sessions=[session(repo=API)],
+    )
+    episode_id = app.memory.ingest_run(record).episode_id
+    assert episode_id is not None
+    return episode_id
+
+
+def test_the_rendering_is_packed_against_the_body_and_reads_back(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    marker = f"zq{secrets.token_hex(4)}7"
+    eid = _ingest(app, marker)
+    raw = app.store.db.conn.execute(
+        "SELECT text, episode_json FROM episodes WHERE id = ?", (eid,)
+    ).fetchone()
+    assert bytes(raw[0])[0] == 2  # packed against the body
+    rendering = unpack(raw[0], unpack(raw[1]))
+    assert rendering is not None and marker in rendering
+    assert len(raw[0]) < 0.5 * len(rendering.encode())
+    got = app.store.get_episode(eid)
+    assert got is not None and got.text == rendering
+
+
+def test_the_index_entry_stays_removable_after_its_body_changes(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    marker = f"zq{secrets.token_hex(4)}7"
+    eid = _ingest(app, marker)
+    assert _vocabulary(app).get(marker) == 1
+    row = app.store.get_episode(eid)
+    assert row is not None and row.episode is not None
+    # A new body (as a summary arriving does) is written after the entry was indexed.
+    body = {**row.episode, "summary": f"summary {secrets.token_hex(3)}"}
+    app.store.update_episode_body(
+        eid, summary=body["summary"], summary_outcome="ok", episode=body, text="t", content_hash="h"
+    )
+    held = fts_source.of_episode(app.store.db.conn, eid)
+    assert held is not None and marker in held[0]
+    # A forget drops the body; the entry is still read, and taken out with its words.
+    app.store.tombstone_episode(eid, 1.0)
+    assert fts_source.of_episode(app.store.db.conn, eid) is not None
+    assert app.store.builtin_delete(eid) is True
+    assert marker not in _vocabulary(app)
+    assert app.store.db.conn.execute("SELECT count(*) FROM builtin_fts_source").fetchone()[0] == 0
+
+
+def test_a_finished_or_cancelled_job_leaves_no_row(make_app: Callable[..., App]) -> None:
+    app = make_app()
+    _ingest(app, "done")  # recorded at once: its job ran and finished
+    jobs = app.store.db.conn.execute("SELECT count(*) FROM jobs").fetchone()[0]
+    assert jobs == 0
+    record = make_record(run_id="run-later", sessions=[session(repo=API)])
+    later = app.memory.ingest_run(record, process_now=False).episode_id
+    assert later is not None
+    pending = app.store.db.conn.execute("SELECT state FROM jobs").fetchall()
+    assert [tuple(r) for r in pending] == [("pending",)]
+    app.store.tombstone_episode(later, 2.0)
+    assert app.store.db.conn.execute("SELECT count(*) FROM jobs").fetchone()[0] == 0
+
+
+def test_migration_23_removes_finished_jobs_and_keeps_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    conn = store_before(path, 23)
+    conn.executemany(
+        "INSERT INTO jobs (kind, provider, episode_id, state, created_at, next_attempt_at)"
+        " VALUES ('record', 'builtin', ?, ?, 1, 1)",
+        [("ep_a", "done"), ("ep_b", "pending"), ("ep_c", "failed"), ("ep_d", "done")],
+    )
+    conn.close()
+    store = SqliteStore(path)
+    left = store.db.conn.execute("SELECT episode_id, state FROM jobs ORDER BY episode_id")
+    assert [tuple(r) for r in left] == [("ep_b", "pending"), ("ep_c", "failed")]
+    store.close()
+
+
+def _event_paths(store: SqliteStore) -> list[tuple[str, int]]:
+    rows = store.db.conn.execute("SELECT path, refs FROM event_paths ORDER BY path")
+    return [(str(r[0]), int(r[1])) for r in rows]
+
+
+def test_migration_23_interns_event_paths_and_drops_each_with_its_last_event(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.db"
+    conn = store_before(path, 23)
+    shared, own = f"src/{secrets.token_hex(3)}.py", f"src/{secrets.token_hex(3)}.py"
+    for run in ("r1", "r2"):
+        conn.execute(
+            "INSERT INTO runs (run_id, agent, adapter, trigger, started_at, ended_at, outcome,"
+            " reason, cost_source, spawned, repo, record_json, record_hash, episode_status,"
+            " ingested_at) VALUES (?, 'a', 'x', 'manual', 1, 2, 'succeeded', 'done', 'none',"
+            " 0, ?, '{}', 'h', 'recorded', 2)",
+            (run, API),
+        )
+        conn.execute(
+            "INSERT INTO sessions (run_id, session_id, ord, subagent, cwd)"
+            " VALUES (?, 's1', 0, 0, '/w')",
+            (run,),
+        )
+    events = [
+        ("r1", 0, "edit", shared, None, None),
+        ("r1", 1, "edit", own, None, None),
+        ("r1", 2, "verify", None, 0, "test_failure"),
+        ("r2", 0, "edit", shared, None, None),
+    ]
+    conn.executemany(
+        "INSERT INTO events (run_id, session_id, seq, type, path, passed, error_class)"
+        " VALUES (?, 's1', ?, ?, ?, ?, ?)",
+        events,
+    )
+    conn.close()
+    store = SqliteStore(path)
+    got = store.db.conn.execute(
+        "SELECT run_id, seq, type, path, passed, error_class FROM events ORDER BY run_id, seq"
+    ).fetchall()
+    assert [tuple(r) for r in got] == events
+    assert _event_paths(store) == sorted([(shared, 2), (own, 1)])
+    assert [e.path for e in store.run_events("r1")] == [shared, own, None]
+    # A run's events going (as a forget drops them) takes the paths only it named.
+    with store.db.write() as w:
+        w.execute("DELETE FROM events WHERE run_id = 'r1'")
+    assert _event_paths(store) == [(shared, 1)]
+    # The cascade from a run's sessions likewise.
+    with store.db.write() as w:
+        w.execute("DELETE FROM sessions WHERE run_id = 'r2'")
+    assert _event_paths(store) == []
+    assert store.db.conn.execute("SELECT count(*) FROM event_rows").fetchone()[0] == 0
+    store.close()
+
+
+def test_a_forgotten_run_leaves_no_event_path_behind(make_app: Callable[..., App]) -> None:
+    app = make_app()
+    mine, theirs = f"src/{secrets.token_hex(3)}.py", f"src/{secrets.token_hex(3)}.py"
+    ids = []
+    for n, edits in enumerate(((mine, theirs), (theirs,))):
+        record = make_record(run_id=f"run-{n}", sessions=[session(repo=API, edits=edits)])
+        episode_id = app.memory.ingest_run(record).episode_id
+        assert episode_id is not None
+        ids.append(episode_id)
+    assert isinstance(app.store, SqliteStore)
+    assert _event_paths(app.store) == sorted([(mine, 1), (theirs, 2)])
+    app.memory.forget(ids[0])
+    assert _event_paths(app.store) == [(theirs, 1)]
+    assert [e.path for e in app.store.run_events("run-1") if e.type == "edit"] == [theirs]
+
+
+def test_the_pull_request_lookup_reads_its_partial_index(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db")
+    plan = store.db.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT pull_request FROM runs WHERE repo = ? AND branch = ?"
+        " AND started_at < ? AND pull_request IS NOT NULL"
+        " ORDER BY started_at DESC, run_id DESC LIMIT 1",
+        (API, "main", 5.0),
+    ).fetchall()
+    assert any("runs_pull_requests" in str(r[-1]) for r in plan), plan
     store.close()

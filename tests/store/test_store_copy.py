@@ -22,8 +22,8 @@ from fleetmem.service.bootstrap import App, build
 from fleetmem.store.base import DeliveryRow
 from fleetmem.store.copying import COPIED, NOT_COPIED, REBUILT, CopiedTable
 from fleetmem.store.postgres.store import PostgresStore
-from fleetmem.store.sqlite.copying import CODECS
-from fleetmem.store.sqlite.packed import unpack
+from fleetmem.store.sqlite import fts_source
+from fleetmem.store.sqlite.copying import CODECS, convert_rendering, rendering_at
 from fleetmem.store.sqlite.store import SqliteStore
 from fleetmem.surfaces.cli.main import main
 from tests import store_kinds
@@ -125,6 +125,9 @@ def _fill(app: App) -> None:
         assert result.episode_id is not None, result
         episodes.append(result.episode_id)
     app.memory.forget(episodes[3])
+    # A run still waiting for its provider: finished jobs leave no row, a pending one does.
+    queued = make_record(run_id="run-queued", result_text="queued", sessions=[session(repo=API)])
+    assert app.memory.ingest_run(queued, process_now=False).episode_id is not None
     opened = app.runs.open_run("coder", repo=API, branch="feature/x")
     caller = app.runs.resolve_caller(opened.token)
     app.agent_memory.briefing(caller)
@@ -176,11 +179,16 @@ def _table_rows(store: SqliteStore | PostgresStore, table: CopiedTable) -> list[
     # SQLite keeps the long text columns deflated and vectors as int8; compare
     # what they hold, as a copy reads them.
     codecs = CODECS.get(table.name, {}) if isinstance(store, SqliteStore) else {}
+    rendering = rendering_at(table.name, names) if isinstance(store, SqliteStore) else None
     return sorted(
         (
-            tuple(
-                codecs[n][0](v) if n in codecs else bytes(v) if isinstance(v, memoryview) else v
-                for n, v in zip(names, r, strict=True)
+            convert_rendering(
+                tuple(
+                    codecs[n][0](v) if n in codecs else bytes(v) if isinstance(v, memoryview) else v
+                    for n, v in zip(names, r, strict=True)
+                ),
+                rendering,
+                0,
             )
             for r in rows
         ),
@@ -198,9 +206,9 @@ def _index(store: SqliteStore) -> list[tuple[Any, ...]]:
     )
     terms = tuple(sorted(tuple(r) for r in conn.execute("SELECT term, doc, cnt FROM copy_vocab")))
     return sorted(
-        (str(r[0]), *json.loads(unpack(r[1]) or ""), r[2], r[3], terms)
+        (str(r[0]), *(fts_source.of_episode(conn, str(r[0])) or ()), r[1], r[2], terms)
         for r in conn.execute(
-            "SELECT e.id, f.indexed, v.content_hash, v.model_id"
+            "SELECT e.id, v.content_hash, v.model_id"
             " FROM builtin_fts_source f JOIN episodes e ON e.rowid = f.rowid"
             " LEFT JOIN builtin_vectors v ON v.episode_id = e.id"
         )

@@ -11,7 +11,6 @@ a higher sequence number, and reloads fully after any delete.
 
 from __future__ import annotations
 
-import json
 import math
 import sqlite3
 import threading
@@ -25,9 +24,9 @@ import numpy.typing as npt
 from fleetmem import process_memory
 from fleetmem.core.textquery import match_phrases, or_match, prune_common
 from fleetmem.store.base import Compaction, EpisodeRow, IndexEntry, Vector
-from fleetmem.store.sqlite import fts_upkeep, int8_scores, vector_blob
+from fleetmem.store.sqlite import fts_source, fts_upkeep, int8_scores, vector_blob
 from fleetmem.store.sqlite.db import Database
-from fleetmem.store.sqlite.packed import pack, unpack
+from fleetmem.store.sqlite.packed import unpack
 from fleetmem.store.sqlite.records import _EPISODE_COLUMNS, _placeholders, episode_from_row
 from fleetmem.store.sqlite.term_stats import TermStats
 
@@ -128,36 +127,35 @@ def scope_token(scope: str) -> str:
     return "s" + scope.encode("utf-8").hex() + "0"
 
 
-def _index(conn: sqlite3.Connection, rowid: int, values: tuple[str, str, str, str]) -> None:
-    """Index ``values`` (text, summary, context, scope token) as row ``rowid``.
+def _index(
+    conn: sqlite3.Connection, rowid: int, values: fts_source.Indexed, body: str | None
+) -> None:
+    """Index ``values`` (text, summary, context, scope token) as row ``rowid``, whose
+    episode's body is ``body``.
 
-    The index is contentless (migration 21): what it indexed is kept beside it, deflated, for
-    :func:`_unindex`, which must hand FTS5 the very same words to take them out.
+    The index is contentless (migration 21): what it indexed is kept beside it
+    (:mod:`~fleetmem.store.sqlite.fts_source`) for :func:`_unindex`, which must hand FTS5
+    the very same words to take them out.
     """
     conn.execute(
         "INSERT INTO builtin_fts (rowid, text, summary, context, scope_key) VALUES (?, ?, ?, ?, ?)",
         (rowid, *values),
     )
-    conn.execute(
-        "INSERT INTO builtin_fts_source (rowid, indexed) VALUES (?, ?)",
-        (rowid, pack(json.dumps(values, ensure_ascii=False))),
-    )
+    fts_source.write(conn, rowid, values, body)
 
 
-def _unindex(conn: sqlite3.Connection, rowid: int) -> int:
-    """Take row ``rowid`` out of the index; 1 if it was there, else 0."""
-    found = conn.execute(
-        "SELECT indexed FROM builtin_fts_source WHERE rowid = ?", (rowid,)
-    ).fetchone()
-    if found is None:
+def _unindex(conn: sqlite3.Connection, rowid: int, body: str | None, scope: str) -> int:
+    """Take row ``rowid`` (of ``scope``, its episode's body ``body``) out of the index; 1 if
+    it was there, else 0."""
+    values = fts_source.read(conn, rowid, body, scope_token(scope))
+    if values is None:
         return 0
-    values = json.loads(unpack(found[0]) or "[]")
     conn.execute(
         "INSERT INTO builtin_fts (builtin_fts, rowid, text, summary, context, scope_key)"
         " VALUES ('delete', ?, ?, ?, ?, ?)",
         (rowid, *values),
     )
-    conn.execute("DELETE FROM builtin_fts_source WHERE rowid = ?", (rowid,))
+    fts_source.delete(conn, rowid)
     return 1
 
 
@@ -183,18 +181,20 @@ class BuiltinIndexMixin:
         """Index ``text`` (and ``context``, ranked below it) and, if given, the vector."""
         with self.db.write() as conn:
             row = conn.execute(
-                "SELECT rowid, scope, agent FROM episodes WHERE id = ?", (episode_id,)
+                "SELECT rowid, scope, agent, episode_json FROM episodes WHERE id = ?",
+                (episode_id,),
             ).fetchone()
             if row is None:
                 raise KeyError(episode_id)
-            rowid, content_hash = int(row[0]), vector_hash
+            rowid, content_hash, scope = int(row[0]), vector_hash, str(row[1])
+            body = unpack(row[3])
             conn.execute(
                 "INSERT OR IGNORE INTO builtin_agents (scope, agent) VALUES (?, ?)",
-                (str(row[1]), str(row[2])),
+                (scope, str(row[2])),
             )
             # Re-recording the same episode replaces its index entry instead of duplicating it.
-            _unindex(conn, rowid)
-            _index(conn, rowid, (text, summary or "", context, scope_token(str(row[1]))))
+            _unindex(conn, rowid, body, scope)
+            _index(conn, rowid, (text, summary or "", context, scope_token(scope)), body)
             if vector is not None:
                 self.cache_embedding(content_hash, model_id, vector)
                 existing = conn.execute(
@@ -223,10 +223,12 @@ class BuiltinIndexMixin:
 
     def builtin_delete(self, episode_id: str) -> bool:
         with self.db.write() as conn:
-            row = conn.execute("SELECT rowid FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+            row = conn.execute(
+                "SELECT rowid, scope, episode_json FROM episodes WHERE id = ?", (episode_id,)
+            ).fetchone()
             if row is None:
                 return False
-            had_text = _unindex(conn, int(row[0]))
+            had_text = _unindex(conn, int(row[0]), unpack(row[2]), str(row[1]))
             had_vec = conn.execute(
                 "DELETE FROM builtin_vectors WHERE episode_id = ?", (episode_id,)
             ).rowcount

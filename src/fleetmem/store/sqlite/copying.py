@@ -14,7 +14,7 @@ from fleetmem.errors import StoreError
 from fleetmem.store.copying import CopiedTable, CopyReader, Row
 from fleetmem.store.sqlite import vector_blob
 from fleetmem.store.sqlite.db import Database
-from fleetmem.store.sqlite.packed import pack, unpack
+from fleetmem.store.sqlite.packed import pack, pack_against, unpack
 
 #: Rows fetched from a snapshot at a time.
 _FETCH = 1000
@@ -23,12 +23,14 @@ _FETCH = 1000
 #: writes them as text, as the other store holds them.
 PACKED = {
     "runs": ("record_json",),
-    "episodes": ("episode_json", "text"),
-    "builtin_fts_source": ("indexed",),
+    "episodes": ("episode_json",),
 }
 
 #: Views that stand for a table of the other store, with the tables they are made of.
-VIEWS = {"run_paths": ("store_paths", "run_path_links")}
+VIEWS = {
+    "run_paths": ("store_paths", "run_path_links"),
+    "events": ("event_rows", "event_paths"),
+}
 _BEHIND_VIEWS = frozenset(t for tables in VIEWS.values() for t in tables)
 
 _Codec = tuple[Callable[[Any], Any], Callable[[Any], Any]]  # (stored -> copied, back)
@@ -42,8 +44,9 @@ def _vector_out(value: Any) -> Any:
     return None if value is None else vector_blob.as_float32_bytes(bytes(value))
 
 
-#: Every column a copy converts, by table: the packed text, and the vectors this store keeps
-#: as float16 (:mod:`fleetmem.store.sqlite.vector_blob`) and the other as float32.
+#: Every column a copy converts alone, by table: the packed text, and the vectors this store
+#: keeps as int8 (:mod:`fleetmem.store.sqlite.vector_blob`) and the other as float32. An
+#: episode's rendering is converted with its row (:func:`convert_rendering`).
 CODECS: dict[str, dict[str, _Codec]] = {
     table: {column: (unpack, pack) for column in columns} for table, columns in PACKED.items()
 }
@@ -62,6 +65,25 @@ def _map(row: Row, at: Sequence[tuple[int, _Codec]], way: int) -> Row:
     out = list(row)
     for i, codec in at:
         out[i] = codec[way](out[i])
+    return tuple(out)
+
+
+def rendering_at(table: str, columns: Sequence[str]) -> tuple[int, int] | None:
+    """Where an episode's rendering and body are in ``columns``: the rendering is packed
+    against the body (``packed.pack_against``), so it is converted with the row, not alone."""
+    if table != "episodes" or "text" not in columns or "episode_json" not in columns:
+        return None
+    return list(columns).index("text"), list(columns).index("episode_json")
+
+
+def convert_rendering(row: Row, at: tuple[int, int] | None, way: int) -> Row:
+    """``row`` with its rendering converted beside its body, which must be unpacked already
+    (``way`` 0: stored -> copied, after the columns; 1: before them)."""
+    if at is None:
+        return row
+    text, body = at
+    out = list(row)
+    out[text] = unpack(out[text], out[body]) if way == 0 else pack_against(out[text], out[body])
     return tuple(out)
 
 
@@ -97,9 +119,10 @@ class _Reader:
             f"SELECT {', '.join(columns)} FROM {table.name} ORDER BY {order}"
         )
         at = _coded_at(table.name, columns)
+        rendering = rendering_at(table.name, columns)
         while batch := cursor.fetchmany(_FETCH):
             for row in batch:
-                yield _map(tuple(row), at, 0)
+                yield convert_rendering(_map(tuple(row), at, 0), rendering, 0)
 
     def builtin_entries(self) -> Iterator[tuple[str, str | None, str | None]]:
         cursor = self._conn.execute(
@@ -142,11 +165,12 @@ class CopyMixin:
     def copy_insert(self, table: str, columns: Sequence[str], rows: Sequence[Row]) -> None:
         marks = ", ".join("?" for _ in columns)
         at = _coded_at(table, columns)
+        rendering = rendering_at(table, columns)
         try:
             with self.db.write() as conn:
                 conn.executemany(
                     f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
-                    [_map(row, at, 1) for row in rows],
+                    [_map(convert_rendering(row, rendering, 1), at, 1) for row in rows],
                 )
         except sqlite3.Error as exc:
             raise StoreError(
@@ -160,11 +184,18 @@ class CopyMixin:
         where = " AND ".join(f"{c} = ?" for c in key)
         at = [list(columns).index(c) for c in key]
         coded = _coded_at(table, columns)
+        rendering = rendering_at(table, columns)
         try:
             with self.db.write() as conn:
                 conn.executemany(
                     f"UPDATE {table} SET {sets} WHERE {where}",
-                    [(*_map(row, coded, 1), *(row[i] for i in at)) for row in rows],
+                    [
+                        (
+                            *_map(convert_rendering(row, rendering, 1), coded, 1),
+                            *(row[i] for i in at),
+                        )
+                        for row in rows
+                    ],
                 )
         except sqlite3.Error as exc:
             raise StoreError(

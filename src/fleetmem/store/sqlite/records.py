@@ -18,8 +18,9 @@ from fleetmem.store.base import (
     RunRow,
     SessionRow,
 )
+from fleetmem.store.sqlite import fts_source
 from fleetmem.store.sqlite.db import Database
-from fleetmem.store.sqlite.packed import pack, unpack
+from fleetmem.store.sqlite.packed import pack, pack_against, unpack
 from fleetmem.store.sqlite.run_forget import LISTED, scrub_run
 
 _RUN_COLUMNS = (
@@ -30,10 +31,6 @@ _EPISODE_COLUMNS = (
     "id, run_id, agent, adapter, model, repo, branch, outcome, scope, trust_class, started_at,"
     " recorded_at, forgotten_at, summary, summary_outcome, episode_json, text, content_hash"
 )
-
-
-def _packed_json(value: Any) -> bytes | None:
-    return None if value is None else pack(json.dumps(value, ensure_ascii=False))
 
 
 def _placeholders(n: int) -> str:
@@ -62,8 +59,14 @@ def _run(row: sqlite3.Row) -> RunRow:
     )
 
 
+def _body_json(episode: Mapping[str, Any] | None) -> str | None:
+    """An episode's body as its column holds it once unpacked (the base its rendering and
+    index entry are packed against, :mod:`fleetmem.store.sqlite.packed`)."""
+    return None if episode is None else json.dumps(episode, ensure_ascii=False)
+
+
 def episode_from_row(row: sqlite3.Row) -> EpisodeRow:
-    body = row["episode_json"]
+    body = unpack(row["episode_json"])
     return EpisodeRow(
         id=row["id"],
         run_id=row["run_id"],
@@ -80,8 +83,8 @@ def episode_from_row(row: sqlite3.Row) -> EpisodeRow:
         forgotten_at=row["forgotten_at"],
         summary=row["summary"],
         summary_outcome=row["summary_outcome"],
-        episode=json.loads(unpack(body) or "null") if body is not None else None,
-        text=unpack(row["text"]),
+        episode=json.loads(body) if body is not None else None,
+        text=unpack(row["text"], body),
         content_hash=row["content_hash"],
     )
 
@@ -210,7 +213,7 @@ class RecordsMixin:
         return None if row is None else _run(row)
 
     def linked_pull_request(self, repo: str, branch: str, before: float) -> str | None:
-        # runs_repo_started serves the repository and the order; the branch is filtered.
+        # runs_pull_requests (migration 23), a partial index of the runs that linked one.
         row = self.db.conn.execute(
             "SELECT pull_request FROM runs WHERE repo = ? AND branch = ? AND started_at < ?"
             " AND pull_request IS NOT NULL ORDER BY started_at DESC, run_id DESC LIMIT 1",
@@ -226,6 +229,7 @@ class RecordsMixin:
 
     # ---- episodes ---------------------------------------------------------------------
     def insert_episode(self, row: EpisodeRow, *, record_job_provider: str | None) -> None:
+        body = _body_json(row.episode)
         with self.db.write() as conn:
             conn.execute(
                 f"INSERT INTO episodes ({_EPISODE_COLUMNS}) VALUES ({_placeholders(18)})",
@@ -245,8 +249,10 @@ class RecordsMixin:
                     row.forgotten_at,
                     row.summary,
                     row.summary_outcome,
-                    _packed_json(row.episode),
-                    pack(row.text),
+                    pack(body),
+                    # The rendering repeats the body's values: packed against it, a third of
+                    # its size alone.
+                    pack_against(row.text, body),
                     row.content_hash,
                 ),
             )
@@ -265,17 +271,26 @@ class RecordsMixin:
         text: str,
         content_hash: str,
     ) -> None:
+        body = _body_json(episode)
         with self.db.write() as conn:
+            found = conn.execute(
+                "SELECT rowid, episode_json FROM episodes WHERE id = ? AND forgotten_at IS NULL",
+                (episode_id,),
+            ).fetchone()
+            if found is None:
+                return
+            # The index entry was packed against the body being replaced.
+            fts_source.rebase(conn, int(found[0]), unpack(found[1]), body)
             conn.execute(
                 "UPDATE episodes SET summary = ?, summary_outcome = ?, episode_json = ?,"
-                " text = ?, content_hash = ? WHERE id = ? AND forgotten_at IS NULL",
+                " text = ?, content_hash = ? WHERE rowid = ?",
                 (
                     summary,
                     summary_outcome,
-                    pack(json.dumps(episode, ensure_ascii=False)),
-                    pack(text),
+                    pack(body),
+                    pack_against(text, body),
                     content_hash,
-                    episode_id,
+                    int(found[0]),
                 ),
             )
 
@@ -334,6 +349,13 @@ class RecordsMixin:
         Returns the index rows whose provider still has to forget them.
         """
         with self.db.write() as conn:
+            found = conn.execute(
+                "SELECT rowid, episode_json FROM episodes WHERE id = ?", (episode_id,)
+            ).fetchone()
+            if found is not None:
+                # Its index entry stays until the provider's forget takes it out, and was
+                # packed against the body about to go: it must be readable without it.
+                fts_source.rebase(conn, int(found[0]), unpack(found[1]), None)
             conn.execute(
                 "UPDATE episodes SET forgotten_at = coalesce(forgotten_at, ?), episode_json = NULL,"
                 " text = NULL, summary = NULL WHERE id = ?",
@@ -349,10 +371,10 @@ class RecordsMixin:
                 " WHERE episode_id = ?",
                 (now, episode_id),
             )
-            # A record that has not happened yet must not happen after a forget.
+            # A record that has not happened yet must not happen after a forget. A job row is
+            # deleted once it is done (see finish_job), a cancelled one likewise.
             conn.execute(
-                "UPDATE jobs SET state = 'done', last_error = 'cancelled: forgotten'"
-                " WHERE kind = 'record' AND episode_id = ? AND state = 'pending'",
+                "DELETE FROM jobs WHERE kind = 'record' AND episode_id = ? AND state = 'pending'",
                 (episode_id,),
             )
             rows = conn.execute(
@@ -447,8 +469,11 @@ class RecordsMixin:
         return [_job(r) for r in rows]
 
     def finish_job(self, job_id: int) -> None:
+        # Nothing reads a finished job (counts leave them out, a pending one is what stops a
+        # duplicate), and one store file has one daemon, with no claim to keep: the row goes
+        # (105 bytes an episode at 100,000, every episode leaving one record job behind).
         with self.db.write() as conn:
-            conn.execute("UPDATE jobs SET state = 'done' WHERE id = ?", (job_id,))
+            conn.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
 
     def retry_job(self, job_id: int, next_attempt_at: float, error: str) -> None:
         with self.db.write() as conn:
