@@ -180,6 +180,8 @@ class CopyMixin:
     def copy_replace(
         self, table: str, columns: Sequence[str], key: Sequence[str], rows: Sequence[Row]
     ) -> None:
+        # Only tables whose source wins are replaced (workspaces): never an episode, whose
+        # index entry is packed against the body it holds (store/sqlite/fts_source.py).
         sets = ", ".join(f"{c} = ?" for c in columns)
         where = " AND ".join(f"{c} = ?" for c in key)
         at = [list(columns).index(c) for c in key]
