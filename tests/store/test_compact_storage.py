@@ -3,6 +3,7 @@ contentless text index beside the words it indexed, and free pages handed back."
 
 from __future__ import annotations
 
+import json
 import secrets
 import sqlite3
 from collections.abc import Callable
@@ -487,3 +488,19 @@ def test_the_pull_request_lookup_reads_its_partial_index(tmp_path: Path) -> None
     ).fetchall()
     assert any("runs_pull_requests" in str(r[-1]) for r in plan), plan
     store.close()
+
+
+def test_a_body_edited_behind_the_stores_back_is_rendered_again(
+    make_app: Callable[..., App],
+) -> None:
+    app = make_app()
+    marker = f"zq{secrets.token_hex(4)}7"
+    eid = _ingest(app, marker)
+    row = app.store.get_episode(eid)
+    assert row is not None and row.episode is not None and marker in (row.text or "")
+    edited = {**row.episode, "result_excerpt": f"edited {marker}8"}
+    with app.store.db.write() as w:  # the rendering is left packed against the old body
+        w.execute("UPDATE episodes SET episode_json = ? WHERE id = ?", (json.dumps(edited), eid))
+    again = app.store.get_episode(eid)
+    assert again is not None and again.episode == edited
+    assert f"edited {marker}8" in (again.text or "")

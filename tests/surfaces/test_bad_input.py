@@ -219,14 +219,15 @@ def test_episodes_show_json_is_always_valid_json(tmp_path: Path) -> None:
     first = json.loads(run_cli(home, "runs", "ingest", str(EXAMPLE), "--json").stdout)["episode_id"]
     db = sqlite3.connect(home / "fleetmem.db")
     try:
-        (stored,) = db.execute(
-            "SELECT episode_json FROM episodes WHERE id = ?", (first,)
+        stored, text = db.execute(
+            "SELECT episode_json, text FROM episodes WHERE id = ?", (first,)
         ).fetchone()
         old = json.loads(unpack(stored) or "{}")  # written as TEXT below: an older row
         old["cost_usd"] = math.nan  # json.dumps writes the bare NaN an older parser let in
         with db:
             db.execute(
-                "UPDATE episodes SET episode_json = ? WHERE id = ?", (json.dumps(old), first)
+                "UPDATE episodes SET episode_json = ?, text = ? WHERE id = ?",
+                (json.dumps(old), unpack(text, unpack(stored)), first),
             )
     finally:
         db.close()

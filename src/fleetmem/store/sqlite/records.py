@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fleetmem.core.episode import Episode, render_text
 from fleetmem.store.base import (
     EpisodeFilter,
     EpisodeRow,
@@ -65,6 +66,23 @@ def _body_json(episode: Mapping[str, Any] | None) -> str | None:
     return None if episode is None else json.dumps(episode, ensure_ascii=False)
 
 
+def _rendering(stored: str | bytes | None, body: str | None) -> str | None:
+    """An episode's rendering as stored beside ``body`` (packed against it).
+
+    A body edited behind the store's back (by hand, in SQL) leaves the rendering unreadable;
+    it is then rendered again from the body as it now is, rather than failing every read.
+    """
+    try:
+        return unpack(stored, body)
+    except ValueError:
+        if body is None:
+            return None
+        try:
+            return render_text(Episode.from_dict(json.loads(body)))
+        except (ValueError, TypeError, KeyError):
+            return None
+
+
 def episode_from_row(row: sqlite3.Row) -> EpisodeRow:
     body = unpack(row["episode_json"])
     return EpisodeRow(
@@ -84,7 +102,7 @@ def episode_from_row(row: sqlite3.Row) -> EpisodeRow:
         summary=row["summary"],
         summary_outcome=row["summary_outcome"],
         episode=json.loads(body) if body is not None else None,
-        text=unpack(row["text"], body),
+        text=_rendering(row["text"], body),
         content_hash=row["content_hash"],
     )
 
