@@ -95,7 +95,8 @@ class BuiltinIndexMixin:
             for episode_id, text, summary, vector, vector_hash, model_id, context in entries:
                 doc = text_index.document(text, summary, context)
                 row = conn.execute(
-                    "SELECT erow, scope, agent FROM episodes WHERE id = %s", (episode_id,)
+                    "SELECT erow, scope, agent, started_at FROM episodes WHERE id = %s",
+                    (episode_id,),
                 ).fetchone()
                 if row is None:
                     raise KeyError(episode_id)
@@ -118,10 +119,12 @@ class BuiltinIndexMixin:
                 # Re-recording the same episode replaces its index entry instead of adding one.
                 conn.execute(
                     "INSERT INTO builtin_fts (erow, episode_id, scope, doc_len, text_end,"
-                    " summary_end, tsv) VALUES (%s, %s, %s, %s, %s, %s, %s::tsvector)"
+                    " summary_end, tsv, started_at)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s::tsvector, %s)"
                     " ON CONFLICT (erow) DO UPDATE SET scope = excluded.scope,"
                     " doc_len = excluded.doc_len, text_end = excluded.text_end,"
-                    " summary_end = excluded.summary_end, tsv = excluded.tsv",
+                    " summary_end = excluded.summary_end, tsv = excluded.tsv,"
+                    " started_at = excluded.started_at",
                     (
                         erow,
                         episode_id,
@@ -130,6 +133,7 @@ class BuiltinIndexMixin:
                         doc.text_end,
                         doc.summary_end,
                         doc.tsvector,
+                        float(row[3]),
                     ),
                 )
                 if vector is not None:
@@ -392,11 +396,12 @@ class BuiltinIndexMixin:
             return []
         # Only the query's lexemes leave each row: relabelled D (no stored position is D)
         # and filtered on that label, a tsvector is cut down in C before it is unnested.
+        # No join to episodes (migration 6): the rows carry their start, and a forgotten
+        # episode (its entry not yet taken out by the provider's forget) is left out below.
         rows = self.db.rows(
             "WITH cand AS (SELECT f.erow, f.episode_id, f.doc_len, f.summary_end, f.tsv,"
-            " e.started_at FROM builtin_fts f JOIN episodes e ON e.erow = f.erow"
+            " f.started_at FROM builtin_fts f"
             " WHERE f.scope = ANY(%(scopes)s) AND f.tsv @@ %(query)s::tsquery"
-            " AND e.scope = ANY(%(scopes)s) AND e.forgotten_at IS NULL"
             " ORDER BY f.erow DESC LIMIT %(cap)s)"
             " SELECT c.episode_id, c.doc_len, c.started_at, c.summary_end, u.lexeme,"
             " u.positions FROM cand c CROSS JOIN LATERAL"
@@ -425,7 +430,27 @@ class BuiltinIndexMixin:
         # Ties as FTS5 breaks them: newest start first, then id. Scores equal to 1e-10 are
         # ties (FTS5 adds the same terms in another order: the last bits may differ).
         scored.sort(key=lambda s: (-round(s[0], 10), -s[1], s[2]))
-        return [(eid, score / norm) for score, _, eid in scored[:limit]]
+        return [(eid, score / norm) for score, _, eid in self._live(scored, limit)]
+
+    def _live(
+        self, scored: list[tuple[float, float, str]], limit: int
+    ) -> list[tuple[float, float, str]]:
+        """The first ``limit`` of ``scored`` whose episode is not forgotten, read a window
+        at a time (a forgotten episode's entry lasts only until its provider forget runs)."""
+        out: list[tuple[float, float, str]] = []
+        start = 0
+        while len(out) < limit and start < len(scored):
+            window = scored[start : start + max(limit, 32)]
+            start += len(window)
+            gone = {
+                str(r[0])
+                for r in self.db.rows(
+                    "SELECT id FROM episodes WHERE id = ANY(%s) AND forgotten_at IS NOT NULL",
+                    ([eid for _, _, eid in window],),
+                )
+            }
+            out.extend(s for s in window if s[2] not in gone)
+        return out[:limit]
 
     def _phrase_counts(self, phrases: Sequence[Phrase]) -> dict[str, tuple[int, int]]:
         """Each phrase's document counts, its rarest token's: (as the SQLite store's pruning
