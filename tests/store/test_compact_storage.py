@@ -292,17 +292,22 @@ def test_each_path_is_stored_once_and_leaves_with_the_last_run_naming_it(
     assert _names(app) == []
 
 
+def _old_run(conn: sqlite3.Connection, run: str) -> None:
+    """A run row of ``API`` as an older store holds it (seeding a migration's test)."""
+    conn.execute(
+        "INSERT INTO runs (run_id, agent, adapter, trigger, started_at, ended_at, outcome,"
+        " reason, cost_source, spawned, repo, record_json, record_hash, episode_status,"
+        " ingested_at) VALUES (?, 'a', 'x', 'manual', 1, 2, 'succeeded', 'done', 'none',"
+        " 0, ?, '{}', 'h', 'recorded', 2)",
+        (run, API),
+    )
+
+
 def test_migration_22_carries_each_runs_paths(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     conn = store_before(path, 22)
     for run in ("r1", "r2"):
-        conn.execute(
-            "INSERT INTO runs (run_id, agent, adapter, trigger, started_at, ended_at, outcome,"
-            " reason, cost_source, spawned, repo, record_json, record_hash, episode_status,"
-            " ingested_at) VALUES (?, 'a', 'x', 'manual', 1, 2, 'succeeded', 'done', 'none',"
-            " 0, ?, '{}', 'h', 'recorded', 2)",
-            (run, API),
-        )
+        _old_run(conn, run)
     rows = [("r1", "src/a.py", 2.0), ("r1", "src/b.py", 2.0), ("r2", "src/a.py", 3.0)]
     rows.append(("gone", "src/c.py", 4.0))  # its run was deleted: not carried
     conn.executemany(
@@ -419,13 +424,7 @@ def test_migration_23_interns_event_paths_and_drops_each_with_its_last_event(
     conn = store_before(path, 23)
     shared, own = f"src/{secrets.token_hex(3)}.py", f"src/{secrets.token_hex(3)}.py"
     for run in ("r1", "r2"):
-        conn.execute(
-            "INSERT INTO runs (run_id, agent, adapter, trigger, started_at, ended_at, outcome,"
-            " reason, cost_source, spawned, repo, record_json, record_hash, episode_status,"
-            " ingested_at) VALUES (?, 'a', 'x', 'manual', 1, 2, 'succeeded', 'done', 'none',"
-            " 0, ?, '{}', 'h', 'recorded', 2)",
-            (run, API),
-        )
+        _old_run(conn, run)
         conn.execute(
             "INSERT INTO sessions (run_id, session_id, ord, subagent, cwd)"
             " VALUES (?, 's1', 0, 0, '/w')",
