@@ -4,6 +4,8 @@ contentless text index beside the words it indexed, and free pages handed back."
 from __future__ import annotations
 
 import json
+import random
+import re
 import secrets
 import sqlite3
 from collections.abc import Callable
@@ -503,3 +505,58 @@ def test_a_body_edited_behind_the_stores_back_is_rendered_again(
     again = app.store.get_episode(eid)
     assert again is not None and again.episode == edited
     assert f"edited {marker}8" in (again.text or "")
+
+
+def test_the_index_holds_exactly_the_live_entries_words_through_any_sequence_of_changes(
+    make_app: Callable[..., App],
+) -> None:
+    """Random ingests, re-indexes, new bodies, forgets and index deletes: after every step
+    each episode's marker words are in the index exactly while its entry is, and every entry
+    can be read back (it is always packed against the body its episode holds)."""
+    from fleetmem.providers.builtin import index_text
+
+    rng = random.Random(secrets.randbits(32))
+    app = make_app()
+    store = app.store
+    assert isinstance(store, SqliteStore)
+    words: dict[str, set[str]] = {}  # episode id -> the markers its entry indexed
+    for step in range(60):
+        live = [e for e in words if store.get_episode(e) is not None]
+        op = rng.choice(["ingest", "ingest", "reindex", "body", "forget", "delete"])
+        if op == "ingest" or not live:
+            marker = f"zq{secrets.token_hex(4)}{step}7"
+            eid = _ingest(app, marker)
+            words[eid] = {marker}
+        else:
+            eid = rng.choice(live)
+            row = store.get_episode(eid)
+            assert row is not None
+            if op == "reindex" and row.episode is not None and words[eid]:
+                # As the provider re-indexes an episode (its neighbours' context changed).
+                store.builtin_put(eid, index_text(row.episode), None, None, "", "", context="x")
+            elif op == "body" and row.episode is not None:
+                body = {**row.episode, "summary": f"now {secrets.token_hex(3)}"}
+                store.update_episode_body(
+                    eid, summary=body["summary"], summary_outcome="ok", episode=body,
+                    text="t", content_hash="h",
+                )  # fmt: skip
+            elif op == "forget":
+                store.tombstone_episode(eid, float(step))
+            elif op == "delete":
+                store.builtin_delete(eid)
+                words[eid] = set()
+        vocabulary = _vocabulary(app)
+        entries = {}
+        for episode_id, markers in words.items():
+            held = fts_source.of_episode(store.db.conn, episode_id)  # never unreadable
+            assert (held is not None) == bool(markers), (step, op, episode_id)
+            if held is not None:
+                assert markers <= set(re.findall(r"\w+", held[0])), (step, op, markers)
+                entries[episode_id] = set(re.findall(r"\w+", " ".join(held[:3])))
+        # Every marker is indexed by exactly the entries holding it (its own, and its
+        # neighbours' context): nothing forgotten or replaced was left behind.
+        for marker in {w for w in vocabulary if w.startswith("zq")} | {
+            m for ms in words.values() for m in ms
+        }:
+            want = sum(marker in held_words for held_words in entries.values())
+            assert vocabulary.get(marker, 0) == want, (step, op, marker)
