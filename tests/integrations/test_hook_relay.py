@@ -383,3 +383,45 @@ def test_the_daemon_warms_what_a_first_session_would_wait_on_and_writes_nothing(
         assert "hook.warm_failed error=OSError" in caplog.text
     finally:
         app.close()
+
+
+def test_the_daemon_loads_the_embedder_before_the_assembly_counts_tokens(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The model's build-time temporaries are handed back before the token counter loads
+    (the two at once made the daemon's start-up peak); a model that cannot load stops
+    nothing else."""
+    from types import SimpleNamespace
+
+    from fleetmem.integrations.hookmain import warm_for_hooks
+
+    order: list[str] = []
+
+    def load() -> None:
+        order.append("embedder")
+
+    def assemble(*_args: object, **_kwargs: object) -> None:
+        order.append("assembly")
+
+    warm_for_hooks(
+        SimpleNamespace(
+            embedder=SimpleNamespace(load=load), files=SimpleNamespace(assemble=assemble)
+        )
+    )
+    assert order == ["embedder", "assembly"]
+
+    def missing() -> None:
+        raise RuntimeError("no model package")
+
+    order.clear()
+    with caplog.at_level(logging.INFO, logger="fleetmem.hooks"):
+        warm_for_hooks(
+            SimpleNamespace(
+                embedder=SimpleNamespace(load=missing), files=SimpleNamespace(assemble=assemble)
+            )
+        )
+    assert order == ["assembly"]
+    assert "hook.warm_failed part=embedder error=RuntimeError" in caplog.text
+    order.clear()
+    warm_for_hooks(SimpleNamespace(embedder=None, files=SimpleNamespace(assemble=assemble)))
+    assert order == ["assembly"]  # vectors off: nothing to load
