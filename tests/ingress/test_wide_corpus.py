@@ -17,6 +17,7 @@ prompts), naming the rule that fired and never the value. Either way nothing is 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator
@@ -209,6 +210,7 @@ def test_every_format_through_the_hooks(tmp_path: Path, home: Path, wide: list[S
     ]
     calls.append(("SessionEnd", {**base, "reason": "exit"}))
     printed: list[bytes] = []
+    answers: list[bytes] = []  # what each capture told the person
     for event, payload in calls:
         proc = subprocess.run(
             [FLEETMEM, "hook", "claude-code", event],
@@ -221,8 +223,18 @@ def test_every_format_through_the_hooks(tmp_path: Path, home: Path, wide: list[S
         )
         assert proc.returncode == 0
         printed += [proc.stdout, proc.stderr]
+        if event == "UserPromptSubmit":
+            answers.append(proc.stdout)
     _wait_for_detached(home)
     transcript.unlink()  # the agent's file, not fleetmem's
     assert leaks(home, wide, printed) == []
-    assert sum(b"[REDACTED]" in out for out in printed) >= len(texts) // 2  # captures confirmed
+    # Captures are answered in one line: stored (as redacted), or not and why. Once the
+    # secrets are out many captures of this corpus are the same fact (a duplicate), so the
+    # share shown with [REDACTED] varies with the corpus (24 to 31 of 50 seen): count the
+    # answers instead. (A capture whose whole first line is structure or a secret, such as
+    # "remember: users:", gets no answer: noted on issue 18.)
+    told = [re.search(rb"fleetmem (remembered fact|did not remember)", out) for out in answers]
+    assert sum(bool(t) for t in told) >= len(texts) // 2
+    stored = [out for out, t in zip(answers, told, strict=True) if t and t[1] == b"remembered fact"]
+    assert any(b"[REDACTED]" in out for out in stored)
     assert (home / "logs" / "hooks.log").exists()
