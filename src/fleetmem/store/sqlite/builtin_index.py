@@ -81,12 +81,17 @@ class _Block:
             self.seqs = seqs
 
     def append(self, seqs: list[int], block: Vector) -> None:
-        dim = block.shape[1]
-        need = self.count + block.shape[0]
+        self.append_quantized(seqs, *int8_scores.quantize_rows(block))
+
+    def append_quantized(
+        self, seqs: list[int], quantized: npt.NDArray[np.int8], scales: npt.NDArray[np.float32]
+    ) -> None:
+        """Add rows already quantized (``int8_scores.quantize_rows``), a scale each."""
+        dim = quantized.shape[1]
+        need = self.count + quantized.shape[0]
         if self.vectors.shape[1] != dim or need > self.vectors.shape[0]:
             self.reserve(max(need, self.vectors.shape[0] + self.vectors.shape[0] // 4, 256), dim)
-            need = self.count + block.shape[0]
-        quantized, scales = int8_scores.quantize_rows(block)
+            need = self.count + quantized.shape[0]
         self.vectors[self.count : need] = quantized
         self.scales[self.count : need] = scales
         self.seqs[self.count : need] = seqs
@@ -515,8 +520,9 @@ class BuiltinIndexMixin:
                 dim = block.vectors.shape[1] or int(good[0][2])
                 good = [r for r in good if int(r[2]) == dim]
                 if good:
-                    vectors = vector_blob.decode_rows([r[3] for r in good], dim)
-                    block.append([int(r[0]) for r in good], vectors)
+                    # Stored as int8 already: taken as the search holds them.
+                    quantized, scales = vector_blob.quantized_rows([r[3] for r in good], dim)
+                    block.append_quantized([int(r[0]) for r in good], quantized, scales)
             matrix.last_seq = int(batch[-1][0])
             loaded += len(batch)
         if loaded >= _LOAD_BATCH:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from fleetmem.store.base import Vector
 from fleetmem.store.sqlite import int8_scores
@@ -70,17 +71,38 @@ def decode(blob: bytes) -> Vector:
     raise ValueError(f"stored vector of unknown format {data[:1]!r}")
 
 
+def _int8_parts(
+    blobs: Sequence[bytes], dim: int
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]] | None:
+    """The int8 rows and scales of ``blobs`` when every one is an int8 blob of ``dim``
+    components (the common case: one join for the whole batch), else None."""
+    width = 1 + _SCALE_BYTES + dim + dim % 2
+    kind = _INT8_ODD if dim % 2 else _INT8_EVEN
+    if not blobs or not all(len(b) == width and b[0] == kind for b in blobs):
+        return None
+    joined = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), width)
+    scales = joined[:, 1 : 1 + _SCALE_BYTES].copy().view("<f4").reshape(-1).astype(np.float32)
+    return joined[:, 1 + _SCALE_BYTES : 1 + _SCALE_BYTES + dim].view(np.int8), scales
+
+
+def quantized_rows(
+    blobs: Sequence[bytes], dim: int
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+    """Stored vectors of one dimension as the in-memory search holds them: int8 rows and a
+    scale each. int8 blobs are taken as they are (no round trip through float32); older
+    formats are quantized as they are read."""
+    parts = _int8_parts(blobs, dim)
+    if parts is not None:
+        return parts[0].copy(), parts[1]
+    return int8_scores.quantize_rows(decode_rows(blobs, dim))
+
+
 def decode_rows(blobs: Sequence[bytes], dim: int) -> Vector:
     """Stored vectors of one dimension as a float32 ``(len(blobs), dim)`` matrix."""
     out = np.empty((len(blobs), dim), dtype=np.float32)
-    width = 1 + _SCALE_BYTES + dim + dim % 2
-    kind = _INT8_ODD if dim % 2 else _INT8_EVEN
-    if blobs and all(len(b) == width and b[0] == kind for b in blobs):
-        # The common case: one join and one conversion for the whole batch.
-        joined = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), width)
-        scales = joined[:, 1 : 1 + _SCALE_BYTES].copy().view("<f4").reshape(-1)
-        values = joined[:, 1 + _SCALE_BYTES : 1 + _SCALE_BYTES + dim].view(np.int8)
-        np.multiply(values, scales[:, None], out=out, dtype=np.float32)
+    parts = _int8_parts(blobs, dim)
+    if parts is not None:
+        np.multiply(parts[0], parts[1][:, None], out=out, dtype=np.float32)
         return out
     for i, blob in enumerate(blobs):
         row = decode(blob)
