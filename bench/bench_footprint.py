@@ -50,6 +50,7 @@ import psycopg
 from bench import harness
 from bench.common import FleetData, machine_line, write_result
 from fleetmem.store.sqlite import fts_source
+from fleetmem.store.sqlite.builtin_index import scope_token
 from fleetmem.store.sqlite.packed import pack, pack_against, unpack
 
 SIZE = 100_000
@@ -127,18 +128,19 @@ def sqlite_footprint(db: Path) -> dict[str, Any]:
                 table = name.removeprefix("sqlite_autoindex_").rsplit("_", 1)[0]
             objects[name] = int(size)
             sizes[_class_of(table)] = sizes.get(_class_of(table), 0) + int(size)
-        # Context's share of what the index keeps of each row (migration 21: a deflated
-        # JSON copy beside the contentless index), moved to its own class.
+        # Context's share of what the index keeps of each row (the copy beside the contentless
+        # index, fts_source), moved to its own class.
         own = near = 0
-        for episode_id, stored in conn.execute(
-            "SELECT e.id, e.episode_json FROM builtin_fts_source f"
+        for rowid, scope, stored in conn.execute(
+            "SELECT e.rowid, e.scope, e.episode_json FROM builtin_fts_source f"
             " JOIN episodes e ON e.rowid = f.rowid"
         ):
-            held = fts_source.of_episode(conn, str(episode_id))
+            body = unpack(stored)
+            held = fts_source.read(conn, int(rowid), body, scope_token(str(scope)))
             text, summary, context, _scope_key = held or ("", "", "", "")
             # The entry is packed against the episode's body, which holds the indexed text
             # but not the neighbours' context: each part's share is what it costs packed so.
-            own += len(pack_against(json.dumps([text, summary]), unpack(stored)) or b"")
+            own += len(pack_against(json.dumps([text, summary]), body) or b"")
             near += len(pack(json.dumps([context])) or b"")
         kept = objects.get("builtin_fts_source", 0)
         context = round(kept * near / max(1, own + near))

@@ -249,7 +249,7 @@ def warm_for_hooks(app: Any) -> None:
     Loaded by the assembly instead, after the token counter (about 61 MiB), both were
     resident at once: the daemon's peak at 100,000 episodes was 419 MiB, 358 MiB this way.
     """
-    load = getattr(getattr(app, "embedder", None), "load", None)
+    load = getattr(app.embedder, "load", None)  # None: vectors off, or a remote embedder
     if callable(load):
         try:
             load()

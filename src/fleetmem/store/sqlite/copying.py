@@ -181,23 +181,18 @@ class CopyMixin:
         self, table: str, columns: Sequence[str], key: Sequence[str], rows: Sequence[Row]
     ) -> None:
         # Only tables whose source wins are replaced (workspaces): never an episode, whose
-        # index entry is packed against the body it holds (store/sqlite/fts_source.py).
+        # rendering and index entry are packed against the body it holds (fts_source.py).
+        if table == "episodes":
+            raise StoreError("a copy never replaces an episode row", path=self.db.path)
         sets = ", ".join(f"{c} = ?" for c in columns)
         where = " AND ".join(f"{c} = ?" for c in key)
         at = [list(columns).index(c) for c in key]
         coded = _coded_at(table, columns)
-        rendering = rendering_at(table, columns)
         try:
             with self.db.write() as conn:
                 conn.executemany(
                     f"UPDATE {table} SET {sets} WHERE {where}",
-                    [
-                        (
-                            *_map(convert_rendering(row, rendering, 1), coded, 1),
-                            *(row[i] for i in at),
-                        )
-                        for row in rows
-                    ],
+                    [(*_map(row, coded, 1), *(row[i] for i in at)) for row in rows],
                 )
         except sqlite3.Error as exc:
             raise StoreError(

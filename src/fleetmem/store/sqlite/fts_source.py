@@ -31,14 +31,19 @@ def write(conn: sqlite3.Connection, rowid: int, values: Indexed, body: str | Non
     )
 
 
-def read(conn: sqlite3.Connection, rowid: int, body: str | None, scope_key: str) -> Indexed | None:
-    """What row ``rowid`` was indexed with, or None if it is not indexed."""
+def _stored(conn: sqlite3.Connection, rowid: int) -> bytes | str | None:
     found = conn.execute(
         "SELECT indexed FROM builtin_fts_source WHERE rowid = ?", (rowid,)
     ).fetchone()
-    if found is None:
+    return None if found is None else found[0]
+
+
+def read(conn: sqlite3.Connection, rowid: int, body: str | None, scope_key: str) -> Indexed | None:
+    """What row ``rowid`` was indexed with, or None if it is not indexed."""
+    stored = _stored(conn, rowid)
+    if stored is None:
         return None
-    values = [str(v) for v in json.loads(unpack(found[0], body) or "[]")]
+    values = [str(v) for v in json.loads(unpack(stored, body) or "[]")]
     if len(values) == 3:
         values.append(scope_key)
     if len(values) != 4:
@@ -52,13 +57,11 @@ def delete(conn: sqlite3.Connection, rowid: int) -> None:
 
 def rebase(conn: sqlite3.Connection, rowid: int, old: str | None, new: str | None) -> None:
     """Pack row ``rowid``'s entry against ``new``, the body replacing ``old`` (None: none)."""
-    found = conn.execute(
-        "SELECT indexed FROM builtin_fts_source WHERE rowid = ?", (rowid,)
-    ).fetchone()
-    if found is not None:
+    stored = _stored(conn, rowid)
+    if stored is not None:
         conn.execute(
             "UPDATE builtin_fts_source SET indexed = ? WHERE rowid = ?",
-            (repack(found[0], old, new), rowid),
+            (repack(stored, old, new), rowid),
         )
 
 

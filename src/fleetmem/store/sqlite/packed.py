@@ -93,9 +93,9 @@ def unpack(value: str | bytes | None, against: str | None = None) -> str | None:
     expand = zlib.decompressobj(_WBITS, zdict=_dictionary(against))
     try:
         plain = expand.decompress(data[5:]) + expand.flush()
-    except zlib.error:
-        plain = b""
-    if len(data) < 5 or zlib.crc32(plain) != int.from_bytes(data[1:5], "little"):
+    except zlib.error:  # back-references into another body can point anywhere
+        plain = None
+    if plain is None or len(data) < 5 or zlib.crc32(plain) != int.from_bytes(data[1:5], "little"):
         raise ValueError("packed text was packed against another body than the one given")
     return plain.decode("utf-8")
 

@@ -368,7 +368,7 @@ class RecordsMixin:
         """
         with self.db.write() as conn:
             found = conn.execute(
-                "SELECT rowid, episode_json FROM episodes WHERE id = ?", (episode_id,)
+                "SELECT rowid, episode_json, run_id FROM episodes WHERE id = ?", (episode_id,)
             ).fetchone()
             if found is not None:
                 # Its index entry stays until the provider's forget takes it out, and was
@@ -380,9 +380,8 @@ class RecordsMixin:
                 (now, episode_id),
             )
             # Its run's text and files go with it: no surface shows what was forgotten.
-            run = conn.execute("SELECT run_id FROM episodes WHERE id = ?", (episode_id,)).fetchone()
-            if run is not None:
-                scrub_run(conn, str(run[0]))
+            if found is not None:
+                scrub_run(conn, str(found[2]))
             conn.execute(
                 "UPDATE provider_index SET forgotten_at = coalesce(forgotten_at, ?),"
                 " state = CASE WHEN state = 'recorded' THEN 'forget_pending' ELSE state END"
