@@ -50,7 +50,6 @@ import psycopg
 from bench import harness
 from bench.common import FleetData, machine_line, write_result
 from fleetmem.store.sqlite import fts_source
-from fleetmem.store.sqlite.builtin_index import scope_token
 from fleetmem.store.sqlite.packed import pack, pack_against, unpack
 
 SIZE = 100_000
@@ -136,7 +135,7 @@ def sqlite_footprint(db: Path) -> dict[str, Any]:
             " JOIN episodes e ON e.rowid = f.rowid"
         ):
             body = unpack(stored)
-            held = fts_source.read(conn, int(rowid), body, scope_token(str(scope)))
+            held = fts_source.read(conn, int(rowid), body, fts_source.scope_token(str(scope)))
             text, summary, context, _scope_key = held or ("", "", "", "")
             # The entry is packed against the episode's body, which holds the indexed text
             # but not the neighbours' context: each part's share is what it costs packed so.

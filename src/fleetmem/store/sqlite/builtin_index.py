@@ -26,6 +26,7 @@ from fleetmem.core.textquery import match_phrases, or_match, prune_common
 from fleetmem.store.base import Compaction, EpisodeRow, IndexEntry, Vector
 from fleetmem.store.sqlite import fts_source, fts_upkeep, int8_scores, vector_blob
 from fleetmem.store.sqlite.db import Database
+from fleetmem.store.sqlite.fts_source import scope_token
 from fleetmem.store.sqlite.packed import unpack
 from fleetmem.store.sqlite.records import _EPISODE_COLUMNS, _placeholders, episode_from_row
 from fleetmem.store.sqlite.term_stats import TermStats
@@ -121,15 +122,6 @@ def idf(total: int, containing: int) -> float:
     """FTS5's inverse document frequency of a phrase found in ``containing`` of ``total``
     rows (its bm25() clamps it to a small positive number, as here)."""
     return max(1e-6, math.log((total - containing + 0.5) / (containing + 0.5)))
-
-
-def scope_token(scope: str) -> str:
-    """The one ``scope_key`` token of ``scope`` (migration m0011 builds the same in SQL).
-
-    Hex of the UTF-8 bytes is exact (no two scopes share a token) and a single unicode61
-    token; the trailing digit keeps the porter stemmer from shortening it.
-    """
-    return "s" + scope.encode("utf-8").hex() + "0"
 
 
 def _index(

@@ -22,6 +22,15 @@ from fleetmem.store.sqlite.packed import pack_against, repack, unpack
 Indexed = tuple[str, str, str, str]  # text, summary, context, scope token
 
 
+def scope_token(scope: str) -> str:
+    """The one ``scope_key`` token of ``scope`` (migration m0011 builds the same in SQL).
+
+    Hex of the UTF-8 bytes is exact (no two scopes share a token) and a single unicode61
+    token; the trailing digit keeps the porter stemmer from shortening it.
+    """
+    return "s" + scope.encode("utf-8").hex() + "0"
+
+
 def write(conn: sqlite3.Connection, rowid: int, values: Indexed, body: str | None) -> None:
     """Keep ``values`` (their scope token aside) as what row ``rowid`` was indexed with."""
     kept = json.dumps(list(values[:3]), ensure_ascii=False)
@@ -73,6 +82,4 @@ def of_episode(conn: sqlite3.Connection, episode_id: str) -> Indexed | None:
     ).fetchone()
     if row is None:
         return None
-    from fleetmem.store.sqlite.builtin_index import scope_token  # a cycle at import time
-
     return read(conn, int(row[0]), unpack(row[2]), scope_token(str(row[1])))
