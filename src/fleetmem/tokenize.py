@@ -45,16 +45,21 @@ class Tokenizer:
         #: When this tokenizer last counted, encoded or decoded (``time.monotonic``).
         self.last_used = time.monotonic()
 
+    @property
+    def encoding(self) -> Any:
+        """The quicktok encoding itself (for :func:`fleetmem.token_ranks.build`)."""
+        return self._enc
+
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` encoded as ordinary text."""
         self.last_used = time.monotonic()
-        ids: list[int] = self._enc.encode_ordinary(_encodable(text))
+        ids: list[int] = self._enc.encode_ordinary(encodable(text))
         return ids
 
     def count(self, text: str) -> int:
         """Number of tokens of ``text`` (faster than ``len(encode(text))``)."""
         self.last_used = time.monotonic()
-        return int(self._enc.count(_encodable(text)))
+        return int(self._enc.count(encodable(text)))
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         """The exact UTF-8 bytes of ``tokens`` (a token may end inside a character)."""
@@ -62,7 +67,7 @@ class Tokenizer:
         return bytes(self._enc.decode_bytes(list(tokens)))
 
 
-def _encodable(text: str) -> str:
+def encodable(text: str) -> str:
     # Lone surrogates cannot be encoded as UTF-8 and the extension refuses them. Stored text
     # never holds one (writes are validated); any other text gets U+FFFD in their place so
     # counting never raises.
@@ -84,6 +89,11 @@ def get_tokenizer() -> Tokenizer:
             if found is None:
                 found = _instance = Tokenizer()
     return found
+
+
+def loaded() -> bool:
+    """Whether the process-wide tokenizer is in memory now."""
+    return _instance is not None
 
 
 def release_idle(idle_s: float, *, now: float | None = None) -> bool:

@@ -502,3 +502,36 @@ def test_a_session_whose_agent_died_is_recorded_by_a_later_sessions_end(world: W
     assert not list((world.home / "hooks" / "claude-code").glob("*.json"))
     assert not list((world.home / "hooks" / "claude-code").glob("*.closing"))
     _wait_for_detached(world.home)
+
+
+def test_a_session_start_needs_neither_the_tokenizer_nor_numpy_once_the_ranks_are_kept(
+    world: World,
+) -> None:
+    """The hook answers a session's start in its own process (no daemon): the first one
+    writes the token ranks under the home; a later one counts its new lines (here the line
+    naming the first session, live in the same repository) from them, so neither the 0.45 s
+    vocabulary nor numpy is loaded."""
+    world.config("[agent.claude-code]\n")
+    script = (
+        "import json, sys\n"
+        "from fleetmem.integrations.hookmain import run_hook\n"
+        "given = []\n"
+        "code, answer = run_hook(['claude-code', 'SessionStart'], stdin=sys.stdin.buffer.read(),\n"
+        "                        on_answer=given.append)\n"
+        "answer = ''.join(given) + answer\n"
+        "heavy = sorted(m for m in ('quicktok', 'numpy', 'onnxruntime') if m in sys.modules)\n"
+        "print(json.dumps({'code': code, 'answer': answer, 'heavy': heavy}))\n"
+    )
+    sessions = [Session(world), Session(world)]
+    answers = []
+    for session in sessions:
+        proc = subprocess.run(
+            [sys.executable, "-c", script], input=session.payload("session_start"),
+            capture_output=True, env=env_for(world.home), cwd=world.repo, timeout=60,
+            check=True,
+        )  # fmt: skip
+        answers.append(json.loads(proc.stdout.splitlines()[-1]))
+    assert (world.home / "cache" / "o200k-ranks.sqlite3").is_file()
+    assert answers[0]["heavy"] == ["quicktok"]  # the first session loads it and keeps the ranks
+    assert sessions[0].run_id() in _context(answers[1]["answer"].encode())
+    assert answers[1]["heavy"] == []

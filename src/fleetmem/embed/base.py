@@ -7,13 +7,20 @@ store keeps ``model_id`` beside each cached vector so a model change never mixes
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from fleetmem.lazy_numpy import np
+
 
 #: The array every embedder returns: float32, shape ``(len(texts), dim)``, rows L2-normalised.
-Vectors = npt.NDArray[np.float32]
+if TYPE_CHECKING:
+    Vectors = npt.NDArray[np.float32]
+else:  # numpy is imported on first use (fleetmem.lazy_numpy); the alias is for annotations
+    Vectors = Any
 
 
 @runtime_checkable

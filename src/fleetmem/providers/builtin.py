@@ -9,9 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from fleetmem.config import RECALL_CUES
 from fleetmem.core.episode import content_hash
@@ -24,6 +22,11 @@ from fleetmem.errors import EmbeddingUnavailable
 from fleetmem.providers.base import MAX_ITEM_TEXT, ProviderItem, ProviderRecall
 from fleetmem.providers.ranking_options import FOLLOW_UP_FROM, RankingOptions, _Channels
 from fleetmem.store.base import EpisodeRow, Store, Vector
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from fleetmem.lazy_numpy import np
 
 __all__ = [
     "BUILTIN",

@@ -40,6 +40,7 @@ from fleetmem.service.workspaces import WorkspaceService
 from fleetmem.store.sqlite.store import SqliteStore
 from fleetmem.token_counts import CACHE_FILE as TOKEN_CACHE_FILE
 from fleetmem.token_counts import CachedTokenizer
+from fleetmem.token_ranks import RANKS_FILE
 
 if TYPE_CHECKING:
     from fleetmem.store.postgres.store import PostgresStore
@@ -194,7 +195,7 @@ def build(home: Path | None = None, environ: Mapping[str, str] | None = None) ->
     # Context files; the facts block and the run feeds plug in as segment providers.
     # Every budget counts with one tokenizer; counts of texts seen before come from the
     # home's cache, so a short-lived command or hook need not load the 0.8 s vocabulary.
-    token_counts = CachedTokenizer(home / TOKEN_CACHE_FILE)
+    token_counts = CachedTokenizer(home / TOKEN_CACHE_FILE, ranks=home / RANKS_FILE)
     files = ContextFileService(
         store=store, settings=lambda: config.current, tokenizer=lambda: token_counts
     )

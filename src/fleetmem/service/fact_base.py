@@ -12,9 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fleetmem import metrics
 from fleetmem.config import FactThresholds, Settings
@@ -56,6 +54,11 @@ from fleetmem.store.facts import (
     SearchRow,
 )
 from fleetmem.tokenize import get_tokenizer
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from fleetmem.lazy_numpy import np
 
 _T = TypeVar("_T")
 

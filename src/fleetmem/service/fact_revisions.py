@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, TypeVar
 
 from fleetmem.core.facts import (
     WORD_WEIGHT,
@@ -36,6 +34,11 @@ from fleetmem.service.fact_results import SearchHit
 from fleetmem.service.records.facts import Fact, fact_of
 from fleetmem.store.base import Vector
 from fleetmem.store.facts import FactFilter, FactRow, FactStore
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from fleetmem.lazy_numpy import np
 
 #: The most facts edited during one run that are scored again on their earlier text; more
 #: edits than this while one run is open are ranked by their current text (and still served

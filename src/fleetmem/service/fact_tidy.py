@@ -15,9 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Literal
 
 from fleetmem import metrics
 from fleetmem.core.facts import ACTIVE, NEAR_DUPLICATE_WORDS, WRITES_PER_MINUTE, Actor
@@ -26,6 +24,11 @@ from fleetmem.errors import InvalidInput, InvalidTransition
 from fleetmem.service.fact_base import BACKFILL_BATCH, FactServiceBase, local_user, log, snapshot
 from fleetmem.service.records.facts import Fact, KeptApart, fact_of, kept_apart_of
 from fleetmem.store.facts import FactRow, JournalRow, KeptPairRow
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from fleetmem.lazy_numpy import np
 
 #: Pairs one review shows at most (the most similar first).
 TIDY_LIMIT = 50

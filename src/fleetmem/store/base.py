@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from fleetmem.store.status import StoreHealth
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from fleetmem.lazy_numpy import np
 
 JobKind = Literal["record", "forget"]
 JobState = Literal["pending", "done", "failed"]
@@ -167,7 +170,10 @@ class Compaction:
         }
 
 
-Vector = npt.NDArray[np.float32]
+if TYPE_CHECKING:
+    Vector = npt.NDArray[np.float32]
+else:  # numpy is imported on first use (fleetmem.lazy_numpy); the alias is for annotations
+    Vector = Any
 
 #: One episode for :meth:`Store.builtin_put_many`: its id, text, summary, vector (or None),
 #: the vector's content hash and model id, and its neighbours' context.

@@ -17,9 +17,8 @@ Vectors are also kept in the ``embeddings`` cache by content hash, as in SQLite.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import psycopg
 
 from fleetmem.core.textquery import match_phrases, prune_common
@@ -32,6 +31,11 @@ from fleetmem.store.postgres.text_index import Phrase, bm25, idf
 # The SQLite store's query constants, read at each query (so a change there, or a test's
 # monkeypatch, applies to both stores alike).
 from fleetmem.store.sqlite import builtin_index as fts5
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from fleetmem.lazy_numpy import np
 
 #: pgvector's HNSW indexes take vectors of at most this many dimensions (larger ones are
 #: searched exactly, by a scan).

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from fleetmem.store.fact_text_index import FactTextIndex, IndexedFact
 from fleetmem.store.facts import FactFilter, FactRow, SearchRow, VectorMatrix
 from fleetmem.store.postgres.db import PgDatabase
 from fleetmem.store.postgres.fact_activity import FACT_COLUMNS, FactActivityMixin, fact_row
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from fleetmem.lazy_numpy import np
 
 
 class FactsMixin(FactActivityMixin):

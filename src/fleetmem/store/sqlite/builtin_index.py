@@ -16,10 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from fleetmem import process_memory
 from fleetmem.core.textquery import match_phrases, or_match, prune_common
@@ -30,6 +27,12 @@ from fleetmem.store.sqlite.fts_source import scope_token
 from fleetmem.store.sqlite.packed import unpack
 from fleetmem.store.sqlite.records import _EPISODE_COLUMNS, _placeholders, episode_from_row
 from fleetmem.store.sqlite.term_stats import TermStats
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from fleetmem.lazy_numpy import np
 
 #: BM25 weight of the context column relative to the episode's own text and summary.
 CONTEXT_WEIGHT = 0.3

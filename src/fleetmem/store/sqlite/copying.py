@@ -6,15 +6,18 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from fleetmem.errors import StoreError
 from fleetmem.store.copying import CopiedTable, CopyReader, Row
 from fleetmem.store.sqlite import vector_blob
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.packed import pack, pack_against, unpack
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from fleetmem.lazy_numpy import np
 
 #: Rows fetched from a snapshot at a time.
 _FETCH = 1000

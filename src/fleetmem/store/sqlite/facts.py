@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from fleetmem.store.fact_text_index import FactTextIndex, IndexedFact
 from fleetmem.store.facts import FactFilter, FactRow, SearchRow, VectorMatrix
@@ -22,6 +20,11 @@ from fleetmem.store.sqlite import vector_blob
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.fact_activity import FactActivityMixin
 from fleetmem.store.sqlite.fact_rows import CHUNK, FACT_COLUMNS, fact_row, marks
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from fleetmem.lazy_numpy import np
 
 
 class FactsMixin(FactActivityMixin):

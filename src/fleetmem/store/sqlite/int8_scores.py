@@ -22,10 +22,14 @@ graph (compared once, by hand, with onnx 1.x).
 from __future__ import annotations
 
 import threading
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from fleetmem.lazy_numpy import np
+
 
 #: Largest magnitude of a quantized component: symmetric int8, so -127..127.
 LEVELS: Final = 127

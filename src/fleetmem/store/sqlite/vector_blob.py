@@ -21,12 +21,16 @@ No migration rewrites stored vectors; a blob is read in the format it was writte
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from fleetmem.store.base import Vector
 from fleetmem.store.sqlite import int8_scores
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from fleetmem.lazy_numpy import np
 
 _HALF = 2  # little-endian float16 components follow
 _INT8_EVEN = 3  # a little-endian float32 scale, then one int8 a component
