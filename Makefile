@@ -90,11 +90,14 @@ unit: $(TEST_STAMP)
 
 test: lint typecheck unit
 
-# The real-session hook benchmark drives the Claude Code CLI the test tools install.
+# The real-session hook benchmark drives the Claude Code CLI the test tools install. Sources
+# are byte-compiled first, as for the tests (and as installing a wheel does).
 bench: $(STAMP) $(TEST_STAMP)
+	$(BIN)/python -m compileall -q src
 	$(BIN)/python -m bench.run_all
 
 bench-quick: $(STAMP) $(TEST_STAMP)
+	$(BIN)/python -m compileall -q src
 	$(BIN)/python -m bench.run_all --quick
 
 clean:

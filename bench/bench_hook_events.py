@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_hooks import _env, _git
-from bench.common import machine
+from bench.common import compile_sources, machine
 
 FLEETMEM = str(Path(sys.executable).with_name("fleetmem"))
 RUNS = 10
@@ -105,6 +105,7 @@ def _start_daemon(home: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 
 def run(runs: int = RUNS, integration: str = "claude-code") -> dict[str, Any]:
+    compile_sources()
     load_before = os.getloadavg()
     modes = {
         mode: _run_mode(runs, mode == "daemon", integration) for mode in ("own_process", "daemon")

@@ -31,7 +31,7 @@ from tests.integrations.fixtures.anthropic_standin import serving
 
 from bench.bench_hook_events import FLEETMEM, TARGETS_MS, _start_daemon, _summary, session_home
 from bench.bench_hooks import _env
-from bench.common import machine
+from bench.common import compile_sources, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAUDE = ROOT / ".venv" / "node" / "node_modules" / ".bin" / "claude"
@@ -147,6 +147,7 @@ def _session(
 
 
 def run(calls: int = CALLS, sessions: int = SESSIONS) -> dict[str, Any]:
+    compile_sources()
     if not CLAUDE.exists():
         raise RuntimeError(f"{CLAUDE} is missing: `make .venv/.test-tools` installs it")
     load_before = os.getloadavg()
