@@ -95,3 +95,27 @@ def test_several_requests_in_one_prompt_are_each_kept_once() -> None:
     )
     got = captured_facts(prompt)
     assert got[0] == "alpha beta" and len(got) == MAX_CAPTURES and len(set(got)) == len(got)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "stored"),
+    [
+        # a bare marker over a list: one fact per item, the prompt's other lines left alone
+        (
+            "remember:\n- we deploy on Tuesdays\n* staging is read-only\n\nNow fix the test.",
+            ["we deploy on Tuesdays", "staging is read-only"],
+        ),
+        ("#remember\n1. ledger tests are flaky\n2) CI runs twice", ["ledger tests are flaky",
+                                                                   "CI runs twice"]),
+        # a marker line that opens a block: the block up to a blank line is the fact
+        (
+            "remember: the release checklist:\n- tag it\n- announce it in #ops\n\nthen go on",
+            ["the release checklist: - tag it - announce it in #ops"],
+        ),
+        ("remember: db:\n  host: db.internal\n  port: 5432", ["db: host: db.internal port: 5432"]),
+        # a quoted line inside the block is not the person's; a fence ends the block
+        ("remember:\nwe pin numpy\n> pasted\n```\nremember: code\n```", ["we pin numpy"]),
+    ],
+)  # fmt: skip
+def test_a_marker_that_opens_a_block_keeps_the_block(prompt: str, stored: list[str]) -> None:
+    assert captured_facts(prompt) == stored

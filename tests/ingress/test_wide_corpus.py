@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from fleetmem.core.capture import captured_facts
 from fleetmem.errors import FleetmemError
 from fleetmem.service.bootstrap import App
 from fleetmem.surfaces.mcp.server import build_server, fixed_token
@@ -230,11 +231,15 @@ def test_every_format_through_the_hooks(tmp_path: Path, home: Path, wide: list[S
     assert leaks(home, wide, printed) == []
     # Captures are answered in one line: stored (as redacted), or not and why. Once the
     # secrets are out many captures of this corpus are the same fact (a duplicate), so the
-    # share shown with [REDACTED] varies with the corpus (24 to 31 of 50 seen): count the
-    # answers instead. (A capture whose whole first line is structure or a secret, such as
-    # "remember: users:", gets no answer: noted on issue 18.)
+    # share shown with [REDACTED] varies with the corpus (24 to 31 of 50 seen). Every
+    # request the capture finds is answered; one it does not find is a marker line of one
+    # word with nothing below it ("remember: KEY=VALUE"), too short to be a fact.
     told = [re.search(rb"fleetmem (remembered fact|did not remember)", out) for out in answers]
-    assert sum(bool(t) for t in told) >= len(texts) // 2
+    # (The hook captures from the prompt as redacted, where a long secret is shorter: it
+    # may find a request that the raw text, past the 600-character limit, does not hold.)
+    asked = [bool(captured_facts(f"remember: {text}")) for text in texts]
+    assert all(t for t, a in zip(told, asked, strict=True) if a)
+    assert sum(bool(t) for t in told) >= len(texts) * 0.9
     stored = [out for out, t in zip(answers, told, strict=True) if t and t[1] == b"remembered fact"]
     assert any(b"[REDACTED]" in out for out in stored)
     assert (home / "logs" / "hooks.log").exists()

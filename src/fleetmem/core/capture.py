@@ -74,6 +74,8 @@ _LASTING = re.compile(
 # names (config.py, e.g.) do not end one.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(#])")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
+_BULLET = re.compile(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
+_MARKER = re.compile(r"^(?:#remember\b|remember\s*:)\s*:?\s*(?P<rest>.*)$", re.IGNORECASE)
 
 
 def captured_facts(prompt: str) -> list[str]:
@@ -92,7 +94,11 @@ def _sentences(prompt: str) -> list[str]:
     """The person's own sentences: lines outside fences and quotes, split at sentence ends."""
     out: list[str] = []
     fenced = False
-    for line in prompt.splitlines():
+    lines = prompt.splitlines()
+    at = 0
+    while at < len(lines):
+        line = lines[at]
+        at += 1
         if _FENCE.match(line):
             fenced = not fenced
             continue
@@ -100,7 +106,23 @@ def _sentences(prompt: str) -> list[str]:
         if fenced or not stripped or stripped.startswith(">"):
             continue
         # A marker at the line's start takes the whole line (its wording may hold sentences).
-        if re.match(r"^(?:#remember\b|remember\s*:)", stripped, re.IGNORECASE):
+        marker = _MARKER.match(stripped)
+        if marker:
+            # A marker line that only opens a block ("remember:", "remember: users:",
+            # "remember: [smtp]") takes the lines below it, up to a blank line: the block
+            # is what to keep.
+            rest = marker.group("rest")
+            if rest.endswith(":") or len(rest.split()) < MIN_WORDS:
+                block = []
+                while at < len(lines) and lines[at].strip() and not _FENCE.match(lines[at]):
+                    if not lines[at].strip().startswith(">"):
+                        block.append(lines[at].strip())
+                    at += 1
+                if block and not rest and all(map(_BULLET.match, block)):
+                    # A list under a bare marker: each item is a fact of its own.
+                    out.extend("remember: " + _BULLET.sub("", item) for item in block)
+                    continue
+                stripped = " ".join([stripped, *block])
             out.append(stripped)
             continue
         out.extend(part.strip() for part in _SENTENCE_END.split(stripped) if part.strip())
