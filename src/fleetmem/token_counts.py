@@ -139,6 +139,8 @@ class CachedTokenizer:
             if self._ranks_path is None or self._ranks_written:
                 return
             self._ranks_written = True
+        if token_ranks.settled(self._ranks_path):
+            return  # written for these versions, and its counts did not pass the check
         if token_ranks.build(self._ranks_path, tokenizer.encoding):
             with self._lock:
                 self._ranks = token_ranks.open_counter(self._ranks_path)

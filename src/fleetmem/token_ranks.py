@@ -142,19 +142,46 @@ class RankCounter:
 
 def open_counter(path: Path) -> RankCounter | None:
     """A counter over the ranks file at ``path``; None when there is none, it cannot be read,
-    or it was written for other versions of the tokenizer or the pre-tokenizer."""
+    it was written for other versions of the tokenizer or the pre-tokenizer, or its counts
+    did not pass the check when it was written."""
+    db = _open(path)
+    if db is None:
+        return None
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'check'").fetchone()
+        if row is not None and row[0] == "passed":
+            return RankCounter(db)
+    except (sqlite3.Error, ImportError) as exc:
+        log.info("token ranks %s unusable, counting with the tokenizer: %s", path, exc)
+    db.close()
+    return None
+
+
+def settled(path: Path) -> bool:
+    """Whether the file at ``path`` was written for these versions, whether its counts
+    passed the check or not: either way, writing it again would give the same file."""
+    db = _open(path)
+    if db is not None:
+        db.close()
+    return db is not None or _unicode_version() > TOKENIZER_UNICODE
+
+
+def _open(path: Path) -> sqlite3.Connection | None:
+    """The ranks file, read-only, when it exists and was written for these versions."""
     if not path.is_file() or _unicode_version() > TOKENIZER_UNICODE:
         return None
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        row = db.execute("SELECT value FROM meta WHERE key = 'versions'").fetchone()
-        if row is None or row[0] != _versions():
-            db.close()
-            return None
-        return RankCounter(db)
-    except (sqlite3.Error, ImportError, metadata.PackageNotFoundError) as exc:
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'versions'").fetchone()
+            if row is not None and row[0] == _versions():
+                return db
+        except sqlite3.Error:
+            pass
+        db.close()
+    except (sqlite3.Error, metadata.PackageNotFoundError) as exc:
         log.info("token ranks %s unusable, counting with the tokenizer: %s", path, exc)
-        return None
+    return None
 
 
 def _unicode_version() -> tuple[int, int]:
@@ -209,9 +236,13 @@ def check_corpus(seed: int = 20261205) -> list[str]:
 
 
 def build(path: Path, encoding: Any) -> bool:
-    """Write the ranks of ``encoding`` (a loaded quicktok ``o200k_base``) to ``path``, after
-    checking a counter over them against it; True when the file is in place. Any process may
-    call it: each writes its own temporary file and renames it into place."""
+    """Write the ranks of ``encoding`` (a loaded quicktok ``o200k_base``) to ``path`` and
+    check a counter over them against it; True when the file is in place and passed. A file
+    that fails keeps only that verdict, so no process spends the 0.5 s on it again until a
+    version changes. Any process may call it: each writes its own temporary file and renames
+    it into place."""
+    if _unicode_version() > TOKENIZER_UNICODE:
+        return False
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -228,6 +259,7 @@ def build(path: Path, encoding: Any) -> bool:
             db.execute("BEGIN")
             db.executemany("INSERT INTO ranks VALUES (?, ?)", _ordinary_tokens(encoding))
             db.execute("INSERT INTO meta VALUES ('versions', ?)", (_versions(),))
+            db.execute("INSERT INTO meta VALUES ('check', 'passed')")
             db.execute("COMMIT")
         finally:
             db.close()
@@ -246,9 +278,12 @@ def build(path: Path, encoding: Any) -> bool:
             log.warning(
                 "token ranks not used: %d of the check texts counted differently", len(wrong)
             )
-            return False
+            with contextlib.closing(sqlite3.connect(tmp, isolation_level=None)) as db:
+                db.execute("DROP TABLE ranks")
+                db.execute("UPDATE meta SET value = 'failed' WHERE key = 'check'")
+                db.execute("VACUUM")
         os.replace(tmp, path)
-        return True
+        return not wrong
     except (OSError, sqlite3.Error, ImportError, metadata.PackageNotFoundError) as exc:
         log.warning("token ranks not written to %s: %s", path, exc)
         return False

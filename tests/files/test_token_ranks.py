@@ -134,13 +134,25 @@ class _Disagreeing:
         return int(self._real.count(text)) + 1
 
 
-def test_a_file_that_counts_differently_from_the_tokenizer_is_not_put_in_place(
-    tmp_path: Path,
+def test_a_file_that_counts_differently_from_the_tokenizer_is_never_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "o200k-ranks.sqlite3"
     assert not build(path, _Disagreeing())
-    assert not path.exists()
-    assert list(tmp_path.iterdir()) == []  # no temporary file left either
+    assert open_counter(path) is None
+    # Only the verdict is kept (no ranks, no temporary file), so that no process spends the
+    # 0.5 s on writing it again until a version changes.
+    assert list(tmp_path.iterdir()) == [path] and path.stat().st_size < 64 * 1024
+    assert token_ranks.settled(path)
+
+    def refuse(*_: object) -> bool:
+        raise AssertionError("the ranks were written again")
+
+    monkeypatch.setattr(token_ranks, "build", refuse)
+    cache = CachedTokenizer(tmp_path / "counts.sqlite3", ranks=path)
+    assert cache.count("counted by the tokenizer") == get_tokenizer().count(
+        "counted by the tokenizer"
+    )
 
 
 def test_the_first_process_writes_the_file_and_the_next_counts_without_the_tokenizer(
@@ -204,3 +216,13 @@ def test_check_corpus_covers_what_the_pre_tokenizer_tells_apart() -> None:
         "marks": any("\u0300" <= c <= "\u036f" for p in pieces for c in p),
     }
     assert all(kinds.values()), kinds
+
+
+def test_a_python_with_newer_unicode_tables_than_the_tokenizer_counts_with_the_tokenizer(
+    ranks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(token_ranks, "TOKENIZER_UNICODE", (13, 0))  # older than Python's
+    assert open_counter(ranks) is None
+    assert not build(tmp_path / "o200k-ranks.sqlite3", get_tokenizer().encoding)
+    assert list(tmp_path.iterdir()) == []
+    assert token_ranks.settled(tmp_path / "o200k-ranks.sqlite3")  # nothing to write, ever

@@ -28,14 +28,12 @@ from fleetmem.embed.base import Vectors, normalise_rows
 from fleetmem.errors import ConfigError, EmbeddingUnavailable
 
 if TYPE_CHECKING:
-    import numpy as np
-else:
-    from fleetmem.lazy_numpy import np
-
-if TYPE_CHECKING:
     # httpx is imported where a request is made: it costs ~0.15 s, and every CLI command and
     # hook imports this module (summaries share its helpers) while few ever call out.
     import httpx
+    import numpy as np
+else:
+    from fleetmem.lazy_numpy import np
 
 #: Inputs per request: far below OpenAI's 2,048 so one slow batch cannot eat the whole deadline.
 MAX_BATCH = 128
