@@ -66,10 +66,17 @@ PIECE_MEMORY: Final = 50_000
 TOKENIZER_UNICODE: Final = (16, 0)
 
 
+#: The layout of the file; a file of another layout is written again.
+FORMAT: Final = 2
+
+
 def _versions() -> str:
-    """What the file's correctness depends on besides the encoding: the vocabulary's package
-    and the pre-tokenizer's Unicode tables."""
-    return f"{ENCODING};{PACKAGE}={metadata.version(PACKAGE)};regex={metadata.version('regex')}"
+    """What the file's correctness depends on besides the encoding: its layout, the
+    vocabulary's package and the pre-tokenizer's Unicode tables."""
+    return (
+        f"format={FORMAT};{ENCODING};{PACKAGE}={metadata.version(PACKAGE)};"
+        f"regex={metadata.version('regex')}"
+    )
 
 
 class RankCounter:
