@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fleetmem.integrations.claude_code import SERVER_ARGS
+from fleetmem.token_ranks import RANKS_FILE, open_counter
 from tests.integrations.conftest import World
 from tests.surfaces.cli_helpers import FLEETMEM, env_for
 
@@ -63,6 +64,9 @@ def test_install_claude_code_user_scope_is_idempotent_and_keeps_unrelated_settin
     first = _run(world, "install", "claude-code")
     assert [c["changed"] for c in first] == [True, True]
     assert all(c["backup"] for c in first)
+    # The token ranks the hooks count new lines from are kept, so the first session need
+    # not load the vocabulary to write them.
+    assert open_counter(world.home / RANKS_FILE) is not None
     data = json.loads(settings.read_text())
     assert data["model"] == "opus" and data["permissions"] == UNRELATED_SETTINGS["permissions"]
     assert data["hooks"]["Stop"] == UNRELATED_SETTINGS["hooks"]["Stop"]
@@ -230,6 +234,7 @@ def test_install_codex_adds_one_table_and_keeps_the_rest_byte_for_byte(world: Wo
     hooks_file.write_text(json.dumps(theirs))
     change, hooks_change = _run(world, "install", "codex")
     assert change["changed"] and change["backup"] and hooks_change["changed"]
+    assert open_counter(world.home / RANKS_FILE) is not None
     text = config.read_text()
     assert text.startswith(CODEX_CONFIG)
     server = tomllib.loads(text)["mcp_servers"]["fleetmem"]

@@ -169,8 +169,20 @@ def _cmd_install(app: Any, args: argparse.Namespace) -> int:
             " /hooks and trust the four `fleetmem hook codex` entries",
             file=sys.stderr,
         )
+    _keep_token_ranks(app)
     emit(args, [_as_dict(c) for c in changes], _changes_text)
     return EXIT_OK
+
+
+def _keep_token_ranks(app: Any) -> None:
+    """Write the token ranks the hooks count new lines from (fleetmem.token_ranks), so that
+    the first session does not load the vocabulary to write them itself (about 1 s, once)."""
+    from fleetmem import token_ranks
+    from fleetmem.tokenize import get_tokenizer
+
+    path = Path(app.home) / token_ranks.RANKS_FILE
+    if not token_ranks.settled(path):
+        token_ranks.build(path, get_tokenizer().encoding)
 
 
 def _portable_notes(app: Any) -> None:
