@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 
 #: Where the ranks live, under the home.
 RANKS_FILE: Final = Path("cache") / "o200k-ranks.sqlite3"
+#: The layout of the file; a file of another layout is written again.
+FORMAT: Final = 2
 
 #: ``o200k_base``'s pre-tokenizer, as OpenAI's tiktoken defines it: words with an optional
 #: leading non-letter, case-aware so "camelCase" splits; numbers of up to three digits;
@@ -64,10 +66,6 @@ PIECE_MEMORY: Final = 50_000
 #: already, as U+058B, where quicktok does not), and a Python whose ``unicodedata`` is newer
 #: than this does not count from ranks at all.
 TOKENIZER_UNICODE: Final = (16, 0)
-
-
-#: The layout of the file; a file of another layout is written again.
-FORMAT: Final = 2
 
 
 def _versions() -> str:
