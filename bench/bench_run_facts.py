@@ -1,21 +1,29 @@
 """The right facts per run: does a one-shot's facts block hold the fact its prompt is about?
 
-Over 164 labelled facts plus synthetic distractors (``--facts``, at least 500 in all), each
-labelled paraphrase query of ``tests/data/facts_paraphrase.json`` is wrapped into a one-shot
-task prompt ("Fix the retry loop in billing; mind {query}."), and the 20 unrelated queries
-likewise (no fact should match them). For each prompt, the run's relevant facts are picked as
-a real run picks them (:func:`fleetmem.service.context_facts.relevant_facts`: the fact search,
-at most 8 at or above a floor, then the 1,200-token facts budget, whole facts only), and two
-figures are reported per floor on a 0.05 grid:
+Over 164 labelled facts plus synthetic distractors (``--facts``, at least 500 in all), two
+labelled sets of one-shot task prompts, each ending with 20 prompts no fact should match:
+
+* ``paraphrase``: each labelled query of ``tests/data/facts_paraphrase.json`` (it shares no
+  content word with its fact) wrapped into a task ("Fix the retry loop in billing; mind
+  {query}.");
+* ``named``: for each labelled fact, two of its own content words drawn at random, put into
+  a task that names them as its subject ("Fix the {a} {b} problem."), the way a person names
+  what a task is about ("Fix the flaky ledger test").
+
+For each prompt, the run's relevant facts are picked as a real run picks them
+(:func:`fleetmem.service.context_facts.relevant_facts`: the fact search over the prompt and
+over its focus words, at most 8 at or above a floor, then the 1,200-token facts budget,
+whole facts only), and two figures are reported per floor on a 0.05 grid:
 
 * ``delivered``: the share of labelled prompts whose fact is in the block (target >= 0.9);
 * ``unrelated``: facts in the block other than the labelled one, per run, over every prompt,
   the unrelated ones included (target <= 1).
 
-The prompts are split in two halves by query (even and odd positions, each with its own
-wrapping templates): the floor is chosen on the ``dev`` half (the lowest floor whose
-unrelated count is at most 1) and reported on the ``confirm`` half. The floor in use,
-``RELEVANCE_FLOOR``, is reported beside it. Uses the default offline embedder.
+Each set is split in two halves (even and odd positions, each with its own task templates):
+the floor is chosen on the ``dev`` halves (the lowest floor whose unrelated count is at most
+1 on both sets) and reported on the ``confirm`` halves. The configuration in use
+(``RELEVANCE_FLOOR``, the focus) is reported beside the prompt's own search alone (no
+focus, the same floor), measured in the same run. Uses the default offline embedder.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_facts import DATA, _open, _populate, synthetic_facts
+from bench.common import machine
 
 FACTS = 520
 GRID = [round(0.5 + 0.05 * i, 2) for i in range(10)]
@@ -55,8 +64,24 @@ TEMPLATES = {
 }
 
 
-def _prompts(data: dict[str, Any], rng: random.Random) -> dict[str, list[tuple[str, str | None]]]:
-    halves: dict[str, list[tuple[str, str | None]]] = {"dev": [], "confirm": []}
+NAMED_TEMPLATES = {
+    "dev": [
+        "Fix the {a} {b} problem.",
+        "Update how we do {a} for {b}.",
+        "Add tests for the {a} {b} code.",
+    ],
+    "confirm": [
+        "Something about {b} and {a} is broken; fix it.",
+        "Review the {a} handling around {b}.",
+        "Please clean up {a} in the {b} module.",
+    ],
+}
+
+Prompts = dict[str, list[tuple[str, str | None]]]
+
+
+def _prompts(data: dict[str, Any], rng: random.Random) -> Prompts:
+    halves: Prompts = {"dev": [], "confirm": []}
     for i, q in enumerate(data["queries"]):
         half = "dev" if i % 2 == 0 else "confirm"
         halves[half].append((rng.choice(TEMPLATES[half]).format(q=q["query"]), q["fact"]))
@@ -66,12 +91,38 @@ def _prompts(data: dict[str, Any], rng: random.Random) -> dict[str, list[tuple[s
     return halves
 
 
-def _blocks(facts: Any, prompts: list[tuple[str, str | None]]) -> list[list[tuple[str, float]]]:
-    """Per prompt, the (fact id, score) pairs a run would be offered with no floor."""
+def _named(data: dict[str, Any], rng: random.Random) -> Prompts:
+    """Each labelled fact named by two of its own content words (longer than 3 letters)."""
+    from fleetmem.core.textquery import terms
+
+    halves: Prompts = {"dev": [], "confirm": []}
+    for i, fact in enumerate(data["facts"]):
+        words = sorted(w for w in terms(fact["body"]) if len(w) > 3 and w.isalpha())
+        if len(words) < 2:
+            continue
+        a, b = rng.sample(words, 2)
+        half = "dev" if i % 2 == 0 else "confirm"
+        halves[half].append((rng.choice(NAMED_TEMPLATES[half]).format(a=a, b=b), fact["id"]))
+    for i, q in enumerate(data["negatives"]):
+        half = "dev" if i % 2 == 0 else "confirm"
+        template = rng.choice(NAMED_TEMPLATES[half])
+        halves[half].append((template.format(a=q["query"], b="service"), None))
+    return halves
+
+
+def _blocks(
+    facts: Any, prompts: list[tuple[str, str | None]], *, focus: bool = True
+) -> list[list[tuple[str, float]]]:
+    """Per prompt, the (fact id, score) pairs a run would be offered with no floor
+    (``focus`` False: the prompt's own search alone, as before the focus)."""
     from fleetmem.service.context_facts import relevant_facts
 
+    terms = {} if focus else {"focus_words": 0}
     return [
-        [(i.fact_id, i.score) for i in relevant_facts(facts, p, agent=AGENT, repo=None, floor=0.0)]
+        [
+            (i.fact_id, i.score)
+            for i in relevant_facts(facts, p, agent=AGENT, repo=None, floor=0.0, **terms)
+        ]
         for p, _ in prompts
     ]
 
@@ -107,7 +158,7 @@ def _score(
 
 
 def run(n_facts: int = FACTS, seed: int | None = None) -> dict[str, Any]:
-    from fleetmem.service.context_facts import RELEVANCE_FLOOR
+    from fleetmem.service.context_facts import FOCUS_MAX_FACTS, FOCUS_WORDS, RELEVANCE_FLOOR
 
     seed = random.SystemRandom().randrange(2**32) if seed is None else seed
     rng = random.Random(seed)
@@ -124,27 +175,62 @@ def run(n_facts: int = FACTS, seed: int | None = None) -> dict[str, Any]:
         populated = time.monotonic() - began
         by_key = {f["id"]: ids[f["body"]] for f in data["facts"]}
         bodies = {v: k for k, v in ids.items()}
-        halves = _prompts(data, rng)
-        offered = {h: _blocks(facts, p) for h, p in halves.items()}
+        sets = {"paraphrase": _prompts(data, rng), "named": _named(data, rng)}
+        offered: dict[tuple[str, str, bool], list[list[tuple[str, float]]]] = {}
+        spent = {True: 0.0, False: 0.0}
+        for name, halves in sets.items():
+            for half, prompts in halves.items():
+                for focus in (True, False):
+                    began = time.monotonic()
+                    offered[(name, half, focus)] = _blocks(facts, prompts, focus=focus)
+                    spent[focus] += time.monotonic() - began
+        count = sum(len(p) for halves in sets.values() for p in halves.values())
+        per_prompt_ms = {
+            "with_focus": round(spent[True] * 1000 / count, 1),
+            "prompt_alone": round(spent[False] * 1000 / count, 1),
+        }
+
+        def score(name: str, half: str, focus: bool, floor: float) -> dict[str, float]:
+            prompts = sets[name][half]
+            return _score(offered[(name, half, focus)], prompts, by_key, bodies, floor)
+
         grid = {
-            h: {str(f): _score(offered[h], halves[h], by_key, bodies, f) for f in GRID}
-            for h in halves
+            f"{name}/{half}": {str(f): score(name, half, True, f) for f in GRID}
+            for name in sets
+            for half in ("dev", "confirm")
         }
         chosen = next(
-            (f for f in GRID if grid["dev"][str(f)]["unrelated_per_run"] <= 1.0), GRID[-1]
+            (
+                f
+                for f in GRID
+                if all(grid[f"{name}/dev"][str(f)]["unrelated_per_run"] <= 1.0 for name in sets)
+            ),
+            GRID[-1],
         )
-        in_use = {h: _score(offered[h], halves[h], by_key, bodies, RELEVANCE_FLOOR) for h in halves}
+        in_use = {
+            f"{name}/{half}": score(name, half, True, RELEVANCE_FLOOR)
+            for name in sets
+            for half in ("dev", "confirm")
+        }
+        before = {
+            f"{name}/{half}": score(name, half, False, RELEVANCE_FLOOR)
+            for name in sets
+            for half in ("dev", "confirm")
+        }
         app.close()
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return {
         "seed": seed,
         "facts": len(ids),
-        "prompts": {h: len(p) for h, p in halves.items()},
+        "prompts": {f"{n}/{h}": len(p) for n, halves in sets.items() for h, p in halves.items()},
         "populate_s": round(populated, 1),
+        "ms_per_prompt": per_prompt_ms,
         "chosen_on_dev": chosen,
         "floor_in_use": RELEVANCE_FLOOR,
+        "focus": {"max_facts": FOCUS_MAX_FACTS, "words": FOCUS_WORDS},
         "in_use": in_use,
+        "without_focus": before,
         "grid": grid,
     }
 
@@ -153,8 +239,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--facts", type=int, default=FACTS)
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     args = parser.parse_args()
-    print(json.dumps(run(args.facts, args.seed), indent=1))
+    result = {**run(args.facts, args.seed), "machine": machine()}
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -7,13 +7,15 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from fleetmem.core.facts import Actor
+from fleetmem.core.facts import Actor, visible_scopes
 from fleetmem.service.bootstrap import App
 from fleetmem.service.context_facts import (
+    FOCUS_MAX_FACTS,
     MAX_RELEVANT,
     NO_MATCH,
     NO_OTHER_MATCH,
     RELEVANCE_FLOOR,
+    focus_of,
     relevant_facts,
 )
 from tests.conftest import home_store, sql_rows
@@ -104,3 +106,39 @@ def test_relevant_facts_are_capped_filtered_and_ranked(make_app: Callable[..., A
         i.fact_id for i in again
     }
     assert relevant_facts(app.facts, "   ", agent=AGENT, repo=REPO) == ()
+
+
+def _word(rng: random.Random) -> str:
+    """A fresh word no model or fact has seen: consonant-vowel syllables."""
+    return "".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(4))
+
+
+def test_a_prompt_naming_its_subject_finds_the_fact_by_its_two_rarest_words(
+    make_app: Callable[..., App], rng: random.Random
+) -> None:
+    # Words only (no embedder), so what the prompt alone matches does not depend on how a
+    # model places words it never saw.
+    app = make_app('[model_api]\nembedding_model = ""\n')
+    subject, state, other = _word(rng), _word(rng), _word(rng)
+    target = app.facts.add(
+        f"The {subject} exports are {state} after a deploy: wait for the cache to warm.",
+        actor=HUMAN,
+    ).fact.id
+    # The same everyday words in many facts, and each rare word in one other fact alone.
+    for n in range(12):
+        app.facts.add(f"Deploy step {n}: the exports wait for the cache.", actor=HUMAN)
+    app.facts.add(f"Ask {subject} owners before a rename.", actor=HUMAN)
+    app.facts.add(f"{state.capitalize()} builds are retried once by the {other} job.", actor=HUMAN)
+    prompt = f"Please fix the {state} {subject} exports problem after the deploy."
+    scopes = visible_scopes(AGENT, REPO)
+    assert focus_of(app.facts, prompt, scopes=scopes) == f"{state} {subject}"
+    found = [i.fact_id for i in relevant_facts(app.facts, prompt, agent=AGENT, repo=REPO)]
+    assert found[:1] == [target]
+    # The prompt alone does not find it: the fact does not hold all of the prompt's words.
+    alone = relevant_facts(app.facts, prompt, agent=AGENT, repo=REPO, focus_words=0)
+    assert target not in [i.fact_id for i in alone]
+    # One rare word is no focus, and a word in more than FOCUS_MAX_FACTS facts is never part
+    # of one ("exports" and "deploy" are in 13).
+    assert focus_of(app.facts, f"Please fix the {subject} exports.", scopes=scopes) == ""
+    assert len(app.facts.facts_containing(["exports"], scopes=scopes)) == 1
+    assert app.facts.facts_containing(["exports"], scopes=scopes)["exports"] > FOCUS_MAX_FACTS

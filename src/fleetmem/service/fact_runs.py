@@ -31,6 +31,7 @@ from fleetmem.core.facts import (
     corroborated,
     fit_block,
     is_suspect,
+    literal_terms,
     visible_scopes,
     vote_counts,
 )
@@ -256,6 +257,21 @@ class RunFactsMixin(FactServiceBase):
             for h in hits
         ]
         return items, degraded
+
+    def facts_containing(self, words: Sequence[str], *, scopes: Sequence[str]) -> dict[str, int]:
+        """For each word, how many active, evidence and suspect facts of ``scopes`` contain it
+        as fact search matches words (normalized, anywhere in the body)."""
+        scopes = [check_scope(scope) for scope in scopes]
+        counts: dict[str, int] = {}
+        for word in words:
+            _, normalized = literal_terms(word)
+            if len(normalized) != 1:  # a stopword or a separator: no one word to look for
+                continue
+            rows = self.store.fact_search_rows(
+                self.workspace, sorted(SERVABLE), scopes, ids=(), phrase="", words=normalized
+            )
+            counts[word] = len(rows)
+        return counts
 
     def _pinned(self, scopes: Sequence[str]) -> list[FactRow]:
         """The pinned active facts of ``scopes``, oldest pin first."""
