@@ -23,7 +23,8 @@ Each set is split in two halves (even and odd positions, each with its own task 
 the floor is chosen on the ``dev`` halves (the lowest floor whose unrelated count is at most
 1 on both sets) and reported on the ``confirm`` halves. The configuration in use
 (``RELEVANCE_FLOOR``, the focus) is reported beside the prompt's own search alone (no
-focus, the same floor), measured in the same run. Uses the default offline embedder.
+focus, the same floor) and beside words alone (as a hook answering in its own process
+searches), measured in the same run. Uses the default offline embedder.
 """
 
 from __future__ import annotations
@@ -110,18 +111,27 @@ def _named(data: dict[str, Any], rng: random.Random) -> Prompts:
     return halves
 
 
+#: How a run's facts are searched: as in use (the daemon, ``fleetmem run``), by the
+#: prompt's own search alone (no focus), and by words alone (a hook in its own process).
+MODES = {
+    "in_use": {},
+    "prompt_alone": {"focus_words": 0},
+    "words_only": {"by_meaning": False},
+}
+
+
 def _blocks(
-    facts: Any, prompts: list[tuple[str, str | None]], *, focus: bool = True
+    facts: Any, prompts: list[tuple[str, str | None]], mode: str = "in_use"
 ) -> list[list[tuple[str, float]]]:
-    """Per prompt, the (fact id, score) pairs a run would be offered with no floor
-    (``focus`` False: the prompt's own search alone, as before the focus)."""
+    """Per prompt, the (fact id, score) pairs a run would be offered with no floor, searched
+    as ``mode`` says (:data:`MODES`)."""
     from fleetmem.service.context_facts import relevant_facts
 
-    terms = {} if focus else {"focus_words": 0}
+    options: dict[str, Any] = MODES[mode]
     return [
         [
             (i.fact_id, i.score)
-            for i in relevant_facts(facts, p, agent=AGENT, repo=None, floor=0.0, **terms)
+            for i in relevant_facts(facts, p, agent=AGENT, repo=None, floor=0.0, **options)
         ]
         for p, _ in prompts
     ]
@@ -176,26 +186,23 @@ def run(n_facts: int = FACTS, seed: int | None = None) -> dict[str, Any]:
         by_key = {f["id"]: ids[f["body"]] for f in data["facts"]}
         bodies = {v: k for k, v in ids.items()}
         sets = {"paraphrase": _prompts(data, rng), "named": _named(data, rng)}
-        offered: dict[tuple[str, str, bool], list[list[tuple[str, float]]]] = {}
-        spent = {True: 0.0, False: 0.0}
+        offered: dict[tuple[str, str, str], list[list[tuple[str, float]]]] = {}
+        spent = dict.fromkeys(MODES, 0.0)
         for name, halves in sets.items():
             for half, prompts in halves.items():
-                for focus in (True, False):
+                for mode in MODES:
                     began = time.monotonic()
-                    offered[(name, half, focus)] = _blocks(facts, prompts, focus=focus)
-                    spent[focus] += time.monotonic() - began
+                    offered[(name, half, mode)] = _blocks(facts, prompts, mode)
+                    spent[mode] += time.monotonic() - began
         count = sum(len(p) for halves in sets.values() for p in halves.values())
-        per_prompt_ms = {
-            "with_focus": round(spent[True] * 1000 / count, 1),
-            "prompt_alone": round(spent[False] * 1000 / count, 1),
-        }
+        per_prompt_ms = {mode: round(spent[mode] * 1000 / count, 1) for mode in MODES}
 
-        def score(name: str, half: str, focus: bool, floor: float) -> dict[str, float]:
+        def score(name: str, half: str, mode: str, floor: float) -> dict[str, float]:
             prompts = sets[name][half]
-            return _score(offered[(name, half, focus)], prompts, by_key, bodies, floor)
+            return _score(offered[(name, half, mode)], prompts, by_key, bodies, floor)
 
         grid = {
-            f"{name}/{half}": {str(f): score(name, half, True, f) for f in GRID}
+            f"{name}/{half}": {str(f): score(name, half, "in_use", f) for f in GRID}
             for name in sets
             for half in ("dev", "confirm")
         }
@@ -207,15 +214,13 @@ def run(n_facts: int = FACTS, seed: int | None = None) -> dict[str, Any]:
             ),
             GRID[-1],
         )
-        in_use = {
-            f"{name}/{half}": score(name, half, True, RELEVANCE_FLOOR)
-            for name in sets
-            for half in ("dev", "confirm")
-        }
-        before = {
-            f"{name}/{half}": score(name, half, False, RELEVANCE_FLOOR)
-            for name in sets
-            for half in ("dev", "confirm")
+        modes = {
+            mode: {
+                f"{name}/{half}": score(name, half, mode, RELEVANCE_FLOOR)
+                for name in sets
+                for half in ("dev", "confirm")
+            }
+            for mode in MODES
         }
         app.close()
     finally:
@@ -229,8 +234,9 @@ def run(n_facts: int = FACTS, seed: int | None = None) -> dict[str, Any]:
         "chosen_on_dev": chosen,
         "floor_in_use": RELEVANCE_FLOOR,
         "focus": {"max_facts": FOCUS_MAX_FACTS, "words": FOCUS_WORDS},
-        "in_use": in_use,
-        "without_focus": before,
+        "in_use": modes["in_use"],
+        "prompt_alone": modes["prompt_alone"],
+        "words_only": modes["words_only"],
         "grid": grid,
     }
 

@@ -29,6 +29,7 @@ comment on :data:`FOCUS_MAX_FACTS`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -93,18 +94,24 @@ def relevant_facts(
     run_id: str | None = None,
     focus_max_facts: int = FOCUS_MAX_FACTS,
     focus_words: int = FOCUS_WORDS,
+    by_meaning: bool = True,
 ) -> tuple[BlockItem, ...]:
     """Up to :data:`MAX_RELEVANT` active, unpinned facts of the run's scopes relevant to
     ``about`` at or above ``floor``, best first, none of ``exclude`` (ids already shown);
-    for ``run_id`` (a run in flight) at the revisions it opened with."""
+    for ``run_id`` (a run in flight) at the revisions it opened with; ``by_meaning`` False:
+    by words alone (the prompt's and its focus's), without loading the embedder."""
     query = " ".join(about.split())[:MAX_QUERY_CHARS].strip()
     if not query:
         return ()
     scopes = visible_scopes(agent, repo)
-    hits, _ = service.rank_servable(query, scopes=scopes, limit=SEARCH_WIDTH, run_id=run_id)
+    search = functools.partial(
+        service.rank_servable, scopes=scopes, limit=SEARCH_WIDTH, run_id=run_id,
+        by_meaning=by_meaning,
+    )  # fmt: skip
+    hits, _ = search(query)
     focus = focus_of(service, query, scopes=scopes, max_facts=focus_max_facts, words=focus_words)
     if focus and focus != query:
-        more, _ = service.rank_servable(focus, scopes=scopes, limit=SEARCH_WIDTH, run_id=run_id)
+        more, _ = search(focus)
         best = {hit.fact.id: hit for hit in hits}
         for hit in more:
             if hit.fact.id not in best or hit.score > best[hit.fact.id].score:
@@ -158,12 +165,21 @@ NO_MATCH_PROMPT = "No remembered fact matched this prompt."
 
 
 def facts_for_prompt(
-    service: FactService, prompt: str, *, run_id: str, agent: str, repo: str | None
+    service: FactService,
+    prompt: str,
+    *,
+    run_id: str,
+    agent: str,
+    repo: str | None,
+    by_meaning: bool = True,
 ) -> str:
     """The facts block for one prompt of an interactive session: the facts relevant to it
     that the session was not shown yet, recorded as exposed first (surface ``prompt``);
-    :data:`NO_MATCH_PROMPT` when nothing matched, ``""`` when all that matched was shown."""
-    relevant = relevant_facts(service, prompt, agent=agent, repo=repo, run_id=run_id)
+    :data:`NO_MATCH_PROMPT` when nothing matched, ``""`` when all that matched was shown.
+    ``by_meaning`` False: matched by words alone (see :func:`relevant_facts`)."""
+    relevant = relevant_facts(
+        service, prompt, agent=agent, repo=repo, run_id=run_id, by_meaning=by_meaning
+    )
     if not relevant:
         return NO_MATCH_PROMPT
     shown = {row.fact_id for row in service.offered_to_run(run_id)}

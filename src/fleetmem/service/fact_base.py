@@ -297,14 +297,19 @@ class FactServiceBase:
         *,
         limit: int,
         as_of: float | None = None,
+        by_meaning: bool = True,
     ) -> tuple[list[SearchHit], str | None]:
         """Meaning above the search threshold fused with literal matches (always kept).
 
         At most ``limit`` hits that matched by meaning alone; every literal hit is included.
         ``as_of``: the opening time of the run asking, whose facts edited since are ranked
-        (and returned) at the revision it holds (service/fact_revisions.py).
+        (and returned) at the revision it holds (service/fact_revisions.py). ``by_meaning``
+        False: by words alone, the embedder never loaded (degraded as without one).
         """
-        vector, degraded = self._query_vector(query)
+        if by_meaning:
+            vector, degraded = self._query_vector(query)
+        else:
+            vector, degraded = None, "embeddings_unavailable"
         t = self.thresholds()
         # Shared words can lift a fact by at most WORD_WEIGHT, so look that far below.
         above = self._above(vector, t.search - WORD_WEIGHT) if vector is not None else {}

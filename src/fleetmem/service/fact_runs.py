@@ -223,11 +223,13 @@ class RunFactsMixin(FactServiceBase):
         scopes: Sequence[str],
         limit: int = BLOCK_MAX_RECALLED,
         run_id: str | None = None,
+        by_meaning: bool = True,
     ) -> tuple[list[RecalledFact], str | None]:
         """Active, evidence and suspect facts of ``scopes`` matching ``query`` by meaning and
         by words, best first, each with its confidence and how it may be served; at most
         ``limit`` (1 to 20), and why the ranking was degraded (or None). For ``run_id``, a
         run in flight, each fact is ranked and returned at the revision the run opened with.
+        ``by_meaning`` False: by words alone, without loading the embedder.
 
         Writes no exposure: for composers that fit facts into their own document and then
         record what they show with :meth:`serve_to_run`.
@@ -242,8 +244,9 @@ class RunFactsMixin(FactServiceBase):
             return [], None
         started = None if run_id is None else run_started_at(self.store, run_id)
         hits, degraded = self._rank(
-            query.strip(), sorted(SERVABLE), scopes, limit=limit, as_of=started
-        )
+            query.strip(), sorted(SERVABLE), scopes, limit=limit, as_of=started,
+            by_meaning=by_meaning,
+        )  # fmt: skip
         hits = hits[:limit]
         tallies = self.store.fact_tallies(self.workspace) if hits else {}
         empty = (Tally(), Tally())
