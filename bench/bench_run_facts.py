@@ -42,7 +42,6 @@ from bench.bench_facts import DATA, _open, _populate, synthetic_facts
 from bench.common import machine
 
 FACTS = 520
-GRID = [round(0.5 + 0.05 * i, 2) for i in range(10)]
 AGENT = "bench-agent"
 BLOCK_BUDGET = 1200
 
@@ -111,28 +110,29 @@ def _named(data: dict[str, Any], rng: random.Random) -> Prompts:
     return halves
 
 
-#: How a run's facts are searched: as in use (the daemon, ``fleetmem run``), by the
-#: prompt's own search alone (no focus), and by words alone (a hook in its own process).
-MODES = {
+#: How a run's facts are searched: as in use (the daemon, ``fleetmem run``), as before the
+#: focus pairs (the prompt's own search alone, floor 0.75), and by words alone (a hook in
+#: its own process). ``floor`` None: the floor in use (or the grid's).
+MODES: dict[str, dict[str, Any]] = {
     "in_use": {},
-    "prompt_alone": {"focus_words": 0},
+    "before": {"focus_pairs": 0, "floor": 0.75},
     "words_only": {"by_meaning": False},
 }
+GRID = [0.7, 0.75, 0.8, 0.85, 0.9]
 
 
 def _blocks(
-    facts: Any, prompts: list[tuple[str, str | None]], mode: str = "in_use"
+    facts: Any, prompts: list[tuple[str, str | None]], mode: str, floor: float | None = None
 ) -> list[list[tuple[str, float]]]:
-    """Per prompt, the (fact id, score) pairs a run would be offered with no floor, searched
-    as ``mode`` says (:data:`MODES`)."""
+    """Per prompt, the (fact id, score) pairs a run would be offered, searched as ``mode``
+    says (:data:`MODES`), at ``floor`` when given."""
     from fleetmem.service.context_facts import relevant_facts
 
-    options: dict[str, Any] = MODES[mode]
+    options: dict[str, Any] = dict(MODES[mode])
+    if floor is not None:
+        options["floor"] = floor
     return [
-        [
-            (i.fact_id, i.score)
-            for i in relevant_facts(facts, p, agent=AGENT, repo=None, floor=0.0, **options)
-        ]
+        [(i.fact_id, i.score) for i in relevant_facts(facts, p, agent=AGENT, repo=None, **options)]
         for p, _ in prompts
     ]
 
@@ -142,7 +142,6 @@ def _score(
     prompts: list[tuple[str, str | None]],
     by_key: dict[str, str],
     bodies: dict[str, str],
-    floor: float,
 ) -> dict[str, float]:
     from fleetmem.core.budget import truncate_feed
     from fleetmem.tokenize import get_tokenizer
@@ -150,7 +149,7 @@ def _score(
     codec = get_tokenizer()
     labelled = hit = unrelated = 0
     for pairs, (_, key) in zip(offered, prompts, strict=True):
-        ids = [i for i, s in pairs if s >= floor]
+        ids = [i for i, _ in pairs]  # the floor was applied by the selection
         lines = [f"- {bodies[i]} (fact {i})" for i in ids]
         kept = truncate_feed(lines, BLOCK_BUDGET, codec).delivered
         shown = [i for i in ids if f"(fact {i})" in kept]
@@ -168,7 +167,7 @@ def _score(
 
 
 def run(n_facts: int = FACTS, seed: int | None = None) -> dict[str, Any]:
-    from fleetmem.service.context_facts import FOCUS_MAX_FACTS, FOCUS_WORDS, RELEVANCE_FLOOR
+    from fleetmem.service.context_facts import FOCUS_MAX_FACTS, FOCUS_PAIRS, RELEVANCE_FLOOR
 
     seed = random.SystemRandom().randrange(2**32) if seed is None else seed
     rng = random.Random(seed)
@@ -186,42 +185,33 @@ def run(n_facts: int = FACTS, seed: int | None = None) -> dict[str, Any]:
         by_key = {f["id"]: ids[f["body"]] for f in data["facts"]}
         bodies = {v: k for k, v in ids.items()}
         sets = {"paraphrase": _prompts(data, rng), "named": _named(data, rng)}
-        offered: dict[tuple[str, str, str], list[list[tuple[str, float]]]] = {}
-        spent = dict.fromkeys(MODES, 0.0)
-        for name, halves in sets.items():
-            for half, prompts in halves.items():
-                for mode in MODES:
-                    began = time.monotonic()
-                    offered[(name, half, mode)] = _blocks(facts, prompts, mode)
-                    spent[mode] += time.monotonic() - began
-        count = sum(len(p) for halves in sets.values() for p in halves.values())
-        per_prompt_ms = {mode: round(spent[mode] * 1000 / count, 1) for mode in MODES}
+        halves = ("dev", "confirm")
+        count = sum(len(p) for h in sets.values() for p in h.values())
 
-        def score(name: str, half: str, mode: str, floor: float) -> dict[str, float]:
-            prompts = sets[name][half]
-            return _score(offered[(name, half, mode)], prompts, by_key, bodies, floor)
+        def measure(mode: str, floor: float | None = None) -> tuple[dict[str, Any], float]:
+            began = time.monotonic()
+            figures = {
+                f"{name}/{half}": _score(
+                    _blocks(facts, sets[name][half], mode, floor), sets[name][half], by_key, bodies
+                )
+                for name in sets
+                for half in halves
+            }
+            return figures, (time.monotonic() - began) * 1000 / count
 
-        grid = {
-            f"{name}/{half}": {str(f): score(name, half, "in_use", f) for f in GRID}
-            for name in sets
-            for half in ("dev", "confirm")
-        }
+        modes, per_prompt_ms = {}, {}
+        for mode in MODES:
+            modes[mode], spent = measure(mode)
+            per_prompt_ms[mode] = round(spent, 1)
+        grid = {str(f): measure("in_use", f)[0] for f in GRID}
         chosen = next(
             (
                 f
                 for f in GRID
-                if all(grid[f"{name}/dev"][str(f)]["unrelated_per_run"] <= 1.0 for name in sets)
+                if all(grid[str(f)][f"{n}/dev"]["unrelated_per_run"] <= 1.0 for n in sets)
             ),
             GRID[-1],
         )
-        modes = {
-            mode: {
-                f"{name}/{half}": score(name, half, mode, RELEVANCE_FLOOR)
-                for name in sets
-                for half in ("dev", "confirm")
-            }
-            for mode in MODES
-        }
         app.close()
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -233,10 +223,8 @@ def run(n_facts: int = FACTS, seed: int | None = None) -> dict[str, Any]:
         "ms_per_prompt": per_prompt_ms,
         "chosen_on_dev": chosen,
         "floor_in_use": RELEVANCE_FLOOR,
-        "focus": {"max_facts": FOCUS_MAX_FACTS, "words": FOCUS_WORDS},
-        "in_use": modes["in_use"],
-        "prompt_alone": modes["prompt_alone"],
-        "words_only": modes["words_only"],
+        "focus": {"max_facts": FOCUS_MAX_FACTS, "pairs": FOCUS_PAIRS},
+        "modes": modes,
         "grid": grid,
     }
 

@@ -13,18 +13,19 @@ A run's facts block (docs/facts.md, "Facts for runs") holds:
 The block is held to 1,200 tokens by the context assembly, whole facts only, and every fact
 kept is recorded as exposed to the run before the run sees it.
 
-Relevance is the fact search's own score (:meth:`FactService.rank_servable`: meaning above
-the search threshold fused with literal matches, 0.5 at the threshold, 1.0 for a near
-duplicate or the query's whole phrase, at least 0.75 when every content word matches),
-taken over two searches: the prompt itself, and its *focus*, the two rarest words of the
-prompt among those that at most :data:`FOCUS_MAX_FACTS` facts contain. A task names its
-subject among words that say what to do with it ("Fix the flaky ledger test"): the whole
-prompt neither means what the fact about flaky ledger tests means nor holds all its words,
-while "ledger flaky" finds that fact by its words (a fact holding both scores 0.75, as any
-fact holding all of a query's words does). A single rare word is not a focus: one word
-shared with a fact is too weak a sign, and measured so (it doubled the unrelated facts of
-runs whose prompts paraphrase their fact). The constants are calibrated together: see the
-comment on :data:`FOCUS_MAX_FACTS`.
+A fact is relevant to a prompt in one of three ways:
+
+- **by meaning**: the fact search (:meth:`FactService.rank_servable`: meaning above the
+  search threshold fused with literal matches; 0.5 at the threshold, 1.0 for a near
+  duplicate) scores it at or above :data:`RELEVANCE_FLOOR`;
+- **by the prompt's words**: it holds the prompt's whole phrase or every content word of it;
+- **by a focus pair**: it is the one fact (:data:`FOCUS_MAX_FACTS`) that holds a pair of the
+  prompt's words together. A task names its subject among words that say what to do with it
+  ("Fix the flaky ledger test"): the prompt neither means what "The ledger tests are flaky
+  on CI: rerun them with a fixed random seed" means nor holds all its words ("fix"), but
+  "flaky" and "ledger" together are in that fact alone.
+
+The constants are calibrated together on two labelled sets: see :data:`RELEVANCE_FLOOR`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from fleetmem.core.facts import (
     NOTHING_MATCHED,
     BlockItem,
     fit_block,
+    literal_match,
     visible_scopes,
 )
 from fleetmem.core.textquery import terms as query_terms
@@ -47,21 +49,21 @@ from fleetmem.service.facts import FactService
 
 #: At most this many facts picked by relevance (the pinned ones come on top).
 MAX_RELEVANT = 8
-#: Facts scoring below this are not relevant enough to hand a run. Calibrated with
-#: ``bench/bench_run_facts.py`` (labelled one-shot prompts over 520 facts, default offline
-#: embedder), the lowest floor on a 0.05 grid whose unrelated facts per run stay at or below 1
-#: on the dev and the held-out confirm halves of two seeds (one seed's dev half alone chose
-#: 0.70, which its confirm half did not hold). Figures: docs/facts.md.
-RELEVANCE_FLOOR = 0.75
-#: A prompt word can be part of its focus when at most this many facts contain it. Chosen on
-#: the dev halves of both labelled sets of ``bench/bench_run_facts.py`` (prompts that
-#: paraphrase their fact, prompts that name its subject), two seeds, grid 2 to 48: at 8 the
-#: naming prompts get their fact 0.27-0.29 more often than with no focus, the paraphrasing
-#: ones as often, and unrelated facts stay at 0.79-0.86 per run; each doubling past 8 adds at
-#: most 0.06 and takes unrelated facts to 0.94-1.00, the target's edge.
-FOCUS_MAX_FACTS = 8
-#: The focus is this many words, the rarest first; fewer qualifying words, no focus.
-FOCUS_WORDS = 2
+#: Facts scoring below this by meaning are not relevant enough to hand a run. With
+#: :data:`FOCUS_MAX_FACTS` and :data:`FOCUS_PAIRS`, chosen with ``bench/bench_run_facts.py``
+#: (two labelled sets of one-shot prompts over 520 facts, default offline embedder: prompts
+#: that paraphrase their fact, prompts that name its subject by two of its words) on the dev
+#: halves of two seeds: the most named prompts given their fact with at most 1 unrelated fact
+#: per run on every dev half (then fewest unrelated facts), over floors 0.75 to 0.9, pairs
+#: held by at most 1 to 4 facts, 1 or 2 pairs. Confirmed on the held-out halves; the
+#: paraphrasing prompts lose half of their few hits (floor 0.75 gave them 8-14 %, 0.8 gives
+#: 4-8 %). Figures: docs/facts.md#the-right-facts-per-run.
+RELEVANCE_FLOOR = 0.8
+#: A pair of the prompt's words is a focus when at least one and at most this many facts
+#: hold both.
+FOCUS_MAX_FACTS = 1
+#: At most this many focus pairs are searched for (those held by the fewest facts first).
+FOCUS_PAIRS = 1
 #: Candidates asked of the search, so enough survive the floor and the filters.
 SEARCH_WIDTH = 20
 #: Shown when a run's prompt matched no fact (recall on), with no pinned fact / with some.
@@ -93,36 +95,39 @@ def relevant_facts(
     floor: float = RELEVANCE_FLOOR,
     run_id: str | None = None,
     focus_max_facts: int = FOCUS_MAX_FACTS,
-    focus_words: int = FOCUS_WORDS,
+    focus_pairs: int = FOCUS_PAIRS,
     by_meaning: bool = True,
 ) -> tuple[BlockItem, ...]:
     """Up to :data:`MAX_RELEVANT` active, unpinned facts of the run's scopes relevant to
-    ``about`` at or above ``floor``, best first, none of ``exclude`` (ids already shown);
-    for ``run_id`` (a run in flight) at the revisions it opened with; ``by_meaning`` False:
-    by words alone (the prompt's and its focus's), without loading the embedder."""
+    ``about`` (by meaning at or above ``floor``, by its words, or by a focus pair: see the
+    module's docstring), best first, none of ``exclude`` (ids already shown); for ``run_id``
+    (a run in flight) at the revisions it opened with; ``by_meaning`` False: by words alone,
+    without loading the embedder."""
     query = " ".join(about.split())[:MAX_QUERY_CHARS].strip()
     if not query:
         return ()
     scopes = visible_scopes(agent, repo)
     search = functools.partial(
-        service.rank_servable, scopes=scopes, limit=SEARCH_WIDTH, run_id=run_id,
-        by_meaning=by_meaning,
-    )  # fmt: skip
-    hits, _ = search(query)
-    focus = focus_of(service, query, scopes=scopes, max_facts=focus_max_facts, words=focus_words)
-    if focus and focus != query:
-        more, _ = search(focus)
-        best = {hit.fact.id: hit for hit in hits}
+        service.rank_servable, scopes=scopes, limit=SEARCH_WIDTH, run_id=run_id
+    )
+    hits, _ = search(query, by_meaning=by_meaning)
+    found = {
+        hit.fact.id: hit
+        for hit in hits
+        if hit.score >= floor or literal_match(query, hit.fact.body) is not None
+    }
+    for pair in focus_of(
+        service, query, scopes=scopes, max_facts=focus_max_facts, pairs=focus_pairs
+    ):
+        # By words alone: every hit holds both words (its meaning is the prompt's search).
+        more, _ = search(pair, by_meaning=False)
         for hit in more:
-            if hit.fact.id not in best or hit.score > best[hit.fact.id].score:
-                best[hit.fact.id] = hit
-        hits = sorted(best.values(), key=lambda hit: -hit.score)
+            if hit.fact.id not in found or hit.score > found[hit.fact.id].score:
+                found[hit.fact.id] = hit
     out: list[BlockItem] = []
-    for hit in hits:
+    for hit in sorted(found.values(), key=lambda hit: -hit.score):
         fact = hit.fact
         if hit.served_as != "instruction" or fact.pinned or fact.id in exclude:
-            continue
-        if hit.score < floor:
             continue
         out.append(block_item(fact, hit.confidence, hit.score))
         if len(out) == MAX_RELEVANT:
@@ -136,18 +141,33 @@ def focus_of(
     *,
     scopes: Sequence[str],
     max_facts: int = FOCUS_MAX_FACTS,
-    words: int = FOCUS_WORDS,
-) -> str:
-    """The ``words`` rarest words of ``query`` among those that at least one and at most
-    ``max_facts`` facts of ``scopes`` contain (in the query's order among equals), joined by
-    spaces; ``""`` when fewer qualify or ``words`` is 0."""
-    if words <= 0:
-        return ""
-    counts = service.facts_containing(query_terms(query), scopes=scopes)
-    rare = sorted((n, i, w) for i, (w, n) in enumerate(counts.items()) if 0 < n <= max_facts)
-    if len(rare) < words:
-        return ""
-    return " ".join(w for _, _, w in rare[:words])
+    pairs: int = FOCUS_PAIRS,
+) -> list[str]:
+    """Pairs of ``query``'s words that at least one and at most ``max_facts`` facts of
+    ``scopes`` hold together, each as "a b": those held by the fewest facts first (then the
+    rarer words, then the query's order), at most ``pairs``, no two picking the same facts."""
+    if pairs <= 0:
+        return []
+    holders = service.facts_containing(query_terms(query), scopes=scopes)
+    words = [word for word, ids in holders.items() if ids]
+    candidates = []
+    for i, first in enumerate(words):
+        for j in range(i + 1, len(words)):
+            second = words[j]
+            both = holders[first] & holders[second]
+            if 0 < len(both) <= max_facts:
+                rarity = len(holders[first]) + len(holders[second])
+                candidates.append((len(both), rarity, i, j, both))
+    chosen: list[str] = []
+    picked: list[frozenset[str]] = []
+    for *_, i, j, both in sorted(candidates, key=lambda c: c[:4]):
+        if both in picked:
+            continue
+        picked.append(both)
+        chosen.append(f"{words[i]} {words[j]}")
+        if len(chosen) == pairs:
+            break
+    return chosen
 
 
 def run_facts(service: FactService, about: str, *, agent: str, repo: str | None) -> RunFacts:

@@ -261,11 +261,14 @@ class RunFactsMixin(FactServiceBase):
         ]
         return items, degraded
 
-    def facts_containing(self, words: Sequence[str], *, scopes: Sequence[str]) -> dict[str, int]:
-        """For each word, how many active, evidence and suspect facts of ``scopes`` contain it
-        as fact search matches words (normalized, anywhere in the body)."""
+    def facts_containing(
+        self, words: Sequence[str], *, scopes: Sequence[str]
+    ) -> dict[str, frozenset[str]]:
+        """For each word, the ids of the active, evidence and suspect facts of ``scopes`` that
+        contain it as fact search matches words (normalized, anywhere in the body); words
+        that are stopwords or not one word are left out."""
         scopes = [check_scope(scope) for scope in scopes]
-        counts: dict[str, int] = {}
+        found: dict[str, frozenset[str]] = {}
         for word in words:
             _, normalized = literal_terms(word)
             if len(normalized) != 1:  # a stopword or a separator: no one word to look for
@@ -273,8 +276,8 @@ class RunFactsMixin(FactServiceBase):
             rows = self.store.fact_search_rows(
                 self.workspace, sorted(SERVABLE), scopes, ids=(), phrase="", words=normalized
             )
-            counts[word] = len(rows)
-        return counts
+            found[word] = frozenset(row.id for row in rows)
+        return found
 
     def _pinned(self, scopes: Sequence[str]) -> list[FactRow]:
         """The pinned active facts of ``scopes``, oldest pin first."""
