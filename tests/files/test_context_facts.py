@@ -10,7 +10,6 @@ from pathlib import Path
 from fleetmem.core.facts import Actor, visible_scopes
 from fleetmem.service.bootstrap import App
 from fleetmem.service.context_facts import (
-    FOCUS_MAX_FACTS,
     MAX_RELEVANT,
     NO_MATCH,
     NO_OTHER_MATCH,
@@ -113,7 +112,7 @@ def _word(rng: random.Random) -> str:
     return "".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(4))
 
 
-def test_a_prompt_naming_its_subject_finds_the_fact_by_its_two_rarest_words(
+def test_a_prompt_naming_its_subject_finds_the_one_fact_holding_its_pair_of_words(
     make_app: Callable[..., App], rng: random.Random
 ) -> None:
     # Words only (no embedder), so what the prompt alone matches does not depend on how a
@@ -124,21 +123,24 @@ def test_a_prompt_naming_its_subject_finds_the_fact_by_its_two_rarest_words(
         f"The {subject} exports are {state} after a deploy: wait for the cache to warm.",
         actor=HUMAN,
     ).fact.id
-    # The same everyday words in many facts, and each rare word in one other fact alone.
+    # The same everyday words in many facts, and each rare word in other facts too.
     for n in range(12):
         app.facts.add(f"Deploy step {n}: the exports wait for the cache.", actor=HUMAN)
     app.facts.add(f"Ask {subject} owners before a rename.", actor=HUMAN)
+    app.facts.add(f"Ask {subject} owners before a release.", actor=HUMAN)
     app.facts.add(f"{state.capitalize()} builds are retried once by the {other} job.", actor=HUMAN)
     prompt = f"Please fix the {state} {subject} exports problem after the deploy."
     scopes = visible_scopes(AGENT, REPO)
-    assert focus_of(app.facts, prompt, scopes=scopes) == f"{state} {subject}"
+    # Of the pairs only the target holds, the rarest words first.
+    assert focus_of(app.facts, prompt, scopes=scopes) == [f"{state} {subject}"]
     found = [i.fact_id for i in relevant_facts(app.facts, prompt, agent=AGENT, repo=REPO)]
     assert found[:1] == [target]
     # The prompt alone does not find it: the fact does not hold all of the prompt's words.
-    alone = relevant_facts(app.facts, prompt, agent=AGENT, repo=REPO, focus_words=0)
+    alone = relevant_facts(app.facts, prompt, agent=AGENT, repo=REPO, focus_pairs=0)
     assert target not in [i.fact_id for i in alone]
-    # One rare word is no focus, and a word in more than FOCUS_MAX_FACTS facts is never part
-    # of one ("exports" and "deploy" are in 13).
-    assert focus_of(app.facts, f"Please fix the {subject} exports.", scopes=scopes) == ""
-    assert len(app.facts.facts_containing(["exports"], scopes=scopes)) == 1
-    assert app.facts.facts_containing(["exports"], scopes=scopes)["exports"] > FOCUS_MAX_FACTS
+    # A pair that two facts hold is no focus, and neither is one known word.
+    assert focus_of(app.facts, f"Ask the {subject} owners.", scopes=scopes) == []
+    assert focus_of(app.facts, f"Fix the {subject} problem.", scopes=scopes) == []
+    holders = app.facts.facts_containing([subject, "exports", "nowhere"], scopes=scopes)
+    assert {k: len(v) for k, v in holders.items()} == {subject: 3, "exports": 13, "nowhere": 0}
+    assert target in holders[subject] & holders["exports"]
