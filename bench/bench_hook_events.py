@@ -104,11 +104,14 @@ def _start_daemon(home: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     raise RuntimeError("the daemon did not listen within 180 s")
 
 
-def run(runs: int = RUNS, integration: str = "claude-code") -> dict[str, Any]:
+def run(
+    runs: int = RUNS, integration: str = "claude-code", embedder: bool = False
+) -> dict[str, Any]:
     compile_sources()
     load_before = os.getloadavg()
     modes = {
-        mode: _run_mode(runs, mode == "daemon", integration) for mode in ("own_process", "daemon")
+        mode: _run_mode(runs, mode == "daemon", integration, embedder)
+        for mode in ("own_process", "daemon")
     }
     worst = {
         mode: {
@@ -121,6 +124,7 @@ def run(runs: int = RUNS, integration: str = "claude-code") -> dict[str, Any]:
     }  # fmt: skip
     return {
         "integration": integration,
+        "embedder": "default" if embedder else "none",
         "runs": runs,
         "load_before": [round(x, 1) for x in load_before],
         "load_after": [round(x, 1) for x in os.getloadavg()],
@@ -130,9 +134,10 @@ def run(runs: int = RUNS, integration: str = "claude-code") -> dict[str, Any]:
 
 
 def session_home(
-    base: Path, remote: str | None = None, agent: str = "claude-code"
+    base: Path, remote: str | None = None, agent: str = "claude-code", embedder: bool = False
 ) -> tuple[Path, Path]:
-    """A fleetmem home configured for ``agent``'s sessions, and a one-file git repository."""
+    """A fleetmem home configured for ``agent``'s sessions, and a one-file git repository;
+    with no embedder unless ``embedder`` (then the default offline model)."""
     home, repo = base / "home", base / "repo"
     home.mkdir()
     repo.mkdir()
@@ -140,9 +145,8 @@ def session_home(
     if remote:
         _git(repo, "remote", "add", "origin", remote)
     (repo / "app.py").write_text("VALUE = 1\n", encoding="utf-8")
-    (home / "fleetmem.toml").write_text(
-        f'[model_api]\nembedding_model = ""\n[agent.{agent}]\n', encoding="utf-8"
-    )
+    vectors = "" if embedder else '[model_api]\nembedding_model = ""\n'
+    (home / "fleetmem.toml").write_text(f"{vectors}[agent.{agent}]\n", encoding="utf-8")
     return home, repo
 
 
@@ -169,10 +173,10 @@ def _wait_for_detached(home: Path, timeout_s: float = 120.0) -> None:
         time.sleep(0.2)
 
 
-def _run_mode(runs: int, with_daemon: bool, integration: str) -> dict[str, Any]:
+def _run_mode(runs: int, with_daemon: bool, integration: str, embedder: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="fleetmem-bench-hook-events-") as tmp:
         base = Path(tmp)
-        home, repo = session_home(base, agent=integration)
+        home, repo = session_home(base, agent=integration, embedder=embedder)
         env = _env(home, base)
         daemon = _start_daemon(home, env) if with_daemon else None
         try:
@@ -263,10 +267,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--integration", choices=INTEGRATIONS, default="claude-code")
+    parser.add_argument(
+        "--default-embedder", action="store_true",
+        help="configure the default offline embedder (else none): hook-events-embedder.json",
+    )  # fmt: skip
     args = parser.parse_args()
-    result = run(args.runs, args.integration)
+    result = run(args.runs, args.integration, args.default_embedder)
     result["machine"] = machine()  # date, commit and load, for the report's source list
     out = OUT if args.integration == "claude-code" else OUT.with_name("hook-events-codex.json")
+    if args.default_embedder:
+        out = out.with_name(out.stem + "-embedder.json")
     out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=1))
 

@@ -11,20 +11,19 @@ labelled sets of one-shot task prompts, each ending with 20 prompts no fact shou
   what a task is about ("Fix the flaky ledger test").
 
 For each prompt, the run's relevant facts are picked as a real run picks them
-(:func:`fleetmem.service.context_facts.relevant_facts`: the fact search over the prompt and
-over its focus words, at most 8 at or above a floor, then the 1,200-token facts budget,
-whole facts only), and two figures are reported per floor on a 0.05 grid:
+(:func:`fleetmem.service.context_facts.relevant_facts`: by meaning at or above a floor, by the
+prompt's words, or as the one fact holding a pair of its words; at most 8, then the
+1,200-token facts budget, whole facts only), and two figures are reported:
 
 * ``delivered``: the share of labelled prompts whose fact is in the block (target >= 0.9);
 * ``unrelated``: facts in the block other than the labelled one, per run, over every prompt,
   the unrelated ones included (target <= 1).
 
-Each set is split in two halves (even and odd positions, each with its own task templates):
-the floor is chosen on the ``dev`` halves (the lowest floor whose unrelated count is at most
-1 on both sets) and reported on the ``confirm`` halves. The configuration in use
-(``RELEVANCE_FLOOR``, the focus) is reported beside the prompt's own search alone (no
-focus, the same floor) and beside words alone (as a hook answering in its own process
-searches), measured in the same run. Uses the default offline embedder.
+Each set is split in two halves (even and odd positions, each with its own task templates).
+Three modes are measured (:data:`MODES`): in use, before 2026-12-05 (the prompt's own search
+alone at floor 0.75), and by words alone (a hook answering in its own process); and the mode
+in use over a floor grid, with the lowest floor whose unrelated count is at most 1 on both
+sets' dev halves reported as ``chosen_on_dev``. Uses the default offline embedder.
 """
 
 from __future__ import annotations

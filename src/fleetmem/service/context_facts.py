@@ -3,10 +3,10 @@
 A run's facts block (docs/facts.md, "Facts for runs") holds:
 
 1. every pinned active fact of the run's scopes, oldest pin first;
-2. up to :data:`MAX_RELEVANT` active facts ranked by relevance to what the run is about (a
-   one-shot's prompt; an interactive session's prompt at each ``UserPromptSubmit``), each at
-   or above :data:`RELEVANCE_FLOOR`, leaving out those the run was already shown;
-3. when nothing reached the floor, the line "No remembered fact matched this run.", so that
+2. up to :data:`MAX_RELEVANT` active facts relevant to what the run is about (a one-shot's
+   prompt; an interactive session's prompt at each ``UserPromptSubmit``), best first,
+   leaving out those the run was already shown;
+3. when no fact is relevant, the line "No remembered fact matched this run.", so that
    a run with recall on and nothing relevant reads differently from one with recall off
    (which has no block at all).
 
