@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from fleetmem.core.capture import MAX_CAPTURES, captured_facts
+from fleetmem.core.capture import MAX_CAPTURES, captured_facts, without_requests
 from tests.facts import capture_corpus as corpus
 
 #: The issue's targets: at most 1 % false captures, at least 95 % of requests captured.
@@ -119,3 +119,13 @@ def test_several_requests_in_one_prompt_are_each_kept_once() -> None:
 )  # fmt: skip
 def test_a_marker_that_opens_a_block_keeps_the_block(prompt: str, stored: list[str]) -> None:
     assert captured_facts(prompt) == stored
+
+
+def test_what_else_a_prompt_asks_is_kept_without_its_requests() -> None:
+    prompt = "remember that billing deploys wait for finance. Fix the flaky ledger test."
+    assert without_requests(prompt).split() == ["Fix", "the", "flaky", "ledger", "test."]
+    untouched = "Do you remember how the cache works? Fix it."
+    assert without_requests(untouched) == untouched
+    assert without_requests("remember: we pin numpy\nThen run the tests").split() == [
+        "Then", "run", "the", "tests",
+    ]  # fmt: skip

@@ -135,6 +135,28 @@ def test_s16_without_an_embedder_search_degrades_then_backfills(
     assert ids[delivery] in [h.fact.id for h in result.hits[:3]]
 
 
+def test_a_fact_stored_without_its_vector_is_embedded_before_a_run_ranks_by_meaning(
+    semantic: FactService, clock: Clock
+) -> None:
+    """A hook answering in its own process stores a capture without embedding it; the next
+    ranking by meaning (a run's facts, recall) embeds it first and finds it by meaning."""
+    load(semantic, clock, [f["body"] for f in labelled()["facts"][:29]])
+    delivery = "We never quote a delivery date shorter than ten working days."
+    clock.advance(1.1)
+    stored = semantic.add(delivery, actor=ALICE, embed=False).fact.id
+    assert semantic.embedder is not None
+    model = semantic.embedder.model_id
+    assert [r.id for r in semantic.store.fact_missing_vectors(model, ["active"], 100)] == [stored]
+    # By words alone nothing is embedded (no model is needed).
+    semantic.rank_servable("promise shipping", scopes=["workspace"], by_meaning=False)
+    assert len(semantic.store.fact_missing_vectors(model, ["active"], 100)) == 1
+    hits, degraded = semantic.rank_servable(
+        "how long before we can promise shipping to a customer", scopes=["workspace"]
+    )
+    assert degraded is None and stored in [h.fact.id for h in hits[:3]]
+    assert semantic.store.fact_missing_vectors(model, ["active"], 100) == []
+
+
 def test_the_calibrated_thresholds_follow_from_the_labelled_set(semantic: FactService) -> None:
     """The defaults in CALIBRATED are what the documented rules give on the labelled set."""
     data = labelled()

@@ -535,3 +535,39 @@ def test_a_session_start_needs_neither_the_tokenizer_nor_numpy_once_the_ranks_ar
     assert answers[0]["heavy"] == ["quicktok"]  # the first session loads it and keeps the ranks
     assert sessions[0].run_id() in _context(answers[1]["answer"].encode())
     assert answers[1]["heavy"] == []
+
+
+def test_a_prompt_in_the_hooks_own_process_never_loads_the_embedding_model(
+    world: World, open_app: Callable[[], App]
+) -> None:
+    """With the default embedder configured and no daemon, a prompt's capture is stored
+    without its vector and its facts are matched by words: neither numpy nor onnxruntime is
+    loaded (0.6 s and 300 MB a prompt). The next ranking by meaning embeds the capture."""
+    (world.home / "fleetmem.toml").write_text("[agent.claude-code]\n", encoding="utf-8")
+    app = open_app()
+    flaky = app.facts.add("The ledger tests are flaky on CI: rerun them with a seed.").fact.id
+    app.close()
+    session = Session(world)
+    proc, _ = session.hook("SessionStart", session.payload("session_start"))
+    assert proc.returncode == 0
+    script = (
+        "import json, sys\n"
+        "from fleetmem.integrations.hookmain import run_hook\n"
+        "stdin = sys.stdin.buffer.read()\n"
+        "code, answer = run_hook(['claude-code', 'UserPromptSubmit'], stdin=stdin)\n"
+        "heavy = sorted(m for m in ('numpy', 'onnxruntime', 'quicktok') if m in sys.modules)\n"
+        "print(json.dumps({'answer': answer, 'heavy': heavy}))\n"
+    )
+    prompt = "remember that billing deploys wait for finance. Fix the flaky ledger test."
+    done = subprocess.run(
+        [sys.executable, "-c", script], input=_prompt(session, prompt), capture_output=True,
+        env=env_for(world.home), cwd=world.repo, timeout=60, check=True,
+    )  # fmt: skip
+    answer = json.loads(done.stdout.splitlines()[-1])
+    assert answer["heavy"] == []
+    assert "fleetmem remembered" in answer["answer"] and flaky in answer["answer"]
+    app = open_app()
+    assert app.facts.embedder is not None
+    missing = app.store.fact_missing_vectors(app.facts.embedder.model_id, ["active"], 10)
+    assert [r.body for r in missing] == ["billing deploys wait for finance."]
+    app.close()

@@ -90,6 +90,18 @@ def captured_facts(prompt: str) -> list[str]:
     return found
 
 
+def without_requests(prompt: str) -> str:
+    """``prompt`` with its requests to remember taken out: what else the person asked, so
+    the facts matched to a prompt are matched to its task, not to what it asked to keep."""
+    rest = prompt
+    for sentence in _sentences(prompt):
+        if _request(sentence) is not None:
+            # A block under a marker was joined from several lines: it stays, as it is not
+            # found whole in the prompt.
+            rest = rest.replace(sentence, " ", 1)
+    return rest
+
+
 def _sentences(prompt: str) -> list[str]:
     """The person's own sentences: lines outside fences and quotes, split at sentence ends."""
     out: list[str] = []

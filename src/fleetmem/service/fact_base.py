@@ -233,6 +233,12 @@ class FactServiceBase:
         if vector is not None and self.embedder is not None:
             self.store.fact_link_vector(row.id, self.embedder.model_id, row.content_hash)
 
+    def _pending(self) -> int:
+        """Live facts whose words have no vector yet (0 without an embedder)."""
+        if self.embedder is None:
+            return 0
+        return self.store.fact_pending_vectors(self.workspace, self.embedder.model_id, sorted(LIVE))
+
     def backfill(self, limit: int = BACKFILL_BATCH) -> int:
         """Embed facts (any workspace) saved while the embedder was down; returns how many."""
         if self.embedder is None:

@@ -124,12 +124,6 @@ class FactReadsMixin(FactServiceBase):
         metrics.FACT_SEARCHES.labels(mode="words" if degraded else "meaning").inc()
         return SearchResult(query.strip(), tuple(hits), degraded, pending)
 
-    def _pending(self) -> int:
-        """Live facts whose words have no vector yet (0 without an embedder)."""
-        if self.embedder is None:
-            return 0
-        return self.store.fact_pending_vectors(self.workspace, self.embedder.model_id, sorted(LIVE))
-
     def history(self, fact_id: str) -> History:
         """The activity journal of one fact, oldest first, with the words of each revision
         while the fact exists (a purged fact keeps its journal, not its words)."""

@@ -38,7 +38,7 @@ from fleetmem.core.facts import (
 from fleetmem.core.labels import check_run_id
 from fleetmem.core.scope import validate_agent_name, validate_repo_key
 from fleetmem.errors import InvalidInput, UnknownFact
-from fleetmem.service.fact_base import FactServiceBase, log
+from fleetmem.service.fact_base import BACKFILL_BATCH, FactServiceBase, log
 from fleetmem.service.fact_results import (
     BlockStatus,
     FactRecall,
@@ -243,6 +243,10 @@ class RunFactsMixin(FactServiceBase):
         if not scopes:
             return [], None
         started = None if run_id is None else run_started_at(self.store, run_id)
+        if by_meaning and self._pending():
+            # Facts saved without a vector (a hook answering in its own process stores a
+            # capture so) are embedded before they are ranked by meaning.
+            self.backfill(BACKFILL_BATCH)
         hits, degraded = self._rank(
             query.strip(), sorted(SERVABLE), scopes, limit=limit, as_of=started,
             by_meaning=by_meaning,

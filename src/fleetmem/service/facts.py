@@ -88,12 +88,15 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
         actor: Actor | None = None,
         conversation: str | None = None,
         idempotency_key: str | None = None,
+        embed: bool = True,
     ) -> WriteResult:
         """Teach a fact: it is ``active`` at once (seed 003 FR-16).
 
         Refused (raising) for a secret, a bad size, kind or scope, an exact duplicate in the
         same scope (naming it), a full memory, a full pin list or the rate limit. A near
-        duplicate is stored and returned with a merge suggestion.
+        duplicate is stored and returned with a merge suggestion. ``embed`` False: stored
+        without its vector (near duplicates by words alone), which the next search by
+        meaning or sweep adds, so a short-lived process need not load the embedder.
         """
         actor = actor or local_user()
         if actor.kind == "agent":
@@ -105,7 +108,7 @@ class FactService(RunFactsMixin, FactReadsMixin, FactImportsMixin, FactTidyMixin
             existing = self.store.fact_by_idempotency(self.workspace, key)
             if existing is not None:
                 return self._replay(existing, norm, scope)
-        vector = self._embed_one(body)
+        vector = self._embed_one(body) if embed else None
         near = self._near_duplicates(body, scope, vector)
         now = self.now()
         with self._write():
