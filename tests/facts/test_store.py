@@ -99,6 +99,9 @@ def test_sql_literal_matching_is_the_pure_rule(
             "default", ["active"], None, ids=[], phrase=phrase, words=terms
         )
         assert {r.id for r in literal_only} == {k for k, v in expected.items() if v[0]}
+        # Which facts hold each word, as the focus of a run's facts asks (one index read).
+        holders = store.fact_word_holders("default", ["active"], None, terms)
+        assert holders == {w: frozenset(r.id for r in rows if w in r.norm) for w in terms}
     finally:
         store.close()
 

@@ -272,16 +272,15 @@ class RunFactsMixin(FactServiceBase):
         contain it as fact search matches words (normalized, anywhere in the body); words
         that are stopwords or not one word are left out."""
         scopes = [check_scope(scope) for scope in scopes]
-        found: dict[str, frozenset[str]] = {}
+        normalized: dict[str, str] = {}
         for word in words:
-            _, normalized = literal_terms(word)
-            if len(normalized) != 1:  # a stopword or a separator: no one word to look for
-                continue
-            rows = self.store.fact_search_rows(
-                self.workspace, sorted(SERVABLE), scopes, ids=(), phrase="", words=normalized
-            )
-            found[word] = frozenset(row.id for row in rows)
-        return found
+            _, terms = literal_terms(word)
+            if len(terms) == 1:  # else a stopword or a separator: no one word to look for
+                normalized[word] = terms[0]
+        found = self.store.fact_word_holders(
+            self.workspace, sorted(SERVABLE), scopes, sorted(set(normalized.values()))
+        )
+        return {word: found[term] for word, term in normalized.items()}
 
     def _pinned(self, scopes: Sequence[str]) -> list[FactRow]:
         """The pinned active facts of ``scopes``, oldest pin first."""

@@ -61,6 +61,22 @@ class FactTextIndex:
             at = find(term, starts[i + 1]) if i + 1 < len(starts) else -1
         return found
 
+    def holders(
+        self, words: Sequence[str], statuses: Collection[str], scopes: Collection[str] | None
+    ) -> dict[str, frozenset[str]]:
+        """For each of ``words`` (normalized), the ids of the facts of ``statuses`` and
+        ``scopes`` whose normalized body contains it, as ``FactStore.fact_word_holders``
+        defines them."""
+        facts = self.facts
+        out: dict[str, frozenset[str]] = {}
+        for word in words:
+            out[word] = frozenset(
+                facts[i].id
+                for i in self.containing(word)
+                if facts[i].status in statuses and (scopes is None or facts[i].scope in scopes)
+            )
+        return out
+
     def search_rows(
         self,
         statuses: Collection[str],

@@ -200,6 +200,18 @@ class FactStore(Protocol):
         words: Sequence[str],
         ids_if_worded: Sequence[str] = (),
     ) -> list[SearchRow]: ...
+    def fact_word_holders(
+        self,
+        workspace: str,
+        statuses: Sequence[str],
+        scopes: Sequence[str] | None,
+        words: Sequence[str],
+    ) -> dict[str, frozenset[str]]:
+        """For each of ``words`` (normalized, as ``literal_terms`` gives them), the ids of the
+        facts that contain it as a literal search matches words; one read of the index for
+        all of them."""
+        ...
+
     def fact_top_unvoted(
         self,
         workspace: str,

@@ -169,6 +169,18 @@ class FactsMixin(FactActivityMixin):
             ids_if_worded=ids_if_worded,
         )
 
+    def fact_word_holders(
+        self,
+        workspace: str,
+        statuses: Sequence[str],
+        scopes: Sequence[str] | None,
+        words: Sequence[str],
+    ) -> dict[str, frozenset[str]]:
+        """As the SQLite store's: over the workspace's normalized bodies."""
+        return self._text_index(workspace).holders(
+            words, frozenset(statuses), None if scopes is None else frozenset(scopes)
+        )
+
     def fact_top_unvoted(
         self,
         workspace: str,

@@ -190,6 +190,18 @@ class FactsMixin(FactActivityMixin):
             ids_if_worded=ids_if_worded,
         )
 
+    def fact_word_holders(
+        self,
+        workspace: str,
+        statuses: Sequence[str],
+        scopes: Sequence[str] | None,
+        words: Sequence[str],
+    ) -> dict[str, frozenset[str]]:
+        """For each word, the facts containing it (over the same index as search)."""
+        return self._text_index(workspace).holders(
+            words, frozenset(statuses), None if scopes is None else frozenset(scopes)
+        )
+
     def fact_top_unvoted(
         self,
         workspace: str,
