@@ -139,11 +139,10 @@ class CachedTokenizer:
             if self._ranks_path is None or self._ranks_written:
                 return
             self._ranks_written = True
-        if token_ranks.settled(self._ranks_path):
-            return  # written for these versions, and its counts did not pass the check
-        if token_ranks.build(self._ranks_path, tokenizer.encoding):
-            with self._lock:
-                self._ranks = token_ranks.open_counter(self._ranks_path)
+        token_ranks.ensure(self._ranks_path, lambda: tokenizer.encoding)
+        counter = token_ranks.open_counter(self._ranks_path)  # None: its counts failed
+        with self._lock:
+            self._ranks = counter
 
     # ---- memory ---------------------------------------------------------------------
     def _remember(self, key: bytes, tokens: int) -> None:

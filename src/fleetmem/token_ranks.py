@@ -26,7 +26,7 @@ import random
 import sqlite3
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
@@ -169,6 +169,14 @@ def settled(path: Path) -> bool:
     if db is not None:
         db.close()
     return db is not None or _unicode_version() > TOKENIZER_UNICODE
+
+
+def ensure(path: Path, encoding: Callable[[], Any]) -> None:
+    """Write the ranks file at ``path`` unless one written for these versions is there
+    (whether its counts passed the check or not). ``encoding`` gives the loaded quicktok
+    encoding, asked for only when the file is to be written."""
+    if not settled(path):
+        build(path, encoding())
 
 
 def _open(path: Path) -> sqlite3.Connection | None:

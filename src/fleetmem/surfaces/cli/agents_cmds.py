@@ -180,9 +180,7 @@ def _keep_token_ranks(app: Any) -> None:
     from fleetmem import token_ranks
     from fleetmem.tokenize import get_tokenizer
 
-    path = Path(app.home) / token_ranks.RANKS_FILE
-    if not token_ranks.settled(path):
-        token_ranks.build(path, get_tokenizer().encoding)
+    token_ranks.ensure(Path(app.home) / token_ranks.RANKS_FILE, lambda: get_tokenizer().encoding)
 
 
 def _portable_notes(app: Any) -> None:
