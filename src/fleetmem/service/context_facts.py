@@ -39,7 +39,8 @@ from fleetmem.core.facts import (
     NOTHING_MATCHED,
     BlockItem,
     fit_block,
-    literal_match,
+    literal_matcher,
+    normalize,
     visible_scopes,
 )
 from fleetmem.core.textquery import terms as query_terms
@@ -111,10 +112,11 @@ def relevant_facts(
         service.rank_servable, scopes=scopes, limit=SEARCH_WIDTH, run_id=run_id
     )
     hits, _ = search(query, by_meaning=by_meaning)
+    literal = literal_matcher(query)
     found = {
         hit.fact.id: hit
         for hit in hits
-        if hit.score >= floor or literal_match(query, hit.fact.body) is not None
+        if hit.score >= floor or literal(normalize(hit.fact.body)) is not None
     }
     for pair in focus_of(
         service, query, scopes=scopes, max_facts=focus_max_facts, pairs=focus_pairs
