@@ -117,3 +117,48 @@ class FactTextIndex:
                 continue
             out.append(SearchRow(fact.id, fact.content_hash, fact.created_at, literal, found))
         return out
+
+
+class LiteralReadsMixin:
+    """The literal reads of ``FactStore``, as both stores serve them: from a
+    :class:`FactTextIndex` of the workspace that the store keeps (``_text_index``), rebuilt
+    only after a fact changed."""
+
+    def _text_index(self, workspace: str) -> FactTextIndex:
+        raise NotImplementedError
+
+    def fact_search_rows(
+        self,
+        workspace: str,
+        statuses: Sequence[str],
+        scopes: Sequence[str] | None,
+        *,
+        ids: Sequence[str],
+        phrase: str,
+        words: Sequence[str],
+        ids_if_worded: Sequence[str] = (),
+    ) -> list[SearchRow]:
+        """Facts among ``ids``, among ``ids_if_worded`` when they contain one of ``words``, or
+        matching ``phrase`` / all ``words`` literally; with how many of ``words`` each
+        contains (substrings of the normalized body, as
+        :func:`fleetmem.core.facts.literal_matcher` matches)."""
+        return self._text_index(workspace).search_rows(
+            frozenset(statuses),
+            None if scopes is None else frozenset(scopes),
+            ids=ids,
+            phrase=phrase,
+            words=words,
+            ids_if_worded=ids_if_worded,
+        )
+
+    def fact_word_holders(
+        self,
+        workspace: str,
+        statuses: Sequence[str],
+        scopes: Sequence[str] | None,
+        words: Sequence[str],
+    ) -> dict[str, frozenset[str]]:
+        """For each word, the facts containing it, over the same index as search."""
+        return self._text_index(workspace).holders(
+            words, frozenset(statuses), None if scopes is None else frozenset(scopes)
+        )

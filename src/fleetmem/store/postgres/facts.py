@@ -13,8 +13,8 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from fleetmem.store.fact_text_index import FactTextIndex, IndexedFact
-from fleetmem.store.facts import FactFilter, FactRow, SearchRow, VectorMatrix
+from fleetmem.store.fact_text_index import FactTextIndex, IndexedFact, LiteralReadsMixin
+from fleetmem.store.facts import FactFilter, FactRow, VectorMatrix
 from fleetmem.store.postgres.db import PgDatabase
 from fleetmem.store.postgres.fact_activity import FACT_COLUMNS, FactActivityMixin, fact_row
 
@@ -24,7 +24,7 @@ else:
     from fleetmem.lazy_numpy import np
 
 
-class FactsMixin(FactActivityMixin):
+class FactsMixin(LiteralReadsMixin, FactActivityMixin):
     """The :class:`fleetmem.store.facts.FactStore` methods of the PostgreSQL store."""
 
     db: PgDatabase
@@ -147,39 +147,6 @@ class FactsMixin(FactActivityMixin):
         )
         self._fact_text_indexes[workspace] = (generation, index)
         return index
-
-    def fact_search_rows(
-        self,
-        workspace: str,
-        statuses: Sequence[str],
-        scopes: Sequence[str] | None,
-        *,
-        ids: Sequence[str],
-        phrase: str,
-        words: Sequence[str],
-        ids_if_worded: Sequence[str] = (),
-    ) -> list[SearchRow]:
-        """As the SQLite store's: literal matches over the workspace's normalized bodies."""
-        return self._text_index(workspace).search_rows(
-            frozenset(statuses),
-            None if scopes is None else frozenset(scopes),
-            ids=ids,
-            phrase=phrase,
-            words=words,
-            ids_if_worded=ids_if_worded,
-        )
-
-    def fact_word_holders(
-        self,
-        workspace: str,
-        statuses: Sequence[str],
-        scopes: Sequence[str] | None,
-        words: Sequence[str],
-    ) -> dict[str, frozenset[str]]:
-        """As the SQLite store's: over the workspace's normalized bodies."""
-        return self._text_index(workspace).holders(
-            words, frozenset(statuses), None if scopes is None else frozenset(scopes)
-        )
 
     def fact_top_unvoted(
         self,

@@ -14,8 +14,8 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from fleetmem.store.fact_text_index import FactTextIndex, IndexedFact
-from fleetmem.store.facts import FactFilter, FactRow, SearchRow, VectorMatrix
+from fleetmem.store.fact_text_index import FactTextIndex, IndexedFact, LiteralReadsMixin
+from fleetmem.store.facts import FactFilter, FactRow, VectorMatrix
 from fleetmem.store.sqlite import vector_blob
 from fleetmem.store.sqlite.db import Database
 from fleetmem.store.sqlite.fact_activity import FactActivityMixin
@@ -27,7 +27,7 @@ else:
     from fleetmem.lazy_numpy import np
 
 
-class FactsMixin(FactActivityMixin):
+class FactsMixin(LiteralReadsMixin, FactActivityMixin):
     """The :class:`fleetmem.store.facts.FactStore` methods of the SQLite store."""
 
     db: Database
@@ -165,42 +165,6 @@ class FactsMixin(FactActivityMixin):
         )
         cache[workspace] = (generation, index)
         return index
-
-    def fact_search_rows(
-        self,
-        workspace: str,
-        statuses: Sequence[str],
-        scopes: Sequence[str] | None,
-        *,
-        ids: Sequence[str],
-        phrase: str,
-        words: Sequence[str],
-        ids_if_worded: Sequence[str] = (),
-    ) -> list[SearchRow]:
-        """Facts among ``ids``, among ``ids_if_worded`` when they contain one of ``words``, or
-        matching ``phrase`` / all ``words`` literally; with how many of ``words`` each
-        contains (substrings of the normalized body: :func:`fleetmem.core.facts.literal_matcher`
-        over an index kept until a fact changes)."""
-        return self._text_index(workspace).search_rows(
-            frozenset(statuses),
-            None if scopes is None else frozenset(scopes),
-            ids=ids,
-            phrase=phrase,
-            words=words,
-            ids_if_worded=ids_if_worded,
-        )
-
-    def fact_word_holders(
-        self,
-        workspace: str,
-        statuses: Sequence[str],
-        scopes: Sequence[str] | None,
-        words: Sequence[str],
-    ) -> dict[str, frozenset[str]]:
-        """For each word, the facts containing it (over the same index as search)."""
-        return self._text_index(workspace).holders(
-            words, frozenset(statuses), None if scopes is None else frozenset(scopes)
-        )
 
     def fact_top_unvoted(
         self,
