@@ -1,161 +1,66 @@
-"""Prometheus metrics. Labels never carry a query, an id, a repository or text.
+"""Prometheus metrics, read as ``metrics.NAME`` (the series are in :mod:`fleetmem.metric_series`).
+
+The client library and the series are imported on the first attribute read, not with this
+module: a hook answering in its own process lives a few hundred milliseconds, never exposes
+``/metrics``, and importing ``prometheus_client`` alone (it brings an HTTP server, email
+parsing and urllib with it) costs about 20 ms of its 300 ms budget. Such a process calls
+:func:`unexposed` first; from then on every series it touches records nothing.
 
 One registry per process; ``fleetmem serve`` exposes it at ``/metrics``.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from typing import TYPE_CHECKING, Any
 
-REGISTRY = CollectorRegistry(auto_describe=True)
+if TYPE_CHECKING:
+    from fleetmem.metric_series import *  # noqa: F403 (the names this module hands out)
 
-EPISODES_RECORDED = Counter(
-    "fleetmem_episodes_recorded_total",
-    "Episodes recorded to a provider, by outcome (ok, error, skipped).",
-    ["provider", "outcome"],
-    registry=REGISTRY,
-)
-UTILITY_CALLS = Counter(
-    "fleetmem_utility_calls_total",
-    "Utility-model calls asked for, by use and outcome (called, rate_limited, daily_ceiling).",
-    ["use", "outcome"],
-    registry=REGISTRY,
-)
-EPISODE_SUMMARIES = Counter(
-    "fleetmem_episode_summaries_total",
-    "Episode summaries requested, by outcome (ok, fallback).",
-    ["outcome"],
-    registry=REGISTRY,
-)
-RECALLS = Counter(
-    "fleetmem_recalls_total",
-    "Episode recalls, by outcome (ok, degraded, error).",
-    ["provider", "outcome"],
-    registry=REGISTRY,
-)
-RESULTS_DROPPED = Counter(
-    "fleetmem_results_dropped_total",
-    "Provider items dropped by the index filter, by reason.",
-    ["provider", "reason"],
-    registry=REGISTRY,
-)
-PROVIDER_DURATION = Histogram(
-    "fleetmem_provider_duration_seconds",
-    "Time spent in provider calls, by operation.",
-    ["provider", "op"],
-    registry=REGISTRY,
-)
-PROVIDER_UP = Gauge(
-    "fleetmem_provider_up",
-    "1 when the provider's last contract check passed, 0 when it failed or the session is"
-    " down; absent before the first check.",
-    ["provider"],
-    registry=REGISTRY,
-)
-PENDING = Gauge(
-    "fleetmem_pending",
-    "Records and forgets waiting for a retry.",
-    ["provider", "kind"],
-    registry=REGISTRY,
-)
-INDEX_SEGMENTS = Gauge(
-    "fleetmem_index_segments",
-    "Segments of the built-in text index after the last upkeep pass (1 is the fastest to"
-    " query; see docs/episodes.md for when the hourly pass merges them).",
-    registry=REGISTRY,
-)
-RUNS_SKIPPED = Counter(
-    "fleetmem_runs_skipped_total",
-    "Closed runs that produced no episode, by reason.",
-    ["reason"],
-    registry=REGISTRY,
-)
+_unexposed = False
 
-BRIEFING_SKIPS = Counter(
-    "fleetmem_briefing_skips_total",
-    "Briefings that could not be given to a run, by agent and reason"
-    " (briefing_failed, argument_too_large, exposure_failed).",
-    ["agent", "reason"],
-    registry=REGISTRY,
-)
-BRIEFINGS = Counter(
-    "fleetmem_briefings_total",
-    "Briefings served to runs, by delivery (prompt, tool, resource) and outcome (ok, empty,"
-    " skipped). Operator previews are not counted.",
-    ["agent", "delivery", "outcome"],
-    registry=REGISTRY,
-)
-BRIEFING_BYTES = Gauge(
-    "fleetmem_briefing_bytes",
-    "Size in bytes of the last briefing served to a run of each agent.",
-    ["agent"],
-    registry=REGISTRY,
-)
-LIVE_RUNS = Gauge(
-    "fleetmem_runs_live",
-    "Open runs heard from within [runs] expire_after, as of the last read.",
-    registry=REGISTRY,
-)
-RUNS_OPENED = Counter(
-    "fleetmem_runs_opened_total",
-    "Runs opened, by source (supervisor, hook, api, cli).",
-    ["source"],
-    registry=REGISTRY,
-)
-RUNS_CLOSED = Counter(
-    "fleetmem_runs_closed_total",
-    "Live runs closed, by how (record: its run record arrived; expired: silent too long).",
-    ["how"],
-    registry=REGISTRY,
-)
 
-FACT_WRITES = Counter(
-    "fleetmem_facts_writes_total",
-    "Fact writes by action (add, propose, edit, forget, restore, pin, unpin, review, merge,"
-    " forget_all, scope, keep_both) and outcome (ok, duplicate, refused, rate_limited).",
-    ["action", "outcome"],
-    registry=REGISTRY,
-)
-FACT_PROPOSALS = Counter(
-    "fleetmem_facts_proposals_total",
-    "Agent fact proposals by outcome (proposed, duplicate, dropped: review backlog full,"
-    " refused: memory full).",
-    ["outcome"],
-    registry=REGISTRY,
-)
-FACTS_SERVED = Counter(
-    "fleetmem_facts_served_total",
-    "Facts served to runs (an exposure row each), by surface and grade (instruction, data).",
-    ["surface", "served_as"],
-    registry=REGISTRY,
-)
-FACTS_WITHHELD = Counter(
-    "fleetmem_facts_withheld_total",
-    "Facts withheld from a run because their exposure could not be written, by surface.",
-    ["surface"],
-    registry=REGISTRY,
-)
-FACT_BLOCKS = Counter(
-    "fleetmem_facts_blocks_total",
-    "Facts blocks computed for runs, by outcome (ok, empty, off, timed_out, failed, withheld).",
-    ["outcome"],
-    registry=REGISTRY,
-)
-FACT_VOTES = Counter(
-    "fleetmem_facts_votes_total",
-    "Votes on facts by stance and whether they count (independent, exposed, author_run, repeat).",
-    ["stance", "reason"],
-    registry=REGISTRY,
-)
-FACT_SEARCHES = Counter(
-    "fleetmem_facts_searches_total",
-    "Fact searches by mode (meaning: embeddings used; words: degraded to exact words).",
-    ["mode"],
-    registry=REGISTRY,
-)
+class _Unrecorded:
+    """A series of a process whose metrics nobody can read: every update is dropped."""
+
+    def labels(self, *_values: str, **_labels: str) -> _Unrecorded:
+        return self
+
+    def inc(self, _amount: float = 1.0) -> None:
+        return None
+
+    def dec(self, _amount: float = 1.0) -> None:
+        return None
+
+    def set(self, _value: float) -> None:
+        return None
+
+    def observe(self, _amount: float) -> None:
+        return None
+
+
+_UNRECORDED = _Unrecorded()
+
+
+def unexposed() -> None:
+    """Record no metric in this process, which will never expose them (a hook answering in
+    its own process). Series already read keep recording; call this before any is read."""
+    global _unexposed
+    _unexposed = True
+
+
+def __getattr__(name: str) -> Any:
+    if not name.isupper():
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _unexposed and name != "REGISTRY":
+        return _UNRECORDED
+    from fleetmem import metric_series
+
+    return getattr(metric_series, name)
 
 
 def sample(name: str, labels: dict[str, str] | None = None) -> float:
     """Current value of one series (0.0 when absent); used by status and tests."""
+    from fleetmem.metric_series import REGISTRY
+
     value = REGISTRY.get_sample_value(name, labels or {})
     return 0.0 if value is None else float(value)

@@ -1,8 +1,10 @@
 """Optional OpenTelemetry traces and metrics over OTLP/HTTP (seed 000 REQ-18), with consent.
 
 Nothing is exported unless ``[telemetry] enabled = true``: until :func:`start` installs a
-tracer, every span below is OpenTelemetry's no-op. Once started (by the daemon), spans go to
-the configured collector and every fleetmem metric of ``/metrics`` is exported beside them.
+tracer, every span below does nothing, and OpenTelemetry is not even imported (a hook
+answering in its own process would spend 10 ms of its budget on it). Once started (by the
+daemon), spans go to the configured collector and every fleetmem metric of ``/metrics`` is
+exported beside them.
 
 What may leave is decided here, not at each call site. A span's attributes pass
 :func:`safe_attributes`: only the keys of :data:`ALLOWED_ATTRIBUTES`, only numbers, booleans and
@@ -19,12 +21,12 @@ import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, ParamSpec, TypeVar
-
-from opentelemetry import trace
-from opentelemetry.trace import Status, StatusCode
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from fleetmem.config.settings import TelemetrySettings
+
+if TYPE_CHECKING:
+    from opentelemetry import trace
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +50,8 @@ ALLOWED_ATTRIBUTES: frozenset[str] = frozenset(
 _IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}")
 WITHHELD = "withheld"
 
-_tracer: trace.Tracer = trace.NoOpTracer()
+#: The exporting tracer while :func:`start`'s exporters run; None otherwise.
+_tracer: trace.Tracer | None = None
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -70,10 +73,12 @@ def safe_attributes(attrs: Mapping[str, object]) -> dict[str, str | int | float 
 class SpanHandle:
     """Adds attributes to the span in progress, through the same filter."""
 
-    def __init__(self, span: trace.Span) -> None:
-        self._span = span
+    def __init__(self, span: trace.Span | None) -> None:
+        self._span = span  # None: nothing is exported, so nothing is kept
 
     def set(self, **attrs: object) -> None:
+        if self._span is None:
+            return
         named = {f"fleetmem.{k}": v for k, v in attrs.items()}
         self._span.set_attributes(safe_attributes(named))
 
@@ -81,9 +86,15 @@ class SpanHandle:
 @contextmanager
 def span(name: str, **attrs: object) -> Iterator[SpanHandle]:
     """A span named ``name`` with ``attrs`` (``run_id=...`` becomes ``fleetmem.run_id``)."""
+    tracer = _tracer
+    if tracer is None:
+        yield SpanHandle(None)
+        return
+    from opentelemetry.trace import Status, StatusCode
+
     named = {f"fleetmem.{k}": v for k, v in attrs.items()}
     # record_exception would copy the exception's message, which may quote stored text.
-    with _tracer.start_as_current_span(
+    with tracer.start_as_current_span(
         name,
         attributes=safe_attributes(named),
         record_exception=False,
@@ -132,7 +143,7 @@ class Telemetry:
 
     def shutdown(self) -> None:
         global _tracer
-        _tracer = trace.NoOpTracer()
+        _tracer = None
         for provider in (self._tracer_provider, self._meter_provider):
             try:
                 # The SDK's own last collection at shutdown allows only one export interval,

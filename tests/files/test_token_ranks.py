@@ -169,10 +169,11 @@ def test_the_first_process_writes_the_file_and_the_next_counts_without_the_token
     script = (
         "import json, sys\n"
         "from pathlib import Path\n"
+        "from fleetmem import tokenize\n"
         "from fleetmem.token_counts import CachedTokenizer\n"
         "cache = CachedTokenizer(Path(sys.argv[1]), ranks=Path(sys.argv[2]))\n"
         "counts = [cache.count(t) for t in json.loads(sys.stdin.read())]\n"
-        "print(json.dumps({'counts': counts, 'loaded': 'quicktok' in sys.modules}))\n"
+        "print(json.dumps({'counts': counts, 'loaded': tokenize.loaded()}))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(counts), str(ranks)],

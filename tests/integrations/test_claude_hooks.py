@@ -519,7 +519,9 @@ def test_a_session_start_needs_neither_the_tokenizer_nor_numpy_once_the_ranks_ar
         "code, answer = run_hook(['claude-code', 'SessionStart'], stdin=sys.stdin.buffer.read(),\n"
         "                        on_answer=given.append)\n"
         "answer = ''.join(given) + answer\n"
-        "heavy = sorted(m for m in ('quicktok', 'numpy', 'onnxruntime') if m in sys.modules)\n"
+        "from fleetmem import tokenize\n"
+        "heavy = sorted(m for m in ('numpy', 'onnxruntime') if m in sys.modules)\n"
+        "heavy += ['vocabulary'] if tokenize.loaded() else []\n"
         "print(json.dumps({'code': code, 'answer': answer, 'heavy': heavy}))\n"
     )
     sessions = [Session(world), Session(world)]
@@ -532,9 +534,40 @@ def test_a_session_start_needs_neither_the_tokenizer_nor_numpy_once_the_ranks_ar
         )  # fmt: skip
         answers.append(json.loads(proc.stdout.splitlines()[-1]))
     assert (world.home / "cache" / "o200k-ranks.sqlite3").is_file()
-    assert answers[0]["heavy"] == ["quicktok"]  # the first session loads it and keeps the ranks
+    assert answers[0]["heavy"] == ["vocabulary"]  # the first session loads it, keeps the ranks
     assert sessions[0].run_id() in _context(answers[1]["answer"].encode())
     assert answers[1]["heavy"] == []
+
+
+def test_a_hook_in_its_own_process_records_no_metrics_and_imports_no_client_for_them(
+    world: World,
+) -> None:
+    """The process entry marks its metrics unexposed (nobody can read them before it
+    exits), so a SessionStart answered in its own process imports neither the Prometheus
+    client nor OpenTelemetry, nor the MCP client's asyncio: together about 40 ms of its
+    300 ms budget. Its context still names the session live beside it."""
+    world.config("[agent.claude-code]\n")
+    script = (
+        "import json, os, sys\n"
+        "from fleetmem.integrations import hookmain\n"
+        "leave = os._exit\n"
+        "def report(code):\n"
+        "    heavy = ('prometheus_client', 'opentelemetry', 'asyncio', 'fleetmem.metric_series')\n"
+        "    sys.stdout.flush()\n"
+        "    print('\\n' + json.dumps(sorted(m for m in heavy if m in sys.modules)), flush=True)\n"
+        "    leave(code)\n"
+        "os._exit = report\n"
+        "hookmain.main(['claude-code', 'SessionStart'])\n"
+    )
+    first, second = Session(world), Session(world)
+    assert first.hook("SessionStart", first.payload("session_start"))[0].returncode == 0
+    proc = subprocess.run(
+        [sys.executable, "-c", script], input=second.payload("session_start"),
+        capture_output=True, env=env_for(world.home), cwd=world.repo, timeout=60, check=True,
+    )  # fmt: skip
+    *answer, imported = proc.stdout.decode().splitlines()
+    assert json.loads(imported) == []
+    assert first.run_id() in _context("\n".join(answer).encode())  # the scope line
 
 
 def test_a_prompt_in_the_hooks_own_process_never_loads_the_embedding_model(
@@ -555,7 +588,9 @@ def test_a_prompt_in_the_hooks_own_process_never_loads_the_embedding_model(
         "from fleetmem.integrations.hookmain import run_hook\n"
         "stdin = sys.stdin.buffer.read()\n"
         "code, answer = run_hook(['claude-code', 'UserPromptSubmit'], stdin=stdin)\n"
-        "heavy = sorted(m for m in ('numpy', 'onnxruntime', 'quicktok') if m in sys.modules)\n"
+        "from fleetmem import tokenize\n"
+        "heavy = sorted(m for m in ('numpy', 'onnxruntime') if m in sys.modules)\n"
+        "heavy += ['vocabulary'] if tokenize.loaded() else []\n"
         "print(json.dumps({'answer': answer, 'heavy': heavy}))\n"
     )
     prompt = "remember that billing deploys wait for finance. Fix the flaky ledger test."

@@ -40,8 +40,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from prometheus_client import Counter
-
 from fleetmem import metrics
 from fleetmem.core.hosts import (
     CLAUDE_CODE_RUN,
@@ -74,13 +72,6 @@ SESSION_GRACE_S = 1.0
 SESSION_CONTEXT_ROOM = 5_000
 BRIEFING_POINTER = (
     "Your fleetmem briefing did not fit here: call the fleetmem tool `briefing` to read it."
-)
-
-CONTEXT_DELIVERIES = Counter(
-    "fleetmem_context_deliveries_total",
-    "Assembled contexts handed to real runs, by how and with what outcome.",
-    ["how", "outcome"],
-    registry=metrics.REGISTRY,
 )
 
 
@@ -118,11 +109,11 @@ def assemble_for_run(
         context = files.assemble(agent, repo=repo, run_id=run_id, about=about, host=host)
     except UnknownAgentWorkspace as exc:  # said whole: the operator must fix the key
         log.warning("context.failed agent=%s run=%s error=%s", agent, run_id, exc)
-        CONTEXT_DELIVERIES.labels(how="none", outcome="failed").inc()
+        metrics.CONTEXT_DELIVERIES.labels(how="none", outcome="failed").inc()
         return ""
     except Exception as exc:  # context is an aid: its failure never stops a run
         log.warning("context.failed agent=%s run=%s error=%s", agent, run_id, type(exc).__name__)
-        CONTEXT_DELIVERIES.labels(how="none", outcome="failed").inc()
+        metrics.CONTEXT_DELIVERIES.labels(how="none", outcome="failed").inc()
         return ""
     assembly = context.assembly
     if assembly.pulled:
@@ -219,7 +210,7 @@ def deliver(
     """The argv and environment that carry ``text`` to a ``fleetmem run`` process."""
     base = Delivery(list(argv), dict(env))
     if not text:
-        CONTEXT_DELIVERIES.labels(how="none", outcome="empty").inc()
+        metrics.CONTEXT_DELIVERIES.labels(how="none", outcome="empty").inc()
         return base
     options = context_options(adapter, text)
     if options is not None:
@@ -231,7 +222,7 @@ def deliver(
                 run_id,
                 len(text.encode("utf-8")),
             )
-            CONTEXT_DELIVERIES.labels(how="argv", outcome="skipped").inc()
+            metrics.CONTEXT_DELIVERIES.labels(how="argv", outcome="skipped").inc()
             return base
         log.info(
             "context.given agent=%s run=%s via=%s bytes=%d",
@@ -240,7 +231,7 @@ def deliver(
             options[0],
             len(text.encode("utf-8")),
         )
-        CONTEXT_DELIVERIES.labels(how="argv", outcome="ok").inc()
+        metrics.CONTEXT_DELIVERIES.labels(how="argv", outcome="ok").inc()
         return Delivery(given, dict(env), "argv")
     directory = tempfile.mkdtemp(prefix="fleetmem-run-")  # 0700, this user only
     path = os.path.join(directory, CONTEXT_FILE_NAME)
@@ -254,7 +245,7 @@ def deliver(
         CONTEXT_FILE_ENV,
         len(text.encode("utf-8")),
     )
-    CONTEXT_DELIVERIES.labels(how="file", outcome="ok").inc()
+    metrics.CONTEXT_DELIVERIES.labels(how="file", outcome="ok").inc()
     return Delivery(list(argv), {**env, CONTEXT_FILE_ENV: path}, "file", directory)
 
 
@@ -359,7 +350,7 @@ def for_session(
         return result[0]
     late.set()
     log.warning("context.skipped agent=%s run=%s reason=deadline", agent, run_id)
-    CONTEXT_DELIVERIES.labels(how="hook", outcome="skipped").inc()
+    metrics.CONTEXT_DELIVERIES.labels(how="hook", outcome="skipped").inc()
     return ""
 
 
@@ -386,7 +377,7 @@ def _assemble_session(
         _write_private(path, text)
     except OSError as exc:  # a resumed session then gets the context of that moment
         log.warning("context.keep_failed run=%s error=%s", run_id, type(exc).__name__)
-    CONTEXT_DELIVERIES.labels(how="hook", outcome="ok" if text else "empty").inc()
+    metrics.CONTEXT_DELIVERIES.labels(how="hook", outcome="ok" if text else "empty").inc()
     if text:
         log.info(
             "context.given agent=%s run=%s via=additionalContext bytes=%d",

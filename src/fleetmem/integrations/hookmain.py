@@ -449,6 +449,9 @@ def _detached(argv: Sequence[str], event: str) -> bytes | None:
 
 def main(argv: Sequence[str], *, home: str | None = None) -> int:
     """The process entry: a watchdog, then :func:`run_hook`; always exits 0."""
+    from fleetmem import metrics
+
+    metrics.unexposed()  # this process never serves /metrics: counting would only cost time
     event = argv[1] if len(argv) > 1 else ""
     budget = BUDGETS.get(event, DEFAULT_BUDGET)
     detached = _detached(argv, event)  # before the watchdog's thread: fork copies only one

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fleetmem.config import BUILTIN_PROVIDER, McpSettings, Settings
 from fleetmem.config.values import UPSTREAM_NAME
@@ -28,12 +28,16 @@ from fleetmem.providers.base import EpisodeProvider, ProviderRecall
 from fleetmem.providers.breaker import CircuitBreaker
 from fleetmem.providers.builtin import BuiltinProvider
 from fleetmem.providers.calllog import CallLog
-from fleetmem.providers.conformance import ConformanceReport, run_conformance
-from fleetmem.providers.mcp_provider import McpEpisodeProvider
 from fleetmem.providers.reserved import refuse_reserved
-from fleetmem.providers.runtime import LoopThread
-from fleetmem.providers.session import SupervisedSession
 from fleetmem.store.base import EpisodeRow, RunRow, Store, Vector
+
+# The MCP client side (asyncio, the SDK's session, the conformance suite) is imported when a
+# provider is first opened: a hook answering in its own process builds a hub but never calls
+# a provider, and those imports would be a tenth of its time.
+if TYPE_CHECKING:
+    from fleetmem.providers.conformance import ConformanceReport
+    from fleetmem.providers.mcp_provider import McpEpisodeProvider
+    from fleetmem.providers.runtime import LoopThread
 
 log = logging.getLogger("fleetmem.providers")
 
@@ -59,7 +63,7 @@ class ProviderHub:
         self._environ = dict(environ)
         self._session_options = dict(session_options or {})
         self._breaker_options = dict(breaker_options or {})
-        self.runner = LoopThread()
+        self._runner: LoopThread | None = None
         # The built-in provider's tools run here: few threads, so few SQLite connections.
         self._builtin_pool = ThreadPoolExecutor(
             max_workers=4, thread_name_prefix="fleetmem-builtin"
@@ -67,6 +71,16 @@ class ProviderHub:
         self._lock = threading.Lock()
         self._providers: dict[str, tuple[McpSettings | None, McpEpisodeProvider]] = {}
         self._closed = False
+
+    @property
+    def runner(self) -> LoopThread:
+        """The loop every MCP session of this hub runs on (made on first use)."""
+        with self._lock:
+            if self._runner is None:
+                from fleetmem.providers.runtime import LoopThread
+
+                self._runner = LoopThread()
+            return self._runner
 
     def refuse_reserved(self, name: str, arguments: Mapping[str, Any], *, caller: str) -> None:
         """Raise ``ProviderReserved`` if ``name`` is an episode-provider tool reserved to
@@ -98,8 +112,12 @@ class ProviderHub:
 
     def provider(self, name: str) -> McpEpisodeProvider:
         """The provider called ``name`` (built-in or a declared upstream), opened lazily."""
+        from fleetmem.providers.mcp_provider import McpEpisodeProvider
+        from fleetmem.providers.session import SupervisedSession
+
         up = self._definition(name)
         stale: McpEpisodeProvider | None = None
+        runner = self.runner
         with self._lock:
             if self._closed:
                 raise RuntimeError("the provider hub is closed")
@@ -108,9 +126,7 @@ class ProviderHub:
                 return known[1]
             if known is not None:
                 stale = known[1]
-            session = SupervisedSession(
-                self._target(name, up), self.runner, **self._session_options
-            )
+            session = SupervisedSession(self._target(name, up), runner, **self._session_options)
             made = McpEpisodeProvider(
                 name,
                 session,
@@ -152,6 +168,9 @@ class ProviderHub:
         one; it indexes only episodes fleetmem stored, so the suite's episode is stored in
         that scratch store first, as the daemon would.
         """
+        from fleetmem.providers.conformance import run_conformance
+        from fleetmem.providers.session import SupervisedSession
+
         name = name or self.configured_name
         up = self._definition(name)
         settings = self._settings()
@@ -201,9 +220,11 @@ class ProviderHub:
             self._closed = True
             providers = [p for _, p in self._providers.values()]
             self._providers.clear()
+            runner = self._runner
         for provider in providers:
             provider.close()
-        self.runner.close()
+        if runner is not None:
+            runner.close()
         self._builtin_pool.shutdown(wait=True, cancel_futures=True)
 
 

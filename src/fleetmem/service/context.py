@@ -17,8 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from prometheus_client import Counter
-
 from fleetmem import metrics
 from fleetmem.core.budget import FEED_MARKER, TokenCodec
 from fleetmem.core.context import (
@@ -49,18 +47,6 @@ from fleetmem.store.files import FileRow, FileStore, LoadRow
 
 log = logging.getLogger("fleetmem.context")
 
-CONTEXT_TRUNCATIONS = Counter(
-    "fleetmem_context_truncations_total",
-    "Segments of real runs' contexts that did not fit their budget, by segment.",
-    ["segment"],
-    registry=metrics.REGISTRY,
-)
-PROVIDER_FAILURES = Counter(
-    "fleetmem_context_provider_failures_total",
-    "Provided context segments (facts, scope, feeds) that failed and were left out.",
-    ["segment"],
-    registry=metrics.REGISTRY,
-)
 
 EMPTY_AGENT = "Nothing written yet — this agent runs on defaults."
 
@@ -343,7 +329,7 @@ def _settle(
         try:
             allowed = tuple(provided.before_shown(shown)) if shown else ()
         except Exception as exc:  # a provider failure degrades the context, never the run
-            PROVIDER_FAILURES.labels(segment=key).inc()
+            metrics.PROVIDER_FAILURES.labels(segment=key).inc()
             log.warning(
                 "context.provider_failed segment=%s agent=%s run=%s error=%s",
                 key,
@@ -425,7 +411,7 @@ def _record_run(host: ContextHost, request: ContextRequest, context: RunContext)
             )
     host.store.record_loads(rows)
     for cut in context.truncations:
-        CONTEXT_TRUNCATIONS.labels(segment=cut.segment).inc()
+        metrics.CONTEXT_TRUNCATIONS.labels(segment=cut.segment).inc()
         log.info(
             "context.truncated run=%s agent=%s segment=%s file=%s budget=%d original=%d"
             " truncated=%d",
@@ -458,7 +444,7 @@ def _provided(
     try:
         entries = provider(request)
     except Exception as exc:  # a provider failure degrades the context, never fails a run
-        PROVIDER_FAILURES.labels(segment=key).inc()
+        metrics.PROVIDER_FAILURES.labels(segment=key).inc()
         log.warning(
             "context.provider_failed segment=%s agent=%s error=%s",
             key,

@@ -18,8 +18,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Literal
 
-from prometheus_client import Counter
-
 from fleetmem import metrics
 from fleetmem.config import Settings
 from fleetmem.core.budget import TokenCodec, render_marked, truncate_authored
@@ -98,13 +96,6 @@ IN_FLIGHT_WINDOW_S: Final = 24 * 3600.0
 WRITES_PER_MINUTE: Final = 60
 CANNOT_EDIT: Final = "I can't edit my own files — here's the change I'd make."
 ATTACHMENT_INTRO: Final = "What rides along with your message, exactly as sent:"
-
-FILE_WRITES = Counter(
-    "fleetmem_context_file_writes_total",
-    "Context-file writes, by family, author kind and outcome (written, proposed, stale).",
-    ["kind", "actor", "outcome"],
-    registry=metrics.REGISTRY,
-)
 
 
 def draw_nonce() -> str:
@@ -422,7 +413,7 @@ class ContextFileService(ProposalsMixin, ContextMixin):
                 raise InvalidInput("base_revision", None, "a replace names the revision it read")
             proposed = self._check_text(ref, text)
             if _revision_number(base_revision) != current.revision:
-                FILE_WRITES.labels(kind="agent", actor="agent", outcome="stale").inc()
+                metrics.FILE_WRITES.labels(kind="agent", actor="agent", outcome="stale").inc()
                 raise _stale(ref, base_revision, current)
         else:
             raise InvalidInput("mode", mode, "must be append or replace")
@@ -431,7 +422,7 @@ class ContextFileService(ProposalsMixin, ContextMixin):
             # Nothing is written to the file: the change waits for a person (S17).
             kept = self._propose(agent, run_id, mode, current.revision, proposed, diff)
             self._activity(actor, "proposed", ref, current.revision, f"proposal {kept.id}")
-            FILE_WRITES.labels(kind="agent", actor="agent", outcome="proposed").inc()
+            metrics.FILE_WRITES.labels(kind="agent", actor="agent", outcome="proposed").inc()
             return NotesUpdate(
                 False, current.revision, diff, proposed, "not_permitted", CANNOT_EDIT, kept.id
             )
@@ -493,7 +484,7 @@ class ContextFileService(ProposalsMixin, ContextMixin):
     def _refuse_secrets(self, ref: FileRef, body: str) -> None:
         rules = find_secrets(body)
         if rules:
-            FILE_WRITES.labels(kind=ref.kind, actor="any", outcome="secret").inc()
+            metrics.FILE_WRITES.labels(kind=ref.kind, actor="any", outcome="secret").inc()
             raise InvalidInput(
                 "text",
                 f"<{len(body):,} characters, secret hidden>",
@@ -537,9 +528,9 @@ class ContextFileService(ProposalsMixin, ContextMixin):
                 detail = None if restored_from is None else f"restored revision {restored_from}"
                 self._activity(actor, action, ref, row.revision, detail)
         if not written:
-            FILE_WRITES.labels(kind=ref.kind, actor=actor.kind, outcome="stale").inc()
+            metrics.FILE_WRITES.labels(kind=ref.kind, actor=actor.kind, outcome="stale").inc()
             raise _stale(ref, base_revision, row)
-        FILE_WRITES.labels(kind=ref.kind, actor=actor.kind, outcome="written").inc()
+        metrics.FILE_WRITES.labels(kind=ref.kind, actor=actor.kind, outcome="written").inc()
         log.info(
             "context_file.%s file=%s revision=%d by=%s bytes=%d",
             action,
