@@ -7,10 +7,14 @@ scrape endpoint of the daemon's ASGI app.
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from fleetmem import metrics
@@ -164,3 +168,34 @@ def test_provider_up_is_absent_until_the_first_contract_check(
         v for n, lab, v in scrape(app) if n == "fleetmem_provider_up" and lab == {"provider": name}
     ]
     assert up == [1.0]
+
+
+def test_a_process_that_marks_its_metrics_unexposed_records_none_and_never_loads_the_client() -> (
+    None
+):
+    """``metrics.unexposed()`` (a hook's own process) makes every series a sink that takes
+    the same calls; the client is imported only by a process that reads a series."""
+    script = (
+        "import json, sys\n"
+        "from fleetmem import metrics\n"
+        "loaded_at_import = 'prometheus_client' in sys.modules\n"
+        "metrics.unexposed()\n"
+        "metrics.RECALLS.labels(provider='builtin', outcome='ok').inc()\n"
+        "metrics.BRIEFING_BYTES.labels(agent='a').set(3)\n"
+        "metrics.PROVIDER_DURATION.labels(provider='builtin', op='recall').observe(0.1)\n"
+        "metrics.LIVE_RUNS.set(2)\n"
+        "metrics.PENDING.labels('builtin', 'record').dec()\n"
+        "print(json.dumps([loaded_at_import, 'prometheus_client' in sys.modules]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(done.stdout) == [False, False]
+    # In this (test) process the series are real and count.
+    before = metrics.sample("fleetmem_recalls_total", {"provider": "p", "outcome": "ok"})
+    metrics.RECALLS.labels(provider="p", outcome="ok").inc()
+    assert metrics.sample("fleetmem_recalls_total", {"provider": "p", "outcome": "ok"}) == (
+        before + 1
+    )
+    with pytest.raises(AttributeError):
+        metrics.not_a_series  # noqa: B018
