@@ -133,9 +133,34 @@ def fresh_schema(base: str) -> tuple[str, str]:
     name = SCHEMA_PREFIX + secrets.token_hex(4)
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {name}")
-    options = quote(f"-c search_path={name},public")  # pgvector's type lives in public
+    return name, _using(base, name)
+
+
+def _using(base: str, name: str) -> str:
+    """``base`` with schema ``name`` first on its search path (pgvector's type is in public)."""
+    options = quote(f"-c search_path={name},public")
     joiner = "&" if urlsplit(base).query else "?"
-    return name, f"{base}{joiner}options={options}"
+    return f"{base}{joiner}options={options}"
+
+
+def kept_schema(base: str, name: str) -> tuple[str, str]:
+    """Schema ``name`` of the server (created when missing, never emptied): (its name, a URL
+    that uses it)."""
+    if not name.isidentifier() or not name.islower():
+        raise ValueError(f"FLEETMEM_BENCH_PG_SCHEMA: {name!r} is not a lower-case identifier")
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {name}")
+    return name, _using(base, name)
+
+
+def stored_episodes(base: str, name: str) -> int:
+    """Episodes indexed in schema ``name`` (0 before its first migration)."""
+    with psycopg.connect(base, autocommit=True) as conn:
+        exists = conn.execute("SELECT to_regclass(%s)", (f"{name}.builtin_fts",)).fetchone()
+        if not exists or exists[0] is None:
+            return 0
+        row = conn.execute(f"SELECT count(*) FROM {name}.builtin_fts").fetchone()
+    return int(row[0]) if row else 0
 
 
 def drop_schema(base: str, name: str) -> None:

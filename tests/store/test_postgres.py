@@ -8,6 +8,7 @@ tests/store_kinds.py: skipped without one, failed under CI.
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -24,8 +25,9 @@ from fleetmem.service.bootstrap import App, build, open_store
 from fleetmem.store.postgres import text_index
 from fleetmem.store.postgres.migrations import MIGRATIONS
 from fleetmem.store.postgres.store import PostgresStore
+from fleetmem.store.sqlite import builtin_index as fts5
 from tests import store_kinds
-from tests.conftest import make_record, session, write_config
+from tests.conftest import ingest_text, make_record, session, write_config
 
 API = "project:github.com/acme/api"
 
@@ -254,14 +256,42 @@ def test_term_statistics_stay_exact_through_replace_and_delete(pg_app: App) -> N
                     counts[i + 1] += label in weights
         return (len(rows), sum(int(r[0]) for r in rows)), {k: tuple(v) for k, v in terms.items()}
 
+    def postings() -> set[tuple[object, ...]]:
+        return {
+            tuple(r)
+            for r in store.db.rows(
+                "SELECT p.lexeme, s.scope, p.erow, p.n_main, p.n_context, p.doc_len, p.started_at"
+                " FROM builtin_postings p JOIN builtin_scopes s ON s.id = p.scope_id"
+            )
+        }
+
+    def postings_again() -> set[tuple[object, ...]]:
+        """The postings as the tsvectors hold them (positions to the summary's end weigh 1)."""
+        found = set()
+        for erow, scope, doc_len, summary_end, started_at in store.db.rows(
+            "SELECT erow, scope, doc_len, summary_end, started_at FROM builtin_fts"
+        ):
+            for lexeme, positions in store.db.rows(
+                "SELECT u.lexeme, u.positions FROM builtin_fts f, unnest(f.tsv) u"
+                " WHERE f.erow = %s",
+                (erow,),
+            ):
+                main = sum(1 for p in positions if p <= summary_end)
+                found.add((lexeme, scope, erow, main, len(positions) - main, doc_len, started_at))
+        return found
+
     assert stats() == recount() and stats()[1]["ledger"][0] == 2
+    assert postings() == postings_again()
+    assert sorted(r[3] for r in postings() if r[0] == "ledger") == [1, 2]  # "ledger drift ledger"
     store.builtin_put(a, "rounding only", "ledger summary", None, "", "", context="drift")
     # docs, in text, in summary (in context depends on the neighbours' excerpts)
     assert stats() == recount() and stats()[1]["ledger"][:3] == (2, 1, 1)
     assert stats()[1]["round"][:2] == (2, 2) and stats()[1]["drift"][3] >= 1
+    assert postings() == postings_again()
     assert store.builtin_delete(b)
     assert stats() == recount() and stats()[1]["round"][0] == 1
-    assert store.builtin_delete(a) and stats() == ((0, 0), {})
+    assert postings() == postings_again()
+    assert store.builtin_delete(a) and stats() == ((0, 0), {}) and postings() == set()
 
 
 @pytest.fixture
@@ -307,6 +337,69 @@ def test_bm25_and_coverage_match_sqlite_fts5_on_the_same_episodes(
             for side, app in enumerate((sqlite_app, pg_app))
         ]
         assert got[0] == got[1], query
+
+
+def test_the_newest_postings_rank_as_fts5_does_with_the_cap_ties_scopes_and_tombstones(
+    pg_app: App, sqlite_app: App, monkeypatch: pytest.MonkeyPatch, rng: random.Random
+) -> None:
+    """One-token queries are scored from ``builtin_postings`` (migration 7): on a random
+    corpus in two repositories, with starts shared by several episodes (ties broken by id),
+    a scoring cap that leaves most matches out, and forgotten episodes still indexed, the
+    ranking and coverage are SQLite FTS5's, query after query."""
+    vocabulary = sorted(
+        {"".join(rng.choices("bcdfgklmnprstvz", k=rng.randint(4, 8))) for _ in range(30)}
+    )
+    weights = [1 / (i + 1) for i in range(len(vocabulary))]  # a few common words, many rare
+    repos = ["github.com/acme/api", "github.com/acme/web"]
+    ids: list[dict[str, str]] = [{}, {}]
+    for i in range(70):
+        text = " ".join(rng.choices(vocabulary, weights, k=rng.randint(2, 14)))
+        at = f"2026-11-28T09:{rng.randint(0, 5):02d}:00Z"  # six starts for 70 episodes
+        repo = rng.choice(repos)
+        for side, app in enumerate((sqlite_app, pg_app)):
+            ids[side][ingest_text(app.memory, f"run-{i}", at, text, repo=repo)] = f"run-{i}"
+    for side, app in enumerate((sqlite_app, pg_app)):
+        by_run = {run: eid for eid, run in ids[side].items()}
+        for run in ("run-3", "run-40", "run-41"):
+            app.store.tombstone_episode(by_run[run], 1.8e9)
+    scopes = [f"project:{r}" for r in repos]
+    for cap in (4_000, 9, 2):
+        monkeypatch.setattr(fts5, "MAX_SCORED", cap)
+        for _ in range(25):
+            words = rng.sample(vocabulary, rng.randint(1, 3)) + (
+                ["unseen"] if rng.random() < 0.2 else []
+            )
+            match = fts_match(" ".join(words))
+            assert match is not None
+            asked = rng.choice([scopes, scopes[:1], scopes[1:]])
+            got = [
+                [
+                    (ids[side][e], round(c, 9))
+                    for e, c in app.store.search_text_scored(match, asked, 15)
+                ]
+                for side, app in enumerate((sqlite_app, pg_app))
+            ]
+            assert got[0] == got[1], (words, asked, cap)
+
+
+def test_the_postings_migration_builds_the_rows_the_writes_keep(pg_app: App) -> None:
+    """Migration 7 builds each indexed episode's postings from its ``tsvector``: the same rows
+    the index writes keep from then on."""
+    store = pg_app.store
+    assert isinstance(store, PostgresStore)
+    for n, text in enumerate(["ledger drift ledger", "ledger rounding", "cache cache worker"]):
+        _ingest(pg_app, n, text)
+    query = (
+        "SELECT p.lexeme, s.scope, p.erow, p.n_main, p.n_context, p.doc_len, p.started_at"
+        " FROM builtin_postings p JOIN builtin_scopes s ON s.id = p.scope_id ORDER BY 1, 2, 3"
+    )
+    kept = store.db.rows(query)
+    assert kept and any(r[4] > 0 for r in kept)  # some positions are in the context
+    (backfill,) = [sql for version, _, sql in MIGRATIONS if version == 7]
+    with store.db.write() as conn:
+        conn.execute("DROP TABLE builtin_postings, builtin_scopes")
+        conn.execute(backfill)
+    assert store.db.rows(query) == kept
 
 
 # ---- jobs ------------------------------------------------------------------------------------

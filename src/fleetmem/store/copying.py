@@ -94,6 +94,8 @@ REBUILT = frozenset(
         "builtin_fts_docsize",
         "builtin_fts_source",
         "builtin_fts_idx",
+        "builtin_postings",
+        "builtin_scopes",
         "builtin_term_counts",
         "builtin_terms",
         "builtin_totals",

@@ -111,9 +111,11 @@ class BuiltinIndexMixin:
                     (scope, agent),
                 )
                 old = conn.execute(
-                    "SELECT doc_len FROM builtin_fts WHERE erow = %s", (erow,)
+                    "SELECT doc_len, scope FROM builtin_fts WHERE erow = %s", (erow,)
                 ).fetchone()
                 before = self._stored_columns(conn, "erow = %s", erow)
+                if old is not None:
+                    self._drop_postings(conn, erow, str(old[1]), before)
                 for lexeme, delta in _term_deltas(before, doc.columns).items():
                     into = deltas.setdefault(lexeme, [0, 0, 0, 0])
                     for i, d in enumerate(delta):
@@ -140,6 +142,7 @@ class BuiltinIndexMixin:
                         float(row[3]),
                     ),
                 )
+                self._add_postings(conn, erow, scope, doc, float(row[3]))
                 if vector is not None:
                     self._put_vector(conn, episode_id, scope, vector, vector_hash, model_id)
             self._apply_term_deltas(conn, deltas)
@@ -148,6 +151,53 @@ class BuiltinIndexMixin:
                     "UPDATE builtin_totals SET docs = docs + %s, tokens = tokens + %s WHERE id = 1",
                     (docs, tokens),
                 )
+
+    @staticmethod
+    def _add_postings(
+        conn: psycopg.Connection[Any],
+        erow: int,
+        scope: str,
+        doc: text_index.IndexedDocument,
+        started_at: float,
+    ) -> None:
+        """One ``builtin_postings`` row per term of ``doc`` (migration 7)."""
+        if not doc.counts:
+            return
+        lexemes = sorted(doc.counts)
+        # The scope's number, made on its first posting (writes are serialised by the
+        # writer lock, so the name is either inserted here or there already).
+        conn.execute(
+            "WITH made AS (INSERT INTO builtin_scopes (scope) VALUES (%(scope)s)"
+            " ON CONFLICT (scope) DO NOTHING RETURNING id),"
+            " sid AS (SELECT id FROM made UNION ALL"
+            " SELECT id FROM builtin_scopes WHERE scope = %(scope)s LIMIT 1)"
+            " INSERT INTO builtin_postings (erow, started_at, scope_id, doc_len, n_main,"
+            " n_context, lexeme) SELECT %(erow)s, %(started)s, (SELECT id FROM sid), %(len)s,"
+            " m, c, l FROM unnest(%(lexemes)s::text[], %(main)s::int2[], %(context)s::int2[])"
+            " AS t(l, m, c)",
+            {
+                "scope": scope,
+                "erow": erow,
+                "started": started_at,
+                "len": doc.length,
+                "lexemes": lexemes,
+                "main": [doc.counts[lex][0] for lex in lexemes],
+                "context": [doc.counts[lex][1] for lex in lexemes],
+            },
+        )
+
+    @staticmethod
+    def _drop_postings(
+        conn: psycopg.Connection[Any], erow: int, scope: str, before: Columns
+    ) -> None:
+        """Remove the postings of the entry at ``erow`` (its terms are ``before``'s)."""
+        terms = sorted(before[0] | before[1] | before[2])
+        if terms:
+            conn.execute(
+                "DELETE FROM builtin_postings WHERE lexeme = ANY(%s) AND erow = %s AND scope_id ="
+                " (SELECT id FROM builtin_scopes WHERE scope = %s)",
+                (terms, erow, scope),
+            )
 
     @staticmethod
     def _stored_columns(conn: psycopg.Connection[Any], where: str, key: object) -> Columns:
@@ -225,9 +275,11 @@ class BuiltinIndexMixin:
         with self.db.write() as conn:
             before = self._stored_columns(conn, "episode_id = %s", episode_id)
             old = conn.execute(
-                "DELETE FROM builtin_fts WHERE episode_id = %s RETURNING doc_len", (episode_id,)
+                "DELETE FROM builtin_fts WHERE episode_id = %s RETURNING doc_len, erow, scope",
+                (episode_id,),
             ).fetchone()
             if old is not None:
+                self._drop_postings(conn, int(old[1]), str(old[2]), before)
                 empty: Columns = (frozenset(), frozenset(), frozenset())
                 self._apply_term_deltas(conn, _term_deltas(before, empty))
                 conn.execute(
@@ -398,62 +450,141 @@ class BuiltinIndexMixin:
         lexemes = sorted({t for p in kept for t in p.tokens})
         if not lexemes:
             return []
+        avgdl = tokens / docs
+        if all(len(p.tokens) <= 1 for p in kept):
+            scored = self._scored_by_postings(kept, idfs, lexemes, scopes, avgdl)
+        else:
+            scored = self._scored_by_tsvector(kept, idfs, lexemes, scopes, avgdl)
+        return [(eid, score / norm) for score, _, eid in self._live(scored, limit)]
+
+    def _scored_by_tsvector(
+        self,
+        kept: Sequence[Phrase],
+        idfs: Sequence[float],
+        lexemes: Sequence[str],
+        scopes: Sequence[str],
+        avgdl: float,
+    ) -> list[tuple[float, float, int]]:
+        """The query's candidates, scored from their ``tsvector`` positions (which a phrase
+        of several tokens needs): (BM25, start, row), best first, ties of one score and
+        start not yet ordered by id."""
         # Only the query's lexemes leave each row: relabelled D (no stored position is D)
         # and filtered on that label, a tsvector is cut down in C before it is unnested.
         # No join to episodes (migration 6): the rows carry their start, and a forgotten
-        # episode (its entry not yet taken out by the provider's forget) is left out below.
+        # episode (its entry not yet taken out by the provider's forget) is left out later.
         rows = self.db.rows(
             "WITH cand AS (SELECT f.erow, f.episode_id, f.doc_len, f.summary_end, f.tsv,"
             " f.started_at FROM builtin_fts f"
             " WHERE f.scope = ANY(%(scopes)s) AND f.tsv @@ %(query)s::tsquery"
             " ORDER BY f.erow DESC LIMIT %(cap)s)"
-            " SELECT c.episode_id, c.doc_len, c.started_at, c.summary_end, u.lexeme,"
+            " SELECT c.erow, c.doc_len, c.started_at, c.summary_end, u.lexeme,"
             " u.positions FROM cand c CROSS JOIN LATERAL"
             " unnest(ts_filter(setweight(c.tsv, 'D', %(lexemes)s), '{d}')) u",
             {
                 "scopes": list(dict.fromkeys(scopes)),
                 "query": text_index.tsquery(kept),
                 "cap": fts5.MAX_SCORED,
-                "lexemes": lexemes,
+                "lexemes": list(lexemes),
             },
         )
         context_weight = fts5.CONTEXT_WEIGHT
-        postings: dict[str, dict[str, list[tuple[int, float]]]] = {}
-        facts: dict[str, tuple[int, float]] = {}
-        for episode_id, doc_len, started_at, summary_end, lexeme, positions in rows:
-            facts[episode_id] = (int(doc_len), float(started_at))
-            postings.setdefault(episode_id, {})[lexeme] = text_index.weighted(
+        postings: dict[int, dict[str, list[tuple[int, float]]]] = {}
+        facts: dict[int, tuple[int, float]] = {}
+        for erow, doc_len, started_at, summary_end, lexeme, positions in rows:
+            facts[erow] = (int(doc_len), float(started_at))
+            postings.setdefault(erow, {})[lexeme] = text_index.weighted(
                 positions, int(summary_end), context_weight
             )
-        avgdl = tokens / docs
         scored = []
-        for episode_id, (doc_len, started_at) in facts.items():
-            score = bm25(kept, postings[episode_id], doc_len, idfs=idfs, avgdl=avgdl)
+        for erow, (doc_len, started_at) in facts.items():
+            score = bm25(kept, postings[erow], doc_len, idfs=idfs, avgdl=avgdl)
             if score > 0:
-                scored.append((score, started_at, episode_id))
-        # Ties as FTS5 breaks them: newest start first, then id. Scores equal to 1e-10 are
-        # ties (FTS5 adds the same terms in another order: the last bits may differ).
-        scored.sort(key=lambda s: (-round(s[0], 10), -s[1], s[2]))
-        return [(eid, score / norm) for score, _, eid in self._live(scored, limit)]
+                scored.append((score, started_at, erow))
+        scored.sort(key=_rank)
+        return scored
+
+    def _scored_by_postings(
+        self,
+        kept: Sequence[Phrase],
+        idfs: Sequence[float],
+        lexemes: Sequence[str],
+        scopes: Sequence[str],
+        avgdl: float,
+    ) -> list[tuple[float, float, int]]:
+        """The query's candidates, scored: (BM25, start, row), best first, ties of one score
+        and start not yet ordered by id. Every query term is one token, so no position is
+        needed: each term's newest ``MAX_SCORED`` postings in each scope are an index-only
+        range read (migration 7), and their union's newest ``MAX_SCORED`` rows are exactly
+        the candidates the ``tsvector`` path takes (the newest rows holding any term)."""
+        cap = fts5.MAX_SCORED
+        rows = self.db.rows(
+            'WITH q AS (SELECT l.lexeme COLLATE "C" AS lexeme, s.id AS scope_id'
+            " FROM unnest(%(lexemes)s::text[]) l(lexeme), builtin_scopes s"
+            " WHERE s.scope = ANY(%(scopes)s)),"
+            " p AS (SELECT x.* FROM q CROSS JOIN LATERAL (SELECT b.erow, b.lexeme, b.n_main,"
+            " b.n_context, b.doc_len, b.started_at FROM builtin_postings b"
+            " WHERE b.lexeme = q.lexeme AND b.scope_id = q.scope_id"
+            " ORDER BY b.erow DESC LIMIT %(cap)s) x),"
+            " cand AS (SELECT DISTINCT erow FROM p ORDER BY erow DESC LIMIT %(cap)s)"
+            " SELECT erow, lexeme, n_main, n_context, doc_len, started_at FROM p"
+            " WHERE erow >= (SELECT min(erow) FROM cand)",
+            {"lexemes": list(lexemes), "scopes": list(dict.fromkeys(scopes)), "cap": cap},
+        )
+        context_weight = fts5.CONTEXT_WEIGHT
+        # Few distinct (text, context) count pairs recur over thousands of postings.
+        frequency: dict[tuple[int, int], float] = {}
+        found: dict[int, dict[str, float]] = {}
+        facts: dict[int, tuple[int, float]] = {}
+        for erow, lexeme, main, context, doc_len, started_at in rows:
+            f = frequency.get((main, context))
+            if f is None:
+                f = frequency[main, context] = text_index.posting_frequency(
+                    main, context, context_weight
+                )
+            found.setdefault(erow, {})[lexeme] = f
+            facts[erow] = (doc_len, started_at)
+        # bm25()'s sum, term by term in the query's order, from the postings' frequencies.
+        terms = [(p.tokens[0], w) for p, w in zip(kept, idfs, strict=True) if p.tokens]
+        scored = []
+        for erow, frequencies in found.items():
+            doc_len, started_at = facts[erow]
+            norm = text_index.bm25_norm(doc_len, avgdl)
+            score = 0.0
+            for token, weight in terms:
+                f = frequencies.get(token)
+                if f:
+                    score += text_index.bm25_term(weight, f, norm)
+            if score > 0:
+                scored.append((score, started_at, erow))
+        scored.sort(key=_rank)
+        return scored
 
     def _live(
-        self, scored: list[tuple[float, float, str]], limit: int
+        self, scored: list[tuple[float, float, int]], limit: int
     ) -> list[tuple[float, float, str]]:
-        """The first ``limit`` of ``scored`` whose episode is not forgotten, read a window
-        at a time (a forgotten episode's entry lasts only until its provider forget runs)."""
+        """The first ``limit`` of ``scored`` (by row) whose episode is not forgotten, with
+        their episode ids, read a window at a time (a forgotten episode's entry lasts only
+        until its provider forget runs). Within one score and start, ids order the rows, as
+        FTS5 breaks ties; a window never ends inside such a run."""
         out: list[tuple[float, float, str]] = []
         start = 0
         while len(out) < limit and start < len(scored):
-            window = scored[start : start + max(limit, 32)]
-            start += len(window)
-            gone = {
-                str(r[0])
+            end = min(len(scored), start + max(limit, 32))
+            while end < len(scored) and _tie(scored[end], scored[end - 1]):
+                end += 1
+            window = scored[start:end]
+            start = end
+            named = {
+                int(r[0]): str(r[1])
                 for r in self.db.rows(
-                    "SELECT id FROM episodes WHERE id = ANY(%s) AND forgotten_at IS NOT NULL",
-                    ([eid for _, _, eid in window],),
+                    "SELECT f.erow, f.episode_id FROM builtin_fts f JOIN episodes e"
+                    " ON e.erow = f.erow WHERE f.erow = ANY(%s) AND e.forgotten_at IS NULL",
+                    ([erow for _, _, erow in window],),
                 )
             }
-            out.extend(s for s in window if s[2] not in gone)
+            live = [(sc, st, named[erow]) for sc, st, erow in window if erow in named]
+            live.sort(key=lambda s: (-round(s[0], 10), -s[1], s[2]))
+            out.extend(live)
         return out[:limit]
 
     def _phrase_counts(self, phrases: Sequence[Phrase]) -> dict[str, tuple[int, int]]:
@@ -519,3 +650,15 @@ class BuiltinIndexMixin:
                 },
             ).fetchall()
         return [(str(r[0]), float(r[1])) for r in rows]
+
+
+def _rank(scored: tuple[float, float, int]) -> tuple[float, float]:
+    """A candidate's place: best score first, then newest start (FTS5's order; scores equal
+    to 1e-10 are ties, as FTS5 adds the same terms in another order and the last bits may
+    differ). Ties of both are ordered by episode id, in :meth:`BuiltinIndexMixin._live`."""
+    return (-round(scored[0], 10), -scored[1])
+
+
+def _tie(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool:
+    """Whether two scored candidates are ordered by their ids alone (same score and start)."""
+    return _rank(a) == _rank(b)

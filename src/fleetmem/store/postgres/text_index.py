@@ -28,6 +28,7 @@ token is common (an upper bound), and counted exactly otherwise.
 
 from __future__ import annotations
 
+import itertools
 import math
 import sqlite3
 import threading
@@ -98,6 +99,9 @@ class IndexedDocument:
     summary_end: int
     #: Its distinct terms in each column: text, summary, context (``builtin_terms``' counts).
     columns: tuple[frozenset[str], frozenset[str], frozenset[str]]
+    #: Each term's stored positions, counted: (in the text or summary, in the context). A
+    #: posting of ``builtin_postings``; BM25 weighs the two as :func:`weighted` does.
+    counts: Mapping[str, tuple[int, int]]
 
     @property
     def lexemes(self) -> frozenset[str]:
@@ -115,11 +119,13 @@ def document(text: str, summary: str | None, context: str) -> IndexedDocument:
     Terms past position :data:`MAX_POSITION` count in the length but are not stored (nor
     counted in ``builtin_terms``), so the statistics always describe what is stored."""
     positions: dict[str, list[str]] = {}
+    counts: dict[str, list[int]] = {}
     length = 1
     position = 0
     seen: list[set[str]] = []
     ends: list[int] = []
     for column, weight in zip((text, summary or "", context), COLUMNS, strict=True):
+        side = 1 if weight == COLUMNS[2] else 0  # the context's, or the text's and summary's
         found = tokens(column)
         length += len(found)
         stored: set[str] = set()
@@ -131,12 +137,14 @@ def document(text: str, summary: str | None, context: str) -> IndexedDocument:
             kept = positions.setdefault(token, [])
             if len(kept) < MAX_POSITIONS_PER_LEXEME:
                 kept.append(f"{position}{weight}")
+                counts.setdefault(token, [0, 0])[side] += 1
         seen.append(stored)
         ends.append(min(position, MAX_POSITION))
         position += 1
     literal = " ".join(f"{_quote(lex)}:{','.join(p)}" for lex, p in sorted(positions.items()))
     columns = (frozenset(seen[0]), frozenset(seen[1]), frozenset(seen[2]))
-    return IndexedDocument(literal, length, ends[0], ends[1], columns)
+    held = {lexeme: (n[0], n[1]) for lexeme, n in counts.items()}
+    return IndexedDocument(literal, length, ends[0], ends[1], columns, held)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +200,24 @@ def frequency(phrase: Phrase, postings: Postings) -> float:
     )
 
 
+def posting_frequency(main: int, context: int, context_weight: float) -> float:
+    """A one-token phrase's :func:`frequency` from its posting's counts (the same sum: the
+    text's and summary's positions weigh 1, then the context's ``context_weight`` each)."""
+    return sum(
+        itertools.chain(itertools.repeat(1.0, main), itertools.repeat(context_weight, context))
+    )
+
+
+def bm25_norm(doc_len: int, avgdl: float) -> float:
+    """BM25's length normalisation of one document (FTS5's)."""
+    return K1 * (1 - B + B * doc_len / avgdl) if avgdl > 0 else K1
+
+
+def bm25_term(idf_: float, f: float, norm: float) -> float:
+    """One phrase's share of :func:`bm25` in a document found ``f`` times there."""
+    return idf_ * (f * (K1 + 1)) / (f + norm)
+
+
 def bm25(
     kept: Sequence[Phrase],
     postings: Postings,
@@ -202,11 +228,11 @@ def bm25(
 ) -> float:
     """FTS5's bm25() of one document (positive: higher is better)."""
     score = 0.0
-    norm = K1 * (1 - B + B * doc_len / avgdl) if avgdl > 0 else K1
+    norm = bm25_norm(doc_len, avgdl)
     for phrase, weight in zip(kept, idfs, strict=True):
         if not phrase.tokens:
             continue
         f = frequency(phrase, postings)
         if f:
-            score += weight * (f * (K1 + 1)) / (f + norm)
+            score += bm25_term(weight, f, norm)
     return score
