@@ -8,16 +8,19 @@ tests/store_kinds.py: skipped without one, failed under CI.
 
 from __future__ import annotations
 
+import math
 import random
 import sqlite3
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from fleetmem.config import load_global
+from fleetmem.core.episode import episode_id
 from fleetmem.core.textquery import fts_match
 from fleetmem.errors import ConfigError, StoreError
 from fleetmem.service import doctor
@@ -339,22 +342,30 @@ def test_bm25_and_coverage_match_sqlite_fts5_on_the_same_episodes(
         assert got[0] == got[1], query
 
 
-def test_the_newest_postings_rank_as_fts5_does_with_the_cap_ties_scopes_and_tombstones(
+def test_the_postings_rank_as_fts5_does_with_phrases_the_cap_scopes_and_tombstones(
     pg_app: App, sqlite_app: App, monkeypatch: pytest.MonkeyPatch, rng: random.Random
 ) -> None:
-    """One-token queries are scored from ``builtin_postings`` (migration 7): on a random
-    corpus in two repositories, with starts shared by several episodes (ties broken by id),
-    a scoring cap that leaves most matches out, and forgotten episodes still indexed, the
-    ranking and coverage are SQLite FTS5's, query after query."""
+    """Queries are answered from ``builtin_postings`` (migration 7), a phrase of several
+    tokens (``word_word``) checked in the newest rows holding its tokens. On a random corpus
+    in two repositories, with a scoring cap that leaves most matches out and forgotten
+    episodes still indexed, the ranking and coverage are SQLite FTS5's, query after query.
+    (Each episode starts at its own minute: two starting together would take each other's
+    text as context in an order set by their ids, which differ between the stores.)"""
     vocabulary = sorted(
         {"".join(rng.choices("bcdfgklmnprstvz", k=rng.randint(4, 8))) for _ in range(30)}
     )
     weights = [1 / (i + 1) for i in range(len(vocabulary))]  # a few common words, many rare
     repos = ["github.com/acme/api", "github.com/acme/web"]
     ids: list[dict[str, str]] = [{}, {}]
+    pairs: list[str] = []  # identifiers written in the texts: phrases that match
     for i in range(70):
-        text = " ".join(rng.choices(vocabulary, weights, k=rng.randint(2, 14)))
-        at = f"2026-11-28T09:{rng.randint(0, 5):02d}:00Z"  # six starts for 70 episodes
+        words = rng.choices(vocabulary, weights, k=rng.randint(2, 14))
+        for k in range(len(words) - 1):
+            if rng.random() < 0.25:  # two words written as one identifier: a_b
+                words[k] = words[k] + "_" + words[k + 1]
+                pairs.append(words[k])
+        text = " ".join(words)
+        at = f"2026-11-28T{9 + i // 60:02d}:{i % 60:02d}:00Z"
         repo = rng.choice(repos)
         for side, app in enumerate((sqlite_app, pg_app)):
             ids[side][ingest_text(app.memory, f"run-{i}", at, text, repo=repo)] = f"run-{i}"
@@ -365,21 +376,49 @@ def test_the_newest_postings_rank_as_fts5_does_with_the_cap_ties_scopes_and_tomb
     scopes = [f"project:{r}" for r in repos]
     for cap in (4_000, 9, 2):
         monkeypatch.setattr(fts5, "MAX_SCORED", cap)
-        for _ in range(25):
-            words = rng.sample(vocabulary, rng.randint(1, 3)) + (
-                ["unseen"] if rng.random() < 0.2 else []
-            )
+        for _ in range(40):
+            words = rng.sample(vocabulary, rng.randint(0, 3))
+            if not words or rng.random() < 0.5:  # a phrase: written, or two words never joined
+                words.append(
+                    rng.choice(pairs) if rng.random() < 0.7 else "_".join(rng.sample(vocabulary, 2))
+                )
+            if rng.random() < 0.2:
+                words.append("unseen")
             match = fts_match(" ".join(words))
             assert match is not None
             asked = rng.choice([scopes, scopes[:1], scopes[1:]])
-            got = [
-                [
-                    (ids[side][e], round(c, 9))
-                    for e, c in app.store.search_text_scored(match, asked, 15)
-                ]
-                for side, app in enumerate((sqlite_app, pg_app))
-            ]
-            assert got[0] == got[1], (words, asked, cap)
+            got = [app.store.search_text_scored(match, asked, 15) for app in (sqlite_app, pg_app)]
+            runs = [[ids[side][e] for e, _ in hits] for side, hits in enumerate(got)]
+            assert runs[0] == runs[1], (words, asked, cap)
+            # Relative: a coverage over IDFs clamped to 1e-6 is a number in the millions.
+            assert all(
+                math.isclose(a, b, rel_tol=1e-12)
+                for (_, a), (_, b) in zip(got[0], got[1], strict=True)
+            ), (words, asked, cap)
+            if pairs[0] in words and cap == 4_000:
+                assert got[1], words  # a written identifier is found
+
+
+def test_equal_scores_and_starts_are_ordered_by_episode_id(pg_app: App) -> None:
+    """FTS5's last tie-break, kept by the postings path: episodes of equal score and start
+    (the same text at the same moment, each on its own branch so none is another's context)
+    come in episode id order, for a one-token query and a phrase, across result windows."""
+    at = datetime(2026, 11, 28, 9, tzinfo=UTC)
+    # Smallest ids stored first, so the newest rows (the first window) hold the largest ids.
+    runs = sorted((f"run-{k}" for k in range(40)), key=lambda r: episode_id("coder", r, at))
+    ids = [
+        ingest_text(pg_app.memory, run, "2026-11-28T09:00:00Z", "vexil mork_tand", branch=run)
+        for run in runs
+    ]
+    assert ids == sorted(ids)
+    for query in ("vexil", "mork_tand"):
+        match = fts_match(query)
+        assert match is not None
+        hits = pg_app.store.search_text_scored(match, [API], 40)
+        assert [e for e, _ in hits] == sorted(ids)
+        assert len({c for _, c in hits}) == 1
+        # Fewer asked than tie: the first window (32 rows) runs on to the end of the tie.
+        assert [e for e, _ in pg_app.store.search_text_scored(match, [API], 5)] == sorted(ids)[:5]
 
 
 def test_the_postings_migration_builds_the_rows_the_writes_keep(pg_app: App) -> None:

@@ -16,7 +16,7 @@ Vectors are also kept in the ``embeddings`` cache by content hash, as in SQLite.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -26,7 +26,7 @@ from fleetmem.store.base import Compaction, EpisodeRow, IndexEntry, Vector
 from fleetmem.store.postgres import text_index
 from fleetmem.store.postgres.db import PgDatabase
 from fleetmem.store.postgres.records import EPISODE_COLUMNS, episode_row
-from fleetmem.store.postgres.text_index import Phrase, bm25, idf
+from fleetmem.store.postgres.text_index import Phrase, idf
 
 # The SQLite store's query constants, read at each query (so a change there, or a test's
 # monkeypatch, applies to both stores alike).
@@ -435,7 +435,7 @@ class BuiltinIndexMixin:
         docs, tokens, top = int(totals[0]), int(totals[1]), int(totals[2])
         if docs == 0:
             return []
-        both = self._phrase_counts(phrases)
+        both, token_docs = self._phrase_counts(phrases)
         counts = {text: per_column for text, (per_column, _) in both.items()}
         kept = phrases
         if len(phrases) >= 2 and top > fts5.PRUNE_FLOOR_DOCS:
@@ -447,94 +447,64 @@ class BuiltinIndexMixin:
         counted = {p.text for p in kept} | {p.text for p in phrases if not counts[p.text]}
         norm = sum(idf(top, counts[t]) for t in counted) or 1.0
         idfs = [idf(docs, self._exact_count(p, both[p.text][1])) for p in kept]
-        lexemes = sorted({t for p in kept for t in p.tokens})
-        if not lexemes:
+        if not any(p.tokens for p in kept):
             return []
-        avgdl = tokens / docs
-        if all(len(p.tokens) <= 1 for p in kept):
-            scored = self._scored_by_postings(kept, idfs, lexemes, scopes, avgdl)
-        else:
-            scored = self._scored_by_tsvector(kept, idfs, lexemes, scopes, avgdl)
+        scored = self._scored(kept, idfs, token_docs, scopes, tokens / docs)
         return [(eid, score / norm) for score, _, eid in self._live(scored, limit)]
 
-    def _scored_by_tsvector(
+    def _scored(
         self,
         kept: Sequence[Phrase],
         idfs: Sequence[float],
-        lexemes: Sequence[str],
-        scopes: Sequence[str],
-        avgdl: float,
-    ) -> list[tuple[float, float, int]]:
-        """The query's candidates, scored from their ``tsvector`` positions (which a phrase
-        of several tokens needs): (BM25, start, row), best first, ties of one score and
-        start not yet ordered by id."""
-        # Only the query's lexemes leave each row: relabelled D (no stored position is D)
-        # and filtered on that label, a tsvector is cut down in C before it is unnested.
-        # No join to episodes (migration 6): the rows carry their start, and a forgotten
-        # episode (its entry not yet taken out by the provider's forget) is left out later.
-        rows = self.db.rows(
-            "WITH cand AS (SELECT f.erow, f.episode_id, f.doc_len, f.summary_end, f.tsv,"
-            " f.started_at FROM builtin_fts f"
-            " WHERE f.scope = ANY(%(scopes)s) AND f.tsv @@ %(query)s::tsquery"
-            " ORDER BY f.erow DESC LIMIT %(cap)s)"
-            " SELECT c.erow, c.doc_len, c.started_at, c.summary_end, u.lexeme,"
-            " u.positions FROM cand c CROSS JOIN LATERAL"
-            " unnest(ts_filter(setweight(c.tsv, 'D', %(lexemes)s), '{d}')) u",
-            {
-                "scopes": list(dict.fromkeys(scopes)),
-                "query": text_index.tsquery(kept),
-                "cap": fts5.MAX_SCORED,
-                "lexemes": list(lexemes),
-            },
-        )
-        context_weight = fts5.CONTEXT_WEIGHT
-        postings: dict[int, dict[str, list[tuple[int, float]]]] = {}
-        facts: dict[int, tuple[int, float]] = {}
-        for erow, doc_len, started_at, summary_end, lexeme, positions in rows:
-            facts[erow] = (int(doc_len), float(started_at))
-            postings.setdefault(erow, {})[lexeme] = text_index.weighted(
-                positions, int(summary_end), context_weight
-            )
-        scored = []
-        for erow, (doc_len, started_at) in facts.items():
-            score = bm25(kept, postings[erow], doc_len, idfs=idfs, avgdl=avgdl)
-            if score > 0:
-                scored.append((score, started_at, erow))
-        scored.sort(key=_rank)
-        return scored
-
-    def _scored_by_postings(
-        self,
-        kept: Sequence[Phrase],
-        idfs: Sequence[float],
-        lexemes: Sequence[str],
+        token_docs: Mapping[str, int],
         scopes: Sequence[str],
         avgdl: float,
     ) -> list[tuple[float, float, int]]:
         """The query's candidates, scored: (BM25, start, row), best first, ties of one score
-        and start not yet ordered by id. Every query term is one token, so no position is
-        needed: each term's newest ``MAX_SCORED`` postings in each scope are an index-only
-        range read (migration 7), and their union's newest ``MAX_SCORED`` rows are exactly
-        the candidates the ``tsvector`` path takes (the newest rows holding any term)."""
+        and start not yet ordered by id.
+
+        The candidates are the ``MAX_SCORED`` newest rows in scope holding any phrase, as
+        the ``tsvector`` query ``tsv @@ (a | b <-> c)`` would take them, found without it
+        (migration 7): each one-token phrase's newest ``MAX_SCORED`` postings in each scope
+        are an index-only range read, and each phrase of several tokens brings its newest
+        ``MAX_SCORED`` rows (:meth:`_phrase_rows`). The union's newest ``MAX_SCORED`` rows
+        are exactly the ``tsvector`` query's: a row among them holding a phrase is among
+        that phrase's newest."""
         cap = fts5.MAX_SCORED
+        unique = list(dict.fromkeys(scopes))
+        scope_ids = [
+            int(r[0])
+            for r in self.db.rows("SELECT id FROM builtin_scopes WHERE scope = ANY(%s)", (unique,))
+        ]
+        if not scope_ids:
+            return []
+        # Phrases of several tokens first: their rows, frequencies, lengths and starts.
+        in_phrases: dict[int, dict[str, float]] = {}
+        facts: dict[int, tuple[int, float]] = {}
+        for phrase in kept:
+            if len(phrase.tokens) > 1:
+                for erow, (hits, doc_len, started_at) in self._phrase_rows(
+                    phrase, token_docs, scope_ids, cap
+                ).items():
+                    in_phrases.setdefault(erow, {})[phrase.text] = hits
+                    facts[erow] = (doc_len, started_at)
+        singles = sorted({p.tokens[0] for p in kept if len(p.tokens) == 1})
         rows = self.db.rows(
-            'WITH q AS (SELECT l.lexeme COLLATE "C" AS lexeme, s.id AS scope_id'
-            " FROM unnest(%(lexemes)s::text[]) l(lexeme), builtin_scopes s"
-            " WHERE s.scope = ANY(%(scopes)s)),"
-            " p AS (SELECT x.* FROM q CROSS JOIN LATERAL (SELECT b.erow, b.lexeme, b.n_main,"
-            " b.n_context, b.doc_len, b.started_at FROM builtin_postings b"
-            " WHERE b.lexeme = q.lexeme AND b.scope_id = q.scope_id"
-            " ORDER BY b.erow DESC LIMIT %(cap)s) x),"
-            " cand AS (SELECT DISTINCT erow FROM p ORDER BY erow DESC LIMIT %(cap)s)"
+            "WITH p AS (SELECT x.* FROM unnest(%(lexemes)s::text[]) l(lexeme)"
+            " CROSS JOIN unnest(%(scope_ids)s::int[]) s(id) CROSS JOIN LATERAL"
+            " (SELECT b.erow, b.lexeme, b.n_main, b.n_context, b.doc_len, b.started_at"
+            ' FROM builtin_postings b WHERE b.lexeme = l.lexeme COLLATE "C"'
+            " AND b.scope_id = s.id ORDER BY b.erow DESC LIMIT %(cap)s) x),"
+            " cand AS (SELECT DISTINCT erow FROM (SELECT erow FROM p UNION ALL"
+            " SELECT unnest(%(phrased)s::bigint[])) u ORDER BY erow DESC LIMIT %(cap)s)"
             " SELECT erow, lexeme, n_main, n_context, doc_len, started_at FROM p"
             " WHERE erow >= (SELECT min(erow) FROM cand)",
-            {"lexemes": list(lexemes), "scopes": list(dict.fromkeys(scopes)), "cap": cap},
+            {"lexemes": singles, "scope_ids": scope_ids, "cap": cap, "phrased": list(in_phrases)},
         )
         context_weight = fts5.CONTEXT_WEIGHT
         # Few distinct (text, context) count pairs recur over thousands of postings.
         frequency: dict[tuple[int, int], float] = {}
         found: dict[int, dict[str, float]] = {}
-        facts: dict[int, tuple[int, float]] = {}
         for erow, lexeme, main, context, doc_len, started_at in rows:
             f = frequency.get((main, context))
             if f is None:
@@ -543,21 +513,93 @@ class BuiltinIndexMixin:
                 )
             found.setdefault(erow, {})[lexeme] = f
             facts[erow] = (doc_len, started_at)
-        # bm25()'s sum, term by term in the query's order, from the postings' frequencies.
-        terms = [(p.tokens[0], w) for p, w in zip(kept, idfs, strict=True) if p.tokens]
+        # The rows returned are the candidates holding a one-token phrase; with the phrases'
+        # rows, the newest MAX_SCORED of both are the candidates (the query's cut).
+        candidates = sorted(found.keys() | in_phrases.keys(), reverse=True)[:cap]
+        # bm25()'s sum, phrase by phrase in the query's order.
+        terms = [
+            (p.tokens[0] if len(p.tokens) == 1 else None, p.text, w)
+            for p, w in zip(kept, idfs, strict=True)
+            if p.tokens
+        ]
         scored = []
-        for erow, frequencies in found.items():
+        for erow in candidates:
             doc_len, started_at = facts[erow]
             norm = text_index.bm25_norm(doc_len, avgdl)
+            single = found.get(erow, {})
+            phrased = in_phrases.get(erow, {})
             score = 0.0
-            for token, weight in terms:
-                f = frequencies.get(token)
-                if f:
-                    score += text_index.bm25_term(weight, f, norm)
+            for token, text, weight in terms:
+                found_here = single.get(token) if token is not None else phrased.get(text)
+                if found_here:
+                    score += text_index.bm25_term(weight, found_here, norm)
             if score > 0:
                 scored.append((score, started_at, erow))
         scored.sort(key=_rank)
         return scored
+
+    def _phrase_rows(
+        self, phrase: Phrase, token_docs: Mapping[str, int], scope_ids: Sequence[int], cap: int
+    ) -> dict[int, tuple[float, int, float]]:
+        """The newest ``cap`` rows of each scope holding ``phrase`` (several tokens, adjacent):
+        row -> (its weighted frequency there, the document's length, its start).
+
+        Rows holding every token are read newest first from the rarest token's postings, a
+        batch at a time, and only their positions are read from their ``tsvector``: the
+        phrase is checked in the newest rows holding its tokens, not in every one."""
+        lead = min(phrase.tokens, key=lambda t: (token_docs.get(t, 0), t))
+        if not token_docs.get(lead):
+            return {}
+        others = sorted(set(phrase.tokens) - {lead})
+        tokens = sorted(set(phrase.tokens))
+        context_weight = fts5.CONTEXT_WEIGHT
+        out: dict[int, tuple[float, int, float]] = {}
+        for scope_id in scope_ids:
+            matched = 0
+            below = _NO_ROW_ABOVE
+            while matched < cap:
+                batch = [
+                    int(r[0])
+                    for r in self.db.rows(
+                        "SELECT b.erow FROM builtin_postings b WHERE b.lexeme = %(lead)s"
+                        " AND b.scope_id = %(scope)s AND b.erow < %(below)s AND NOT EXISTS"
+                        " (SELECT 1 FROM unnest(%(others)s::text[]) o(lexeme) WHERE NOT EXISTS"
+                        " (SELECT 1 FROM builtin_postings c WHERE c.lexeme = o.lexeme"
+                        ' COLLATE "C" AND c.scope_id = b.scope_id AND c.erow = b.erow))'
+                        " ORDER BY b.erow DESC LIMIT %(batch)s",
+                        {
+                            "lead": lead,
+                            "scope": scope_id,
+                            "below": below,
+                            "others": others,
+                            "batch": cap,
+                        },
+                    )
+                ]
+                if not batch:
+                    break
+                positions: dict[int, dict[str, list[tuple[int, float]]]] = {}
+                batch_facts: dict[int, tuple[int, float]] = {}
+                for erow, doc_len, started_at, summary_end, lexeme, at in self.db.rows(
+                    "SELECT f.erow, f.doc_len, f.started_at, f.summary_end, u.lexeme,"
+                    " u.positions FROM builtin_fts f CROSS JOIN LATERAL"
+                    " unnest(ts_filter(setweight(f.tsv, 'D', %s), '{d}')) u"
+                    " WHERE f.erow = ANY(%s)",
+                    (tokens, batch),
+                ):
+                    batch_facts[erow] = (int(doc_len), float(started_at))
+                    positions.setdefault(erow, {})[lexeme] = text_index.weighted(
+                        at, int(summary_end), context_weight
+                    )
+                for erow in batch:  # newest first: the cap keeps the newest matches
+                    f = text_index.frequency(phrase, positions.get(erow, {}))
+                    if f and matched < cap:
+                        out[erow] = (f, *batch_facts[erow])
+                        matched += 1
+                if len(batch) < cap:
+                    break
+                below = batch[-1]
+        return out
 
     def _live(
         self, scored: list[tuple[float, float, int]], limit: int
@@ -587,9 +629,12 @@ class BuiltinIndexMixin:
             out.extend(live)
         return out[:limit]
 
-    def _phrase_counts(self, phrases: Sequence[Phrase]) -> dict[str, tuple[int, int]]:
+    def _phrase_counts(
+        self, phrases: Sequence[Phrase]
+    ) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
         """Each phrase's document counts, its rarest token's: (as the SQLite store's pruning
-        and coverage read them, the largest count of one column; in any column, for BM25)."""
+        and coverage read them, the largest count of one column; in any column, for BM25);
+        and each token's documents (a phrase is looked for from its rarest token)."""
         tokens = sorted({t for p in phrases for t in p.tokens})
         found = {
             str(r[0]): (int(r[1]), int(r[2]))
@@ -599,13 +644,14 @@ class BuiltinIndexMixin:
                 (tokens,),
             )
         }
-        return {
+        by_phrase = {
             p.text: (
                 min((found.get(t, (0, 0))[0] for t in p.tokens), default=0),
                 min((found.get(t, (0, 0))[1] for t in p.tokens), default=0),
             )
             for p in phrases
         }
+        return by_phrase, {t: found.get(t, (0, 0))[1] for t in tokens}
 
     def _exact_count(self, phrase: Phrase, rarest: int) -> int:
         """The documents holding ``phrase``: exact for one token; for several, counted when
@@ -650,6 +696,10 @@ class BuiltinIndexMixin:
                 },
             ).fetchall()
         return [(str(r[0]), float(r[1])) for r in rows]
+
+
+#: Above every row number (``erow`` is a bigint identity).
+_NO_ROW_ABOVE = 2**63 - 1
 
 
 def _rank(scored: tuple[float, float, int]) -> tuple[float, float]:
