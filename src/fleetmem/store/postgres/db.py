@@ -34,6 +34,7 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from fleetmem.errors import StoreError
 from fleetmem.store.postgres.migrations import MIGRATIONS
+from fleetmem.store.schema_guard import refuse_newer
 
 #: Connections kept by each store object (a daemon has one store): request threads beyond
 #: this wait up to POOL_WAIT_S for one rather than opening more.
@@ -275,6 +276,7 @@ class PgDatabase:
                     ' name text COLLATE "C" NOT NULL, applied_at double precision NOT NULL)'
                 )
                 done = {int(r[0]) for r in conn.execute("SELECT version FROM schema_migrations")}
+                refuse_newer(done, MIGRATIONS[-1][0], url=self.path)
                 for version, name, sql in MIGRATIONS:
                     if version in done:
                         continue

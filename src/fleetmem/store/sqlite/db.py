@@ -17,6 +17,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from fleetmem.errors import StoreError
+from fleetmem.store.schema_guard import refuse_newer
 from fleetmem.store.sqlite.migrations import MIGRATIONS
 
 #: ``PRAGMA auto_vacuum``'s value for incremental mode.
@@ -147,6 +148,8 @@ class Database:
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
             )
+            done = {int(r[0]) for r in conn.execute("SELECT version FROM schema_migrations")}
+        refuse_newer(done, MIGRATIONS[-1][0], path=self.path)
         for version, name, sql in MIGRATIONS:
             with self.write() as conn:
                 # Checked inside the write lock so two processes starting together apply
