@@ -1,7 +1,9 @@
-"""The built-in provider's index in PostgreSQL: BM25 over a tsvector, and pgvector.
+"""The built-in provider's index in PostgreSQL: BM25 over postings, and pgvector.
 
 Text: :mod:`fleetmem.store.postgres.text_index` tokenizes and scores as SQLite's FTS5 does;
-this module keeps the index and its statistics in step (one write transaction per change:
+this module keeps the index (a ``tsvector`` per episode, for phrases' positions, and a
+posting per term, read newest first: see :meth:`BuiltinIndexMixin._scored`) and its
+statistics in step (one write transaction per change:
 the store's writer lock keeps daemons sharing the database from deadlocking on the counts of
 common terms) and runs the query. The constants that shape a query (the context column's
 weight, the scoring cap, phrase pruning) are the SQLite store's own, imported, so both

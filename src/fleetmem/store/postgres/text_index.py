@@ -11,14 +11,17 @@ PostgreSQL keeps well:
 - **Documents.** Each episode is one ``tsvector`` built from those tokens, with positions
   (so a phrase of several tokens matches only adjacent ones, as an FTS5 phrase) and a weight
   label per position naming its column: ``A`` the episode's text, ``B`` its summary, ``C`` its
-  context (the neighbours' excerpts, weighted as in FTS5's bm25() call). A GIN index finds
-  the matching rows.
+  context (the neighbours' excerpts, weighted as in FTS5's bm25() call). Each term of it is
+  also a row of ``builtin_postings`` (its positions counted per side:
+  :attr:`IndexedDocument.counts`), which a query reads newest first; the ``tsvector`` gives
+  a phrase's positions.
 - **Statistics.** BM25 needs the store's document count, its average document length and
   each term's document count. ``builtin_totals`` and ``builtin_terms`` keep them exactly,
   updated in the same transaction as the index, with each term's count per column too (the
   SQLite store prunes and normalises by FTS5's per-column counts).
 - **Score.** :func:`bm25` is FTS5's formula (k1 = 1.2, b = 0.75, its IDF clamped at 1e-6),
-  computed here over the matching rows' positions of the query's terms.
+  computed here from the postings' counts (:func:`posting_frequency`) and, for a phrase of
+  several tokens, from positions (:func:`frequency`), with the same arithmetic.
 
 Known differences from FTS5 (docs/postgres.md measures them): a tsvector keeps positions
 1 to 16,383 and at most 256 per term, so a term's frequency saturates in very long texts; the
