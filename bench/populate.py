@@ -271,6 +271,13 @@ def _add_chunk(
         rows = app.store.get_episodes(ids)
         texts.extend(semantic_of(rows[e].episode) for e in ids)
     want = min(start + size, real_vectors)
+    if len(real) < want and start > len(real):
+        # The vectors are the first records' own: a fill that resumes past them needs them
+        # kept ($FLEETMEM_BENCH_STORES), or it would wait forever for texts it never reads.
+        raise RuntimeError(
+            f"filling from record {start:,} needs the first {want:,} vectors, and {len(real):,}"
+            " are loaded: set FLEETMEM_BENCH_STORES to a cache that holds them"
+        )
     embedded = 0
     while len(real) < want:
         first = len(real)
