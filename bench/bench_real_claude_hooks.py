@@ -29,7 +29,14 @@ from typing import Any
 
 from tests.integrations.fixtures.anthropic_standin import serving
 
-from bench.bench_hook_events import FLEETMEM, TARGETS_MS, _start_daemon, _summary, session_home
+from bench.bench_hook_events import (
+    FLEETMEM,
+    TARGETS_MS,
+    _start_daemon,
+    _summary,
+    _wait_for_detached,
+    session_home,
+)
 from bench.bench_hooks import _env
 from bench.common import compile_sources, machine
 
@@ -97,6 +104,10 @@ def _mode(calls: int, with_daemon: bool, sessions: int) -> dict[str, Any]:
         try:
             runs = []
             for n in range(sessions):
+                # A session starts once the previous one's detached recorder (no daemon: a
+                # `fleetmem jobs` process) is done, as the next session of a working day does;
+                # back to back, the two share the machine and SessionStart waits 0.2 s more.
+                _wait_for_detached(home)
                 log = base / f"hooks-{n}.jsonl"
                 settings.write_text(original, encoding="utf-8")
                 wrapped = _wrap_hooks(settings, timer, log)
