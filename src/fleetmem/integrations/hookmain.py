@@ -23,6 +23,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fleetmem import metrics
 from fleetmem.core import strictjson
 
 if TYPE_CHECKING:
@@ -449,8 +450,6 @@ def _detached(argv: Sequence[str], event: str) -> bytes | None:
 
 def main(argv: Sequence[str], *, home: str | None = None) -> int:
     """The process entry: a watchdog, then :func:`run_hook`; always exits 0."""
-    from fleetmem import metrics
-
     metrics.unexposed()  # this process never serves /metrics: counting would only cost time
     event = argv[1] if len(argv) > 1 else ""
     budget = BUDGETS.get(event, DEFAULT_BUDGET)

@@ -474,17 +474,18 @@ class BuiltinIndexMixin:
         that phrase's newest."""
         cap = fts5.MAX_SCORED
         unique = list(dict.fromkeys(scopes))
-        scope_ids = [
-            int(r[0])
-            for r in self.db.rows("SELECT id FROM builtin_scopes WHERE scope = ANY(%s)", (unique,))
-        ]
-        if not scope_ids:
-            return []
         # Phrases of several tokens first: their rows, frequencies, lengths and starts.
         in_phrases: dict[int, dict[str, float]] = {}
         facts: dict[int, tuple[int, float]] = {}
-        for phrase in kept:
-            if len(phrase.tokens) > 1:
+        multi = [p for p in kept if len(p.tokens) > 1]
+        if multi:  # the scopes' numbers, read here only: the postings query joins them itself
+            scope_ids = [
+                int(r[0])
+                for r in self.db.rows(
+                    "SELECT id FROM builtin_scopes WHERE scope = ANY(%s)", (unique,)
+                )
+            ]
+            for phrase in multi:
                 for erow, (hits, doc_len, started_at) in self._phrase_rows(
                     phrase, token_docs, scope_ids, cap
                 ).items():
@@ -493,15 +494,16 @@ class BuiltinIndexMixin:
         singles = sorted({p.tokens[0] for p in kept if len(p.tokens) == 1})
         rows = self.db.rows(
             "WITH p AS (SELECT x.* FROM unnest(%(lexemes)s::text[]) l(lexeme)"
-            " CROSS JOIN unnest(%(scope_ids)s::int[]) s(id) CROSS JOIN LATERAL"
+            " CROSS JOIN builtin_scopes s CROSS JOIN LATERAL"
             " (SELECT b.erow, b.lexeme, b.n_main, b.n_context, b.doc_len, b.started_at"
             ' FROM builtin_postings b WHERE b.lexeme = l.lexeme COLLATE "C"'
-            " AND b.scope_id = s.id ORDER BY b.erow DESC LIMIT %(cap)s) x),"
+            " AND b.scope_id = s.id ORDER BY b.erow DESC LIMIT %(cap)s) x"
+            " WHERE s.scope = ANY(%(scopes)s)),"
             " cand AS (SELECT DISTINCT erow FROM (SELECT erow FROM p UNION ALL"
             " SELECT unnest(%(phrased)s::bigint[])) u ORDER BY erow DESC LIMIT %(cap)s)"
             " SELECT erow, lexeme, n_main, n_context, doc_len, started_at FROM p"
             " WHERE erow >= (SELECT min(erow) FROM cand)",
-            {"lexemes": singles, "scope_ids": scope_ids, "cap": cap, "phrased": list(in_phrases)},
+            {"lexemes": singles, "scopes": unique, "cap": cap, "phrased": list(in_phrases)},
         )
         context_weight = fts5.CONTEXT_WEIGHT
         # Few distinct (text, context) count pairs recur over thousands of postings.
