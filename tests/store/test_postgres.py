@@ -246,17 +246,21 @@ def test_term_statistics_stay_exact_through_replace_and_delete(pg_app: App) -> N
         return (int(totals[0]), int(totals[1])), {str(r[0]): tuple(r[1:]) for r in rows}
 
     def recount() -> tuple[tuple[int, int], Counts]:
-        rows = store.db.rows("SELECT doc_len, tsv FROM builtin_fts")
+        """The statistics counted again from every stored posting's positions."""
+        rows = store.db.rows("SELECT doc_len FROM builtin_fts")
         terms: dict[str, list[int]] = {}
-        for (erow,) in store.db.rows("SELECT erow FROM builtin_fts"):
-            for lexeme, weights in store.db.rows(
-                "SELECT u.lexeme, u.weights FROM builtin_fts f, unnest(f.tsv) u WHERE f.erow = %s",
-                (erow,),
-            ):
-                counts = terms.setdefault(lexeme, [0, 0, 0, 0])
-                counts[0] += 1
-                for i, label in enumerate("ABC"):
-                    counts[i + 1] += label in weights
+        for lexeme, packed, text_end, summary_end in store.db.rows(
+            "SELECT p.lexeme, p.positions, f.text_end, f.summary_end FROM builtin_postings p"
+            " JOIN builtin_fts f ON f.erow = p.erow"
+        ):
+            counts = terms.setdefault(lexeme, [0, 0, 0, 0])
+            counts[0] += 1
+            columns = {
+                0 if at <= text_end else 1 if at <= summary_end else 2
+                for at in text_index.unpack_positions(bytes(packed))
+            }
+            for column in columns:
+                counts[column + 1] += 1
         return (len(rows), sum(int(r[0]) for r in rows)), {k: tuple(v) for k, v in terms.items()}
 
     def postings() -> set[tuple[object, ...]]:
@@ -269,16 +273,19 @@ def test_term_statistics_stay_exact_through_replace_and_delete(pg_app: App) -> N
         }
 
     def postings_again() -> set[tuple[object, ...]]:
-        """The postings as the tsvectors hold them (positions to the summary's end weigh 1)."""
+        """The postings as their positions and their episode's row say they should read
+        (positions to the summary's end weigh 1); each episode's terms list its postings."""
         found = set()
-        for erow, scope, doc_len, summary_end, started_at in store.db.rows(
-            "SELECT erow, scope, doc_len, summary_end, started_at FROM builtin_fts"
+        for erow, scope, doc_len, summary_end, started_at, terms in store.db.rows(
+            "SELECT erow, scope, doc_len, summary_end, started_at, terms FROM builtin_fts"
         ):
-            for lexeme, positions in store.db.rows(
-                "SELECT u.lexeme, u.positions FROM builtin_fts f, unnest(f.tsv) u"
-                " WHERE f.erow = %s",
-                (erow,),
-            ):
+            held = store.db.rows(
+                "SELECT lexeme, positions FROM builtin_postings WHERE erow = %s", (erow,)
+            )
+            assert sorted(terms) == sorted(str(r[0]) for r in held)
+            for lexeme, packed in held:
+                positions = text_index.unpack_positions(bytes(packed))
+                assert list(positions) == sorted(set(positions)) and positions[0] >= 1
                 main = sum(1 for p in positions if p <= summary_end)
                 found.add((lexeme, scope, erow, main, len(positions) - main, doc_len, started_at))
         return found
@@ -421,24 +428,91 @@ def test_equal_scores_and_starts_are_ordered_by_episode_id(pg_app: App) -> None:
         assert [e for e, _ in pg_app.store.search_text_scored(match, [API], 5)] == sorted(ids)[:5]
 
 
-def test_the_postings_migration_builds_the_rows_the_writes_keep(pg_app: App) -> None:
-    """Migration 7 builds each indexed episode's postings from its ``tsvector``: the same rows
-    the index writes keep from then on."""
+def _tsvector(held: list[tuple[str, bytes]], text_end: int, summary_end: int) -> str:
+    """The ``tsvector`` literal migration 6's layout held for these postings: each position
+    labelled by its column (A the text, B the summary, C the context)."""
+    parts = []
+    for lexeme, packed in sorted(held):
+        labels = [
+            f"{at}{'A' if at <= text_end else 'B' if at <= summary_end else 'C'}"
+            for at in text_index.unpack_positions(packed)
+        ]
+        quoted = lexeme.replace("\\", "\\\\").replace("'", "''")
+        parts.append(f"'{quoted}':{','.join(labels)}")
+    return " ".join(parts)
+
+
+def test_the_postings_migrations_build_the_rows_the_writes_keep(pg_app: App) -> None:
+    """Migrations 7 and 8 build each indexed episode's postings, with their positions, and
+    its list of terms, from the ``tsvector`` an older store kept: the same rows the index
+    writes keep from then on, and the same answers. The older layout is rebuilt here from
+    what the writes stored (a phrase, a term in the summary, terms in the context, a quote)."""
     store = pg_app.store
     assert isinstance(store, PostgresStore)
-    for n, text in enumerate(["ledger drift ledger", "ledger rounding", "cache cache worker"]):
-        _ingest(pg_app, n, text)
-    query = (
-        "SELECT p.lexeme, s.scope, p.erow, p.n_main, p.n_context, p.doc_len, p.started_at"
-        " FROM builtin_postings p JOIN builtin_scopes s ON s.id = p.scope_id ORDER BY 1, 2, 3"
+    texts = ["ledger drift ledger", "ledger rounding o'brien", "cache cache worker ledger_drift"]
+    ids = [_ingest(pg_app, n, text) for n, text in enumerate(texts)]
+    store.builtin_put(ids[1], "rounding only o'brien", "ledger summary", None, "", "")
+    postings = (
+        "SELECT p.lexeme, s.scope, p.erow, p.n_main, p.n_context, p.doc_len, p.started_at,"
+        " p.positions FROM builtin_postings p JOIN builtin_scopes s ON s.id = p.scope_id"
+        " ORDER BY 1, 2, 3"
     )
-    kept = store.db.rows(query)
+    episodes = (
+        "SELECT erow, episode_id, scope, doc_len, text_end, summary_end, started_at, terms"
+        " FROM builtin_fts ORDER BY erow"
+    )
+    kept, indexed = store.db.rows(postings), store.db.rows(episodes)
     assert kept and any(r[4] > 0 for r in kept)  # some positions are in the context
-    (backfill,) = [sql for version, _, sql in MIGRATIONS if version == 7]
+    assert any(r[5] > r[4] for r in indexed)  # a summary
+    queries = [fts_match(q) for q in ("ledger", "ledger drift", "ledger_drift", "o'brien")]
+    answers = [store.search_text_scored(q or "", [API], 10) for q in queries]
+    assert all(answers)
+    held: dict[int, list[tuple[str, bytes]]] = {}
+    for lexeme, _, erow, *_, packed in kept:
+        held.setdefault(erow, []).append((lexeme, bytes(packed)))
     with store.db.write() as conn:
-        conn.execute("DROP TABLE builtin_postings, builtin_scopes")
-        conn.execute(backfill)
-    assert store.db.rows(query) == kept
+        conn.execute("DROP TABLE builtin_postings, builtin_scopes, builtin_fts")
+        conn.execute(
+            "CREATE TABLE builtin_fts (erow bigint PRIMARY KEY,"
+            ' episode_id text COLLATE "C" NOT NULL UNIQUE, scope text COLLATE "C" NOT NULL,'
+            " doc_len integer NOT NULL, text_end integer NOT NULL, summary_end integer NOT NULL,"
+            " tsv tsvector NOT NULL, started_at double precision NOT NULL)"
+        )
+        for erow, episode, scope, doc_len, text_end, summary_end, started_at, _ in indexed:
+            conn.execute(
+                "INSERT INTO builtin_fts VALUES (%s, %s, %s, %s, %s, %s, %s::tsvector, %s)",
+                (
+                    erow,
+                    episode,
+                    scope,
+                    doc_len,
+                    text_end,
+                    summary_end,
+                    _tsvector(held[erow], text_end, summary_end),
+                    started_at,
+                ),
+            )
+        conn.execute("CREATE INDEX builtin_fts_tsv ON builtin_fts USING gin (tsv)")
+        conn.execute("CREATE INDEX builtin_fts_scope ON builtin_fts (scope, erow)")
+        for version, _, sql in MIGRATIONS:
+            if version in (7, 8):
+                conn.execute(sql)
+    assert store.db.rows(postings) == kept
+    assert [(*r[:7], sorted(r[7])) for r in store.db.rows(episodes)] == [
+        (*r[:7], sorted(r[7])) for r in indexed
+    ]
+    assert [store.search_text_scored(q or "", [API], 10) for q in queries] == answers
+    columns = {
+        str(r[0])
+        for r in store.db.rows(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'builtin_fts'"
+            " AND table_schema = current_schema()"
+        )
+    }
+    assert "tsv" not in columns and "terms" in columns
+    # The rebuilt tables take writes and deletes as the new ones do.
+    _ingest(pg_app, 9, "ledger again")
+    assert store.builtin_delete(ids[0])
 
 
 # ---- jobs ------------------------------------------------------------------------------------

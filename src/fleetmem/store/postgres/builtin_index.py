@@ -1,9 +1,9 @@
 """The built-in provider's index in PostgreSQL: BM25 over postings, and pgvector.
 
 Text: :mod:`fleetmem.store.postgres.text_index` tokenizes and scores as SQLite's FTS5 does;
-this module keeps the index (a ``tsvector`` per episode, for phrases' positions, and a
-posting per term, read newest first: see :meth:`BuiltinIndexMixin._scored`) and its
-statistics in step (one write transaction per change:
+this module keeps the index (a posting per term of each episode, with the term's positions,
+read newest first: see :meth:`BuiltinIndexMixin._scored`; a row of ``builtin_fts`` per
+episode, naming its terms) and its statistics in step (one write transaction per change:
 the store's writer lock keeps daemons sharing the database from deadlocking on the counts of
 common terms) and runs the query. The constants that shape a query (the context column's
 weight, the scoring cap, phrase pruning) are the SQLite store's own, imported, so both
@@ -18,6 +18,7 @@ Vectors are also kept in the ``embeddings`` cache by content hash, as in SQLite.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +47,8 @@ HNSW_MAX_DIM = 2000
 EF_SEARCH = 100
 Columns = tuple[frozenset[str], frozenset[str], frozenset[str]]
 #: A phrase of several tokens whose rarest token is in at most this many documents has its
-#: own document count taken (a GIN lookup); above it, the rarest token's count stands in.
+#: own document count taken (from that token's postings); above it, the rarest token's count
+#: stands in.
 EXACT_PHRASE_MAX = 2000
 
 
@@ -127,11 +129,11 @@ class BuiltinIndexMixin:
                 # Re-recording the same episode replaces its index entry instead of adding one.
                 conn.execute(
                     "INSERT INTO builtin_fts (erow, episode_id, scope, doc_len, text_end,"
-                    " summary_end, tsv, started_at)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s::tsvector, %s)"
+                    " summary_end, terms, started_at)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s::text[], %s)"
                     " ON CONFLICT (erow) DO UPDATE SET scope = excluded.scope,"
                     " doc_len = excluded.doc_len, text_end = excluded.text_end,"
-                    " summary_end = excluded.summary_end, tsv = excluded.tsv,"
+                    " summary_end = excluded.summary_end, terms = excluded.terms,"
                     " started_at = excluded.started_at",
                     (
                         erow,
@@ -140,7 +142,7 @@ class BuiltinIndexMixin:
                         doc.length,
                         doc.text_end,
                         doc.summary_end,
-                        doc.tsvector,
+                        sorted(doc.positions),
                         float(row[3]),
                     ),
                 )
@@ -162,10 +164,11 @@ class BuiltinIndexMixin:
         doc: text_index.IndexedDocument,
         started_at: float,
     ) -> None:
-        """One ``builtin_postings`` row per term of ``doc`` (migration 7)."""
-        if not doc.counts:
+        """One ``builtin_postings`` row per term of ``doc`` (migrations 7 and 8)."""
+        if not doc.positions:
             return
-        lexemes = sorted(doc.counts)
+        lexemes = sorted(doc.positions)
+        counts = doc.counts
         # The scope's number, made on its first posting (writes are serialised by the
         # writer lock, so the name is either inserted here or there already).
         conn.execute(
@@ -174,17 +177,18 @@ class BuiltinIndexMixin:
             " sid AS (SELECT id FROM made UNION ALL"
             " SELECT id FROM builtin_scopes WHERE scope = %(scope)s LIMIT 1)"
             " INSERT INTO builtin_postings (erow, started_at, scope_id, doc_len, n_main,"
-            " n_context, lexeme) SELECT %(erow)s, %(started)s, (SELECT id FROM sid), %(len)s,"
-            " m, c, l FROM unnest(%(lexemes)s::text[], %(main)s::int2[], %(context)s::int2[])"
-            " AS t(l, m, c)",
+            " n_context, lexeme, positions) SELECT %(erow)s, %(started)s, (SELECT id FROM sid),"
+            " %(len)s, m, c, l, p FROM unnest(%(lexemes)s::text[], %(main)s::int2[],"
+            " %(context)s::int2[], %(positions)s::bytea[]) AS t(l, m, c, p)",
             {
                 "scope": scope,
                 "erow": erow,
                 "started": started_at,
                 "len": doc.length,
                 "lexemes": lexemes,
-                "main": [doc.counts[lex][0] for lex in lexemes],
-                "context": [doc.counts[lex][1] for lex in lexemes],
+                "main": [counts[lex][0] for lex in lexemes],
+                "context": [counts[lex][1] for lex in lexemes],
+                "positions": [text_index.pack_positions(doc.positions[lex]) for lex in lexemes],
             },
         )
 
@@ -203,16 +207,19 @@ class BuiltinIndexMixin:
 
     @staticmethod
     def _stored_columns(conn: psycopg.Connection[Any], where: str, key: object) -> Columns:
-        """The terms of one stored document, by column (empty when there is none)."""
+        """The terms of one stored document, by column (empty when there is none): its
+        postings' positions, each in the column its place says."""
         found: tuple[set[str], set[str], set[str]] = (set(), set(), set())
         rows = conn.execute(
-            f"SELECT u.lexeme, u.weights FROM builtin_fts f, unnest(f.tsv) u WHERE f.{where}",
+            "SELECT p.lexeme, p.positions, f.text_end, f.summary_end FROM builtin_fts f"
+            " JOIN builtin_scopes s ON s.scope = f.scope"
+            " JOIN builtin_postings p ON p.lexeme = ANY(f.terms)"
+            f" AND p.scope_id = s.id AND p.erow = f.erow WHERE f.{where}",
             (key,),
         ).fetchall()
-        for lexeme, weights in rows:
-            for i, label in enumerate(text_index.COLUMNS):
-                if label in weights:
-                    found[i].add(str(lexeme))
+        for lexeme, packed, text_end, summary_end in rows:
+            for position in text_index.unpack_positions(bytes(packed)):
+                found[text_index.column_of(position, text_end, summary_end)].add(str(lexeme))
         return (frozenset(found[0]), frozenset(found[1]), frozenset(found[2]))
 
     @staticmethod
@@ -404,8 +411,8 @@ class BuiltinIndexMixin:
 
     # ---- upkeep -----------------------------------------------------------------------
     def builtin_segments(self) -> list[int]:
-        """One "segment": PostgreSQL's GIN index has no segments to merge (its pending list
-        is merged by autovacuum), so the index is always in the shape FTS5 compacts to."""
+        """One "segment": the postings are a B-tree, with no segments to merge, so the index
+        is always in the shape FTS5 compacts to."""
         return [1] if self.db.value("SELECT 1 FROM builtin_fts LIMIT 1") else []
 
     def builtin_compact(self, budget_s: float = 30.0) -> Compaction:
@@ -448,7 +455,7 @@ class BuiltinIndexMixin:
             kept = [p for p in phrases if p.text in keep] or phrases
         counted = {p.text for p in kept} | {p.text for p in phrases if not counts[p.text]}
         norm = sum(idf(top, counts[t]) for t in counted) or 1.0
-        idfs = [idf(docs, self._exact_count(p, both[p.text][1])) for p in kept]
+        idfs = [idf(docs, self._exact_count(p, both[p.text][1], token_docs)) for p in kept]
         if not any(p.tokens for p in kept):
             return []
         scored = self._scored(kept, idfs, token_docs, scopes, tokens / docs)
@@ -465,13 +472,12 @@ class BuiltinIndexMixin:
         """The query's candidates, scored: (BM25, start, row), best first, ties of one score
         and start not yet ordered by id.
 
-        The candidates are the ``MAX_SCORED`` newest rows in scope holding any phrase, as
-        the ``tsvector`` query ``tsv @@ (a | b <-> c)`` would take them, found without it
-        (migration 7): each one-token phrase's newest ``MAX_SCORED`` postings in each scope
-        are an index-only range read, and each phrase of several tokens brings its newest
-        ``MAX_SCORED`` rows (:meth:`_phrase_rows`). The union's newest ``MAX_SCORED`` rows
-        are exactly the ``tsvector`` query's: a row among them holding a phrase is among
-        that phrase's newest."""
+        The candidates are the ``MAX_SCORED`` newest rows in scope holding any phrase (as
+        FTS5's ``a OR "b c"`` query takes them): each one-token phrase's newest
+        ``MAX_SCORED`` postings in each scope are an index-only range read, and each phrase
+        of several tokens brings its newest ``MAX_SCORED`` rows (:meth:`_phrase_rows`). The
+        union's newest ``MAX_SCORED`` rows are exactly the query's: a row among them holding
+        a phrase is among that phrase's newest."""
         cap = fts5.MAX_SCORED
         unique = list(dict.fromkeys(scopes))
         # Phrases of several tokens first: their rows, frequencies, lengths and starts.
@@ -549,61 +555,67 @@ class BuiltinIndexMixin:
         row -> (its weighted frequency there, the document's length, its start).
 
         Rows holding every token are read newest first from the rarest token's postings, a
-        batch at a time, and only their positions are read from their ``tsvector``: the
-        phrase is checked in the newest rows holding its tokens, not in every one."""
+        batch at a time, with every token's positions: the phrase is checked in the newest
+        rows holding its tokens, not in every one."""
         lead = min(phrase.tokens, key=lambda t: (token_docs.get(t, 0), t))
         if not token_docs.get(lead):
             return {}
-        others = sorted(set(phrase.tokens) - {lead})
-        tokens = sorted(set(phrase.tokens))
-        context_weight = fts5.CONTEXT_WEIGHT
         out: dict[int, tuple[float, int, float]] = {}
         for scope_id in scope_ids:
             matched = 0
             below = _NO_ROW_ABOVE
             while matched < cap:
-                batch = [
-                    int(r[0])
-                    for r in self.db.rows(
-                        "SELECT b.erow FROM builtin_postings b WHERE b.lexeme = %(lead)s"
-                        " AND b.scope_id = %(scope)s AND b.erow < %(below)s AND NOT EXISTS"
-                        " (SELECT 1 FROM unnest(%(others)s::text[]) o(lexeme) WHERE NOT EXISTS"
-                        " (SELECT 1 FROM builtin_postings c WHERE c.lexeme = o.lexeme"
-                        ' COLLATE "C" AND c.scope_id = b.scope_id AND c.erow = b.erow))'
-                        " ORDER BY b.erow DESC LIMIT %(batch)s",
-                        {
-                            "lead": lead,
-                            "scope": scope_id,
-                            "below": below,
-                            "others": others,
-                            "batch": cap,
-                        },
-                    )
-                ]
-                if not batch:
-                    break
-                positions: dict[int, dict[str, list[tuple[int, float]]]] = {}
-                batch_facts: dict[int, tuple[int, float]] = {}
-                for erow, doc_len, started_at, summary_end, lexeme, at in self.db.rows(
-                    "SELECT f.erow, f.doc_len, f.started_at, f.summary_end, u.lexeme,"
-                    " u.positions FROM builtin_fts f CROSS JOIN LATERAL"
-                    " unnest(ts_filter(setweight(f.tsv, 'D', %s), '{d}')) u"
-                    " WHERE f.erow = ANY(%s)",
-                    (tokens, batch),
-                ):
-                    batch_facts[erow] = (int(doc_len), float(started_at))
-                    positions.setdefault(erow, {})[lexeme] = text_index.weighted(
-                        at, int(summary_end), context_weight
-                    )
-                for erow in batch:  # newest first: the cap keeps the newest matches
-                    f = text_index.frequency(phrase, positions.get(erow, {}))
+                batch = self._holding_every_token(phrase, lead, scope_id, below, cap)
+                for erow, doc_len, started_at, positions in batch:  # newest first
+                    f = text_index.frequency(phrase, positions)
                     if f and matched < cap:
-                        out[erow] = (f, *batch_facts[erow])
+                        out[erow] = (f, doc_len, started_at)
                         matched += 1
                 if len(batch) < cap:
                     break
-                below = batch[-1]
+                below = batch[-1][0]
         return out
+
+    def _holding_every_token(
+        self, phrase: Phrase, lead: str, scope_id: int | None, below: int, limit: int | None
+    ) -> list[tuple[int, int, float, dict[str, list[tuple[int, float]]]]]:
+        """The rows below ``below`` holding every token of ``phrase``, newest first, read from
+        ``lead``'s postings (in one scope, or all when ``scope_id`` is None; at most ``limit``):
+        (row, document length, start, each token's weighted positions)."""
+        others = sorted(set(phrase.tokens) - {lead})
+        in_scope = "" if scope_id is None else " AND b.scope_id = %(scope)s"
+        rows = self.db.rows(
+            "SELECT b.erow, b.doc_len, b.started_at, b.n_main, b.positions, o.mains, o.packed"
+            " FROM builtin_postings b CROSS JOIN LATERAL (SELECT count(*) AS n,"
+            " array_agg(c.n_main ORDER BY t.i) AS mains,"
+            " array_agg(c.positions ORDER BY t.i) AS packed"
+            " FROM unnest(%(others)s::text[]) WITH ORDINALITY t(lexeme, i)"
+            ' JOIN builtin_postings c ON c.lexeme = t.lexeme COLLATE "C"'
+            " AND c.scope_id = b.scope_id AND c.erow = b.erow) o"
+            f" WHERE b.lexeme = %(lead)s{in_scope} AND b.erow < %(below)s AND o.n = %(wanted)s"
+            " ORDER BY b.erow DESC" + ("" if limit is None else " LIMIT %(limit)s"),
+            {
+                "lead": lead,
+                "scope": scope_id,
+                "below": below,
+                "others": others,
+                "wanted": len(others),
+                "limit": limit,
+            },
+        )
+        weight = fts5.CONTEXT_WEIGHT
+        found = []
+        for erow, doc_len, started_at, main, packed, mains, more in rows:
+            mains, more = [main, *(mains or ())], [packed, *(more or ())]
+            held = zip([lead, *others], mains, more, strict=True)
+            positions = {
+                token: text_index.weighted(
+                    text_index.unpack_positions(bytes(at)), int(in_main), weight
+                )
+                for token, in_main, at in held
+            }
+            found.append((int(erow), int(doc_len), float(started_at), positions))
+        return found
 
     def _live(
         self, scored: list[tuple[float, float, int]], limit: int
@@ -629,7 +641,7 @@ class BuiltinIndexMixin:
                 )
             }
             live = [(sc, st, named[erow]) for sc, st, erow in window if erow in named]
-            live.sort(key=lambda s: (-round(s[0], 10), -s[1], s[2]))
+            live.sort(key=lambda s: (*_level(s[0]), -s[1], s[2]))
             out.extend(live)
         return out[:limit]
 
@@ -657,16 +669,15 @@ class BuiltinIndexMixin:
         }
         return by_phrase, {t: found.get(t, (0, 0))[1] for t in tokens}
 
-    def _exact_count(self, phrase: Phrase, rarest: int) -> int:
+    def _exact_count(self, phrase: Phrase, rarest: int, token_docs: Mapping[str, int]) -> int:
         """The documents holding ``phrase``: exact for one token; for several, counted when
-        their rarest token is uncommon, else that token's count (an upper bound)."""
+        their rarest token is uncommon (on its postings' positions), else that token's count
+        (an upper bound)."""
         if len(phrase.tokens) == 1 or rarest == 0 or rarest > EXACT_PHRASE_MAX:
             return rarest
-        return int(
-            self.db.value(
-                "SELECT count(*) FROM builtin_fts WHERE tsv @@ %s::tsquery", (phrase.tsquery(),)
-            )
-        )
+        lead = min(phrase.tokens, key=lambda t: (token_docs.get(t, 0), t))
+        rows = self._holding_every_token(phrase, lead, None, _NO_ROW_ABOVE, None)
+        return sum(1 for *_, positions in rows if text_index.frequency(phrase, positions))
 
     def search_vector(
         self, query: Vector, model_id: str, scopes: Sequence[str], limit: int
@@ -706,11 +717,19 @@ class BuiltinIndexMixin:
 _NO_ROW_ABOVE = 2**63 - 1
 
 
-def _rank(scored: tuple[float, float, int]) -> tuple[float, float]:
-    """A candidate's place: best score first, then newest start (FTS5's order; scores equal
-    to 1e-10 are ties, as FTS5 adds the same terms in another order and the last bits may
-    differ). Ties of both are ordered by episode id, in :meth:`BuiltinIndexMixin._live`."""
-    return (-round(scored[0], 10), -scored[1])
+def _level(score: float) -> tuple[int, float]:
+    """A BM25 score as it orders candidates: equal to 11 significant digits is a tie (FTS5
+    adds the same terms in another order, so the last bits may differ). Relative, not to a
+    number of decimals: a word in nearly every document has its IDF clamped to 1e-6, and its
+    scores differ from the sixth decimal on."""
+    mantissa, exponent = math.frexp(score)
+    return (-exponent, -round(mantissa, 11))
+
+
+def _rank(scored: tuple[float, float, int]) -> tuple[int, float, float]:
+    """A candidate's place: best score first (:func:`_level`), then newest start (FTS5's
+    order). Ties of both are ordered by episode id, in :meth:`BuiltinIndexMixin._live`."""
+    return (*_level(scored[0]), -scored[1])
 
 
 def _tie(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool:

@@ -1,4 +1,4 @@
-"""The PostgreSQL store's text channel: FTS5's tokenizer and BM25, rebuilt over a tsvector.
+"""The PostgreSQL store's text channel: FTS5's tokenizer and BM25, rebuilt over postings.
 
 PostgreSQL's own ranking (``ts_rank``) is not BM25: it ignores how rare a word is in the
 store and how long a document is. So the store ranks as SQLite's FTS5 does, from parts
@@ -8,13 +8,13 @@ PostgreSQL keeps well:
   an in-memory SQLite database of this process (the standard library's sqlite3, the same
   library the SQLite store indexes with): a query matches exactly the tokens FTS5 would
   match, and PostgreSQL's parser and dictionaries never touch the text.
-- **Documents.** Each episode is one ``tsvector`` built from those tokens, with positions
-  (so a phrase of several tokens matches only adjacent ones, as an FTS5 phrase) and a weight
-  label per position naming its column: ``A`` the episode's text, ``B`` its summary, ``C`` its
-  context (the neighbours' excerpts, weighted as in FTS5's bm25() call). Each term of it is
-  also a row of ``builtin_postings`` (its positions counted per side:
-  :attr:`IndexedDocument.counts`), which a query reads newest first; the ``tsvector`` gives
-  a phrase's positions.
+- **Documents.** An episode's columns (its text, its summary, its context: the neighbours'
+  excerpts, weighted as in FTS5's bm25() call) are one sequence of token positions, with one
+  empty position between columns so no phrase spans two of them. Each term is a row of
+  ``builtin_postings``: its stored positions (:func:`pack_positions`), and how many of them
+  are in the text or summary and how many in the context (:attr:`IndexedDocument.counts`).
+  A query reads a term's rows newest first; a phrase of several tokens is checked on its
+  tokens' positions (migration 8: ``store/postgres/migrations/m0008_posting_positions.py``).
 - **Statistics.** BM25 needs the store's document count, its average document length and
   each term's document count. ``builtin_totals`` and ``builtin_terms`` keep them exactly,
   updated in the same transaction as the index, with each term's count per column too (the
@@ -23,10 +23,11 @@ PostgreSQL keeps well:
   computed here from the postings' counts (:func:`posting_frequency`) and, for a phrase of
   several tokens, from positions (:func:`frequency`), with the same arithmetic.
 
-Known differences from FTS5 (docs/postgres.md measures them): a tsvector keeps positions
-1 to 16,383 and at most 256 per term, so a term's frequency saturates in very long texts; the
-IDF of a phrase of several tokens is taken from its rarest token's document count when that
-token is common (an upper bound), and counted exactly otherwise.
+Known differences from FTS5 (docs/postgres.md measures them): positions are kept from 1 to
+16,383 and at most 256 per term (the bounds of the ``tsvector`` this index was first built
+on, kept so that migrated and new rows agree), so a term's frequency saturates in very long
+texts; the IDF of a phrase of several tokens is taken from its rarest token's document count
+when that token is common (an upper bound), and counted exactly otherwise.
 """
 
 from __future__ import annotations
@@ -34,18 +35,17 @@ from __future__ import annotations
 import itertools
 import math
 import sqlite3
+import struct
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 #: FTS5's bm25() parameters.
 K1 = 1.2
 B = 0.75
-#: A tsvector holds positions 1..16383 and at most 256 positions per lexeme.
+#: Positions kept: 1..16383, at most 256 per term (a ``tsvector``'s bounds; see above).
 MAX_POSITION = 16_383
 MAX_POSITIONS_PER_LEXEME = 256
-#: The tsvector weight label of each column: text, summary, context.
-COLUMNS = ("A", "B", "C")
 #: The tokenizer of the SQLite store's index (store/sqlite/term_stats.py names the same).
 TOKENIZER = "porter unicode61"
 #: The scratch index is rebuilt after this many texts (deleted rows leave tombstones).
@@ -94,7 +94,6 @@ def tokens(text: str) -> list[str]:
 class IndexedDocument:
     """One episode as the text index stores it."""
 
-    tsvector: str
     #: Tokens in every column, plus one for the scope (FTS5 counts its scope_key column).
     length: int
     #: The last position of the text, and of the summary (later ones are the context's).
@@ -102,33 +101,35 @@ class IndexedDocument:
     summary_end: int
     #: Its distinct terms in each column: text, summary, context (``builtin_terms``' counts).
     columns: tuple[frozenset[str], frozenset[str], frozenset[str]]
-    #: Each term's stored positions, counted: (in the text or summary, in the context). A
-    #: posting of ``builtin_postings``; BM25 weighs the two as :func:`weighted` does.
-    counts: Mapping[str, tuple[int, int]]
+    #: Each term's stored positions, ascending: a posting of ``builtin_postings``.
+    positions: Mapping[str, tuple[int, ...]]
 
     @property
     def lexemes(self) -> frozenset[str]:
         return self.columns[0] | self.columns[1] | self.columns[2]
 
-
-def _quote(lexeme: str) -> str:
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+    @property
+    def counts(self) -> dict[str, tuple[int, int]]:
+        """Each term's stored positions, counted: (in the text or summary, in the context).
+        BM25 weighs the two as :func:`weighted` does."""
+        return {
+            lexeme: (main := sum(1 for p in at if p <= self.summary_end), len(at) - main)
+            for lexeme, at in self.positions.items()
+        }
 
 
 def document(text: str, summary: str | None, context: str) -> IndexedDocument:
-    """The tsvector literal of an episode's columns, each position labelled with its column
-    (:data:`COLUMNS`); one empty position between columns so no phrase spans two of them.
+    """An episode's columns as positions: the text's first, then the summary's, then the
+    context's, one empty position between columns so no phrase spans two of them.
 
     Terms past position :data:`MAX_POSITION` count in the length but are not stored (nor
     counted in ``builtin_terms``), so the statistics always describe what is stored."""
-    positions: dict[str, list[str]] = {}
-    counts: dict[str, list[int]] = {}
+    positions: dict[str, list[int]] = {}
     length = 1
     position = 0
     seen: list[set[str]] = []
     ends: list[int] = []
-    for column, weight in zip((text, summary or "", context), COLUMNS, strict=True):
-        side = 1 if weight == COLUMNS[2] else 0  # the context's, or the text's and summary's
+    for column in (text, summary or "", context):
         found = tokens(column)
         length += len(found)
         stored: set[str] = set()
@@ -139,15 +140,29 @@ def document(text: str, summary: str | None, context: str) -> IndexedDocument:
             stored.add(token)
             kept = positions.setdefault(token, [])
             if len(kept) < MAX_POSITIONS_PER_LEXEME:
-                kept.append(f"{position}{weight}")
-                counts.setdefault(token, [0, 0])[side] += 1
+                kept.append(position)
         seen.append(stored)
         ends.append(min(position, MAX_POSITION))
         position += 1
-    literal = " ".join(f"{_quote(lex)}:{','.join(p)}" for lex, p in sorted(positions.items()))
     columns = (frozenset(seen[0]), frozenset(seen[1]), frozenset(seen[2]))
-    held = {lexeme: (n[0], n[1]) for lexeme, n in counts.items()}
-    return IndexedDocument(literal, length, ends[0], ends[1], columns, held)
+    held = {lexeme: tuple(at) for lexeme, at in positions.items()}
+    return IndexedDocument(length, ends[0], ends[1], columns, held)
+
+
+def pack_positions(positions: Sequence[int]) -> bytes:
+    """A posting's positions as stored: two bytes each, big-endian (what PostgreSQL's
+    ``int2send`` writes, so migration 8 packs a ``tsvector``'s positions the same way)."""
+    return struct.pack(f">{len(positions)}h", *positions)
+
+
+def unpack_positions(packed: bytes) -> tuple[int, ...]:
+    """The positions :func:`pack_positions` stored."""
+    return struct.unpack(f">{len(packed) // 2}h", packed)
+
+
+def column_of(position: int, text_end: int, summary_end: int) -> int:
+    """The column a position lies in: 0 the text, 1 the summary, 2 the context."""
+    return 0 if position <= text_end else 1 if position <= summary_end else 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,21 +172,12 @@ class Phrase:
     text: str
     tokens: tuple[str, ...]
 
-    def tsquery(self) -> str:
-        if len(self.tokens) == 1:
-            return _quote(self.tokens[0])
-        return "(" + " <-> ".join(_quote(t) for t in self.tokens) + ")"
-
 
 def phrases(raw: Sequence[str]) -> list[Phrase]:
     """The query's phrases, in order, as FTS5 scores them: two words with one stem ("dogs",
     "dog") are two phrases, each counted; a phrase with no token matches nothing but still
     counts in the coverage's sum of IDFs (as a phrase found nowhere)."""
     return [Phrase(text, tuple(tokens(text))) for text in dict.fromkeys(raw)]
-
-
-def tsquery(kept: Iterable[Phrase]) -> str:
-    return " | ".join(p.tsquery() for p in kept if p.tokens)
 
 
 def idf(total: int, containing: int) -> float:
@@ -183,12 +189,11 @@ def idf(total: int, containing: int) -> float:
 Postings = Mapping[str, Sequence[tuple[int, float]]]
 
 
-def weighted(
-    positions: Sequence[int], summary_end: int, context_weight: float
-) -> list[tuple[int, float]]:
-    """A lexeme's positions in one document, each with its column's weight (text and summary
-    weigh 1, the context ``context_weight``, as in FTS5's bm25() call)."""
-    return [(p, 1.0 if p <= summary_end else context_weight) for p in positions]
+def weighted(positions: Sequence[int], main: int, context_weight: float) -> list[tuple[int, float]]:
+    """A lexeme's positions in one document, each with its column's weight: the first
+    ``main`` (those in the text and summary, which come first) weigh 1, the context's
+    ``context_weight``, as in FTS5's bm25() call."""
+    return [(p, 1.0 if i < main else context_weight) for i, p in enumerate(positions)]
 
 
 def frequency(phrase: Phrase, postings: Postings) -> float:
