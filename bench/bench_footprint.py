@@ -7,6 +7,8 @@ vectors really embedded, the rest reused, as that module documents: a vector's b
 depend on its values). SQLite at ``--size`` (100,000 by default), PostgreSQL at
 ``--pg-size`` (20,000 by default: filling PostgreSQL runs at 60 to 80 episodes a second on
 this machine, so 100,000 takes about half an hour; ``--pg-size 100000`` measures it).
+``FLEETMEM_BENCH_PG_SCHEMA=NAME`` measures that schema of the server, filled only up to
+``--pg-size`` from what it holds and kept afterwards (as :mod:`bench.bench_fleet` does).
 
 On disk, every table and index is put in one class, and each class is reported in bytes per
 episode:
@@ -18,8 +20,8 @@ episode:
 * ``text index``: the full-text index's own structures and the words it indexes;
 * ``neighbour context``: the stored text of nearby runs each episode is indexed with (SQLite:
   the share of ``builtin_fts_source``, the copy of what the contentless index indexed, that is
-  context, by what each part costs packed; PostgreSQL stores no copy of it, only its words in
-  the ``tsvector``, so there it is part of ``text index``);
+  context, by what each part costs packed; PostgreSQL stores no copy of it, only its terms'
+  postings, so there it is part of ``text index``);
 * ``term statistics``: the per-scope term counts BM25's statistics come from;
 * ``jobs and provider index``, ``facts and files`` (empty here), ``other``; and the free
   space the store keeps (SQLite's free pages; PostgreSQL's are inside the relations).
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -80,6 +83,8 @@ CLASSES: dict[str, tuple[str, ...]] = {
         "builtin_fts_docsize",
         "builtin_fts_config",
         "builtin_fts_source",
+        "builtin_postings",
+        "builtin_scopes",
     ),
     "term statistics": ("builtin_terms", "builtin_term_counts", "builtin_totals"),
     "jobs and provider index": ("jobs", "provider_index", "store_leases"),
@@ -230,8 +235,14 @@ def measure(
     """The figures of one run at the given sizes (see the module docstring); ``idle_s``
     adds the SQLite daemon's memory after that long without a request."""
     from bench import bench_daemon
-    from bench.bench_fleet import _populate_pg, plan
-    from bench.fleet_procs import drop_schema, fresh_schema, write_home
+    from bench.bench_fleet import PG_SCHEMA_ENV, _populate_pg, plan
+    from bench.fleet_procs import (
+        drop_schema,
+        fresh_schema,
+        kept_schema,
+        stored_episodes,
+        write_home,
+    )
 
     out: dict[str, Any] = {"plan": {"size": size, "pg_size": pg_size, "real_vectors": real_vectors}}
     work = Path(tempfile.mkdtemp(prefix="fleetmem-bench-footprint-"))
@@ -250,13 +261,15 @@ def measure(
         if url is None:
             out["postgresql"] = {"skipped": "no PostgreSQL URL (make postgres, or --url)"}
             return out
-        schema, schema_url = fresh_schema(url)
+        kept = os.environ.get(PG_SCHEMA_ENV)
+        schema, schema_url = kept_schema(url, kept) if kept else fresh_schema(url)
+        found = min(stored_episodes(url, schema), pg_size) if kept else 0
         try:
             pg_home = work / "pg"
             p = replace(plan(quick=False, tiny=False), real_vectors=real_vectors)
             harness.progress(f"footprint: PostgreSQL store of {pg_size:,} episodes")
             started = time.perf_counter()
-            filled = _populate_pg(schema_url, pg_home, FleetData(), 0, pg_size, [], p)
+            filled = _populate_pg(schema_url, pg_home, FleetData(), found, pg_size, [], p)
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute(f"SET search_path = {schema}, public")
                 conn.execute("VACUUM ANALYZE")
@@ -269,8 +282,11 @@ def measure(
                 "populate_s": round(time.perf_counter() - started, 1),
                 "episodes_per_s": filled.get("episodes_per_s"),
             }
+            if kept:
+                out["postgresql"]["kept_schema"] = {"name": schema, "episodes_found": found}
         finally:
-            drop_schema(url, schema)
+            if not kept:
+                drop_schema(url, schema)
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -61,3 +61,24 @@ def test_every_table_a_run_writes_is_a_run_record(tmp_path: Path) -> None:
     for table in ("runs", "sessions", "events", "run_paths", "run_path_links", "store_paths"):
         assert table in tables
         assert _class_of(table) == "run records", table
+
+
+def test_every_table_of_the_postgresql_word_index_is_text_index() -> None:
+    """The postings (migrations 7 and 8) and the per-episode rows are the word index's bytes,
+    not "other"; the term counts are the statistics."""
+    from bench.bench_footprint import _class_of
+
+    from fleetmem.store.postgres.migrations import MIGRATIONS
+
+    created = {
+        word.split("(")[0].strip()
+        for _, _, sql in MIGRATIONS
+        for word in sql.split("CREATE TABLE ")[1:]
+    }
+    index_tables = {t for t in created if t.startswith("builtin_") and not t.endswith("_v8")}
+    assert {"builtin_fts", "builtin_postings", "builtin_scopes"} <= index_tables
+    for table in index_tables - {"builtin_agents", "builtin_vectors"}:
+        expected = (
+            "term statistics" if table in ("builtin_terms", "builtin_totals") else "text index"
+        )
+        assert _class_of(table) == expected, table

@@ -77,4 +77,7 @@ ALTER TABLE builtin_fts_v8 RENAME TO builtin_fts;
 ALTER TABLE builtin_fts ADD CONSTRAINT builtin_fts_pkey PRIMARY KEY (erow);
 ALTER TABLE builtin_fts ADD CONSTRAINT builtin_fts_episode_id_key UNIQUE (episode_id);
 CREATE INDEX builtin_fts_scope ON builtin_fts (scope, erow);
+-- New tables have no statistics until autovacuum gets to them: plan the first queries well.
+ANALYZE builtin_postings;
+ANALYZE builtin_fts;
 """
