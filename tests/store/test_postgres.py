@@ -406,6 +406,23 @@ def test_the_postings_rank_as_fts5_does_with_phrases_the_cap_scopes_and_tombston
                 assert got[1], words  # a written identifier is found
 
 
+def test_scores_tie_only_when_equal_to_eleven_significant_digits() -> None:
+    """A word in nearly every episode has its IDF clamped to 1e-6, so its scores differ from
+    the sixth decimal on: they still rank by score, not as ties broken by start. Scores that
+    differ only in their last bits (the same terms added in another order) are ties."""
+    from fleetmem.store.postgres.builtin_index import _rank
+
+    older_better, newer_worse = (1.7579151410725826e-06, 100.0, 1), (1.7578722799e-06, 200.0, 2)
+    assert sorted([newer_worse, older_better], key=_rank) == [older_better, newer_worse]
+    big, small = (1.7579151410725826e3, 100.0, 3), (1.7578722799e3, 200.0, 4)
+    assert sorted([small, big], key=_rank) == [big, small]
+    same = 0.1 + 0.2 + 0.3
+    again = 0.3 + 0.2 + 0.1  # 0.6000000000000001 and 0.6: one score
+    assert same != again
+    older, newer = (same, 100.0, 5), (again, 200.0, 6)
+    assert sorted([older, newer], key=_rank) == [newer, older]
+
+
 def test_equal_scores_and_starts_are_ordered_by_episode_id(pg_app: App) -> None:
     """FTS5's last tie-break, kept by the postings path: episodes of equal score and start
     (the same text at the same moment, each on its own branch so none is another's context)
