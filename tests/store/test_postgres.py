@@ -66,6 +66,42 @@ def _ingest(app: App, n: int, text: str) -> str:
 
 
 # ---- migrations ------------------------------------------------------------------------------
+def test_a_migration_longer_than_the_statement_timeout_completes_and_others_wait(
+    schema_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A migration that rebuilds a large table takes minutes (migration 8 at 100,000
+    episodes); it is not cut by the statement timeout of queries, and a daemon starting
+    beside it waits for it instead of failing at start."""
+    from fleetmem.store.postgres import db as pg_db
+
+    slow = (*MIGRATIONS, (MIGRATIONS[-1][0] + 1, "slow", "SELECT pg_sleep(1.2)"))
+    monkeypatch.setattr(pg_db, "MIGRATIONS", slow)
+    opened: list[pg_db.PgDatabase] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            opened.append(pg_db.PgDatabase(schema_url, statement_timeout_ms=300))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert errors == []
+        assert {db.schema_version() for db in opened} == {slow[-1][0]}
+        # Queries keep their own budget afterwards, on every connection of the pool.
+        for db in opened:
+            with pytest.raises(StoreError, match="timeout"):
+                db.value("SELECT pg_sleep(1)")
+    finally:
+        for db in opened:
+            db.close()
+
+
 def test_daemons_starting_together_apply_each_migration_once(schema_url: str) -> None:
     opened: list[PostgresStore] = []
     errors: list[BaseException] = []

@@ -22,6 +22,7 @@ become :class:`~fleetmem.errors.StoreError` naming ``store.url`` with the passwo
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -35,6 +36,8 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 from fleetmem.errors import StoreError
 from fleetmem.store.postgres.migrations import MIGRATIONS
 from fleetmem.store.schema_guard import refuse_newer
+
+log = logging.getLogger(__name__)
 
 #: Connections kept by each store object (a daemon has one store): request threads beyond
 #: this wait up to POOL_WAIT_S for one rather than opening more.
@@ -141,7 +144,7 @@ class PgDatabase:
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.execute(f"SET statement_timeout = {self._statement_timeout_ms}")
         # psycopg prepares a statement run five times on a connection, and PostgreSQL may
-        # then serve it from one generic plan, which cannot see how selective a tsquery or
+        # then serve it from one generic plan, which cannot see how selective a term or
         # a list of scopes is: the text channel's candidate query took 16.5 ms (p50) on its
         # generic plan against 5.5 ms planned for its values, at 20,000 episodes. Each
         # execution is planned for its own values (planning costs well under a millisecond).
@@ -264,8 +267,13 @@ class PgDatabase:
     # ---- migrations ---------------------------------------------------------------------
     def migrate(self) -> None:
         """Apply every migration not yet recorded, under an advisory lock, one transaction
-        each (several daemons starting at once apply each exactly once)."""
+        each (several daemons starting at once apply each exactly once).
+
+        Without the statement timeout: a migration that rebuilds a table takes minutes on a
+        large store (migration 8, 100,000 episodes), and a daemon starting beside it waits
+        for the lock as long; neither is a query with a 30-second budget."""
         with self._borrow() as conn:
+            conn.execute("SET statement_timeout = 0")
             conn.execute(
                 "SELECT pg_advisory_lock(hashtextextended(%s || current_schema(), 0))",
                 (MIGRATION_LOCK,),
@@ -280,6 +288,8 @@ class PgDatabase:
                 for version, name, sql in MIGRATIONS:
                     if version in done:
                         continue
+                    log.info("store.migrating version=%s name=%s", version, name)
+                    started = time.monotonic()
                     with conn.transaction():
                         conn.execute(sql)
                         conn.execute(
@@ -287,6 +297,11 @@ class PgDatabase:
                             " VALUES (%s, %s, %s)",
                             (version, name, time.time()),
                         )
+                    log.info(
+                        "store.migrated version=%s seconds=%.1f",
+                        version,
+                        time.monotonic() - started,
+                    )
             except psycopg.Error as exc:
                 raise StoreError(
                     f"cannot migrate the PostgreSQL store: {_reason(exc)}", url=self.path
@@ -296,6 +311,7 @@ class PgDatabase:
                     "SELECT pg_advisory_unlock(hashtextextended(%s || current_schema(), 0))",
                     (MIGRATION_LOCK,),
                 )
+                conn.execute(f"SET statement_timeout = {self._statement_timeout_ms}")
 
     def schema_version(self) -> int:
         return int(self.value("SELECT coalesce(max(version), 0) FROM schema_migrations") or 0)
