@@ -554,9 +554,12 @@ class BuiltinIndexMixin:
         """The newest ``cap`` rows of each scope holding ``phrase`` (several tokens, adjacent):
         row -> (its weighted frequency there, the document's length, its start).
 
-        Rows holding every token are read newest first from the rarest token's postings, a
-        batch at a time, with every token's positions: the phrase is checked in the newest
-        rows holding its tokens, not in every one."""
+        The rows holding the phrase's rarest token are checked newest first on every token's
+        positions, ``cap`` of them at a time (a range of rows, cut where the rarest token's
+        ``cap``-th posting lies), until ``cap`` hold the phrase: the newest rows are checked,
+        not every one. (A query ordered and limited by row would be simpler, but PostgreSQL
+        estimates a term's rows in one scope from samples and, guessing few, reads and sorts
+        all of them for every batch.)"""
         lead = min(phrase.tokens, key=lambda t: (token_docs.get(t, 0), t))
         if not token_docs.get(lead):
             return {}
@@ -565,56 +568,60 @@ class BuiltinIndexMixin:
             matched = 0
             below = _NO_ROW_ABOVE
             while matched < cap:
-                batch = self._holding_every_token(phrase, lead, scope_id, below, cap)
-                for erow, doc_len, started_at, positions in batch:  # newest first
-                    f = text_index.frequency(phrase, positions)
-                    if f and matched < cap:
+                # The window's lowest row: the rarest token's cap-th posting below ``below``
+                # (an index-only step), or 0 when fewer are left.
+                floor = self.db.value(
+                    "SELECT erow FROM builtin_postings WHERE lexeme = %s AND scope_id = %s"
+                    " AND erow < %s ORDER BY erow DESC OFFSET %s LIMIT 1",
+                    (lead, scope_id, below, cap - 1),
+                )
+                lowest = int(floor) if floor is not None else 0
+                window = (scope_id, lowest, below)
+                for erow, doc_len, started_at, f in self._holding_every_token(phrase, lead, window):
+                    if f and matched < cap:  # newest first: the cap keeps the newest matches
                         out[erow] = (f, doc_len, started_at)
                         matched += 1
-                if len(batch) < cap:
+                if lowest == 0:
                     break
-                below = batch[-1][0]
+                below = lowest
         return out
 
     def _holding_every_token(
-        self, phrase: Phrase, lead: str, scope_id: int | None, below: int, limit: int | None
-    ) -> list[tuple[int, int, float, dict[str, list[tuple[int, float]]]]]:
-        """The rows below ``below`` holding every token of ``phrase``, newest first, read from
-        ``lead``'s postings (in one scope, or all when ``scope_id`` is None; at most ``limit``):
-        (row, document length, start, each token's weighted positions)."""
+        self, phrase: Phrase, lead: str, window: tuple[int, int, int] | None
+    ) -> list[tuple[int, int, float, float]]:
+        """The rows holding every token of ``phrase``, newest first: (row, document length,
+        start, the phrase's weighted frequency there, 0 when its tokens are never adjacent);
+        within a ``window`` (scope number, lowest row, a row above the highest), or in every
+        row of every scope."""
         others = sorted(set(phrase.tokens) - {lead})
-        in_scope = "" if scope_id is None else " AND b.scope_id = %(scope)s"
+        joins = "".join(
+            f" JOIN builtin_postings c{i} ON c{i}.lexeme = %(t{i})s"
+            f" AND c{i}.scope_id = b.scope_id AND c{i}.erow = b.erow"
+            for i in range(len(others))
+        )
+        columns = "".join(f", c{i}.n_main, c{i}.positions" for i in range(len(others)))
+        params: dict[str, object] = {f"t{i}": token for i, token in enumerate(others)}
+        params["lead"] = lead
+        where = ""
+        if window is not None:
+            where = " AND b.scope_id = %(scope)s AND b.erow >= %(lowest)s AND b.erow < %(below)s"
+            params |= dict(zip(("scope", "lowest", "below"), window, strict=True))
         rows = self.db.rows(
-            "SELECT b.erow, b.doc_len, b.started_at, b.n_main, b.positions, o.mains, o.packed"
-            " FROM builtin_postings b CROSS JOIN LATERAL (SELECT count(*) AS n,"
-            " array_agg(c.n_main ORDER BY t.i) AS mains,"
-            " array_agg(c.positions ORDER BY t.i) AS packed"
-            " FROM unnest(%(others)s::text[]) WITH ORDINALITY t(lexeme, i)"
-            ' JOIN builtin_postings c ON c.lexeme = t.lexeme COLLATE "C"'
-            " AND c.scope_id = b.scope_id AND c.erow = b.erow) o"
-            f" WHERE b.lexeme = %(lead)s{in_scope} AND b.erow < %(below)s AND o.n = %(wanted)s"
-            " ORDER BY b.erow DESC" + ("" if limit is None else " LIMIT %(limit)s"),
-            {
-                "lead": lead,
-                "scope": scope_id,
-                "below": below,
-                "others": others,
-                "wanted": len(others),
-                "limit": limit,
-            },
+            "SELECT b.erow, b.doc_len, b.started_at, b.n_main, b.positions"
+            f"{columns} FROM builtin_postings b{joins} WHERE b.lexeme = %(lead)s{where}",
+            params,
         )
         weight = fts5.CONTEXT_WEIGHT
+        tokens = [lead, *others]
         found = []
-        for erow, doc_len, started_at, main, packed, mains, more in rows:
-            mains, more = [main, *(mains or ())], [packed, *(more or ())]
-            held = zip([lead, *others], mains, more, strict=True)
+        for erow, doc_len, started_at, *held in rows:
+            mains = {t: int(held[2 * i]) for i, t in enumerate(tokens)}
             positions = {
-                token: text_index.weighted(
-                    text_index.unpack_positions(bytes(at)), int(in_main), weight
-                )
-                for token, in_main, at in held
+                t: text_index.unpack_positions(bytes(held[2 * i + 1])) for i, t in enumerate(tokens)
             }
-            found.append((int(erow), int(doc_len), float(started_at), positions))
+            f = text_index.frequency(phrase, positions, mains, weight)
+            found.append((int(erow), int(doc_len), float(started_at), f))
+        found.sort(key=lambda r: -r[0])
         return found
 
     def _live(
@@ -676,8 +683,7 @@ class BuiltinIndexMixin:
         if len(phrase.tokens) == 1 or rarest == 0 or rarest > EXACT_PHRASE_MAX:
             return rarest
         lead = min(phrase.tokens, key=lambda t: (token_docs.get(t, 0), t))
-        rows = self._holding_every_token(phrase, lead, None, _NO_ROW_ABOVE, None)
-        return sum(1 for *_, positions in rows if text_index.frequency(phrase, positions))
+        return sum(1 for *_, f in self._holding_every_token(phrase, lead, None) if f)
 
     def search_vector(
         self, query: Vector, model_id: str, scopes: Sequence[str], limit: int

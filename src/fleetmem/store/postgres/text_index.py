@@ -19,9 +19,10 @@ PostgreSQL keeps well:
   each term's document count. ``builtin_totals`` and ``builtin_terms`` keep them exactly,
   updated in the same transaction as the index, with each term's count per column too (the
   SQLite store prunes and normalises by FTS5's per-column counts).
-- **Score.** :func:`bm25` is FTS5's formula (k1 = 1.2, b = 0.75, its IDF clamped at 1e-6),
-  computed here from the postings' counts (:func:`posting_frequency`) and, for a phrase of
-  several tokens, from positions (:func:`frequency`), with the same arithmetic.
+- **Score.** FTS5's bm25() formula (k1 = 1.2, b = 0.75, its IDF clamped at 1e-6:
+  :func:`bm25_norm`, :func:`bm25_term`), computed here from the postings' counts
+  (:func:`posting_frequency`) and, for a phrase of several tokens, from positions
+  (:func:`frequency`), with the same arithmetic.
 
 Known differences from FTS5 (docs/postgres.md measures them): positions are kept from 1 to
 16,383 and at most 256 per term (the bounds of the ``tsvector`` this index was first built
@@ -111,7 +112,7 @@ class IndexedDocument:
     @property
     def counts(self) -> dict[str, tuple[int, int]]:
         """Each term's stored positions, counted: (in the text or summary, in the context).
-        BM25 weighs the two as :func:`weighted` does."""
+        BM25 weighs the two as :func:`frequency` does."""
         return {
             lexeme: (main := sum(1 for p in at if p <= self.summary_end), len(at) - main)
             for lexeme, at in self.positions.items()
@@ -185,26 +186,23 @@ def idf(total: int, containing: int) -> float:
     return max(1e-6, math.log((total - containing + 0.5) / (containing + 0.5)))
 
 
-#: A lexeme's positions in one document: (position, column weight) pairs.
-Postings = Mapping[str, Sequence[tuple[int, float]]]
-
-
-def weighted(positions: Sequence[int], main: int, context_weight: float) -> list[tuple[int, float]]:
-    """A lexeme's positions in one document, each with its column's weight: the first
-    ``main`` (those in the text and summary, which come first) weigh 1, the context's
-    ``context_weight``, as in FTS5's bm25() call."""
-    return [(p, 1.0 if i < main else context_weight) for i, p in enumerate(positions)]
-
-
-def frequency(phrase: Phrase, postings: Postings) -> float:
-    """The phrase's weighted hit count in one document (FTS5: sum over columns of the
-    column's weight times the phrase's hits in it)."""
-    first = postings.get(phrase.tokens[0], ())
-    if len(phrase.tokens) == 1:
-        return sum(weight for _, weight in first)
-    later = [{pos for pos, _ in postings.get(t, ())} for t in phrase.tokens[1:]]
+def frequency(
+    phrase: Phrase,
+    positions: Mapping[str, Sequence[int]],
+    mains: Mapping[str, int],
+    context_weight: float,
+) -> float:
+    """The phrase's weighted hit count in one document (FTS5: the sum over columns of the
+    column's weight times the phrase's hits in it), from each token's stored positions,
+    ascending, and how many of them (``mains``) are in the text or summary, which come
+    first: a hit starting at one of those weighs 1, one in the context ``context_weight``."""
+    first = positions.get(phrase.tokens[0], ())
+    main = mains.get(phrase.tokens[0], 0)
+    later = [set(positions.get(t, ())) for t in phrase.tokens[1:]]
     return sum(
-        weight for pos, weight in first if all(pos + k + 1 in seen for k, seen in enumerate(later))
+        1.0 if i < main else context_weight
+        for i, at in enumerate(first)
+        if all(at + k + 1 in seen for k, seen in enumerate(later))
     )
 
 
@@ -222,25 +220,6 @@ def bm25_norm(doc_len: int, avgdl: float) -> float:
 
 
 def bm25_term(idf_: float, f: float, norm: float) -> float:
-    """One phrase's share of :func:`bm25` in a document found ``f`` times there."""
+    """One phrase's share of FTS5's bm25() in a document found ``f`` times there (the score
+    is the sum of these over the query's phrases)."""
     return idf_ * (f * (K1 + 1)) / (f + norm)
-
-
-def bm25(
-    kept: Sequence[Phrase],
-    postings: Postings,
-    doc_len: int,
-    *,
-    idfs: Sequence[float],
-    avgdl: float,
-) -> float:
-    """FTS5's bm25() of one document (positive: higher is better)."""
-    score = 0.0
-    norm = bm25_norm(doc_len, avgdl)
-    for phrase, weight in zip(kept, idfs, strict=True):
-        if not phrase.tokens:
-            continue
-        f = frequency(phrase, postings)
-        if f:
-            score += bm25_term(weight, f, norm)
-    return score
