@@ -12,9 +12,10 @@ import math
 import random
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import psycopg
 import pytest
@@ -31,6 +32,8 @@ from fleetmem.store.postgres.store import PostgresStore
 from fleetmem.store.sqlite import builtin_index as fts5
 from tests import store_kinds
 from tests.conftest import ingest_text, make_record, session, write_config
+
+T = TypeVar("T")
 
 API = "project:github.com/acme/api"
 
@@ -66,6 +69,26 @@ def _ingest(app: App, n: int, text: str) -> str:
 
 
 # ---- migrations ------------------------------------------------------------------------------
+def _open_together(open_one: Callable[[], T], n: int) -> tuple[list[T], list[BaseException]]:
+    """``n`` threads opening at once, as daemons starting together: what each opened, and
+    what each raised."""
+    opened: list[T] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            opened.append(open_one())
+        except BaseException as exc:  # reported to the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return opened, errors
+
+
 def test_a_migration_longer_than_the_statement_timeout_completes_and_others_wait(
     schema_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,20 +99,9 @@ def test_a_migration_longer_than_the_statement_timeout_completes_and_others_wait
 
     slow = (*MIGRATIONS, (MIGRATIONS[-1][0] + 1, "slow", "SELECT pg_sleep(1.2)"))
     monkeypatch.setattr(pg_db, "MIGRATIONS", slow)
-    opened: list[pg_db.PgDatabase] = []
-    errors: list[BaseException] = []
-
-    def start() -> None:
-        try:
-            opened.append(pg_db.PgDatabase(schema_url, statement_timeout_ms=300))
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=start) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    opened, errors = _open_together(
+        lambda: pg_db.PgDatabase(schema_url, statement_timeout_ms=300), 2
+    )
     try:
         assert errors == []
         assert {db.schema_version() for db in opened} == {slow[-1][0]}
@@ -103,20 +115,7 @@ def test_a_migration_longer_than_the_statement_timeout_completes_and_others_wait
 
 
 def test_daemons_starting_together_apply_each_migration_once(schema_url: str) -> None:
-    opened: list[PostgresStore] = []
-    errors: list[BaseException] = []
-
-    def start() -> None:
-        try:
-            opened.append(PostgresStore(schema_url))
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=start) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    opened, errors = _open_together(lambda: PostgresStore(schema_url), 4)
     assert errors == []
     store = opened[0]
     rows = store.db.rows("SELECT version, name FROM schema_migrations ORDER BY version")
