@@ -51,8 +51,8 @@ The URL defaults to ``FLEETMEM_TEST_STORE_URL``, else the cluster ``make postgre
 without either the PostgreSQL parts say so and measure nothing. Each measurement gets a schema
 of its own, dropped afterwards. Results: ``bench/results/fleet.json`` (``fleet-quick.json``).
 
-Filling PostgreSQL is most of the recall phase's time (about 40 minutes for 100,000 episodes
-here). ``FLEETMEM_BENCH_PG_SCHEMA=NAME`` (the PostgreSQL counterpart of
+Filling PostgreSQL is most of the recall phase's time (68 minutes for 100,000 episodes here,
+2026-12-05). ``FLEETMEM_BENCH_PG_SCHEMA=NAME`` (the PostgreSQL counterpart of
 ``FLEETMEM_BENCH_STORES``) makes the recall phase use that schema of the server, created when
 missing, filled only from the episodes it already holds up to the size asked for, and kept
 afterwards; the result says how many episodes it found there. A schema filled by an older

@@ -5,8 +5,8 @@ Each store is filled by :mod:`bench.populate`'s bulk path (the deferred write pa
 background job recording each episode through the built-in provider; only the first
 vectors really embedded, the rest reused, as that module documents: a vector's bytes do not
 depend on its values). SQLite at ``--size`` (100,000 by default), PostgreSQL at
-``--pg-size`` (20,000 by default: filling PostgreSQL runs at 60 to 80 episodes a second on
-this machine, so 100,000 takes about half an hour; ``--pg-size 100000`` measures it).
+``--pg-size`` (20,000 by default: filling PostgreSQL runs at 24 to 39 episodes a second on
+this machine, so 100,000 takes more than an hour; ``--pg-size 100000`` measures it).
 ``FLEETMEM_BENCH_PG_SCHEMA=NAME`` measures that schema of the server, filled only up to
 ``--pg-size`` from what it holds and kept afterwards (as :mod:`bench.bench_fleet` does).
 
