@@ -91,11 +91,10 @@ from bench.common import (
 from bench.fleet_procs import (
     Audit,
     Daemon,
+    bench_schema,
     drop_schema,
     fresh_schema,
-    kept_schema,
     schema_bytes,
-    stored_episodes,
     write_home,
 )
 
@@ -134,10 +133,6 @@ TINY = Plan(2, 2, (0.3, 0.6), harness.TINY_SIZES[-1], harness.TINY_REAL_VECTORS,
 
 def plan(*, quick: bool, tiny: bool) -> Plan:
     return TINY if tiny else QUICK if quick else FULL
-
-
-#: A PostgreSQL schema the recall phase fills once and keeps (see the module docstring).
-PG_SCHEMA_ENV = "FLEETMEM_BENCH_PG_SCHEMA"
 
 
 # ---- writers --------------------------------------------------------------------------------
@@ -470,15 +465,12 @@ def recall_phase(tmp: Path, url: str | None, p: Plan) -> dict[str, Any]:
         out["postgresql"] = {"skipped": "no PostgreSQL server"}
         return out
 
-    kept = os.environ.get(PG_SCHEMA_ENV)
-    schema, pg = kept_schema(url, kept) if kept else fresh_schema(url)
-    try:
+    with bench_schema(url) as (schema, pg, found):
         homes = [tmp / "pg0", tmp / "pg1"]
-        found = stored_episodes(url, schema) if kept else 0
         populated = _populate_pg(
-            pg, homes[0], data, min(found, p.recall_size), p.recall_size, real, p
+            pg, homes[0], data, min(found or 0, p.recall_size), p.recall_size, real, p
         )
-        if kept:
+        if found is not None:
             populated["kept_schema"] = {"name": schema, "episodes_found": found}
         write_home(homes[1], url=pg)
         out["postgresql"] = {
@@ -493,9 +485,6 @@ def recall_phase(tmp: Path, url: str | None, p: Plan) -> dict[str, Any]:
                 d.close()
         harness.progress(f"fleet: PostgreSQL recall p95 {out['postgresql']['recall']['p95_ms']} ms")
         out["postgresql_large"] = _large(url, schema, pg, homes, data, real, p, populated)
-    finally:
-        if not kept:
-            drop_schema(url, schema)
     return out
 
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sqlite3
 import tempfile
@@ -235,14 +234,8 @@ def measure(
     """The figures of one run at the given sizes (see the module docstring); ``idle_s``
     adds the SQLite daemon's memory after that long without a request."""
     from bench import bench_daemon
-    from bench.bench_fleet import PG_SCHEMA_ENV, _populate_pg, plan
-    from bench.fleet_procs import (
-        drop_schema,
-        fresh_schema,
-        kept_schema,
-        stored_episodes,
-        write_home,
-    )
+    from bench.bench_fleet import _populate_pg, plan
+    from bench.fleet_procs import bench_schema, write_home
 
     out: dict[str, Any] = {"plan": {"size": size, "pg_size": pg_size, "real_vectors": real_vectors}}
     work = Path(tempfile.mkdtemp(prefix="fleetmem-bench-footprint-"))
@@ -261,15 +254,13 @@ def measure(
         if url is None:
             out["postgresql"] = {"skipped": "no PostgreSQL URL (make postgres, or --url)"}
             return out
-        kept = os.environ.get(PG_SCHEMA_ENV)
-        schema, schema_url = kept_schema(url, kept) if kept else fresh_schema(url)
-        found = min(stored_episodes(url, schema), pg_size) if kept else 0
-        try:
+        with bench_schema(url) as (schema, schema_url, found):
             pg_home = work / "pg"
             p = replace(plan(quick=False, tiny=False), real_vectors=real_vectors)
             harness.progress(f"footprint: PostgreSQL store of {pg_size:,} episodes")
             started = time.perf_counter()
-            filled = _populate_pg(schema_url, pg_home, FleetData(), found, pg_size, [], p)
+            start = min(found or 0, pg_size)
+            filled = _populate_pg(schema_url, pg_home, FleetData(), start, pg_size, [], p)
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute(f"SET search_path = {schema}, public")
                 conn.execute("VACUUM ANALYZE")
@@ -282,11 +273,8 @@ def measure(
                 "populate_s": round(time.perf_counter() - started, 1),
                 "episodes_per_s": filled.get("episodes_per_s"),
             }
-            if kept:
+            if found is not None:
                 out["postgresql"]["kept_schema"] = {"name": schema, "episodes_found": found}
-        finally:
-            if not kept:
-                drop_schema(url, schema)
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -22,6 +22,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -166,6 +167,25 @@ def stored_episodes(base: str, name: str) -> int:
 def drop_schema(base: str, name: str) -> None:
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+#: A PostgreSQL schema a benchmark fills once and keeps between runs (``bench_fleet``'s
+#: recall phase, ``bench_footprint``).
+PG_SCHEMA_ENV = "FLEETMEM_BENCH_PG_SCHEMA"
+
+
+@contextlib.contextmanager
+def bench_schema(base: str) -> Iterator[tuple[str, str, int | None]]:
+    """The schema a benchmark measures on: (its name, a URL that uses it, the episodes it
+    holds already). ``$FLEETMEM_BENCH_PG_SCHEMA`` names one that is kept afterwards, with
+    what it holds; otherwise a fresh one, dropped afterwards (and None for its episodes)."""
+    kept = os.environ.get(PG_SCHEMA_ENV)
+    name, url = kept_schema(base, kept) if kept else fresh_schema(base)
+    try:
+        yield name, url, stored_episodes(base, name) if kept else None
+    finally:
+        if not kept:
+            drop_schema(base, name)
 
 
 def schema_bytes(base: str, name: str) -> int:
