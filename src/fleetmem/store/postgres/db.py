@@ -274,44 +274,50 @@ class PgDatabase:
         for the lock as long; neither is a query with a 30-second budget."""
         with self._borrow() as conn:
             conn.execute("SET statement_timeout = 0")
+            try:
+                self._migrate_locked(conn)
+            finally:  # the connection goes back to the pool with the budget of queries
+                conn.execute(f"SET statement_timeout = {self._statement_timeout_ms}")
+
+    def _migrate_locked(self, conn: psycopg.Connection[Any]) -> None:
+        """:meth:`migrate`'s work on one connection: the lock, then each migration due."""
+        conn.execute(
+            "SELECT pg_advisory_lock(hashtextextended(%s || current_schema(), 0))",
+            (MIGRATION_LOCK,),
+        )
+        try:
             conn.execute(
-                "SELECT pg_advisory_lock(hashtextextended(%s || current_schema(), 0))",
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
+                ' name text COLLATE "C" NOT NULL, applied_at double precision NOT NULL)'
+            )
+            done = {int(r[0]) for r in conn.execute("SELECT version FROM schema_migrations")}
+            refuse_newer(done, MIGRATIONS[-1][0], url=self.path)
+            for version, name, sql in MIGRATIONS:
+                if version in done:
+                    continue
+                log.info("store.migrating version=%s name=%s", version, name)
+                started = time.monotonic()
+                with conn.transaction():
+                    conn.execute(sql)
+                    conn.execute(
+                        "INSERT INTO schema_migrations (version, name, applied_at)"
+                        " VALUES (%s, %s, %s)",
+                        (version, name, time.time()),
+                    )
+                log.info(
+                    "store.migrated version=%s seconds=%.1f",
+                    version,
+                    time.monotonic() - started,
+                )
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"cannot migrate the PostgreSQL store: {_reason(exc)}", url=self.path
+            ) from exc
+        finally:
+            conn.execute(
+                "SELECT pg_advisory_unlock(hashtextextended(%s || current_schema(), 0))",
                 (MIGRATION_LOCK,),
             )
-            try:
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
-                    ' name text COLLATE "C" NOT NULL, applied_at double precision NOT NULL)'
-                )
-                done = {int(r[0]) for r in conn.execute("SELECT version FROM schema_migrations")}
-                refuse_newer(done, MIGRATIONS[-1][0], url=self.path)
-                for version, name, sql in MIGRATIONS:
-                    if version in done:
-                        continue
-                    log.info("store.migrating version=%s name=%s", version, name)
-                    started = time.monotonic()
-                    with conn.transaction():
-                        conn.execute(sql)
-                        conn.execute(
-                            "INSERT INTO schema_migrations (version, name, applied_at)"
-                            " VALUES (%s, %s, %s)",
-                            (version, name, time.time()),
-                        )
-                    log.info(
-                        "store.migrated version=%s seconds=%.1f",
-                        version,
-                        time.monotonic() - started,
-                    )
-            except psycopg.Error as exc:
-                raise StoreError(
-                    f"cannot migrate the PostgreSQL store: {_reason(exc)}", url=self.path
-                ) from exc
-            finally:
-                conn.execute(
-                    "SELECT pg_advisory_unlock(hashtextextended(%s || current_schema(), 0))",
-                    (MIGRATION_LOCK,),
-                )
-                conn.execute(f"SET statement_timeout = {self._statement_timeout_ms}")
 
     def schema_version(self) -> int:
         return int(self.value("SELECT coalesce(max(version), 0) FROM schema_migrations") or 0)
