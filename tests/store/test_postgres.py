@@ -333,6 +333,13 @@ def test_term_statistics_stay_exact_through_replace_and_delete(pg_app: App) -> N
     assert stats() == recount() and stats()[1]["ledger"][:3] == (2, 1, 1)
     assert stats()[1]["round"][:2] == (2, 2) and stats()[1]["drift"][3] >= 1
     assert postings() == postings_again()
+    # A term past its 256 stored positions in the text, then in the context: counted in the
+    # columns its stored positions are in, so replacing and removing it leaves nothing behind.
+    store.builtin_put(b, "tally " * 300, None, None, "", "", context="tally rounding")
+    assert stats() == recount() and stats()[1]["talli"][1:] == (1, 0, 0)
+    assert postings() == postings_again()
+    store.builtin_put(b, "rounding only", None, None, "", "")
+    assert stats() == recount() and "talli" not in stats()[1]
     assert store.builtin_delete(b)
     assert stats() == recount() and stats()[1]["round"][0] == 1
     assert postings() == postings_again()

@@ -209,7 +209,6 @@ class BuiltinIndexMixin:
     def _stored_columns(conn: psycopg.Connection[Any], where: str, key: object) -> Columns:
         """The terms of one stored document, by column (empty when there is none): its
         postings' positions, each in the column its place says."""
-        found: tuple[set[str], set[str], set[str]] = (set(), set(), set())
         rows = conn.execute(
             "SELECT p.lexeme, p.positions, f.text_end, f.summary_end FROM builtin_fts f"
             " JOIN builtin_scopes s ON s.scope = f.scope"
@@ -217,10 +216,10 @@ class BuiltinIndexMixin:
             f" AND p.scope_id = s.id AND p.erow = f.erow WHERE f.{where}",
             (key,),
         ).fetchall()
-        for lexeme, packed, text_end, summary_end in rows:
-            for position in text_index.unpack_positions(bytes(packed)):
-                found[text_index.column_of(position, text_end, summary_end)].add(str(lexeme))
-        return (frozenset(found[0]), frozenset(found[1]), frozenset(found[2]))
+        if not rows:
+            return (frozenset(), frozenset(), frozenset())
+        held = {str(r[0]): text_index.unpack_positions(bytes(r[1])) for r in rows}
+        return text_index.columns_of(held, int(rows[0][2]), int(rows[0][3]))
 
     @staticmethod
     def _apply_term_deltas(conn: psycopg.Connection[Any], deltas: dict[str, list[int]]) -> None:
@@ -560,7 +559,7 @@ class BuiltinIndexMixin:
         not every one. (A query ordered and limited by row would be simpler, but PostgreSQL
         estimates a term's rows in one scope from samples and, guessing few, reads and sorts
         all of them for every batch.)"""
-        lead = min(phrase.tokens, key=lambda t: (token_docs.get(t, 0), t))
+        lead = _rarest(phrase, token_docs)
         if not token_docs.get(lead):
             return {}
         out: dict[int, tuple[float, int, float]] = {}
@@ -682,7 +681,7 @@ class BuiltinIndexMixin:
         (an upper bound)."""
         if len(phrase.tokens) == 1 or rarest == 0 or rarest > EXACT_PHRASE_MAX:
             return rarest
-        lead = min(phrase.tokens, key=lambda t: (token_docs.get(t, 0), t))
+        lead = _rarest(phrase, token_docs)
         return sum(1 for *_, f in self._holding_every_token(phrase, lead, None) if f)
 
     def search_vector(
@@ -717,6 +716,12 @@ class BuiltinIndexMixin:
                 },
             ).fetchall()
         return [(str(r[0]), float(r[1])) for r in rows]
+
+
+def _rarest(phrase: Phrase, token_docs: Mapping[str, int]) -> str:
+    """The token of ``phrase`` in the fewest documents (the first by name among equals): its
+    postings are where rows holding the whole phrase are looked for."""
+    return min(phrase.tokens, key=lambda t: (token_docs.get(t, 0), t))
 
 
 #: Above every row number (``erow`` is a bigint identity).

@@ -100,14 +100,15 @@ class IndexedDocument:
     #: The last position of the text, and of the summary (later ones are the context's).
     text_end: int
     summary_end: int
-    #: Its distinct terms in each column: text, summary, context (``builtin_terms``' counts).
-    columns: tuple[frozenset[str], frozenset[str], frozenset[str]]
     #: Each term's stored positions, ascending: a posting of ``builtin_postings``.
     positions: Mapping[str, tuple[int, ...]]
 
     @property
-    def lexemes(self) -> frozenset[str]:
-        return self.columns[0] | self.columns[1] | self.columns[2]
+    def columns(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        """Its distinct terms in each column: text, summary, context (``builtin_terms``'
+        counts), read from the stored positions as a stored document's are read again when
+        it is replaced or removed, so the counts added are the counts taken away."""
+        return columns_of(self.positions, self.text_end, self.summary_end)
 
     @property
     def counts(self) -> dict[str, tuple[int, int]]:
@@ -123,31 +124,27 @@ def document(text: str, summary: str | None, context: str) -> IndexedDocument:
     """An episode's columns as positions: the text's first, then the summary's, then the
     context's, one empty position between columns so no phrase spans two of them.
 
-    Terms past position :data:`MAX_POSITION` count in the length but are not stored (nor
-    counted in ``builtin_terms``), so the statistics always describe what is stored."""
+    Terms past position :data:`MAX_POSITION`, and a term's positions past its
+    :data:`MAX_POSITIONS_PER_LEXEME`-th, count in the length but are not stored (nor counted
+    in ``builtin_terms``' columns), so the statistics always describe what is stored."""
     positions: dict[str, list[int]] = {}
     length = 1
     position = 0
-    seen: list[set[str]] = []
     ends: list[int] = []
     for column in (text, summary or "", context):
         found = tokens(column)
         length += len(found)
-        stored: set[str] = set()
         for token in found:
             position += 1
             if position > MAX_POSITION:
                 break
-            stored.add(token)
             kept = positions.setdefault(token, [])
             if len(kept) < MAX_POSITIONS_PER_LEXEME:
                 kept.append(position)
-        seen.append(stored)
         ends.append(min(position, MAX_POSITION))
         position += 1
-    columns = (frozenset(seen[0]), frozenset(seen[1]), frozenset(seen[2]))
     held = {lexeme: tuple(at) for lexeme, at in positions.items()}
-    return IndexedDocument(length, ends[0], ends[1], columns, held)
+    return IndexedDocument(length, ends[0], ends[1], held)
 
 
 def pack_positions(positions: Sequence[int]) -> bytes:
@@ -161,9 +158,17 @@ def unpack_positions(packed: bytes) -> tuple[int, ...]:
     return struct.unpack(f">{len(packed) // 2}h", packed)
 
 
-def column_of(position: int, text_end: int, summary_end: int) -> int:
-    """The column a position lies in: 0 the text, 1 the summary, 2 the context."""
-    return 0 if position <= text_end else 1 if position <= summary_end else 2
+def columns_of(
+    positions: Mapping[str, Sequence[int]], text_end: int, summary_end: int
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The distinct terms of one document in each column (text, summary, context), from each
+    term's positions: the text's run to ``text_end``, the summary's to ``summary_end``."""
+    found: tuple[set[str], set[str], set[str]] = (set(), set(), set())
+    for lexeme, at in positions.items():
+        for position in at:
+            column = 0 if position <= text_end else 1 if position <= summary_end else 2
+            found[column].add(lexeme)
+    return (frozenset(found[0]), frozenset(found[1]), frozenset(found[2]))
 
 
 @dataclass(frozen=True, slots=True)
