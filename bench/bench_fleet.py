@@ -40,12 +40,16 @@ Every figure comes from real ``fleetmem serve`` subprocesses on 127.0.0.1, each 
    118 s for 3,000 episodes on this machine (the populate path took 38 s for the SQLite
    store). Two daemons then recall at the same time, one client thread each, scoped to one
    repository (``POST /api/v1/recall``, limit 8); p50/p95 over both daemons' samples. When a
-   larger PostgreSQL size is asked for (1,000,000 by default in a full run, within a time
-   budget), the PostgreSQL store grows on and is measured at the size reached; the time the
-   rest would take is extrapolated from the last chunk's pace and marked as such.
+   larger PostgreSQL size is asked for (1,000,000 by default in a full run), it is made of
+   copies of the measured store in SQL (:mod:`bench.pg_replicate`: N / size copies, each an
+   older span of the same repositories, texts and vectors repeated) and measured the same
+   way. ``--large-by chunks`` grows the store through the product instead, within
+   ``--large-budget-s``, measures at the size reached and extrapolates the time the rest
+   would take from the last chunk's pace, marked as such.
 
     PYTHONPATH=. .venv/bin/python -m bench.bench_fleet [--quick | --tiny] [--url URL]
-        [--large N] [--large-budget-s S] [--only writes,kills,recall]
+        [--large N] [--large-by copies|chunks] [--large-budget-s S]
+        [--only writes,kills,recall]
 
 The URL defaults to ``FLEETMEM_TEST_STORE_URL``, else the cluster ``make postgres`` started;
 without either the PostgreSQL parts say so and measure nothing. Each measurement gets a schema
@@ -56,7 +60,8 @@ Filling PostgreSQL is most of the recall phase's time (68 minutes for 100,000 ep
 ``FLEETMEM_BENCH_STORES``) makes the recall phase use that schema of the server, created when
 missing, filled only from the episodes it already holds up to the size asked for, and kept
 afterwards; the result says how many episodes it found there. A schema filled by an older
-fleetmem is migrated by the daemons as any store is.
+fleetmem is migrated by the daemons as any store is. The copies for ``--large`` then go to
+``NAME_x<factor>``, kept too, and made again only when it does not hold the size asked for.
 """
 
 from __future__ import annotations
@@ -89,12 +94,15 @@ from bench.common import (
     write_result,
 )
 from bench.fleet_procs import (
+    PG_SCHEMA_ENV,
     Audit,
     Daemon,
     bench_schema,
     drop_schema,
     fresh_schema,
     schema_bytes,
+    schema_url,
+    stored_episodes,
     write_home,
 )
 
@@ -106,8 +114,10 @@ JOB_INTERVAL_S = 15.0  # `fleetmem serve`'s background tick
 WRITE_BASE = 5_000_000
 RECALL_SIZE = 100_000
 LARGE_SIZE = 1_000_000
-#: Seconds a full run may spend growing the PostgreSQL store beyond RECALL_SIZE.
+#: Seconds a full run may spend growing the PostgreSQL store beyond RECALL_SIZE by chunks
+#: (``--large-by chunks``; the default makes copies of it, bench/pg_replicate.py).
 LARGE_BUDGET_S = 1800.0
+LARGE_BY = ("copies", "chunks")
 PG_CHUNK = 10_000
 PHASES = ("writes", "kills", "recall")
 
@@ -123,6 +133,7 @@ class Plan:
     recalls: int  # per daemon
     large: int = 0
     large_budget_s: float = 0.0
+    large_by: str = "copies"
     phases: tuple[str, ...] = PHASES
 
 
@@ -502,6 +513,8 @@ def _large(
     reached; the time to ``p.large`` extrapolated from the last chunk's pace."""
     if p.large <= p.recall_size:
         return {"skipped": "no larger size asked for"}
+    if p.large_by == "copies":
+        return _large_by_copies(url, schema, data, p)
     out: dict[str, Any] = {"target": p.large, "budget_s": p.large_budget_s}
     reached, spent, chunks = p.recall_size, float(first["seconds"]), list(first["chunks"])
     if p.large_budget_s > 0:
@@ -531,6 +544,51 @@ def _large(
     return out
 
 
+def _large_by_copies(url: str, schema: str, data: FleetData, p: Plan) -> dict[str, Any]:
+    """Recall on ``p.large / p.recall_size`` copies of the measured store, made in SQL
+    (bench/pg_replicate.py): schema ``<kept>_x<factor>`` kept beside a kept schema (made once,
+    reused while it holds the size), else a fresh one dropped afterwards."""
+    from bench.pg_replicate import replicate
+
+    factor, rest = divmod(p.large, p.recall_size)
+    if rest or factor < 2:
+        raise ValueError(
+            f"--large: {p.large:,} is not a multiple (2 or more) of the recall size"
+            f" {p.recall_size:,}, so copies of the store cannot make it (use --large-by chunks)"
+        )
+    kept = bool(os.environ.get(PG_SCHEMA_ENV))
+    target = f"{schema}_x{factor}" if kept else fresh_schema(url)[0]
+    out: dict[str, Any] = {"target": p.large, "by": "copies", "schema_kept": kept}
+    try:
+        held = stored_episodes(url, target)
+        if held == p.large:
+            out["populate"] = {"reused": True, "episodes": held}
+        else:
+            if held:
+                drop_schema(url, target)
+            out["populate"] = replicate(url, schema, target, factor, harness.progress)
+        out["store_mib"] = round(schema_bytes(url, target) / 2**20, 1)
+        homes = [Path(tempfile.mkdtemp(prefix="fleetmem-bench-large-")) for _ in range(2)]
+        for home in homes:
+            write_home(home, url=schema_url(url, target))
+        daemons = _serve_pair(homes)
+        try:
+            out |= _recall_pair(daemons, data.queries(2 * (p.warm + p.recalls)), p)
+        finally:
+            for d in daemons:
+                d.close()
+            for home in homes:
+                shutil.rmtree(home, ignore_errors=True)
+        out["reached"] = stored_episodes(url, target)
+        harness.progress(
+            f"fleet: PostgreSQL recall p95 at {out['reached']:,} {out['recall']['p95_ms']} ms"
+        )
+    finally:
+        if not kept:
+            drop_schema(url, target)
+    return out
+
+
 # ---- the benchmark --------------------------------------------------------------------------
 def run(
     quick: bool = False,
@@ -539,6 +597,7 @@ def run(
     url: str | None = None,
     large: int | None = None,
     large_budget_s: float | None = None,
+    large_by: str | None = None,
     size: int | None = None,
     phases: Sequence[str] = PHASES,
     on_phase: Callable[[dict[str, Any]], None] | None = None,
@@ -551,6 +610,7 @@ def run(
         recall_size=p.recall_size if size is None else size,
         large=p.large if large is None else large,
         large_budget_s=p.large_budget_s if large_budget_s is None else large_budget_s,
+        large_by=p.large_by if large_by is None else large_by,
         phases=tuple(phases),
     )
     url = url or default_url()
@@ -633,7 +693,8 @@ def summarize(result: dict[str, Any]) -> str:
             size = cell.get("reached", r.get("size"))
             lines.append(
                 f"  recall {kind} at {size:,}: p50 {cell['recall']['p50_ms']} ms p95"
-                f" {cell['recall']['p95_ms']} ms (two daemons at once)"
+                f" {cell['recall']['p95_ms']} ms (two daemons at once"
+                + (", on copies of the store)" if cell.get("by") == "copies" else ")")
             )
         if "extrapolated" in cell:
             e = cell["extrapolated"]
@@ -659,6 +720,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--url", default=None, help="PostgreSQL URL (default: make postgres's)")
     parser.add_argument("--large", type=int, default=None, help="grow PostgreSQL to this size")
     parser.add_argument("--large-budget-s", type=float, default=None)
+    parser.add_argument(
+        "--large-by",
+        choices=LARGE_BY,
+        default=None,
+        help="copies of the recall store made in SQL (default), or chunks through the product",
+    )
     parser.add_argument("--size", type=int, default=None, help="recall store size")
     parser.add_argument("--only", default=",".join(PHASES), help="phases, comma-separated")
     args = parser.parse_args(argv)
@@ -688,6 +755,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         url=args.url,
         large=args.large,
         large_budget_s=args.large_budget_s,
+        large_by=args.large_by,
         size=args.size,
         phases=phases,
         on_phase=save,

@@ -134,10 +134,10 @@ def fresh_schema(base: str) -> tuple[str, str]:
     name = SCHEMA_PREFIX + secrets.token_hex(4)
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {name}")
-    return name, _using(base, name)
+    return name, schema_url(base, name)
 
 
-def _using(base: str, name: str) -> str:
+def schema_url(base: str, name: str) -> str:
     """``base`` with schema ``name`` first on its search path (pgvector's type is in public)."""
     options = quote(f"-c search_path={name},public")
     joiner = "&" if urlsplit(base).query else "?"
@@ -151,7 +151,7 @@ def kept_schema(base: str, name: str) -> tuple[str, str]:
         raise ValueError(f"FLEETMEM_BENCH_PG_SCHEMA: {name!r} is not a lower-case identifier")
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA IF NOT EXISTS {name}")
-    return name, _using(base, name)
+    return name, schema_url(base, name)
 
 
 def stored_episodes(base: str, name: str) -> int:
