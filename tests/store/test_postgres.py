@@ -410,8 +410,9 @@ def test_the_postings_rank_as_fts5_does_with_phrases_the_cap_scopes_and_tombston
     for i in range(70):
         words = rng.choices(vocabulary, weights, k=rng.randint(2, 14))
         for k in range(len(words) - 1):
-            if rng.random() < 0.25:  # two words written as one identifier: a_b
-                words[k] = words[k] + "_" + words[k + 1]
+            if rng.random() < 0.25:  # two or three words written as one identifier: a_b(_c)
+                joined = words[k : k + rng.choice((2, 2, 3))]
+                words[k] = "_".join(joined)
                 pairs.append(words[k])
         text = " ".join(words)
         at = f"2026-11-28T{9 + i // 60:02d}:{i % 60:02d}:00Z"
@@ -429,7 +430,9 @@ def test_the_postings_rank_as_fts5_does_with_phrases_the_cap_scopes_and_tombston
             words = rng.sample(vocabulary, rng.randint(0, 3))
             if not words or rng.random() < 0.5:  # a phrase: written, or two words never joined
                 words.append(
-                    rng.choice(pairs) if rng.random() < 0.7 else "_".join(rng.sample(vocabulary, 2))
+                    rng.choice(pairs)
+                    if rng.random() < 0.7
+                    else "_".join(rng.sample(vocabulary, rng.choice((2, 3))))
                 )
             if rng.random() < 0.2:
                 words.append("unseen")
@@ -446,6 +449,36 @@ def test_the_postings_rank_as_fts5_does_with_phrases_the_cap_scopes_and_tombston
             ), (words, asked, cap)
             if pairs[0] in words and cap == 4_000:
                 assert got[1], words  # a written identifier is found
+
+
+def test_a_phrase_is_checked_on_positions_where_its_pairs_are_all_held(
+    pg_app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``builtin_fts.pairs`` (migration 9) only narrows the rows a phrase is looked for in:
+    an episode holding each adjacent pair of "alpha beta gamma" but never the three in a row,
+    newer than the one that holds the phrase, neither matches nor takes the phrase's place
+    under the scoring cap. Nor does a pair whose words end one column and start the next."""
+    store = pg_app.store
+    assert isinstance(store, PostgresStore)
+
+    # Each on a branch of its own: no episode is another's context.
+    def put(n: int, text: str) -> str:
+        at = f"2026-11-28T09:0{n}:00Z"
+        return ingest_text(pg_app.memory, f"run-{n}", at, text, branch=f"b{n}")
+
+    holds = put(1, "alpha beta gamma and more")
+    pairs_only = put(2, "alpha beta zeta beta gamma")  # "alpha beta", "beta gamma"
+    spanning = put(3, "only alpha")
+    store.builtin_put(spanning, "only alpha", "beta gamma summary", None, "", "")
+    phrase = fts_match("alpha_beta_gamma")
+    assert phrase is not None
+    for cap in (4_000, 1):
+        monkeypatch.setattr(fts5, "MAX_SCORED", cap)
+        assert [e for e, _ in store.search_text_scored(phrase, [API], 10)] == [holds], cap
+    pair = fts_match("alpha_beta")
+    assert pair is not None
+    monkeypatch.setattr(fts5, "MAX_SCORED", 4_000)
+    assert {e for e, _ in store.search_text_scored(pair, [API], 10)} == {holds, pairs_only}
 
 
 def test_scores_tie_only_when_equal_to_eleven_significant_digits() -> None:
@@ -502,28 +535,35 @@ def _tsvector(held: list[tuple[str, bytes]], text_end: int, summary_end: int) ->
 
 
 def test_the_postings_migrations_build_the_rows_the_writes_keep(pg_app: App) -> None:
-    """Migrations 7 and 8 build each indexed episode's postings, with their positions, and
-    its list of terms, from the ``tsvector`` an older store kept: the same rows the index
-    writes keep from then on, and the same answers. The older layout is rebuilt here from
-    what the writes stored (a phrase, a term in the summary, terms in the context, a quote)."""
+    """Migrations 7, 8 and 9 build each indexed episode's postings, with their positions, its
+    list of terms and the keys of its adjacent pairs, from the ``tsvector`` an older store
+    kept: the same rows the index writes keep from then on, and the same answers. The older
+    layout is rebuilt here from what the writes stored (a phrase, a term in the summary, terms
+    in the context, a quote, a text whose last word and the summary's first are the tokens of
+    a phrase: no pair spans two columns)."""
     store = pg_app.store
     assert isinstance(store, PostgresStore)
     texts = ["ledger drift ledger", "ledger rounding o'brien", "cache cache worker ledger_drift"]
     ids = [_ingest(pg_app, n, text) for n, text in enumerate(texts)]
-    store.builtin_put(ids[1], "rounding only o'brien", "ledger summary", None, "", "")
+    store.builtin_put(ids[1], "rounding only o'brien ledger", "drift summary", None, "", "")
     postings = (
         "SELECT p.lexeme, s.scope, p.erow, p.n_main, p.n_context, p.doc_len, p.started_at,"
         " p.positions FROM builtin_postings p JOIN builtin_scopes s ON s.id = p.scope_id"
         " ORDER BY 1, 2, 3"
     )
     episodes = (
-        "SELECT erow, episode_id, scope, doc_len, text_end, summary_end, started_at, terms"
-        " FROM builtin_fts ORDER BY erow"
+        "SELECT erow, episode_id, scope, doc_len, text_end, summary_end, started_at, terms,"
+        " pairs FROM builtin_fts ORDER BY erow"
     )
     kept, indexed = store.db.rows(postings), store.db.rows(episodes)
+    assert all(r[8] for r in indexed)
+    # "ledger" ends the text and "drift" starts the summary: no pair of them.
+    assert text_index.pair_key("ledger", "drift") not in indexed[1][8]
     assert kept and any(r[4] > 0 for r in kept)  # some positions are in the context
     assert any(r[5] > r[4] for r in indexed)  # a summary
-    queries = [fts_match(q) for q in ("ledger", "ledger drift", "ledger_drift", "o'brien")]
+    queries = [
+        fts_match(q) for q in ("ledger", "ledger drift", "ledger_drift", "o'brien", '"o brien"')
+    ]
     answers = [store.search_text_scored(q or "", [API], 10) for q in queries]
     assert all(answers)
     held: dict[int, list[tuple[str, bytes]]] = {}
@@ -537,7 +577,7 @@ def test_the_postings_migrations_build_the_rows_the_writes_keep(pg_app: App) -> 
             " doc_len integer NOT NULL, text_end integer NOT NULL, summary_end integer NOT NULL,"
             " tsv tsvector NOT NULL, started_at double precision NOT NULL)"
         )
-        for erow, episode, scope, doc_len, text_end, summary_end, started_at, _ in indexed:
+        for erow, episode, scope, doc_len, text_end, summary_end, started_at, *_ in indexed:
             conn.execute(
                 "INSERT INTO builtin_fts VALUES (%s, %s, %s, %s, %s, %s, %s::tsvector, %s)",
                 (
@@ -554,11 +594,11 @@ def test_the_postings_migrations_build_the_rows_the_writes_keep(pg_app: App) -> 
         conn.execute("CREATE INDEX builtin_fts_tsv ON builtin_fts USING gin (tsv)")
         conn.execute("CREATE INDEX builtin_fts_scope ON builtin_fts (scope, erow)")
         for version, _, sql in MIGRATIONS:
-            if version in (7, 8):
+            if version in (7, 8, 9):
                 conn.execute(sql)
     assert store.db.rows(postings) == kept
-    assert [(*r[:7], sorted(r[7])) for r in store.db.rows(episodes)] == [
-        (*r[:7], sorted(r[7])) for r in indexed
+    assert [(*r[:7], sorted(r[7]), r[8]) for r in store.db.rows(episodes)] == [
+        (*r[:7], sorted(r[7]), r[8]) for r in indexed
     ]
     assert [store.search_text_scored(q or "", [API], 10) for q in queries] == answers
     columns = {

@@ -14,7 +14,9 @@ PostgreSQL keeps well:
   ``builtin_postings``: its stored positions (:func:`pack_positions`), and how many of them
   are in the text or summary and how many in the context (:attr:`IndexedDocument.counts`).
   A query reads a term's rows newest first; a phrase of several tokens is checked on its
-  tokens' positions (migration 8: ``store/postgres/migrations/m0008_posting_positions.py``).
+  tokens' positions (migration 8: ``store/postgres/migrations/m0008_posting_positions.py``),
+  read from the primary key alone, and a rare phrase of common tokens is first narrowed to the
+  rows holding each of its adjacent pairs (:func:`pair_key`, migration 9).
 - **Statistics.** BM25 needs the store's document count, its average document length and
   each term's document count. ``builtin_totals`` and ``builtin_terms`` keep them exactly,
   updated in the same transaction as the index, with each term's count per column too (the
@@ -33,6 +35,7 @@ when that token is common (an upper bound), and counted exactly otherwise.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import sqlite3
@@ -147,6 +150,27 @@ def document(text: str, summary: str | None, context: str) -> IndexedDocument:
     return IndexedDocument(length, ends[0], ends[1], held)
 
 
+def pair_key(first: str, second: str) -> int:
+    """The key of two terms at adjacent positions, in ``builtin_fts.pairs``: the first four
+    bytes of the MD5 of ``first second``, as a signed 32-bit integer (migration 9 computes the
+    same in SQL: ``('x' || left(md5(a || ' ' || b), 8))::bit(32)::int4``). Two pairs may
+    share a key; a phrase found by its keys is always checked on positions."""
+    digest = hashlib.md5(f"{first} {second}".encode(), usedforsecurity=False).digest()
+    return int.from_bytes(digest[:4], "big", signed=True)
+
+
+def phrase_pairs(tokens: Sequence[str]) -> list[int]:
+    """The keys every document holding the phrase ``tokens`` holds: one per adjacent pair."""
+    return sorted({pair_key(a, b) for a, b in itertools.pairwise(tokens)})
+
+
+def document_pairs(positions: Mapping[str, Sequence[int]]) -> list[int]:
+    """The keys of every two terms stored at adjacent positions of one document (columns are
+    one empty position apart, so no pair spans two)."""
+    at = {p: lexeme for lexeme, held in positions.items() for p in held}
+    return sorted({pair_key(lexeme, at[p + 1]) for p, lexeme in at.items() if p + 1 in at})
+
+
 def pack_positions(positions: Sequence[int]) -> bytes:
     """A posting's positions as stored: two bytes each, big-endian (what PostgreSQL's
     ``int2send`` writes, so migration 8 packs a ``tsvector``'s positions the same way)."""
@@ -202,13 +226,15 @@ def frequency(
     ascending, and how many of them (``mains``) are in the text or summary, which come
     first: a hit starting at one of those weighs 1, one in the context ``context_weight``."""
     first = positions.get(phrase.tokens[0], ())
+    # The starts whose every later token is in place, as set intersections (most rows
+    # checked hold no hit, and say so after the first one).
+    starts = set(first)
+    for k, token in enumerate(phrase.tokens[1:]):
+        starts &= {p - k - 1 for p in positions.get(token, ())}
+        if not starts:
+            return 0.0
     main = mains.get(phrase.tokens[0], 0)
-    later = [set(positions.get(t, ())) for t in phrase.tokens[1:]]
-    return sum(
-        1.0 if i < main else context_weight
-        for i, at in enumerate(first)
-        if all(at + k + 1 in seen for k, seen in enumerate(later))
-    )
+    return sum(1.0 if i < main else context_weight for i, at in enumerate(first) if at in starts)
 
 
 def posting_frequency(main: int, context: int, context_weight: float) -> float:
