@@ -569,13 +569,12 @@ class BuiltinIndexMixin:
         The scope's rows are taken in windows, newest first, each ending where the rarest
         token's ``step``-th posting below the last window lies (an index-only step). The first
         window is short (:data:`_PROBE` postings) and read whole: every token's postings in
-        it, positions included, are read from the primary key alone, checked in Python. When
-        at least one row in :data:`_DENSE` holds the phrase, the next windows are read the
-        same way, long enough for the matches still wanted at the share seen. When fewer do
-        (a rare phrase of common tokens), only the
-        rows whose ``pairs`` hold every adjacent pair of the phrase (migration 9, a GIN
-        index) are checked, in windows four times longer each time, until ``cap`` hold the
-        phrase. (A query ordered and limited by row would be simpler, but PostgreSQL estimates
+        it, positions included, are read from the primary key alone, checked in Python. While
+        at least one of :data:`_DENSE` postings read so far holds the phrase, the next window
+        is read the same way, long enough for the matches still wanted at the share seen.
+        Once fewer do (a rare phrase of common tokens), only the rows whose ``pairs`` hold
+        every adjacent pair of the phrase (migration 9, a GIN index) are checked, in windows
+        four times longer each time, until ``cap`` hold the phrase. (A query ordered and limited by row would be simpler, but PostgreSQL estimates
         a term's rows in one scope from samples and, guessing few, reads and sorts all of
         them.)"""
         lead = _rarest(phrase, token_docs)
@@ -587,8 +586,9 @@ class BuiltinIndexMixin:
             matched = 0
             below = _NO_ROW_ABOVE
             step = min(_PROBE, cap)
-            dense: bool | None = None
+            dense = True
             share = 1.0
+            seen = hits = 0  # the rarest token's postings read whole, and those holding it
             while matched < cap and below > floor:
                 # The window's lowest row: the rarest token's step-th posting below ``below``
                 # (an index-only step), or the floor when fewer are left above it.
@@ -599,7 +599,7 @@ class BuiltinIndexMixin:
                 )
                 lowest = max(int(found), floor) if found is not None else floor
                 checked: Iterator[list[tuple[int, int, float, float]]]
-                if dense is False:
+                if not dense:
                     rows = self._rows_with_pairs(keys, scope_id, lowest, below)
                     checked = (
                         self._holding_every_token(
@@ -608,11 +608,13 @@ class BuiltinIndexMixin:
                         for at in range(0, len(rows), cap)
                     )
                 else:
-                    read = self._window(phrase, lead, token_docs, scope_id, lowest, below)
-                    held = sum(1 for *_, f in read if f)
-                    if dense is None:
-                        dense = _DENSE * held >= len(read)
-                        share = max(held / max(len(read), 1), 1 / _DENSE)
+                    read, postings = self._window(phrase, lead, token_docs, scope_id, lowest, below)
+                    seen += postings
+                    hits += sum(1 for *_, f in read if f)
+                    # Judged again after every window: the newest rows may hold a phrase
+                    # more often than older ones.
+                    dense = _DENSE * hits >= seen
+                    share = max(hits / max(seen, 1), 1 / _DENSE)
                     checked = iter([read])
                 for batch in checked:
                     for erow, doc_len, started_at, f in batch:
@@ -622,8 +624,8 @@ class BuiltinIndexMixin:
                     if matched >= cap:
                         break
                 below = lowest
-                # Dense: a window long enough for the matches still wanted, at the share the
-                # probe saw; sparse: four times the last.
+                # Dense: a window long enough for the matches still wanted, at the share seen
+                # so far; sparse: four times the last.
                 wanted = math.ceil((cap - matched) / share) if dense else max(step, cap) * 4
                 step = min(max(wanted, cap), 16 * cap)
         return out
@@ -636,9 +638,10 @@ class BuiltinIndexMixin:
         scope_id: int,
         lowest: int,
         below: int,
-    ) -> list[tuple[int, int, float, float]]:
+    ) -> tuple[list[tuple[int, int, float, float]], int]:
         """The rows of one scope from ``lowest`` to below ``below`` holding every token of
-        ``phrase``, newest first, as :meth:`_holding_every_token` gives them, read from the
+        ``phrase``, newest first, as :meth:`_holding_every_token` gives them, and how many
+        postings of the rarest token the range holds. Read from the
         primary key alone (it carries the positions): the rarest token's postings in the
         range, each other token's too when it is about as rare (:data:`_RANGE_READ` times at
         most), else its postings of those rows, looked up by key (a common token's whole
@@ -678,7 +681,7 @@ class BuiltinIndexMixin:
                 positions[token] = unpack(bytes(other[5]))
             f = text_index.frequency(phrase, positions, mains, weight)
             found.append((int(erow), int(doc_len), float(started_at), f))
-        return found
+        return found, len(by_token[lead])
 
     def _rows_with_pairs(
         self, keys: Sequence[int], scope_id: int, lowest: int, below: int
