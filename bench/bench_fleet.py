@@ -562,7 +562,7 @@ def _large_by_copies(url: str, schema: str, data: FleetData, p: Plan) -> dict[st
     try:
         held = stored_episodes(url, target)
         if held == p.large:
-            out["populate"] = {"reused": True, "episodes": held}
+            out["populate"] = {"reused": True, "episodes": held, "factor": factor}
         else:
             if held:
                 drop_schema(url, target)

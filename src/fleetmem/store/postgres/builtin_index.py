@@ -574,9 +574,9 @@ class BuiltinIndexMixin:
         is read the same way, long enough for the matches still wanted at the share seen.
         Once fewer do (a rare phrase of common tokens), only the rows whose ``pairs`` hold
         every adjacent pair of the phrase (migration 9, a GIN index) are checked, in windows
-        four times longer each time, until ``cap`` hold the phrase. (A query ordered and limited by row would be simpler, but PostgreSQL estimates
-        a term's rows in one scope from samples and, guessing few, reads and sorts all of
-        them.)"""
+        four times longer each time, until ``cap`` hold the phrase. (A query ordered and
+        limited by row would be simpler, but PostgreSQL estimates a term's rows in one scope
+        from samples and, guessing few, reads and sorts all of them.)"""
         lead = _rarest(phrase, token_docs)
         if not token_docs.get(lead):
             return {}
@@ -641,11 +641,11 @@ class BuiltinIndexMixin:
     ) -> tuple[list[tuple[int, int, float, float]], int]:
         """The rows of one scope from ``lowest`` to below ``below`` holding every token of
         ``phrase``, newest first, as :meth:`_holding_every_token` gives them, and how many
-        postings of the rarest token the range holds. Read from the
-        primary key alone (it carries the positions): the rarest token's postings in the
-        range, each other token's too when it is about as rare (:data:`_RANGE_READ` times at
-        most), else its postings of those rows, looked up by key (a common token's whole
-        range would be many times as long)."""
+        postings of the rarest token the range holds. All is read from the primary key alone
+        (it carries the positions): the rarest token's postings in the range, each other
+        token's too when it is about as rare (:data:`_RANGE_READ` times at most), else its
+        postings of those rows, looked up by key (a common token's whole range would be many
+        times as long)."""
         tokens = [lead, *sorted(set(phrase.tokens) - {lead})]
         near = [t for t in tokens if token_docs.get(t, 0) <= _RANGE_READ * token_docs[lead]]
         read = self.db.rows(
@@ -858,10 +858,12 @@ def _rarest(phrase: Phrase, token_docs: Mapping[str, int]) -> str:
 #: Above every row number (``erow`` is a bigint identity).
 _NO_ROW_ABOVE = 2**63 - 1
 #: Postings of a phrase's rarest token read whole first, to judge how often the rest of its
-#: tokens follow it (:meth:`BuiltinIndexMixin._phrase_rows`); when fewer than one row in
-#: ``_DENSE`` holds the phrase, it is looked for through the pairs' GIN index. At about one in
-#: eight, both ways took the same time on the 1,000,000-episode bench store (a row the index
-#: finds costs a heap read of ``builtin_fts`` and a check; a row read whole, index reads only).
+#: tokens follow it (:meth:`BuiltinIndexMixin._phrase_rows`); once fewer than one posting in
+#: ``_DENSE`` read so far holds the phrase, it is looked for through the pairs' GIN index.
+#: On the 1,000,000-episode bench store a row found through the index cost about 25-30 us
+#: (a heap read of ``builtin_fts``, then its tokens looked up), a posting read whole about
+#: 8 us with its other tokens, so the index pays below about one in four; one in eight
+#: leaves room for the estimate made on a first window of 512.
 _PROBE = 512
 _DENSE = 8
 #: A phrase's other token is read over a window's whole range when it is in at most this many
