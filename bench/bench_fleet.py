@@ -440,6 +440,18 @@ def _serve_pair(homes: Sequence[Path]) -> list[Daemon]:
     return daemons
 
 
+def _recall_through(
+    homes: Sequence[Path], queries: list[tuple[str, Any]], p: Plan
+) -> dict[str, Any]:
+    """:func:`_recall_pair` through a daemon serving each home, stopped afterwards."""
+    daemons = _serve_pair(homes)
+    try:
+        return _recall_pair(daemons, queries, p)
+    finally:
+        for d in daemons:
+            d.close()
+
+
 def recall_phase(tmp: Path, url: str | None, p: Plan) -> dict[str, Any]:
     """Phase 3: populate both stores, recall through two daemons on each."""
     from bench.populate import populate_bulk
@@ -465,12 +477,7 @@ def recall_phase(tmp: Path, url: str | None, p: Plan) -> dict[str, Any]:
             sum(f.stat().st_size for f in sqlite_home.glob("fleetmem.db*")) / 2**20, 1
         ),
     }
-    daemons = _serve_pair([sqlite_home, sqlite_home])
-    try:
-        out["sqlite"] |= _recall_pair(daemons, queries, p)
-    finally:
-        for d in daemons:
-            d.close()
+    out["sqlite"] |= _recall_through([sqlite_home, sqlite_home], queries, p)
     harness.progress(f"fleet: SQLite recall p95 {out['sqlite']['recall']['p95_ms']} ms")
     if url is None:
         out["postgresql"] = {"skipped": "no PostgreSQL server"}
@@ -488,12 +495,7 @@ def recall_phase(tmp: Path, url: str | None, p: Plan) -> dict[str, Any]:
             "populate": populated,
             "store_mib": round(schema_bytes(url, schema) / 2**20, 1),
         }
-        daemons = _serve_pair(homes)
-        try:
-            out["postgresql"] |= _recall_pair(daemons, queries, p)
-        finally:
-            for d in daemons:
-                d.close()
+        out["postgresql"] |= _recall_through(homes, queries, p)
         harness.progress(f"fleet: PostgreSQL recall p95 {out['postgresql']['recall']['p95_ms']} ms")
         out["postgresql_large"] = _large(url, schema, pg, homes, data, real, p, populated)
     return out
@@ -523,12 +525,7 @@ def _large(
         chunks += grown["chunks"]
         out["populate"] = grown
         out["store_mib"] = round(schema_bytes(url, schema) / 2**20, 1)
-        daemons = _serve_pair(homes)
-        try:
-            out |= _recall_pair(daemons, data.queries(2 * (p.warm + p.recalls)), p)
-        finally:
-            for d in daemons:
-                d.close()
+        out |= _recall_through(homes, data.queries(2 * (p.warm + p.recalls)), p)
     out["reached"] = reached
     if reached < p.large:
         pace = float(chunks[-1]["episodes_per_s"]) if chunks else 0.0
@@ -571,12 +568,9 @@ def _large_by_copies(url: str, schema: str, data: FleetData, p: Plan) -> dict[st
         homes = [Path(tempfile.mkdtemp(prefix="fleetmem-bench-large-")) for _ in range(2)]
         for home in homes:
             write_home(home, url=schema_url(url, target))
-        daemons = _serve_pair(homes)
         try:
-            out |= _recall_pair(daemons, data.queries(2 * (p.warm + p.recalls)), p)
+            out |= _recall_through(homes, data.queries(2 * (p.warm + p.recalls)), p)
         finally:
-            for d in daemons:
-                d.close()
             for home in homes:
                 shutil.rmtree(home, ignore_errors=True)
         out["reached"] = stored_episodes(url, target)
