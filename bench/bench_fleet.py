@@ -94,14 +94,12 @@ from bench.common import (
     write_result,
 )
 from bench.fleet_procs import (
-    PG_SCHEMA_ENV,
     Audit,
     Daemon,
     bench_schema,
     drop_schema,
     fresh_schema,
     schema_bytes,
-    schema_url,
     stored_episodes,
     write_home,
 )
@@ -553,11 +551,8 @@ def _large_by_copies(url: str, schema: str, data: FleetData, p: Plan) -> dict[st
             f"--large: {p.large:,} is not a multiple (2 or more) of the recall size"
             f" {p.recall_size:,}, so copies of the store cannot make it (use --large-by chunks)"
         )
-    kept = bool(os.environ.get(PG_SCHEMA_ENV))
-    target = f"{schema}_x{factor}" if kept else fresh_schema(url)[0]
-    out: dict[str, Any] = {"target": p.large, "by": "copies", "schema_kept": kept}
-    try:
-        held = stored_episodes(url, target)
+    with bench_schema(url, suffix=f"_x{factor}") as (target, target_url, held):
+        out: dict[str, Any] = {"target": p.large, "by": "copies", "schema_kept": held is not None}
         if held == p.large:
             out["populate"] = {"reused": True, "episodes": held, "factor": factor}
         else:
@@ -567,7 +562,7 @@ def _large_by_copies(url: str, schema: str, data: FleetData, p: Plan) -> dict[st
         out["store_mib"] = round(schema_bytes(url, target) / 2**20, 1)
         homes = [Path(tempfile.mkdtemp(prefix="fleetmem-bench-large-")) for _ in range(2)]
         for home in homes:
-            write_home(home, url=schema_url(url, target))
+            write_home(home, url=target_url)
         try:
             out |= _recall_through(homes, data.queries(2 * (p.warm + p.recalls)), p)
         finally:
@@ -577,9 +572,6 @@ def _large_by_copies(url: str, schema: str, data: FleetData, p: Plan) -> dict[st
         harness.progress(
             f"fleet: PostgreSQL recall p95 at {out['reached']:,} {out['recall']['p95_ms']} ms"
         )
-    finally:
-        if not kept:
-            drop_schema(url, target)
     return out
 
 

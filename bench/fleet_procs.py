@@ -175,12 +175,13 @@ PG_SCHEMA_ENV = "FLEETMEM_BENCH_PG_SCHEMA"
 
 
 @contextlib.contextmanager
-def bench_schema(base: str) -> Iterator[tuple[str, str, int | None]]:
+def bench_schema(base: str, suffix: str = "") -> Iterator[tuple[str, str, int | None]]:
     """The schema a benchmark measures on: (its name, a URL that uses it, the episodes it
-    holds already). ``$FLEETMEM_BENCH_PG_SCHEMA`` names one that is kept afterwards, with
-    what it holds; otherwise a fresh one, dropped afterwards (and None for its episodes)."""
+    holds already). ``$FLEETMEM_BENCH_PG_SCHEMA`` (plus ``suffix``) names one that is kept
+    afterwards, with what it holds; otherwise a fresh one, dropped afterwards (and None for
+    its episodes)."""
     kept = os.environ.get(PG_SCHEMA_ENV)
-    name, url = kept_schema(base, kept) if kept else fresh_schema(base)
+    name, url = kept_schema(base, kept + suffix) if kept else fresh_schema(base)
     try:
         yield name, url, stored_episodes(base, name) if kept else None
     finally:

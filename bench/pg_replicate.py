@@ -150,9 +150,10 @@ def _indexes(conn: psycopg.Connection[Any], schema: str, table: str) -> dict[str
     return {str(n): str(d) for n, d in rows}
 
 
-def _max(conn: psycopg.Connection[Any], schema: str, table: str, column: str) -> int:
-    row = conn.execute(f"SELECT coalesce(max({column}), 0) FROM {schema}.{table}").fetchone()
-    return int(row[0]) if row else 0
+def _of(conn: psycopg.Connection[Any], schema: str, table: str, aggregate: str) -> float:
+    """``aggregate`` (``max(erow)``) over ``table`` of ``schema``, 0 for no rows."""
+    row = conn.execute(f"SELECT coalesce({aggregate}, 0) FROM {schema}.{table}").fetchone()
+    return float(row[0]) if row else 0.0
 
 
 def replicate(
@@ -202,13 +203,14 @@ def replicate(
         for table in big:
             for name in _indexes(conn, target, table):
                 conn.execute(f"DROP INDEX {target}.{name}")
-        span = _max(conn, source, "runs", "ended_at") - min(
-            _min(conn, source, "runs", "started_at"), _min(conn, source, "episodes", "started_at")
+        span = _of(conn, source, "runs", "max(ended_at)") - min(
+            _of(conn, source, "runs", "min(started_at)"),
+            _of(conn, source, "episodes", "min(started_at)"),
         )
         offsets_base = {
-            "erow": _max(conn, source, "episodes", "erow") + 1,
-            "seq_runs": _max(conn, source, "runs", "seq") + 1,
-            "seq_vectors": _max(conn, source, "builtin_vectors", "seq") + 1,
+            "erow": int(_of(conn, source, "episodes", "max(erow)")) + 1,
+            "seq_runs": int(_of(conn, source, "runs", "max(seq)")) + 1,
+            "seq_vectors": int(_of(conn, source, "builtin_vectors", "max(seq)")) + 1,
         }
         for table in target_tables:
             if table in SKIPPED or table in MULTIPLIED or table not in source_tables:
@@ -257,16 +259,12 @@ def replicate(
                 seconds[f"index_{name}"] = time.perf_counter() - t0
                 say(f"replicate: {name} built")
         t0 = time.perf_counter()
-        for table, name, definition in foreign:
-            local = definition.replace(f" {target}.", " ")
-            conn.execute(f"SET search_path = {target}, public")
-            conn.execute(f"ALTER TABLE {target}.{table} ADD CONSTRAINT {name} {local}")
-            conn.execute("RESET search_path")
+        for table, name, definition in foreign:  # it names the referenced table's schema
+            conn.execute(f"ALTER TABLE {target}.{table} ADD CONSTRAINT {name} {definition}")
         seconds["foreign_keys"] = time.perf_counter() - t0
         _identities(conn, target)
         t0 = time.perf_counter()
         say("replicate: VACUUM ANALYZE")
-        conn.execute(f"SET search_path = {target}, public")
         for table in target_tables:
             conn.execute(f"VACUUM ANALYZE {target}.{table}")
         seconds["vacuum_analyze"] = time.perf_counter() - t0
@@ -283,11 +281,6 @@ def replicate(
     }
 
 
-def _min(conn: psycopg.Connection[Any], schema: str, table: str, column: str) -> float:
-    row = conn.execute(f"SELECT coalesce(min({column}), 0) FROM {schema}.{table}").fetchone()
-    return float(row[0]) if row else 0.0
-
-
 def _identities(conn: psycopg.Connection[Any], schema: str) -> None:
     """Every identity column's sequence moved past the rows loaded with explicit values."""
     rows = conn.execute(
@@ -296,7 +289,7 @@ def _identities(conn: psycopg.Connection[Any], schema: str) -> None:
         (schema,),
     ).fetchall()
     for table, column in rows:
-        top = _max(conn, schema, str(table), str(column))
+        top = int(_of(conn, schema, str(table), f"max({column})"))
         if top > 0:
             conn.execute(
                 "SELECT setval(pg_get_serial_sequence(%s, %s), %s)",
