@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 #: What a secret is replaced by. A value that already starts with it was redacted before and
@@ -119,7 +119,7 @@ def trim_end(text: str, start: int, end: int) -> int:
 
 
 def regex_finder(
-    pattern: re.Pattern[str] | tuple[re.Pattern[str], re.Pattern[str]],
+    pattern: LazyPattern | tuple[LazyPattern, LazyPattern],
     groups: tuple[str, ...] = ("s",),
     check: Callable[[str], bool] | None = None,
     overlapping: bool = False,
@@ -149,7 +149,8 @@ def regex_finder(
     """
     refused = frozenset(left)
 
-    def matches(subject: str, compiled: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    def matches(subject: str, lazy: LazyPattern) -> Iterator[re.Match[str]]:
+        compiled = lazy.compiled
         if not overlapping and not refused:
             yield from compiled.finditer(subject)
             return
@@ -190,18 +191,80 @@ def regex_finder(
     return find
 
 
-def rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    """Compile with ASCII and VERBOSE semantics.
+class LazyPattern:
+    """A pattern compiled the first time it is used.
+
+    The rule modules hold a few hundred patterns, and most texts trigger none of them (the
+    prefilter skips a rule whose literals are absent), so compiling them all when the
+    redactor is imported cost every process about 20 ms before it redacted anything: every
+    agent hook and every command. Each method compiles once, then hands over to `re`.
+    """
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int) -> None:
+        self._source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
+
+    @property
+    def pattern(self) -> str:
+        return self._source
+
+    @property
+    def groupindex(self) -> Mapping[str, int]:
+        return self.compiled.groupindex
+
+    def search(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match[str] | None:
+        compiled = self.compiled
+        return compiled.search(text, pos) if endpos is None else compiled.search(text, pos, endpos)
+
+    def match(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match[str] | None:
+        compiled = self.compiled
+        return compiled.match(text, pos) if endpos is None else compiled.match(text, pos, endpos)
+
+    def fullmatch(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match[str] | None:
+        compiled = self.compiled
+        return (
+            compiled.fullmatch(text, pos)
+            if endpos is None
+            else compiled.fullmatch(text, pos, endpos)
+        )
+
+    def finditer(
+        self, text: str, pos: int = 0, endpos: int | None = None
+    ) -> Iterator[re.Match[str]]:
+        compiled = self.compiled
+        return (
+            compiled.finditer(text, pos) if endpos is None else compiled.finditer(text, pos, endpos)
+        )
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], text: str, count: int = 0) -> str:
+        return self.compiled.sub(repl, text, count)
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self._source!r}, {self._flags!r})"
+
+
+def rx(pattern: str, flags: int = 0) -> LazyPattern:
+    """Compile with ASCII and VERBOSE semantics, on first use (:class:`LazyPattern`).
 
     re.ASCII everywhere: \\s, \\b and IGNORECASE then mean exactly what the prefilter (ASCII
     lowercase literals) assumes; under Unicode folding "ſ" would match "s" and the prefilter
     could skip a rule the regex would have fired.
     """
-    return re.compile(pattern, flags | re.ASCII | re.VERBOSE)
+    return LazyPattern(pattern, flags | re.ASCII | re.VERBOSE)
 
 
-def rx_folded(pattern: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """A case-insensitive rule written in lowercase: (for lowered text, IGNORECASE twin)."""
+def rx_folded(pattern: str) -> tuple[LazyPattern, LazyPattern]:
+    """A case-insensitive rule written in lowercase: (for lowered text, IGNORECASE twin).
+    The twin is compiled only if a text ever needs it (see :data:`Finder`)."""
     return rx(pattern), rx(pattern, re.IGNORECASE)
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 
 from fleetmem.core.redact_base import (
+    LazyPattern,
     Rule,
     Span,
     has_digit,
@@ -140,9 +141,7 @@ _NETRC_RE = rx(
 )
 
 
-def _line_option_spans(
-    text: str, anchor: re.Pattern[str], option: re.Pattern[str]
-) -> Iterator[Span]:
+def _line_option_spans(text: str, anchor: re.Pattern[str], option: LazyPattern) -> Iterator[Span]:
     """Spans of ``option`` values on the lines (command lines) where ``anchor`` occurs."""
     pos = 0
     while (found := anchor.search(text, pos)) is not None:

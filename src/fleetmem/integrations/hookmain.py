@@ -23,7 +23,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fleetmem import metrics
+from fleetmem import dataclass_cache, metrics
 from fleetmem.core import strictjson
 
 if TYPE_CHECKING:
@@ -467,7 +467,9 @@ def main(argv: Sequence[str], *, home: str | None = None) -> int:
     except OSError as exc:  # Claude Code stopped listening; still exit 0
         log.warning("hook.answer_lost error=%s", type(exc).__name__)
     watchdog.cancel()
-    # The store is closed; skip the interpreter's teardown of the libraries it loaded.
+    # The store is closed; skip the interpreter's teardown of the libraries it loaded (and
+    # so its exit handlers: the one that keeps newly compiled dataclass methods runs here).
+    dataclass_cache.save()
     logging.shutdown()
     sys.stderr.flush()
     os._exit(0)
