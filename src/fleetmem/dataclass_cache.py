@@ -39,7 +39,7 @@ from typing import Any
 #: Turns the cache off when set to "0".
 ENV = "FLEETMEM_DATACLASS_CACHE"
 #: What marks a file as this module's (a foreign or truncated file is not loaded).
-HEADER = b"fleetmem-dataclass-code-1\n"
+HEADER = b"fleetmem-dataclass-code-2\n"
 #: A file larger than this is not read (nothing fleetmem writes comes near it).
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
@@ -110,7 +110,9 @@ def _code(folder: Path, module: str, source: str) -> CodeType:
         _used.setdefault(module, set()).add(source)
         code = table.get(source)
     if code is None:
-        code = compile(source, "<string>", "exec")
+        # dont_inherit: this module's `from __future__ import annotations` must not turn the
+        # generated methods' annotations into strings, as dataclasses' own exec would not.
+        code = compile(source, "<string>", "exec", dont_inherit=True)
         with _lock:
             table[source] = code
             _dirty.add(module)
