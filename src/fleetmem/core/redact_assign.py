@@ -381,10 +381,9 @@ def _assignments(text: str, lowered: str | None) -> list[tuple[int, int, str, bo
 
 
 _UNSEEN = ""
-_REST = _ANY_KEY_RE.groupindex["rest"]
-_BARE = _ANY_KEY_RE.groupindex["bare"]
-_CLI = _ANY_KEY_RE.groupindex["cli"]
-_TAIL = _ANY_KEY_RE.groupindex["tail"]
+# Groups by name: reading their numbers here would compile the pattern at import, which the
+# prefilter spares most processes (see LazyPattern).
+_REST, _BARE, _CLI, _TAIL = "rest", "bare", "cli", "tail"
 
 
 def _verdict(
