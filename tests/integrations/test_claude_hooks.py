@@ -271,23 +271,84 @@ def test_a_failure_seen_by_the_failure_hook_makes_the_session_failed(
     assert (record["outcome"], record["reason"]) == expected
 
 
+def _live_files(app: App, timeout: float = 30.0) -> tuple[str, ...]:
+    """The session's run's files once its presence has any (a first edit's heartbeat is
+    sent by a detached process, after the hook answered)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        [live] = app.runs.live_runs(REPO_KEY)
+        if live.files or time.monotonic() > deadline:
+            return live.files
+        time.sleep(0.05)
+
+
 def test_post_tool_use_reports_edits_as_presence(world: World, open_app: Callable[[], App]) -> None:
     world.config("[agent.claude-code]\n")
     session = Session(world)
     session.hook("SessionStart", session.payload("session_start"))
+    app = open_app()
     proc, _ = session.hook("PostToolUse", session.payload("post_tool_use_edit"))
     assert (proc.returncode, proc.stdout) == (0, b"")
+    assert _live_files(app) == ("app.py",)
     session.hook("PostToolUse", session.payload("post_tool_use_bash"))
     session.hook("PostToolUse", session.payload("post_tool_use_edit"))  # the same file again
-    app = open_app()
     [live] = app.runs.live_runs(REPO_KEY)
     assert live.files == ("app.py",)
-    # The command and the second edit were noted without opening the store.
+    # No hook opened the store: the command and the second edit were noted, and the first
+    # edit's heartbeat went to a detached process of its own, which logged it.
     log = (world.home / "logs" / "hooks.log").read_text(encoding="utf-8")
     assert log.count("hook.done event=PostToolUse") == 3
-    assert log.count("event=PostToolUse ms=") - log.count("fast=1") == 1
+    assert log.count("event=PostToolUse ms=") == log.count("fast=1") == 3
+    assert log.count("heartbeat=deferred") == 1
+    assert log.count("hook.heartbeat run=" + session.run_id()) == 1
     events = [json.loads(line) for line in _events_file(world, session).read_text().splitlines()]
     assert [e["type"] for e in events] == ["edit", "command", "edit"]
+
+
+def test_a_deferred_heartbeat_that_cannot_be_sent_is_logged_and_never_raises(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fleetmem.integrations import hook_heartbeat, hookmain
+    from fleetmem.integrations.hookstate import StateFiles
+
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    edit = json.loads(session.payload("post_tool_use_edit"))
+    log_file = world.home / "logs" / "hooks.log"
+    # A request that is not JSON: logged by the detached process, which exits 0 silently.
+    proc = subprocess.run(
+        [sys.executable, "-m", "fleetmem.integrations.hook_heartbeat"],
+        input=b"{not json", capture_output=True, env=env_for(world.home), timeout=60,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    assert "hook.heartbeat_failed error=JSONDecodeError" in log_file.read_text()
+    # The session ended meanwhile: nothing to tell, nothing built.
+    StateFiles(world.home, "claude-code").remove(session.id)
+    request = {"integration": "claude-code", "agent": None, "session_id": session.id,
+               "path": edit["tool_input"]["file_path"]}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "fleetmem.integrations.hook_heartbeat"],
+        input=json.dumps(request).encode(), capture_output=True, env=env_for(world.home),
+        timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0
+    assert "hook.heartbeat_skipped reason=no_session" in log_file.read_text()
+    # No process to be had: the hook heartbeats in its own process, as before.
+    session2 = Session(world)
+    session2.hook("SessionStart", session2.payload("session_start"))
+
+    def no_process(*args: object) -> None:
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(hook_heartbeat, "spawn", no_process)
+    payload = json.loads(session2.payload("post_tool_use_edit"))
+    assert (
+        hookmain._noted_without_the_store(
+            world.home, "claude-code", "PostToolUse", payload, defer=True
+        )
+        is False
+    )
 
 
 def test_session_end_closes_the_run_from_the_transcript(

@@ -439,14 +439,16 @@ class ClaudeHooks:
         if path is not None:
             if not failed:
                 self.states.append_event(state.session_id, {"type": "edit", "path": path})
-                self._heartbeat(state, path)
+                self.heartbeat_edit(state, path)
         elif command is not None:
             self.states.append_event(
                 state.session_id, {"type": "command", "command": command, "failed": failed}
             )
         return ""
 
-    def _heartbeat(self, state: SessionState, path: str) -> None:
+    def heartbeat_edit(self, state: SessionState, path: str) -> None:
+        """Tell the run's presence of an edit of ``path`` (repository files only), and mark
+        the file fresh in the session's state once the run has heard of it."""
         absolute = path if os.path.isabs(path) else os.path.join(state.cwd, path)
         files = [absolute] if state.root and absolute.startswith(state.root + "/") else []
         try:

@@ -71,7 +71,8 @@ def hooks_log_handler(home: Path) -> logging.Handler:
     return handler
 
 
-def _log_to_file(home: Path) -> None:
+def log_to_file(home: Path) -> None:
+    """Send this process's fleetmem log lines to ``home/logs/hooks.log`` only."""
     handler = hooks_log_handler(home)
     root = logging.getLogger("fleetmem")
     root.handlers[:] = [handler]
@@ -126,7 +127,7 @@ def run_hook(
     try:
         fleetmem_home = _home(home, env)
         if own_process:
-            _log_to_file(fleetmem_home)
+            log_to_file(fleetmem_home)
         integration, event, agent = _parse(argv)
         if integration not in INTEGRATIONS:
             known = ", ".join(INTEGRATIONS)
@@ -150,20 +151,24 @@ def run_hook(
             return 0, ""  # most prompts and tool uses: nothing to do, no store opened
         if own_process and event == "UserPromptSubmit" and _asks_to_remember(payload):
             _fallback[:] = [_not_stored(payload, "fleetmem did not answer in time")]
-        if _noted_without_the_store(fleetmem_home, integration, event, payload):
+        noted = _noted_without_the_store(
+            fleetmem_home, integration, event, payload, defer=own_process, agent=agent
+        )
+        if noted:
             log.info(
-                "hook.done event=%s ms=%d fast=1%s",
+                "hook.done event=%s ms=%d fast=1%s%s",
                 event,
                 (time.monotonic() - started) * 1000,
+                " heartbeat=deferred" if noted == DEFERRED else "",
                 "" if own_process else " relay=1",
             )
             return 0, ""
-        hooks_class = _hooks_class(integration)
+        hooks_type = hooks_class(integration)
         if own_process:
             from fleetmem.service.bootstrap import build
 
             app = build(fleetmem_home, env)
-        hooks = hooks_class(
+        hooks = hooks_type(
             shared_app if app is None else app,
             agent=agent or env.get(AGENT_ENV) or integration,
             environ=env,
@@ -307,7 +312,7 @@ def _not_stored(payload: Mapping[str, object], reason: str) -> str:
     )
 
 
-def _hooks_class(integration: str) -> Any:
+def hooks_class(integration: str) -> Any:
     if integration == "codex":
         from fleetmem.integrations.codex_hooks import CodexHooks
 
@@ -317,12 +322,27 @@ def _hooks_class(integration: str) -> Any:
     return ClaudeHooks
 
 
+#: What :func:`_noted_without_the_store` answers when it left the heartbeat to a process of
+#: its own.
+DEFERRED = "deferred"
+
+
 def _noted_without_the_store(
-    home: Path, integration: str, event: str, payload: Mapping[str, object]
-) -> bool:
+    home: Path,
+    integration: str,
+    event: str,
+    payload: Mapping[str, object],
+    *,
+    defer: bool = False,
+    agent: str | None = None,
+) -> bool | str:
     """The PostToolUse hot path: a command, or an edit of a file heartbeated moments ago, in
     a session whose run is open, is only appended to the session's event file (SessionEnd
-    reads it); nothing is imported beyond the standard library and no store is opened."""
+    reads it); nothing is imported beyond the standard library and no store is opened.
+
+    With ``defer`` (the hook's own process), the first edit of a file is noted the same way
+    and its heartbeat left to a detached process (:mod:`fleetmem.integrations.hook_heartbeat`),
+    so the agent does not wait for the application to be built: :data:`DEFERRED`."""
     if event not in ("PostToolUse", "PostToolUseFailure"):
         return False
     from fleetmem.integrations.adapters.claude_code import command_of, edit_path
@@ -343,7 +363,17 @@ def _noted_without_the_store(
             return True  # a failed edit changed nothing; the full path would skip it too
         last = state.heartbeats.get(path)
         if last is None or time.time() - last > HEARTBEAT_FRESH_S:
-            return False  # the run's presence must hear of this file
+            if not defer:
+                return False  # the run's presence must hear of this file
+            from fleetmem.integrations import hook_heartbeat
+
+            try:
+                hook_heartbeat.spawn(home, integration, agent, sid, path)
+            except OSError as exc:  # no process to be had: heartbeat here, as before
+                log.info("hook.heartbeat_not_deferred error=%s", type(exc).__name__)
+                return False
+            states.append_event(sid, {"type": "edit", "path": path})
+            return DEFERRED
         states.append_event(sid, {"type": "edit", "path": path})
         return True
     command = command_of(tool, tool_input)
