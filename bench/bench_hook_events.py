@@ -150,9 +150,10 @@ def session_home(
     return home, repo
 
 
-def _wait_for_detached(home: Path, timeout_s: float = 120.0) -> None:
+def _wait_for_detached(home: Path, timeout_s: float = 120.0, poll_s: float = 0.2) -> None:
     """Wait until no process started with this ``FLEETMEM_HOME`` is left (a SessionEnd's
-    detached recorder, the `fleetmem jobs` it starts), the daemon aside."""
+    detached recorder, the `fleetmem jobs` it starts, a deferred heartbeat), the daemon
+    aside."""
     needle = f"FLEETMEM_HOME={home}".encode()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -170,7 +171,7 @@ def _wait_for_detached(home: Path, timeout_s: float = 120.0) -> None:
                 break
         if not busy:
             return
-        time.sleep(0.2)
+        time.sleep(poll_s)
 
 
 def _run_mode(runs: int, with_daemon: bool, integration: str, embedder: bool) -> dict[str, Any]:
@@ -248,7 +249,16 @@ def _time_events(
                 continue  # Codex's PostToolUse hook is installed for Bash only
             if codex and event == "PostToolUseFailure":
                 continue  # not an event Codex has
+            began = time.perf_counter()
             cases.setdefault(name, []).append(hook(event, payload, env, repo))
+            if name == "PostToolUse edit new":
+                # Without a daemon the hook leaves the file's heartbeat to a detached
+                # process: timed until the run's presence has it, and waited for, as the
+                # agent's next tool call comes after a model turn.
+                _wait_for_detached(home, poll_s=0.005)
+                cases.setdefault("presence hears of the new file (background)", []).append(
+                    time.perf_counter() - began
+                )
         fresh = {**common, "session_id": str(uuid.uuid4()), "hook_event_name": "SessionStart"}
         cases.setdefault("SessionStart", []).append(hook("SessionStart", fresh, env, repo))
         started.append(fresh)
