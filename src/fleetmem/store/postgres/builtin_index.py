@@ -693,8 +693,8 @@ class BuiltinIndexMixin:
         for scope, erows in by_scope.items():
             found += self.db.rows(
                 "SELECT lexeme, erow, doc_len, started_at, n_main, positions FROM builtin_postings"
-                " WHERE lexeme = ANY(%s) AND scope_id = %s AND erow = ANY(%s)",
-                (list(tokens), scope, erows),
+                " WHERE lexeme = ANY(%s) AND scope_id = %s AND erow = ANY(%s::bigint[])",
+                (list(tokens), scope, _bigint_array(erows)),
             )
         return found
 
@@ -810,26 +810,58 @@ def _checked(
     """The rows of ``postings`` ((term, row, document length, start, count in the text or
     summary, positions) rows) that hold every one of ``tokens`` (the rarest first), newest
     first: (row, document length, start, the phrase's weighted frequency there, 0 when its
-    tokens are never adjacent)."""
+    tokens are never adjacent).
+
+    The frequency is :func:`text_index.frequency`'s, computed inline: a dense phrase checks
+    tens of thousands of rows here, and building its arguments per row cost more than the
+    check (about 6 us a row of 11 on the 1,000,000-episode bench store)."""
     by_token: dict[str, dict[int, tuple[Any, ...]]] = {t: {} for t in tokens}
     for row in postings:
-        by_token[row[0]][int(row[1])] = row
-    lead, others = by_token[tokens[0]], [by_token[t] for t in tokens[1:]]
-    unpack = text_index.unpack_positions
+        by_token[row[0]][row[1]] = row
+    lead = by_token[tokens[0]]
+    others = [by_token[t] for t in tokens[1:]]
+    # The phrase's tokens in order, each with its distance from the first.
+    placed = list(enumerate(by_token[t] for t in phrase.tokens))
+    first = placed[0][1]
+    weight = fts5.CONTEXT_WEIGHT
     found = []
     for erow in sorted(lead, reverse=True):
-        held = [lead[erow], *(o.get(erow) for o in others)]
-        if None in held:
-            continue
-        mains: dict[str, int] = {}
-        positions: dict[str, tuple[int, ...]] = {}
-        for token, posting in zip(tokens, held, strict=True):
-            assert posting is not None
-            mains[token] = int(posting[4])
-            positions[token] = unpack(bytes(posting[5]))
-        f = text_index.frequency(phrase, positions, mains, fts5.CONTEXT_WEIGHT)
-        found.append((erow, int(lead[erow][2]), float(lead[erow][3]), f))
+        for other in others:
+            if erow not in other:
+                break
+        else:
+            found.append(_frequency_at(erow, lead[erow], first[erow], placed, weight))
     return found
+
+
+def _frequency_at(
+    erow: int,
+    row: tuple[Any, ...],
+    head: tuple[Any, ...],
+    placed: Sequence[tuple[int, Mapping[int, tuple[Any, ...]]]],
+    weight: float,
+) -> tuple[int, int, float, float]:
+    """One row of :func:`_checked`: ``row`` is its rarest token's posting, ``head`` the
+    phrase's first token's."""
+    unpack = text_index.unpack_positions
+    at_first = unpack(head[5])
+    # The starts whose every later token is in place (most rows hold none, and say so after
+    # the first intersection).
+    starts = set(at_first)
+    for k, rows in placed[1:]:
+        starts.intersection_update([p - k for p in unpack(rows[erow][5])])
+        if not starts:
+            return (erow, int(row[2]), float(row[3]), 0.0)
+    main = head[4]
+    f = sum(1.0 if i < main else weight for i, at in enumerate(at_first) if at in starts)
+    return (erow, int(row[2]), float(row[3]), f)
+
+
+def _bigint_array(values: Sequence[int]) -> str:
+    """``values`` as a PostgreSQL array literal. A dense phrase looks up the postings of
+    thousands of rows at once, and psycopg adapts a list element by element (a pattern
+    match each: 16,000 rows cost about 10 ms), where this is one join."""
+    return "{" + ",".join(map(str, map(int, values))) + "}"
 
 
 def _rarest(phrase: Phrase, token_docs: Mapping[str, int]) -> str:

@@ -179,7 +179,14 @@ def pack_positions(positions: Sequence[int]) -> bytes:
 
 def unpack_positions(packed: bytes) -> tuple[int, ...]:
     """The positions :func:`pack_positions` stored."""
-    return struct.unpack(f">{len(packed) // 2}h", packed)
+    count = len(packed) // 2
+    if count < len(_UNPACK):  # most postings hold a few positions: a format made once
+        return _UNPACK[count](packed)
+    return struct.unpack(f">{count}h", packed)
+
+
+#: Unpackers of 0 to 31 positions (a phrase checks tens of thousands of postings).
+_UNPACK = [struct.Struct(f">{n}h").unpack for n in range(32)]
 
 
 def columns_of(
