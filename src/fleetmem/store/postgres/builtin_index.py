@@ -497,6 +497,7 @@ class BuiltinIndexMixin:
                 " SELECT erow, lexeme, n_main, n_context, doc_len, started_at FROM p"
                 " WHERE erow >= (SELECT min(erow) FROM cand)",
                 {"lexemes": singles, "scopes": unique, "cap": cap},
+                binary=True,
             )
         held = {int(r[0]) for r in rows}
         floor = min(held) if len(held) >= cap else 0
@@ -650,6 +651,7 @@ class BuiltinIndexMixin:
             "SELECT lexeme, erow, doc_len, started_at, n_main, positions FROM builtin_postings"
             " WHERE lexeme = ANY(%s) AND scope_id = %s AND erow >= %s AND erow < %s",
             (near, scope_id, lowest, below),
+            binary=True,
         )
         common = [t for t in tokens if t not in near]
         lead_rows = [(scope_id, int(r[1])) for r in read if r[0] == lead]
@@ -695,6 +697,7 @@ class BuiltinIndexMixin:
                 "SELECT lexeme, erow, doc_len, started_at, n_main, positions FROM builtin_postings"
                 " WHERE lexeme = ANY(%s) AND scope_id = %s AND erow = ANY(%s::bigint[])",
                 (list(tokens), scope, _bigint_array(erows)),
+                binary=True,
             )
         return found
 

@@ -233,9 +233,12 @@ class PgDatabase:
             yield conn
 
     # ---- statements ---------------------------------------------------------------------
-    def rows(self, sql: str, params: Params = ()) -> list[Row]:
+    def rows(self, sql: str, params: Params = (), *, binary: bool = False) -> list[Row]:
+        """The statement's rows. ``binary`` has PostgreSQL send them in its binary format:
+        the same Python values, read faster when there are tens of thousands (postings:
+        about a third less time than parsing their text, bytea's hex above all)."""
         with self.connection() as conn:
-            return list(conn.execute(sql, params).fetchall())
+            return list(conn.execute(sql, params, binary=binary).fetchall())
 
     def row(self, sql: str, params: Params = ()) -> Row | None:
         with self.connection() as conn:
