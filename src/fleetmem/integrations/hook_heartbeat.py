@@ -16,12 +16,13 @@ nothing is deferred.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ from typing import Any
 BUDGET_S = 20.0
 #: The largest request it reads on stdin (a path and names).
 MAX_REQUEST_BYTES = 64 * 1024
+
+log = logging.getLogger("fleetmem.hooks")
 
 
 def spawn(home: Path, integration: str, agent: str | None, session_id: str, path: str) -> None:
@@ -58,7 +61,6 @@ def heartbeat(request: Mapping[str, Any], environ: Mapping[str, str]) -> None:
     from fleetmem.integrations.hookstate import StateFiles
     from fleetmem.service.bootstrap import build
 
-    log = _log()
     started = time.monotonic()
     integration = str(request["integration"])
     sid, path = str(request["session_id"]), str(request["path"])
@@ -81,13 +83,7 @@ def heartbeat(request: Mapping[str, Any], environ: Mapping[str, str]) -> None:
     )
 
 
-def _log() -> Any:
-    import logging
-
-    return logging.getLogger("fleetmem.hooks")
-
-
-def main(argv: Sequence[str] = ()) -> int:
+def main() -> int:
     """The detached process: never prints, always exits 0, logs to ``logs/hooks.log``."""
     from fleetmem.homedir import default_home
     from fleetmem.integrations.hookmain import log_to_file
@@ -100,7 +96,7 @@ def main(argv: Sequence[str] = ()) -> int:
         request = json.loads(sys.stdin.buffer.read(MAX_REQUEST_BYTES))
         heartbeat(request, os.environ)
     except BaseException as exc:  # fail quietly: the edit is noted for SessionEnd anyway
-        _log().warning("hook.heartbeat_failed error=%s: %s", type(exc).__name__, str(exc)[:300])
+        log.warning("hook.heartbeat_failed error=%s: %s", type(exc).__name__, str(exc)[:300])
     return 0
 
 
