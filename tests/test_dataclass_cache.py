@@ -228,3 +228,37 @@ def test_a_hook_process_keeps_what_it_compiled(tmp_path: Path) -> None:
     kept = {p.name for p in folder.glob("*.marshal")}
     assert "fleetmem.service.bootstrap.marshal" in kept
     assert "fleetmem.config.settings.marshal" in kept
+
+
+def test_a_module_name_that_cannot_name_a_file_is_compiled_and_never_written(
+    tmp_path: Path,
+) -> None:
+    cache_home = tmp_path / "cache"
+    code = textwrap.dedent(
+        """
+        import fleetmem.dataclass_cache as cache
+        source = (
+            "from dataclasses import dataclass\\n"
+            "@dataclass(frozen=True)\\n"
+            "class Odd:\\n"
+            "    x: int = 1\\n"
+        )
+        for name in ("../escape", "a/b", "a\\\\b", "x" * 300, ""):
+            namespace = {"__name__": name}
+            exec(source, namespace)
+            assert namespace["Odd"](2).x == 2 and namespace["Odd"]() == namespace["Odd"](1)
+        cache.save()
+        print("ok")
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.pop("FLEETMEM_DATACLASS_CACHE", None)
+    env.update({"XDG_CACHE_HOME": str(cache_home), "PYTHONPATH": str(ROOT / "src")})
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert (proc.returncode, proc.stdout.strip()) == (0, "ok"), proc.stderr
+    written = sorted(p.name for p in tmp_path.rglob("*.marshal"))
+    assert all(not name.startswith(("..", "escape", "x" * 50)) for name in written)
+    assert not (cache_home / "fleetmem" / "escape.marshal").exists()
+    assert not (tmp_path / "escape.marshal").exists()

@@ -97,9 +97,19 @@ def _exec(source: Any, globals_: Any = None, locals_: Any = None) -> None:
     folder = _where() if isinstance(source, str) else None
     if folder is not None and isinstance(globals_, dict):
         module = globals_.get("__name__")
-        if isinstance(module, str) and module and "/" not in module and module[0] != ".":
+        if isinstance(module, str) and _file_safe(module):
             source = _code(folder, module, source)
     builtins.exec(source, globals_, locals_)
+
+
+def _file_safe(module: str) -> bool:
+    """Whether a module's name can name its file (a dotted name; nothing that climbs out of
+    the folder or is too long for a file name)."""
+    return (
+        0 < len(module) <= 200
+        and module[0] != "."
+        and not any(sep in module for sep in ("/", "\\", "\0"))
+    )
 
 
 def _code(folder: Path, module: str, source: str) -> CodeType:
