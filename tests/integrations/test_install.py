@@ -338,3 +338,34 @@ def test_the_docs_claude_code_recipes_match_what_install_writes(world: World) ->
     state = json.loads((user / ".claude.json").read_text())
     added = state["projects"][str(world.repo)]["mcpServers"]["fleetmem"]
     assert {k: v for k, v in added.items() if v != {}} == installed
+
+
+def test_install_keeps_the_hooks_compiled_dataclass_methods(world: World) -> None:
+    """The first session's hooks then read the methods the install compiled
+    (fleetmem.dataclass_cache) instead of compiling them."""
+    import subprocess
+
+    from fleetmem.dataclass_cache import cache_folder, read_table
+    from tests.surfaces.cli_helpers import env_for
+
+    cache_home = world.tmp / "cache"
+    env = env_for(world.home, HOME=str(world.tmp), XDG_CACHE_HOME=str(cache_home))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    for integration in ("claude-code", "codex"):
+        subprocess.run(
+            [FLEETMEM, "install", integration, "--json"], env=env, cwd=world.repo,
+            capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+    folder = cache_folder({"XDG_CACHE_HOME": str(cache_home)})
+    kept = {p.stem for p in folder.glob("*.marshal")}
+    # Modules only the hooks load (the install itself never defines their classes).
+    for module in ("fleetmem.integrations.hookstate", "fleetmem.integrations.attach"):
+        assert module in kept and read_table(folder / f"{module}.marshal")
+    # Where Python may not write bytecode, nothing is kept.
+    quiet = world.tmp / "quiet-cache"
+    env.update({"XDG_CACHE_HOME": str(quiet), "PYTHONDONTWRITEBYTECODE": "1"})
+    subprocess.run(
+        [FLEETMEM, "install", "claude-code", "--json"], env=env, cwd=world.repo,
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert not quiet.exists()
