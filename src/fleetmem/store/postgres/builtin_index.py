@@ -815,9 +815,13 @@ def _checked(
     first: (row, document length, start, the phrase's weighted frequency there, 0 when its
     tokens are never adjacent).
 
-    The frequency is :func:`text_index.frequency`'s, computed inline: a dense phrase checks
-    tens of thousands of rows here, and building its arguments per row cost more than the
-    check (about 6 us a row of 11 on the 1,000,000-episode bench store)."""
+    The frequency is FTS5's: the sum over columns of the column's weight times the phrase's
+    hits in it. A hit starting at one of the first token's positions in the text or summary
+    (its first ``n_main``, which come first) weighs 1, one in the context
+    ``fts5.CONTEXT_WEIGHT``. It is computed inline, row by row (:func:`_frequency_at`): a
+    dense phrase checks tens of thousands of rows here, and building a function's arguments
+    per row cost more than the check (about 6 us a row of 11 on the 1,000,000-episode bench
+    store)."""
     by_token: dict[str, dict[int, tuple[Any, ...]]] = {t: {} for t in tokens}
     for row in postings:
         by_token[row[0]][row[1]] = row

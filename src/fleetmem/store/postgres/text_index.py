@@ -24,7 +24,7 @@ PostgreSQL keeps well:
 - **Score.** FTS5's bm25() formula (k1 = 1.2, b = 0.75, its IDF clamped at 1e-6:
   :func:`bm25_norm`, :func:`bm25_term`), computed here from the postings' counts
   (:func:`posting_frequency`) and, for a phrase of several tokens, from positions
-  (:func:`frequency`), with the same arithmetic.
+  (``builtin_index._checked``), with the same arithmetic.
 
 Known differences from FTS5 (docs/postgres.md measures them): positions are kept from 1 to
 16,383 and at most 256 per term (the bounds of the ``tsvector`` this index was first built
@@ -222,31 +222,10 @@ def idf(total: int, containing: int) -> float:
     return max(1e-6, math.log((total - containing + 0.5) / (containing + 0.5)))
 
 
-def frequency(
-    phrase: Phrase,
-    positions: Mapping[str, Sequence[int]],
-    mains: Mapping[str, int],
-    context_weight: float,
-) -> float:
-    """The phrase's weighted hit count in one document (FTS5: the sum over columns of the
-    column's weight times the phrase's hits in it), from each token's stored positions,
-    ascending, and how many of them (``mains``) are in the text or summary, which come
-    first: a hit starting at one of those weighs 1, one in the context ``context_weight``."""
-    first = positions.get(phrase.tokens[0], ())
-    # The starts whose every later token is in place, as set intersections (most rows
-    # checked hold no hit, and say so after the first one).
-    starts = set(first)
-    for k, token in enumerate(phrase.tokens[1:]):
-        starts &= {p - k - 1 for p in positions.get(token, ())}
-        if not starts:
-            return 0.0
-    main = mains.get(phrase.tokens[0], 0)
-    return sum(1.0 if i < main else context_weight for i, at in enumerate(first) if at in starts)
-
-
 def posting_frequency(main: int, context: int, context_weight: float) -> float:
-    """A one-token phrase's :func:`frequency` from its posting's counts (the same sum: the
-    text's and summary's positions weigh 1, then the context's ``context_weight`` each)."""
+    """A one-token phrase's weighted count in a document, from its posting's counts (FTS5's
+    sum over columns: the text's and summary's positions weigh 1, then the context's
+    ``context_weight`` each)."""
     return sum(
         itertools.chain(itertools.repeat(1.0, main), itertools.repeat(context_weight, context))
     )
