@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import builtins
 import contextlib
+import functools
 import marshal
 import os
 import sys
@@ -45,8 +46,6 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 
 _lock = threading.Lock()
 _installed = False
-#: Where the files are: found when the first dataclass is defined (None: nowhere usable).
-_folder: list[Path | None] = []
 #: module -> {source: code}: what its file held, then what this process compiled.
 _tables: dict[str, dict[str, CodeType]] = {}
 #: module -> the sources it used in this process.
@@ -84,13 +83,13 @@ def read_table(path: Path) -> dict[str, CodeType]:
     return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, CodeType)}
 
 
+@functools.cache
 def _where() -> Path | None:
-    if not _folder:
-        try:
-            _folder.append(cache_folder())
-        except Exception:  # no home directory: classes compile as usual
-            _folder.append(None)
-    return _folder[0]
+    """Where the files are: found when the first dataclass is defined (None: nowhere)."""
+    try:
+        return cache_folder()
+    except Exception:  # no home directory: classes compile as usual
+        return None
 
 
 def _exec(source: Any, globals_: Any = None, locals_: Any = None) -> None:
@@ -179,8 +178,10 @@ class _PatchOnLoad:
 
 def save() -> None:
     """Write the files of modules that compiled something new; never raises."""
-    folder = _folder[0] if _folder else None
-    if folder is None or not _dirty or sys.dont_write_bytecode:
+    if not _dirty or sys.dont_write_bytecode:
+        return
+    folder = _where()  # found already: something was compiled for a file in it
+    if folder is None:
         return
     with _lock:
         modules = sorted(_dirty)
