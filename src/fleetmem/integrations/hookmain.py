@@ -378,6 +378,7 @@ def _noted_without_the_store(
     if path is not None:
         if failed:
             return True  # a failed edit changed nothing; the full path would skip it too
+        noted: bool | str = True
         last = state.heartbeats.get(path)
         if last is None or time.time() - last > HEARTBEAT_FRESH_S:
             if not defer:
@@ -389,10 +390,9 @@ def _noted_without_the_store(
             except OSError as exc:  # no process to be had: heartbeat here, as before
                 log.info("hook.heartbeat_not_deferred error=%s", type(exc).__name__)
                 return False
-            states.append_event(sid, {"type": "edit", "path": path})
-            return DEFERRED
+            noted = DEFERRED
         states.append_event(sid, {"type": "edit", "path": path})
-        return True
+        return noted
     command = command_of(tool, tool_input)
     if command is None:
         return False

@@ -645,7 +645,7 @@ class BuiltinIndexMixin:
         token's too when it is about as rare (:data:`_RANGE_READ` times at most), else its
         postings of those rows, looked up by key (a common token's whole range would be many
         times as long)."""
-        tokens = [lead, *sorted(set(phrase.tokens) - {lead})]
+        tokens = _lead_first(phrase, lead)
         near = [t for t in tokens if token_docs.get(t, 0) <= _RANGE_READ * token_docs[lead]]
         read = self.db.rows(
             "SELECT lexeme, erow, doc_len, started_at, n_main, positions FROM builtin_postings"
@@ -708,7 +708,7 @@ class BuiltinIndexMixin:
         as :func:`_checked` gives them."""
         if not rows:
             return []
-        tokens = [lead, *sorted(set(phrase.tokens) - {lead})]
+        tokens = _lead_first(phrase, lead)
         return _checked(phrase, tokens, self._postings_at(tokens, rows))
 
     def _live(
@@ -869,6 +869,12 @@ def _bigint_array(values: Sequence[int]) -> str:
     thousands of rows at once, and psycopg adapts a list element by element (a pattern
     match each: 16,000 rows cost about 10 ms), where this is one join."""
     return "{" + ",".join(map(str, map(int, values))) + "}"
+
+
+def _lead_first(phrase: Phrase, lead: str) -> list[str]:
+    """The distinct tokens of ``phrase``, ``lead`` (its rarest) first, as :func:`_checked`
+    takes them."""
+    return [lead, *sorted(set(phrase.tokens) - {lead})]
 
 
 def _rarest(phrase: Phrase, token_docs: Mapping[str, int]) -> str:
