@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 #: What a secret is replaced by. A value that already starts with it was redacted before and
@@ -213,14 +213,6 @@ class LazyPattern:
             self._compiled = re.compile(self._source, self._flags)
         return self._compiled
 
-    @property
-    def pattern(self) -> str:
-        return self._source
-
-    @property
-    def groupindex(self) -> Mapping[str, int]:
-        return self.compiled.groupindex
-
     def search(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match[str] | None:
         compiled = self.compiled
         return compiled.search(text, pos) if endpos is None else compiled.search(text, pos, endpos)
@@ -229,14 +221,6 @@ class LazyPattern:
         compiled = self.compiled
         return compiled.match(text, pos) if endpos is None else compiled.match(text, pos, endpos)
 
-    def fullmatch(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match[str] | None:
-        compiled = self.compiled
-        return (
-            compiled.fullmatch(text, pos)
-            if endpos is None
-            else compiled.fullmatch(text, pos, endpos)
-        )
-
     def finditer(
         self, text: str, pos: int = 0, endpos: int | None = None
     ) -> Iterator[re.Match[str]]:
@@ -244,9 +228,6 @@ class LazyPattern:
         return (
             compiled.finditer(text, pos) if endpos is None else compiled.finditer(text, pos, endpos)
         )
-
-    def sub(self, repl: str | Callable[[re.Match[str]], str], text: str, count: int = 0) -> str:
-        return self.compiled.sub(repl, text, count)
 
     def __repr__(self) -> str:
         return f"LazyPattern({self._source!r}, {self._flags!r})"
