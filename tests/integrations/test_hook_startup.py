@@ -20,7 +20,7 @@ def test_the_entry_point_imports_no_command_line_machinery() -> None:
         "from fleetmem.surfaces.cli.main import main\n"
         "print(sorted(m for m in ('argparse', 'json', 'logging.handlers',"
         " 'fleetmem.surfaces.cli.commandline') if m in sys.modules))\n"
-        "from fleetmem.surfaces.cli.main import COMMAND_MODULES, _parser\n"  # still importable
+        "from fleetmem.surfaces.cli.commandline import COMMAND_MODULES, _parser\n"
         "print(len(COMMAND_MODULES) > 5, callable(_parser))\n"
     )
     out = subprocess.run(
@@ -29,28 +29,24 @@ def test_the_entry_point_imports_no_command_line_machinery() -> None:
     assert out == ["[]", "True True"]
 
 
-def _close(handler: logging.Handler) -> None:
-    handler.close()
-
-
 def test_a_hook_appends_while_the_log_is_small_and_rotates_it_once_full(tmp_path: Path) -> None:
     small = hooks_log_handler(tmp_path, one_process=True)
     assert type(small) is logging.FileHandler  # no rotating machinery for a line or two
     small.emit(logging.makeLogRecord({"msg": "first line", "levelno": logging.INFO}))
-    _close(small)
+    small.close()
     log = tmp_path / "logs" / "hooks.log"
     log.write_bytes(log.read_bytes() + b"x" * LOG_MAX_BYTES)
     full = hooks_log_handler(tmp_path, one_process=True)
     assert isinstance(full, logging.handlers.RotatingFileHandler)
     full.emit(logging.makeLogRecord({"msg": "after the limit", "levelno": logging.INFO}))
-    _close(full)
+    full.close()
     assert (tmp_path / "logs" / "hooks.log.1").stat().st_size > LOG_MAX_BYTES
     assert "after the limit" in log.read_text(encoding="utf-8")
     # The daemon's handler lives for days: it always rotates, even from an empty file.
     fresh = tmp_path / "fresh"
     daemon = hooks_log_handler(fresh)
     assert isinstance(daemon, logging.handlers.RotatingFileHandler)
-    _close(daemon)
+    daemon.close()
 
 
 def test_every_line_of_both_handlers_is_redacted(tmp_path: Path) -> None:
@@ -59,6 +55,6 @@ def test_every_line_of_both_handlers_is_redacted(tmp_path: Path) -> None:
     for one_process in (True, False):
         handler = hooks_log_handler(tmp_path / str(one_process), one_process=one_process)
         handler.handle(logging.makeLogRecord({"msg": f"leaked {token}", "levelno": logging.INFO}))
-        _close(handler)
+        handler.close()
         text = (tmp_path / str(one_process) / "logs" / "hooks.log").read_text(encoding="utf-8")
         assert "leaked" in text and token not in text

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from fleetmem import __version__
-from fleetmem.surfaces.cli.main import COMPLETION_SHELLS, _parser
+from fleetmem.surfaces.cli.commandline import COMPLETION_SHELLS, _parser
 from tests.conftest import write_config
 from tests.surfaces.cli_helpers import FLEETMEM, env_for, run_cli
 from tests.surfaces.test_http import free_port

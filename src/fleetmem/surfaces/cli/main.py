@@ -2,8 +2,7 @@
 
 An agent hook (``fleetmem hook …``) runs after every tool call, so it is sent on before
 anything else is imported: not the parser, not the command modules
-(:mod:`fleetmem.surfaces.cli.commandline`, where every other command line goes). Names of
-that module are still importable from here.
+(:mod:`fleetmem.surfaces.cli.commandline`, where every other command line goes).
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 
 def _hook_argv(argv: Sequence[str]) -> tuple[list[str], str | None] | None:
@@ -65,20 +63,6 @@ def _main(argv: Sequence[str] | None) -> int:
     from fleetmem.surfaces.cli.commandline import run
 
     return run(argv)
-
-
-def __getattr__(name: str) -> Any:
-    """``COMMAND_MODULES``, ``_parser`` and the rest of the command line, from the module
-    that holds them (imported only when asked for). Not for dunder names: the import system
-    asks every module for ``__path__``, which would import it on every start."""
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from fleetmem.surfaces.cli import commandline
-
-    try:
-        return getattr(commandline, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 if __name__ == "__main__":
