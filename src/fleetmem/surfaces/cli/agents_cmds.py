@@ -177,14 +177,12 @@ def _cmd_install(app: Any, args: argparse.Namespace) -> int:
 
 def _keep_hook_code(integration: str) -> None:
     """Load what the installed hooks will load, so that the dataclass methods they define are
-    kept compiled (fleetmem.dataclass_cache) before the first session: its first hook then
-    does not compile them itself (about 90 ms, once). Nothing is kept where Python may not
-    write bytecode."""
-    from fleetmem import dataclass_cache
+    compiled here and kept by this command's exit (fleetmem.dataclass_cache) before the first
+    session: its first hook then does not compile them itself (about 90 ms, once). Nothing
+    is kept where Python may not write bytecode."""
     from fleetmem.integrations.hookmain import hooks_class
 
     hooks_class(integration)  # imports the hooks' modules, defining their classes
-    dataclass_cache.save()
 
 
 def _keep_token_ranks(app: Any) -> None:
