@@ -451,6 +451,42 @@ def test_the_postings_rank_as_fts5_does_with_phrases_the_cap_scopes_and_tombston
                 assert got[1], words  # a written identifier is found
 
 
+def test_forgotten_best_matches_past_the_ordered_head_leave_fts5s_order(
+    pg_app: App, sqlite_app: App, rng: random.Random
+) -> None:
+    """Only the best candidates are put in exact order at first (``_bm25_ranked``'s head);
+    when forgotten episodes still indexed fill it, the rest is ordered as it is read. With
+    the best 150 of 200 matches forgotten, the answer is still FTS5's, for a word and a
+    phrase, asked for one and for many."""
+    filler = ["".join(rng.choices("bcdfgklmnprstvz", k=6)) for _ in range(12)]
+    ids: list[dict[str, str]] = [{}, {}]
+    for i in range(200):
+        words = ["vexil"] * rng.randint(1, 4) + ["mork_tand"] * rng.randint(1, 2)
+        words += rng.choices(filler, k=rng.randint(0, 30))
+        rng.shuffle(words)
+        at = f"2026-11-28T{9 + i // 60:02d}:{i % 60:02d}:00Z"
+        for side, app in enumerate((sqlite_app, pg_app)):
+            ids[side][ingest_text(app.memory, f"run-{i}", at, " ".join(words))] = f"run-{i}"
+    match = fts_match("vexil")
+    assert match is not None
+    best = [ids[0][e] for e, _ in sqlite_app.store.search_text_scored(match, [API], 150)]
+    assert len(best) == 150
+    for side, app in enumerate((sqlite_app, pg_app)):
+        by_run = {run: eid for eid, run in ids[side].items()}
+        for run in best:
+            app.store.tombstone_episode(by_run[run], 1.8e9)
+    apps = (sqlite_app, pg_app)
+    for query in ("vexil", "mork_tand", "vexil mork_tand"):
+        match = fts_match(query)
+        assert match is not None
+        for limit in (1, 8, 60):
+            got = [app.store.search_text_scored(match, [API], limit) for app in apps]
+            runs = [[ids[side][e] for e, _ in hits] for side, hits in enumerate(got)]
+            assert runs[0] == runs[1], (query, limit)
+            assert len(runs[1]) == min(limit, 50)
+            assert not set(runs[1]) & set(best)
+
+
 def test_a_phrase_is_checked_on_positions_where_its_pairs_are_all_held(
     pg_app: App, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from fleetmem.config import RECALL_CUES
@@ -44,6 +45,9 @@ CONTEXT_CHARS = 600
 #: Query vectors kept for the recalls that ask again with the same query (one call per two
 #: scopes of a wide recall).
 RECENT_QUERIES = 16
+#: Threads searching words beside the query's embedding: as many as the hub's threads that
+#: recall through this provider, so one recall never waits for another's word search.
+WORD_THREADS = 4
 #: The fields whose values the text column holds, in rendering order: what a run did and
 #: where (the summary has a column of its own). Ids, times, costs, trust class and scope are
 #: left out; every episode has them, so as words they only dilute BM25's length
@@ -118,6 +122,8 @@ class BuiltinProvider:
         self._calibration = calibration
         self._lock = threading.Lock()
         self._recent: dict[tuple[str, str], Vector] = {}
+        self._word_pool: ThreadPoolExecutor | None = None
+        self._closed = False
 
     @property
     def options(self) -> RankingOptions:
@@ -234,8 +240,12 @@ class BuiltinProvider:
         searched = (without_names(query, named, known) or query) if named else query
         match = fts_match(searched)
         wide = opts.candidates
-        text_hits = self._store.search_text_scored(match, scopes, wide) if match else []
-        text_ids = [eid for eid, _ in text_hits]
+        # The word channel runs beside the query's embedding and the vector search: the store
+        # (or PostgreSQL) works on one while the model works on the other.
+        words = self._beside(match, scopes, wide) if match and self._embedder else None
+        text_hits: list[tuple[str, float]] = []
+        if match and words is None:
+            text_hits = self._store.search_text_scored(match, scopes, wide)
         vector_ids: list[str] = []
         feedback_ids: list[str] = []
         cosines: dict[str, float] = {}
@@ -243,13 +253,18 @@ class BuiltinProvider:
         if self._embedder is not None:
             try:
                 qvec = self._query_vector(searched)
+                hits = self._store.search_vector(qvec, self._embedder.model_id, scopes, wide)
             except EmbeddingUnavailable:
                 degraded = "embeddings_unavailable"
             else:
-                hits = self._store.search_vector(qvec, self._embedder.model_id, scopes, wide)
                 vector_ids = [i for i, _ in hits]
                 cosines = {i: float(c) for i, c in hits}
-                feedback_ids = self._feedback(qvec, text_ids, vector_ids, scopes)
+            finally:
+                # Waited for whatever the vector side did, so no search outlives the call.
+                text_hits = words.result() if words is not None else text_hits
+        text_ids = [eid for eid, _ in text_hits]
+        if qvec is not None:
+            feedback_ids = self._feedback(qvec, text_ids, vector_ids, scopes)
         candidates = list(dict.fromkeys([*text_ids, *vector_ids, *feedback_ids]))
         coverage = text_hits[0][1] if text_hits else 0.0
         if not candidates or not self._relevant(cosines, coverage):
@@ -329,6 +344,28 @@ class BuiltinProvider:
             while len(self._recent) > RECENT_QUERIES:
                 self._recent.pop(next(iter(self._recent)))
         return vector
+
+    def _beside(
+        self, match: str, scopes: Sequence[str], wide: int
+    ) -> Future[list[tuple[str, float]]] | None:
+        """The word channel's search, started on a thread of this provider's own (None once
+        the provider is closed: the caller then searches inline)."""
+        with self._lock:
+            if self._closed:
+                return None
+            if self._word_pool is None:
+                self._word_pool = ThreadPoolExecutor(
+                    max_workers=WORD_THREADS, thread_name_prefix="fleetmem-words"
+                )
+            return self._word_pool.submit(self._store.search_text_scored, match, list(scopes), wide)
+
+    def close(self) -> None:
+        """Stop the word channel's threads (a recall after this searches words inline)."""
+        with self._lock:
+            pool, self._word_pool = self._word_pool, None
+            self._closed = True
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def _fill_cosines(self, qvec: Vector, ids: Sequence[str], cosines: dict[str, float]) -> None:
         """The cosine of every text hit the vector search did not return (stored vectors are

@@ -176,6 +176,7 @@ class ProviderHub:
         settings = self._settings()
         scratch: tempfile.TemporaryDirectory[str] | None = None
         store: Store | None = None
+        scratch_index: BuiltinProvider | None = None
         before_record: Callable[[Episode], None] | None = None
         if up is None:
             from fleetmem.providers.builtin_server import build_server
@@ -191,6 +192,7 @@ class ProviderHub:
                 BUILTIN_PROVIDER, build_server(index, self._builtin_pool)
             )
             before_record = _storer(sqlite)
+            scratch_index = index
         else:
             target = transports.upstream(up, log_dir=self._log_dir, environ=self._environ)
         session = SupervisedSession(target, self.runner, check_contract=False)
@@ -204,6 +206,8 @@ class ProviderHub:
             )
         finally:
             session.close()
+            if scratch_index is not None:
+                scratch_index.close()
             if store is not None:
                 store.close()
             if scratch is not None:
@@ -226,6 +230,7 @@ class ProviderHub:
         if runner is not None:
             runner.close()
         self._builtin_pool.shutdown(wait=True, cancel_futures=True)
+        self.builtin.close()
 
 
 def _storer(store: Store) -> Callable[[Episode], None]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -458,8 +459,8 @@ class BuiltinIndexMixin:
         idfs = [idf(docs, self._exact_count(p, both[p.text][1], token_docs)) for p in kept]
         if not any(p.tokens for p in kept):
             return []
-        scored = self._scored(kept, idfs, token_docs, scopes, tokens / docs)
-        return [(eid, score / norm) for score, _, eid in self._live(scored, limit)]
+        ranked = self._scored(kept, idfs, token_docs, scopes, tokens / docs, _head(limit))
+        return [(eid, score / norm) for score, _, eid in self._live(ranked, limit)]
 
     def _scored(
         self,
@@ -468,9 +469,10 @@ class BuiltinIndexMixin:
         token_docs: Mapping[str, int],
         scopes: Sequence[str],
         avgdl: float,
-    ) -> list[tuple[float, float, int]]:
-        """The query's candidates, scored: (BM25, start, row), best first, ties of one score
-        and start not yet ordered by id.
+        head: int,
+    ) -> _Ranked:
+        """The query's candidates, scored (:func:`_bm25_ranked`, at least ``head`` of them
+        in order), ties of one score and start not yet ordered by id.
 
         The candidates are the ``MAX_SCORED`` newest rows in scope holding any phrase (as
         FTS5's ``a OR "b c"`` query takes them): each one-token phrase's newest
@@ -486,21 +488,25 @@ class BuiltinIndexMixin:
         # is looked for only down to the last of them (``floor``).
         rows: list[tuple[Any, ...]] = []
         if singles:
+            # Each posting comes with its token's place in ``singles`` (``k``, from 1), so the
+            # scoring below reads numbers only.
             rows = self.db.rows(
-                "WITH p AS (SELECT x.* FROM unnest(%(lexemes)s::text[]) l(lexeme)"
+                "WITH p AS (SELECT x.*, l.k FROM unnest(%(lexemes)s::text[])"
+                " WITH ORDINALITY l(lexeme, k)"
                 " CROSS JOIN builtin_scopes s CROSS JOIN LATERAL"
-                " (SELECT b.erow, b.lexeme, b.n_main, b.n_context, b.doc_len, b.started_at"
+                " (SELECT b.erow, b.n_main, b.n_context, b.doc_len, b.started_at"
                 ' FROM builtin_postings b WHERE b.lexeme = l.lexeme COLLATE "C"'
                 " AND b.scope_id = s.id ORDER BY b.erow DESC LIMIT %(cap)s) x"
                 " WHERE s.scope = ANY(%(scopes)s)),"
                 " cand AS (SELECT DISTINCT erow FROM p ORDER BY erow DESC LIMIT %(cap)s)"
-                " SELECT erow, lexeme, n_main, n_context, doc_len, started_at FROM p"
+                " SELECT erow, k, n_main, n_context, doc_len, started_at FROM p"
                 " WHERE erow >= (SELECT min(erow) FROM cand)",
                 {"lexemes": singles, "scopes": unique, "cap": cap},
                 binary=True,
             )
-        held = {int(r[0]) for r in rows}
-        floor = min(held) if len(held) >= cap else 0
+        postings = _Postings.of(rows)
+        held = np.unique(postings.erow)
+        floor = int(held[0]) if held.size >= cap else 0
         # Phrases of several tokens: their rows, frequencies, lengths and starts.
         in_phrases: dict[int, dict[str, float]] = {}
         facts: dict[int, tuple[int, float]] = {}
@@ -518,42 +524,14 @@ class BuiltinIndexMixin:
                 ).items():
                     in_phrases.setdefault(erow, {})[phrase.text] = hits
                     facts[erow] = (doc_len, started_at)
-        context_weight = fts5.CONTEXT_WEIGHT
-        # Few distinct (text, context) count pairs recur over thousands of postings.
-        frequency: dict[tuple[int, int], float] = {}
-        found: dict[int, dict[str, float]] = {}
-        for erow, lexeme, main, context, doc_len, started_at in rows:
-            f = frequency.get((main, context))
-            if f is None:
-                f = frequency[main, context] = text_index.posting_frequency(
-                    main, context, context_weight
-                )
-            found.setdefault(erow, {})[lexeme] = f
-            facts[erow] = (doc_len, started_at)
-        # The rows returned are the candidates holding a one-token phrase; with the phrases'
-        # rows, the newest MAX_SCORED of both are the candidates (the query's cut).
-        candidates = sorted(found.keys() | in_phrases.keys(), reverse=True)[:cap]
         # bm25()'s sum, phrase by phrase in the query's order.
         terms = [
             (p.tokens[0] if len(p.tokens) == 1 else None, p.text, w)
             for p, w in zip(kept, idfs, strict=True)
             if p.tokens
         ]
-        scored = []
-        for erow in candidates:
-            doc_len, started_at = facts[erow]
-            norm = text_index.bm25_norm(doc_len, avgdl)
-            single = found.get(erow, {})
-            phrased = in_phrases.get(erow, {})
-            score = 0.0
-            for token, text, weight in terms:
-                found_here = single.get(token) if token is not None else phrased.get(text)
-                if found_here:
-                    score += text_index.bm25_term(weight, found_here, norm)
-            if score > 0:
-                scored.append((score, started_at, erow))
-        scored.sort(key=_rank)
-        return scored
+        by_token = {token: k for k, token in enumerate(singles, start=1)}
+        return _bm25_ranked(postings, by_token, in_phrases, facts, terms, avgdl, cap, head)
 
     def _phrase_rows(
         self,
@@ -711,17 +689,23 @@ class BuiltinIndexMixin:
         tokens = _lead_first(phrase, lead)
         return _checked(phrase, tokens, self._postings_at(tokens, rows))
 
-    def _live(
-        self, scored: list[tuple[float, float, int]], limit: int
-    ) -> list[tuple[float, float, str]]:
-        """The first ``limit`` of ``scored`` (by row) whose episode is not forgotten, with
+    def _live(self, ranked: _Ranked, limit: int) -> list[tuple[float, float, str]]:
+        """The first ``limit`` of ``ranked`` (by row) whose episode is not forgotten, with
         their episode ids, read a window at a time (a forgotten episode's entry lasts only
         until its provider forget runs). Within one score and start, ids order the rows, as
         FTS5 breaks ties; a window never ends inside such a run."""
         out: list[tuple[float, float, str]] = []
+        scored = ranked.head
+        whole = not ranked.more
         start = 0
-        while len(out) < limit and start < len(scored):
-            end = min(len(scored), start + max(limit, 32))
+        while len(out) < limit:
+            end = start + max(limit, 32)
+            if end > len(scored) and not whole:  # past the head: the rest, ranked below it
+                scored = scored + ranked.rest()
+                whole = True
+            end = min(end, len(scored))
+            if start >= end:
+                break
             while end < len(scored) and _tie(scored[end], scored[end - 1]):
                 end += 1
             window = scored[start:end]
@@ -805,6 +789,142 @@ class BuiltinIndexMixin:
                 },
             ).fetchall()
         return [(str(r[0]), float(r[1])) for r in rows]
+
+
+#: Candidates put in exact order by :func:`_bm25_ranked` beyond the ones asked for: room for
+#: forgotten episodes before :meth:`BuiltinIndexMixin._live` has to order the rest.
+_ORDERED_SPARE = 2
+#: Scores this much below the ordered head's last one (relative) cannot tie with it at the
+#: 11 significant digits of :func:`_level`.
+_TIE_MARGIN = 1e-9
+
+
+def _head(limit: int) -> int:
+    """How many of a query's candidates to put in exact order: :meth:`~BuiltinIndexMixin._live`
+    reads windows of ``max(limit, 32)``."""
+    return max(limit, 32) * _ORDERED_SPARE
+
+
+@dataclass(frozen=True, slots=True)
+class _Postings:
+    """The one-token phrases' postings of a query, column by column: row, token (its place
+    in the query's sorted tokens, from 1), counts in the text or summary and in the context,
+    the document's length and start."""
+
+    erow: np.ndarray
+    token: np.ndarray
+    main: np.ndarray
+    context: np.ndarray
+    doc_len: np.ndarray
+    started_at: np.ndarray
+
+    @classmethod
+    def of(cls, rows: Sequence[tuple[Any, ...]]) -> _Postings:
+        columns = list(zip(*rows, strict=True)) or [()] * 6
+        erow, token, main, context, doc_len = (np.array(c, dtype=np.int64) for c in columns[:5])
+        started_at = np.array(columns[5], dtype=np.float64)
+        return cls(erow, token, main, context, doc_len, started_at)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    """A query's candidates scored, best first: ``head`` as (score, start, row), in
+    :func:`_rank`'s order; the others, each ranking below all of the head, are made into
+    tuples and ordered only if asked for (most queries read the head alone)."""
+
+    head: list[tuple[float, float, int]]
+    score: np.ndarray
+    started: np.ndarray
+    rows: np.ndarray
+
+    @property
+    def more(self) -> bool:
+        return bool(self.rows.size)
+
+    def rest(self) -> list[tuple[float, float, int]]:
+        """The candidates after the head, in order."""
+        tail = zip(self.score.tolist(), self.started.tolist(), self.rows.tolist(), strict=True)
+        return sorted(tail, key=_rank)
+
+
+def _bm25_ranked(
+    postings: _Postings,
+    by_token: Mapping[str, int],
+    in_phrases: Mapping[int, Mapping[str, float]],
+    facts: Mapping[int, tuple[int, float]],
+    terms: Sequence[tuple[str | None, str, float]],
+    avgdl: float,
+    cap: int,
+    head: int,
+) -> _Ranked:
+    """FTS5's bm25() of the newest ``cap`` candidates, computed column by column with the
+    scalar formulas of :mod:`text_index` (the same operations in the same order, so every
+    score is the one a row-by-row sum gives, to the last bit), those scoring above 0.
+
+    ``terms`` are the query's phrases in order: (its token for one token, else None; its
+    text; its IDF). ``in_phrases`` holds the phrases of several tokens by row, with their
+    frequencies, and ``facts`` those rows' lengths and starts.
+
+    Only the best (at least ``head``) are ordered exactly, by :func:`_rank` on Python floats:
+    sorting thousands of candidates by that key cost more than scoring them. Every one of the
+    rest scores below the head's last by more than :func:`_level` rounds, so none ties with
+    the head."""
+    phrase_rows = np.array(sorted(in_phrases), dtype=np.int64)
+    everything = np.union1d(postings.erow, phrase_rows)
+    candidates = everything[-cap:]  # ascending: the newest ``cap``
+    if candidates.size == 0:
+        return _Ranked([], np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
+    low = candidates[0]
+    counts = np.zeros((candidates.size, len(terms)), dtype=np.float64)
+    doc_len = np.zeros(candidates.size, dtype=np.int64)
+    started = np.zeros(candidates.size, dtype=np.float64)
+    inside = postings.erow >= low
+    if inside.any():
+        at = np.searchsorted(candidates, postings.erow[inside])
+        # Few distinct (text, context) count pairs recur over thousands of postings.
+        pair = postings.main[inside] * 65_536 + postings.context[inside]
+        distinct, which = np.unique(pair, return_inverse=True)
+        weight = fts5.CONTEXT_WEIGHT
+        each = np.array(
+            [text_index.posting_frequency(int(p) >> 16, int(p) & 0xFFFF, weight) for p in distinct],
+            dtype=np.float64,
+        )
+        frequency = each[which]
+        token = postings.token[inside]
+        for column, (single, _, _) in enumerate(terms):
+            if single is not None:
+                mine = token == by_token[single]
+                counts[at[mine], column] = frequency[mine]
+        doc_len[at] = postings.doc_len[inside]
+        started[at] = postings.started_at[inside]
+    column_of = {text: column for column, (single, text, _) in enumerate(terms) if single is None}
+    for erow, found in in_phrases.items():
+        if erow < low:
+            continue
+        row = int(np.searchsorted(candidates, erow))
+        for text, hits in found.items():
+            counts[row, column_of[text]] = hits
+        doc_len[row], started[row] = facts[erow]
+    norm = text_index.bm25_norm(doc_len, avgdl)
+    score = np.zeros(candidates.size, dtype=np.float64)
+    for column, (_, _, idf_) in enumerate(terms):
+        f = counts[:, column]
+        # Added only where found, as the row-by-row sum does (adding 0.0 changes nothing, but
+        # the term's formula would divide 0 by the norm).
+        score = np.where(f > 0, score + text_index.bm25_term(idf_, f, norm), score)
+    positive = score > 0
+    score, started, rows = score[positive], started[positive], candidates[positive]
+    order = np.lexsort((-started, -score))
+    ordered = min(head, order.size)
+    if ordered:
+        last = score[order[ordered - 1]]
+        ordered = int(np.count_nonzero(score >= last * (1 - _TIE_MARGIN)))
+    first, others = order[:ordered], order[ordered:]
+    best = list(
+        zip(score[first].tolist(), started[first].tolist(), rows[first].tolist(), strict=True)
+    )
+    best.sort(key=_rank)
+    return _Ranked(best, score[others], started[others], rows[others])
 
 
 def _checked(

@@ -43,6 +43,13 @@ import struct
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from fleetmem.lazy_numpy import np
 
 #: FTS5's bm25() parameters.
 K1 = 1.2
@@ -231,12 +238,17 @@ def posting_frequency(main: int, context: int, context_weight: float) -> float:
     )
 
 
-def bm25_norm(doc_len: int, avgdl: float) -> float:
-    """BM25's length normalisation of one document (FTS5's)."""
-    return K1 * (1 - B + B * doc_len / avgdl) if avgdl > 0 else K1
+def bm25_norm(doc_len: npt.NDArray[np.int64], avgdl: float) -> npt.NDArray[np.float64]:
+    """BM25's length normalisation of each document (FTS5's), from their lengths. Element
+    by element the same operations, in the same order, as FTS5's scalar formula."""
+    if avgdl <= 0:
+        return np.full(doc_len.shape, K1, dtype=np.float64)
+    return np.asarray(K1 * (1 - B + B * doc_len / avgdl), dtype=np.float64)
 
 
-def bm25_term(idf_: float, f: float, norm: float) -> float:
-    """One phrase's share of FTS5's bm25() in a document found ``f`` times there (the score
-    is the sum of these over the query's phrases)."""
+def bm25_term(
+    idf_: float, f: npt.NDArray[np.float64], norm: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """One phrase's share of FTS5's bm25() in documents finding it ``f`` times each (a
+    document's score is the sum of these over the query's phrases)."""
     return idf_ * (f * (K1 + 1)) / (f + norm)
