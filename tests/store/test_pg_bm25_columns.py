@@ -10,7 +10,14 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from fleetmem.store.postgres import text_index
-from fleetmem.store.postgres.builtin_index import _bm25_ranked, _head, _Postings, _rank
+from fleetmem.store.postgres.builtin_index import (
+    _bm25_ranked,
+    _checked,
+    _head,
+    _Postings,
+    _rank,
+)
+from fleetmem.store.postgres.text_index import Phrase
 from fleetmem.store.sqlite import builtin_index as fts5
 
 Terms = list[tuple[str | None, str, float]]
@@ -113,3 +120,59 @@ def test_column_scores_equal_the_row_by_row_sum_and_the_head_is_in_order(
 def test_no_candidate() -> None:
     found = _bm25_ranked(_Postings.of([]), {}, {}, {}, [("a", "a", 1.0)], 3.0, 10, 64)
     assert found.head == [] and not found.more and found.rest() == []
+
+
+def _checked_row_by_row(
+    phrase: Phrase, tokens: Sequence[str], postings: Sequence[tuple]
+) -> list[tuple[int, int, float, float]]:
+    """A phrase checked one row at a time on sets of positions (how the store checked it
+    before numpy)."""
+    by_token: dict[str, dict[int, tuple]] = {t: {} for t in tokens}
+    for row in postings:
+        by_token[row[0]][row[1]] = row
+    out = []
+    for erow in sorted(by_token[tokens[0]], reverse=True):
+        if not all(erow in by_token[t] for t in tokens[1:]):
+            continue
+        head = by_token[phrase.tokens[0]][erow]
+        first = text_index.unpack_positions(head[5])
+        starts = set(first)
+        for k, t in enumerate(phrase.tokens[1:], start=1):
+            starts &= {p - k for p in text_index.unpack_positions(by_token[t][erow][5])}
+        main = head[4]
+        f = sum(
+            1.0 if i < main else fts5.CONTEXT_WEIGHT for i, at in enumerate(first) if at in starts
+        )
+        row = by_token[tokens[0]][erow]
+        out.append((erow, row[2], row[3], float(f)))
+    return out
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_a_phrase_checked_at_once_is_checked_as_row_by_row(case: int, rng: random.Random) -> None:
+    """Random documents over a small vocabulary (so phrases hit, repeat, overlap and fall in
+    the context), random phrases of 2 to 4 tokens, some with a token twice."""
+    seed = rng.randrange(1 << 30)
+    rng = random.Random(seed)
+    vocabulary = ["".join(rng.choices("abcdef", k=3)) for _ in range(rng.randint(2, 5))]
+    words = rng.choices(vocabulary, k=rng.randint(2, 4))
+    phrase = Phrase(" ".join(words), tuple(words))
+    distinct = list(dict.fromkeys(words))
+    lead = rng.choice(distinct)
+    tokens = [lead, *sorted(set(distinct) - {lead})]
+    postings = []
+    for erow in rng.sample(range(1, 10_000), rng.randint(1, 300)):
+        length = rng.randint(1, 80)
+        text = [rng.choice(vocabulary) for _ in range(length)]
+        main_end = rng.randint(0, length)  # positions after it are the context's
+        doc_len = length + rng.randint(0, 5)
+        started = float(rng.randint(0, 5))
+        for t in set(text) & set(distinct):
+            if rng.random() < 0.1:
+                continue  # a token some rows lack
+            at = [p + 1 for p, w in enumerate(text) if w == t]
+            main = sum(1 for p in at if p <= main_end)
+            postings.append((t, erow, doc_len, started, main, text_index.pack_positions(at)))
+    rng.shuffle(postings)
+    expected = _checked_row_by_row(phrase, tokens, postings)
+    assert _checked(phrase, tokens, postings) == expected, seed

@@ -897,14 +897,14 @@ def _bm25_ranked(
                 counts[at[mine], column] = frequency[mine]
         doc_len[at] = postings.doc_len[inside]
         started[at] = postings.started_at[inside]
-    column_of = {text: column for column, (single, text, _) in enumerate(terms) if single is None}
-    for erow, found in in_phrases.items():
-        if erow < low:
-            continue
-        row = int(np.searchsorted(candidates, erow))
-        for text, hits in found.items():
-            counts[row, column_of[text]] = hits
-        doc_len[row], started[row] = facts[erow]
+    if phrase_rows.size:
+        newer = [erow for erow in phrase_rows.tolist() if erow >= low]
+        place = np.searchsorted(candidates, newer)
+        for column, (single, text, _) in enumerate(terms):
+            if single is None:
+                counts[place, column] = [in_phrases[erow].get(text, 0.0) for erow in newer]
+        doc_len[place] = [facts[erow][0] for erow in newer]
+        started[place] = [facts[erow][1] for erow in newer]
     norm = text_index.bm25_norm(doc_len, avgdl)
     score = np.zeros(candidates.size, dtype=np.float64)
     for column, (_, _, idf_) in enumerate(terms):
@@ -938,50 +938,69 @@ def _checked(
     The frequency is FTS5's: the sum over columns of the column's weight times the phrase's
     hits in it. A hit starting at one of the first token's positions in the text or summary
     (its first ``n_main``, which come first) weighs 1, one in the context
-    ``fts5.CONTEXT_WEIGHT``. It is computed inline, row by row (:func:`_frequency_at`): a
-    dense phrase checks tens of thousands of rows here, and building a function's arguments
-    per row cost more than the check (about 6 us a row of 11 on the 1,000,000-episode bench
-    store)."""
-    by_token: dict[str, dict[int, tuple[Any, ...]]] = {t: {} for t in tokens}
-    for row in postings:
-        by_token[row[0]][row[1]] = row
-    lead = by_token[tokens[0]]
-    others = [by_token[t] for t in tokens[1:]]
-    # The phrase's tokens in order, each with its distance from the first.
-    placed = list(enumerate(by_token[t] for t in phrase.tokens))
-    first = placed[0][1]
+    ``fts5.CONTEXT_WEIGHT``. A dense phrase checks tens of thousands of rows here, so all of
+    them are checked at once (numpy): a position of the first token starts a hit when each
+    later token, at its distance ``k`` in the phrase, is at that position plus ``k`` in the
+    same row."""
+    if not postings:
+        return []
+    term, erow, doc_len, started_at, n_main, packed = zip(*postings, strict=True)
+    rows = np.array(erow, dtype=np.int64)
+    number = {t: n for n, t in enumerate(dict.fromkeys(tokens))}
+    codes = np.array([number.get(t, -1) for t in term], dtype=np.int64)
+    # Each token's postings, by row (a row holds one posting of a term).
+    by_row: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for t, n in number.items():
+        mine = np.flatnonzero(codes == n)
+        order = np.argsort(rows[mine])
+        by_row[t] = (rows[mine][order], mine[order])
+    held = by_row[tokens[0]][0]
+    for t in tokens[1:]:
+        held = np.intersect1d(held, by_row[t][0], assume_unique=True)
+    if held.size == 0:
+        return []
+    held = held[::-1]  # newest first
+    # Where each token's posting of each held row is, in ``postings``.
+    at = {t: index[np.searchsorted(found, held)] for t, (found, index) in by_row.items()}
+    size = len(phrase.tokens)
+    span = text_index.MAX_POSITION + 2 * size + 2  # one row's starts never reach the next's
+    head = at[phrase.tokens[0]]
+    owner, first_index, starts = _position_keys(packed, head, 0, size, span)
+    hit = np.ones(starts.size, dtype=bool)
+    for k, t in enumerate(phrase.tokens[1:], start=1):
+        hit &= np.isin(starts, _position_keys(packed, at[t], k, size, span)[2])
+    in_main = first_index < np.array(n_main, dtype=np.int64)[head][owner]
+    in_text = np.bincount(owner[hit & in_main], minlength=held.size)
+    in_context = np.bincount(owner[hit & ~in_main], minlength=held.size)
+    # FTS5's sum, from the counts (few distinct pairs recur over thousands of rows).
     weight = fts5.CONTEXT_WEIGHT
-    found = []
-    for erow in sorted(lead, reverse=True):
-        for other in others:
-            if erow not in other:
-                break
-        else:
-            found.append(_frequency_at(erow, lead[erow], first[erow], placed, weight))
-    return found
+    pair = in_text * 65_536 + in_context
+    distinct, which = np.unique(pair, return_inverse=True)
+    each = np.array(
+        [text_index.posting_frequency(int(p) >> 16, int(p) & 0xFFFF, weight) for p in distinct],
+        dtype=np.float64,
+    )
+    lengths = np.array(doc_len, dtype=np.int64)[head]
+    starts_at = np.array(started_at, dtype=np.float64)[head]
+    return list(
+        zip(held.tolist(), lengths.tolist(), starts_at.tolist(), each[which].tolist(), strict=True)
+    )
 
 
-def _frequency_at(
-    erow: int,
-    row: tuple[Any, ...],
-    head: tuple[Any, ...],
-    placed: Sequence[tuple[int, Mapping[int, tuple[Any, ...]]]],
-    weight: float,
-) -> tuple[int, int, float, float]:
-    """One row of :func:`_checked`: ``row`` is its rarest token's posting, ``head`` the
-    phrase's first token's."""
-    unpack = text_index.unpack_positions
-    at_first = unpack(head[5])
-    # The starts whose every later token is in place (most rows hold none, and say so after
-    # the first intersection).
-    starts = set(at_first)
-    for k, rows in placed[1:]:
-        starts.intersection_update([p - k for p in unpack(rows[erow][5])])
-        if not starts:
-            return (erow, int(row[2]), float(row[3]), 0.0)
-    main = head[4]
-    f = sum(1.0 if i < main else weight for i, at in enumerate(at_first) if at in starts)
-    return (erow, int(row[2]), float(row[3]), f)
+def _position_keys(
+    packed: Sequence[bytes], postings: np.ndarray, k: int, size: int, span: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For ``postings`` (one per held row, in order): each stored position's row (its place
+    among them), its place in its posting, and the key of the phrase start it implies for the
+    token at distance ``k`` (row and ``position - k``, as one number)."""
+    blobs = [packed[i] for i in postings.tolist()]
+    counts = np.fromiter((len(b) // 2 for b in blobs), dtype=np.int64, count=len(blobs))
+    positions = np.frombuffer(b"".join(blobs), dtype=">i2").astype(np.int64)
+    owner = np.repeat(np.arange(len(blobs), dtype=np.int64), counts)
+    index = np.arange(positions.size, dtype=np.int64) - np.repeat(
+        np.cumsum(counts) - counts, counts
+    )
+    return owner, index, owner * span + (positions - k + size)
 
 
 def _bigint_array(values: Sequence[int]) -> str:

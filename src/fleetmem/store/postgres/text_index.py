@@ -178,6 +178,10 @@ def document_pairs(positions: Mapping[str, Sequence[int]]) -> list[int]:
     return sorted({pair_key(lexeme, at[p + 1]) for p, lexeme in at.items() if p + 1 in at})
 
 
+#: A packed position, as numpy reads it (two bytes, big-endian, signed: :func:`pack_positions`).
+PACKED_POSITION = ">i2"
+
+
 def pack_positions(positions: Sequence[int]) -> bytes:
     """A posting's positions as stored: two bytes each, big-endian (what PostgreSQL's
     ``int2send`` writes, so migration 8 packs a ``tsvector``'s positions the same way)."""
@@ -186,14 +190,7 @@ def pack_positions(positions: Sequence[int]) -> bytes:
 
 def unpack_positions(packed: bytes) -> tuple[int, ...]:
     """The positions :func:`pack_positions` stored."""
-    count = len(packed) // 2
-    if count < len(_UNPACK):  # most postings hold a few positions: a format made once
-        return _UNPACK[count](packed)
-    return struct.unpack(f">{count}h", packed)
-
-
-#: Unpackers of 0 to 31 positions (a phrase checks tens of thousands of postings).
-_UNPACK = [struct.Struct(f">{n}h").unpack for n in range(32)]
+    return struct.unpack(f">{len(packed) // 2}h", packed)
 
 
 def columns_of(
