@@ -797,6 +797,8 @@ _ORDERED_SPARE = 2
 #: Scores this much below the ordered head's last one (relative) cannot tie with it at the
 #: 11 significant digits of :func:`_level`.
 _TIE_MARGIN = 1e-9
+#: Two counts as one number (a posting keeps at most 256 positions).
+_PAIR = 65_536
 
 
 def _head(limit: int) -> int:
@@ -881,15 +883,7 @@ def _bm25_ranked(
     inside = postings.erow >= low
     if inside.any():
         at = np.searchsorted(candidates, postings.erow[inside])
-        # Few distinct (text, context) count pairs recur over thousands of postings.
-        pair = postings.main[inside] * 65_536 + postings.context[inside]
-        distinct, which = np.unique(pair, return_inverse=True)
-        weight = fts5.CONTEXT_WEIGHT
-        each = np.array(
-            [text_index.posting_frequency(int(p) >> 16, int(p) & 0xFFFF, weight) for p in distinct],
-            dtype=np.float64,
-        )
-        frequency = each[which]
+        frequency = _frequencies(postings.main[inside], postings.context[inside])
         token = postings.token[inside]
         for column, (single, _, _) in enumerate(terms):
             if single is not None:
@@ -909,8 +903,7 @@ def _bm25_ranked(
     score = np.zeros(candidates.size, dtype=np.float64)
     for column, (_, _, idf_) in enumerate(terms):
         f = counts[:, column]
-        # Added only where found, as the row-by-row sum does (adding 0.0 changes nothing, but
-        # the term's formula would divide 0 by the norm).
+        # Added only where found, as the row-by-row sum adds it.
         score = np.where(f > 0, score + text_index.bm25_term(idf_, f, norm), score)
     positive = score > 0
     score, started, rows = score[positive], started[positive], candidates[positive]
@@ -972,19 +965,22 @@ def _checked(
     in_main = first_index < np.array(n_main, dtype=np.int64)[head][owner]
     in_text = np.bincount(owner[hit & in_main], minlength=held.size)
     in_context = np.bincount(owner[hit & ~in_main], minlength=held.size)
-    # FTS5's sum, from the counts (few distinct pairs recur over thousands of rows).
-    weight = fts5.CONTEXT_WEIGHT
-    pair = in_text * 65_536 + in_context
-    distinct, which = np.unique(pair, return_inverse=True)
-    each = np.array(
-        [text_index.posting_frequency(int(p) >> 16, int(p) & 0xFFFF, weight) for p in distinct],
-        dtype=np.float64,
-    )
+    frequency = _frequencies(in_text, in_context)
     lengths = np.array(doc_len, dtype=np.int64)[head]
     starts_at = np.array(started_at, dtype=np.float64)[head]
     return list(
-        zip(held.tolist(), lengths.tolist(), starts_at.tolist(), each[which].tolist(), strict=True)
+        zip(held.tolist(), lengths.tolist(), starts_at.tolist(), frequency.tolist(), strict=True)
     )
+
+
+def _frequencies(main: np.ndarray, context: np.ndarray) -> np.ndarray:
+    """FTS5's weighted frequency for each pair of counts (in the text or summary, in the
+    context), as :func:`text_index.posting_frequency` sums it: a few distinct pairs recur over
+    thousands of postings, so each is summed once."""
+    distinct, which = np.unique(main * _PAIR + context, return_inverse=True)
+    weight = fts5.CONTEXT_WEIGHT
+    each = [text_index.posting_frequency(int(p) // _PAIR, int(p) % _PAIR, weight) for p in distinct]
+    return np.array(each, dtype=np.float64)[which]
 
 
 def _position_keys(
@@ -995,7 +991,7 @@ def _position_keys(
     token at distance ``k`` (row and ``position - k``, as one number)."""
     blobs = [packed[i] for i in postings.tolist()]
     counts = np.fromiter((len(b) // 2 for b in blobs), dtype=np.int64, count=len(blobs))
-    positions = np.frombuffer(b"".join(blobs), dtype=">i2").astype(np.int64)
+    positions = np.frombuffer(b"".join(blobs), dtype=text_index.PACKED_POSITION).astype(np.int64)
     owner = np.repeat(np.arange(len(blobs), dtype=np.int64), counts)
     index = np.arange(positions.size, dtype=np.int64) - np.repeat(
         np.cumsum(counts) - counts, counts
