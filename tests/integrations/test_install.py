@@ -122,7 +122,13 @@ def test_install_claude_code_project_scope_writes_portable_entries(world: World)
         [entry] = _ours(hooks[event])
         assert entry["command"] == f"fleetmem hook claude-code {event} --agent api-fixer"
     server = json.loads(mcp.read_text())["mcpServers"]["fleetmem"]
-    assert server == {"type": "stdio", "command": "fleetmem", "args": SERVER_ARGS}
+    # Connected before the first turn: what SessionStart left out is read from its resource.
+    assert server == {
+        "type": "stdio",
+        "command": "fleetmem",
+        "args": SERVER_ARGS,
+        "alwaysLoad": True,
+    }
     for text in (settings.read_text(), mcp.read_text()):
         assert str(world.home) not in text and "FLEETMEM_HOME" not in text
         assert str(Path(FLEETMEM).parent) not in text and str(world.tmp) not in text
@@ -312,7 +318,7 @@ def _doc_blocks(page: str, language: str) -> list[str]:
 
 
 def test_the_docs_claude_code_recipes_match_what_install_writes(world: World) -> None:
-    """docs/mcp.md's `claude mcp add` line, run with the real Claude Code CLI, and its
+    """docs/mcp.md's `claude mcp add-json` line, run with the real Claude Code CLI, and its
     `.mcp.json` snippet both give the server entry `fleetmem install` writes."""
     world.config("")
     _run(world, "install", "claude-code", "--scope", "project")
@@ -322,7 +328,7 @@ def test_the_docs_claude_code_recipes_match_what_install_writes(world: World) ->
     [snippet] = [b for b in _doc_blocks("mcp.md", "json") if '"mcpServers"' in b]
     assert json.loads(snippet)["mcpServers"]["fleetmem"] == installed
     [add] = [ln for b in _doc_blocks("mcp.md", "sh") for ln in b.splitlines()
-             if ln.startswith("claude mcp add ")]  # fmt: skip
+             if ln.startswith("claude mcp add-json ")]  # fmt: skip
     assert CLAUDE.exists(), f"{CLAUDE} is missing: `make test` installs it with npm"
     user = world.tmp / "claude-user"
     user.mkdir()

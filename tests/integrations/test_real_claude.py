@@ -145,9 +145,13 @@ def test_the_hook_limit_is_the_one_this_claude_code_applies(world: World, char: 
     assert seen == {limit: (True, False), limit + 1: (False, True)}
 
 
+@pytest.mark.parametrize("slow_start_s", [0, 4])
 def test_a_long_context_reaches_the_model_fitted_and_the_rest_by_the_resource(
-    world: World,
+    world: World, slow_start_s: int
 ) -> None:
+    """With ``slow_start_s``, the MCP server starts that much later (a loaded machine): the
+    installed entry's ``alwaysLoad`` has Claude Code wait for it before the first turn, which
+    reads its resource (without it, this CLI ran the turn first and refused the tool)."""
     rng = random.Random()
     tag = os.urandom(4).hex()
     notes = lines(rng, 6, f"NOTES-FIRST-{tag}", f"NOTES-LAST-{tag}")
@@ -173,6 +177,8 @@ def test_a_long_context_reaches_the_model_fitted_and_the_rest_by_the_resource(
         check=True,
     )
     assert "settings.json" in installed.stdout
+    if slow_start_s:
+        _start_later(world.tmp / ".claude.json", world.tmp / "slow-fleetmem", slow_start_s)
     read = {"tool": "ReadMcpResourceTool", "input": {"server": "fleetmem", "uri": CONTEXT_URI}}
     with serving([read, "done."]) as (standin, url):
         claude(world, url, "--allowedTools", "ReadMcpResourceTool")
@@ -193,3 +199,14 @@ def test_a_long_context_reaches_the_model_fitted_and_the_rest_by_the_resource(
     # The session ended: nothing of its context is kept any more.
     kept = world.home / "run" / "context"
     assert not kept.exists() or list(kept.iterdir()) == []
+
+
+def _start_later(config: Path, wrapper: Path, seconds: int) -> None:
+    """Have the installed MCP server entry start ``seconds`` late, through ``wrapper``."""
+    state = json.loads(config.read_text())
+    server = state["mcpServers"]["fleetmem"]
+    assert server["alwaysLoad"] is True
+    wrapper.write_text(f'#!/bin/sh\nsleep {seconds}\nexec "{server["command"]}" "$@"\n')
+    wrapper.chmod(0o755)
+    server["command"] = str(wrapper)
+    config.write_text(json.dumps(state))

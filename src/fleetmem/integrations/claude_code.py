@@ -327,7 +327,16 @@ def install(
     mcp = load_json(where.mcp)
     _note_created(record, where.mcp, mcp_before, mcp, "mcpServers")
     servers = _table(mcp, "mcpServers", where.mcp)
-    server: dict[str, Any] = {"type": "stdio", "command": fleetmem, "args": list(SERVER_ARGS)}
+    # alwaysLoad: Claude Code connects this server before the session's first turn (others
+    # may connect while it runs), and keeps its tools in the list rather than behind a tool
+    # search. The SessionStart context names this server's resource for what it left out, and
+    # a first turn that read it before the server connected was told the tool is not enabled.
+    server: dict[str, Any] = {
+        "type": "stdio",
+        "command": fleetmem,
+        "args": list(SERVER_ARGS),
+        "alwaysLoad": True,
+    }
     if home:
         server["env"] = {"FLEETMEM_HOME": home}
     servers[SERVER] = server
