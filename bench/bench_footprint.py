@@ -83,6 +83,7 @@ CLASSES: dict[str, tuple[str, ...]] = {
         "builtin_fts_config",
         "builtin_fts_source",
         "builtin_postings",
+        "builtin_pair_postings",
         "builtin_scopes",
     ),
     "term statistics": ("builtin_terms", "builtin_term_counts", "builtin_totals"),

@@ -9,6 +9,7 @@ follow time, statistics that match the postings, and new writes numbered after e
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 import re
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from bench.pg_replicate import replicate
 
 from fleetmem.core.textquery import fts_match
 from fleetmem.service.bootstrap import build
+from fleetmem.store.postgres import text_index
 from fleetmem.store.postgres.store import PostgresStore
 from tests import store_kinds
 from tests.conftest import ingest_text, write_config
@@ -32,7 +34,14 @@ WORDS = [
     *("flaky", "timezone", "rounding", "invoice"),
 ]
 MODEL = "bench-test-model"
-COUNTED = ("runs", "episodes", "provider_index", "builtin_fts", "builtin_postings")
+COUNTED = (
+    "runs",
+    "episodes",
+    "provider_index",
+    "builtin_fts",
+    "builtin_postings",
+    "builtin_pair_postings",
+)
 
 
 @pytest.fixture
@@ -131,6 +140,16 @@ def test_copies_are_found_as_their_originals_and_new_writes_come_after_them(
             # its copies score the source's score times one constant.
             ratios = [s / mine[copy_of[eid]] for eid, s in theirs]
             assert max(ratios) - min(ratios) <= 1e-9 * max(ratios), (word, seed)
+        # A phrase of two words is read from the pairs' postings: each holder and its copies.
+        row = original.get_episode(next(iter(vectors)))
+        assert row is not None and row.text is not None
+        written = text_index.tokens(row.text)
+        for a, b in random.Random(seed).sample(list(itertools.pairwise(written)), 2):
+            match = fts_match(f"{a}_{b}")
+            mine = dict(original.search_text_scored(match, scope, 100))
+            theirs = store.search_text_scored(match, scope, 100)
+            assert mine and len(theirs) == factor * len(mine), (a, b, seed)
+            assert {copy_of[eid] for eid, _ in theirs} == set(mine), (a, b, seed)
         for eid, vec in list(vectors.items())[:4]:
             hits = store.search_vector(vec, MODEL, scope, factor)
             assert len(hits) == factor and all(abs(s - 1.0) < 1e-5 for _, s in hits), seed

@@ -490,8 +490,8 @@ def test_forgotten_best_matches_past_the_ordered_head_leave_fts5s_order(
 def test_a_phrase_is_checked_on_positions_where_its_pairs_are_all_held(
     pg_app: App, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``builtin_fts.pairs`` (migration 9) only narrows the rows a phrase is looked for in:
-    an episode holding each adjacent pair of "alpha beta gamma" but never the three in a row,
+    """A phrase of three tokens is checked on its pairs' starts (migration 10): an episode
+    holding each adjacent pair of "alpha beta gamma" but never the three in a row,
     newer than the one that holds the phrase, neither matches nor takes the phrase's place
     under the scoring cap. Nor does a pair whose words end one column and start the next."""
     store = pg_app.store
@@ -571,15 +571,19 @@ def _tsvector(held: list[tuple[str, bytes]], text_end: int, summary_end: int) ->
 
 
 def test_the_postings_migrations_build_the_rows_the_writes_keep(pg_app: App) -> None:
-    """Migrations 7, 8 and 9 build each indexed episode's postings, with their positions, its
-    list of terms and the keys of its adjacent pairs, from the ``tsvector`` an older store
-    kept: the same rows the index writes keep from then on, and the same answers. The older
-    layout is rebuilt here from what the writes stored (a phrase, a term in the summary, terms
-    in the context, a quote, a text whose last word and the summary's first are the tokens of
-    a phrase: no pair spans two columns)."""
+    """Migrations 7 to 10 build each indexed episode's postings, with their positions, its
+    list of terms and its pairs' postings, from the ``tsvector`` an older store kept: the same
+    rows the index writes keep from then on, and the same answers. The older layout is rebuilt
+    here from what the writes stored (a phrase, a term in the summary, terms in the context, a
+    quote, a repeated pair, a text whose last word and the summary's first are the tokens of a
+    phrase: no pair spans two columns)."""
     store = pg_app.store
     assert isinstance(store, PostgresStore)
-    texts = ["ledger drift ledger", "ledger rounding o'brien", "cache cache worker ledger_drift"]
+    texts = [
+        "ledger drift ledger drift",
+        "ledger rounding o'brien",
+        "cache cache worker ledger_drift",
+    ]
     ids = [_ingest(pg_app, n, text) for n, text in enumerate(texts)]
     store.builtin_put(ids[1], "rounding only o'brien ledger", "drift summary", None, "", "")
     postings = (
@@ -588,13 +592,25 @@ def test_the_postings_migrations_build_the_rows_the_writes_keep(pg_app: App) -> 
         " ORDER BY 1, 2, 3"
     )
     episodes = (
-        "SELECT erow, episode_id, scope, doc_len, text_end, summary_end, started_at, terms,"
-        " pairs FROM builtin_fts ORDER BY erow"
+        "SELECT erow, episode_id, scope, doc_len, text_end, summary_end, started_at, terms"
+        " FROM builtin_fts ORDER BY erow"
+    )
+    pair_postings = (
+        "SELECT p.pair, s.scope, p.erow, p.n_main, p.positions FROM builtin_pair_postings p"
+        " JOIN builtin_scopes s ON s.id = p.scope_id ORDER BY 1, 2, 3"
     )
     kept, indexed = store.db.rows(postings), store.db.rows(episodes)
-    assert all(r[8] for r in indexed)
-    # "ledger" ends the text and "drift" starts the summary: no pair of them.
-    assert text_index.pair_key("ledger", "drift") not in indexed[1][8]
+    pairs_kept = store.db.rows(pair_postings)
+    by_erow = {r[0]: r for r in indexed}
+    ledger_drift = text_index.pair_id("ledger", "drift")
+    # "ledger" ends the text and "drift" starts the summary: no pair of them there.
+    assert (ledger_drift, by_erow[indexed[1][0]][0]) not in {(r[0], r[2]) for r in pairs_kept}
+    twice = [r for r in pairs_kept if r[0] == ledger_drift and r[2] == indexed[0][0]]
+    assert len(twice) == 1 and twice[0][3] >= 2  # written twice in the text
+    starts = text_index.unpack_positions(bytes(twice[0][4]))
+    assert len(starts) >= twice[0][3] and list(starts) == sorted(starts)
+    # some pairs start in the context
+    assert any(len(r[4]) // 2 > r[3] for r in pairs_kept)
     assert kept and any(r[4] > 0 for r in kept)  # some positions are in the context
     assert any(r[5] > r[4] for r in indexed)  # a summary
     queries = [
@@ -606,7 +622,9 @@ def test_the_postings_migrations_build_the_rows_the_writes_keep(pg_app: App) -> 
     for lexeme, _, erow, *_, packed in kept:
         held.setdefault(erow, []).append((lexeme, bytes(packed)))
     with store.db.write() as conn:
-        conn.execute("DROP TABLE builtin_postings, builtin_scopes, builtin_fts")
+        conn.execute(
+            "DROP TABLE builtin_postings, builtin_scopes, builtin_fts, builtin_pair_postings"
+        )
         conn.execute(
             "CREATE TABLE builtin_fts (erow bigint PRIMARY KEY,"
             ' episode_id text COLLATE "C" NOT NULL UNIQUE, scope text COLLATE "C" NOT NULL,'
@@ -630,11 +648,12 @@ def test_the_postings_migrations_build_the_rows_the_writes_keep(pg_app: App) -> 
         conn.execute("CREATE INDEX builtin_fts_tsv ON builtin_fts USING gin (tsv)")
         conn.execute("CREATE INDEX builtin_fts_scope ON builtin_fts (scope, erow)")
         for version, _, sql in MIGRATIONS:
-            if version in (7, 8, 9):
+            if version in (7, 8, 9, 10):
                 conn.execute(sql)
     assert store.db.rows(postings) == kept
-    assert [(*r[:7], sorted(r[7]), r[8]) for r in store.db.rows(episodes)] == [
-        (*r[:7], sorted(r[7]), r[8]) for r in indexed
+    assert store.db.rows(pair_postings) == pairs_kept
+    assert [(*r[:7], sorted(r[7])) for r in store.db.rows(episodes)] == [
+        (*r[:7], sorted(r[7])) for r in indexed
     ]
     assert [store.search_text_scored(q or "", [API], 10) for q in queries] == answers
     columns = {
@@ -644,7 +663,7 @@ def test_the_postings_migrations_build_the_rows_the_writes_keep(pg_app: App) -> 
             " AND table_schema = current_schema()"
         )
     }
-    assert "tsv" not in columns and "terms" in columns
+    assert "tsv" not in columns and "terms" in columns and "pairs" not in columns
     # The rebuilt tables take writes and deletes as the new ones do.
     _ingest(pg_app, 9, "ledger again")
     assert store.builtin_delete(ids[0])

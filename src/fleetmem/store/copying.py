@@ -94,6 +94,7 @@ REBUILT = frozenset(
         "builtin_fts_docsize",
         "builtin_fts_source",
         "builtin_fts_idx",
+        "builtin_pair_postings",
         "builtin_postings",
         "builtin_scopes",
         "builtin_term_counts",

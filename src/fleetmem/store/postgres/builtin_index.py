@@ -19,7 +19,7 @@ Vectors are also kept in the ``embeddings`` cache by content hash, as in SQLite.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -118,9 +118,10 @@ class BuiltinIndexMixin:
                 old = conn.execute(
                     "SELECT doc_len, scope FROM builtin_fts WHERE erow = %s", (erow,)
                 ).fetchone()
-                before = self._stored_columns(conn, "erow = %s", erow)
+                stored = self._stored(conn, "erow = %s", erow)
+                before = stored.columns
                 if old is not None:
-                    self._drop_postings(conn, erow, str(old[1]), before)
+                    self._drop_postings(conn, erow, str(old[1]), stored)
                 for lexeme, delta in _term_deltas(before, doc.columns).items():
                     into = deltas.setdefault(lexeme, [0, 0, 0, 0])
                     for i, d in enumerate(delta):
@@ -130,12 +131,12 @@ class BuiltinIndexMixin:
                 # Re-recording the same episode replaces its index entry instead of adding one.
                 conn.execute(
                     "INSERT INTO builtin_fts (erow, episode_id, scope, doc_len, text_end,"
-                    " summary_end, terms, started_at, pairs)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s::text[], %s, %s::int4[])"
+                    " summary_end, terms, started_at)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s::text[], %s)"
                     " ON CONFLICT (erow) DO UPDATE SET scope = excluded.scope,"
                     " doc_len = excluded.doc_len, text_end = excluded.text_end,"
                     " summary_end = excluded.summary_end, terms = excluded.terms,"
-                    " started_at = excluded.started_at, pairs = excluded.pairs",
+                    " started_at = excluded.started_at",
                     (
                         erow,
                         episode_id,
@@ -145,7 +146,6 @@ class BuiltinIndexMixin:
                         doc.summary_end,
                         sorted(doc.positions),
                         float(row[3]),
-                        text_index.document_pairs(doc.positions),
                     ),
                 )
                 self._add_postings(conn, erow, scope, doc, float(row[3]))
@@ -166,24 +166,29 @@ class BuiltinIndexMixin:
         doc: text_index.IndexedDocument,
         started_at: float,
     ) -> None:
-        """One ``builtin_postings`` row per term of ``doc`` (migrations 7 and 8)."""
+        """One ``builtin_postings`` row per term of ``doc`` (migrations 7 and 8), and one
+        ``builtin_pair_postings`` row per pair of adjacent terms (migration 10)."""
         if not doc.positions:
             return
         lexemes = sorted(doc.positions)
         counts = doc.counts
         # The scope's number, made on its first posting (writes are serialised by the
         # writer lock, so the name is either inserted here or there already).
-        conn.execute(
+        scope_id = conn.execute(
             "WITH made AS (INSERT INTO builtin_scopes (scope) VALUES (%(scope)s)"
-            " ON CONFLICT (scope) DO NOTHING RETURNING id),"
-            " sid AS (SELECT id FROM made UNION ALL"
-            " SELECT id FROM builtin_scopes WHERE scope = %(scope)s LIMIT 1)"
-            " INSERT INTO builtin_postings (erow, started_at, scope_id, doc_len, n_main,"
-            " n_context, lexeme, positions) SELECT %(erow)s, %(started)s, (SELECT id FROM sid),"
+            " ON CONFLICT (scope) DO NOTHING RETURNING id)"
+            " SELECT id FROM made UNION ALL"
+            " SELECT id FROM builtin_scopes WHERE scope = %(scope)s LIMIT 1",
+            {"scope": scope},
+        ).fetchone()
+        assert scope_id is not None
+        conn.execute(
+            "INSERT INTO builtin_postings (erow, started_at, scope_id, doc_len, n_main,"
+            " n_context, lexeme, positions) SELECT %(erow)s, %(started)s, %(scope_id)s,"
             " %(len)s, m, c, l, p FROM unnest(%(lexemes)s::text[], %(main)s::int2[],"
             " %(context)s::int2[], %(positions)s::bytea[]) AS t(l, m, c, p)",
             {
-                "scope": scope,
+                "scope_id": int(scope_id[0]),
                 "erow": erow,
                 "started": started_at,
                 "len": doc.length,
@@ -193,24 +198,53 @@ class BuiltinIndexMixin:
                 "positions": [text_index.pack_positions(doc.positions[lex]) for lex in lexemes],
             },
         )
+        starts = text_index.pair_starts(doc.positions)
+        if not starts:
+            return
+        pairs = sorted(starts)
+        main = [sum(1 for p in starts[pair] if p <= doc.summary_end) for pair in pairs]
+        conn.execute(
+            "INSERT INTO builtin_pair_postings (pair, scope_id, erow, n_main, positions)"
+            " SELECT k, %(scope_id)s, %(erow)s, m, p FROM unnest(%(pairs)s::int8[],"
+            " %(main)s::int2[], %(positions)s::bytea[]) AS t(k, m, p)",
+            {
+                "scope_id": int(scope_id[0]),
+                "erow": erow,
+                "pairs": pairs,
+                "main": main,
+                "positions": [text_index.pack_positions(starts[pair]) for pair in pairs],
+            },
+        )
 
     @staticmethod
     def _drop_postings(
-        conn: psycopg.Connection[Any], erow: int, scope: str, before: Columns
+        conn: psycopg.Connection[Any], erow: int, scope: str, stored: _Stored
     ) -> None:
-        """Remove the postings of the entry at ``erow`` (its terms are ``before``'s)."""
-        terms = sorted(before[0] | before[1] | before[2])
-        if terms:
+        """Remove the postings and pair postings of the entry at ``erow`` (``stored``)."""
+        terms = sorted(stored.positions)
+        if not terms:
+            return
+        scope_id = conn.execute(
+            "SELECT id FROM builtin_scopes WHERE scope = %s", (scope,)
+        ).fetchone()
+        if scope_id is None:
+            return
+        conn.execute(
+            "DELETE FROM builtin_postings WHERE lexeme = ANY(%s) AND erow = %s AND scope_id = %s",
+            (terms, erow, int(scope_id[0])),
+        )
+        pairs = sorted(text_index.pair_starts(stored.positions))
+        if pairs:
             conn.execute(
-                "DELETE FROM builtin_postings WHERE lexeme = ANY(%s) AND erow = %s AND scope_id ="
-                " (SELECT id FROM builtin_scopes WHERE scope = %s)",
-                (terms, erow, scope),
+                "DELETE FROM builtin_pair_postings WHERE pair = ANY(%s::int8[]) AND erow = %s"
+                " AND scope_id = %s",
+                (pairs, erow, int(scope_id[0])),
             )
 
     @staticmethod
-    def _stored_columns(conn: psycopg.Connection[Any], where: str, key: object) -> Columns:
-        """The terms of one stored document, by column (empty when there is none): its
-        postings' positions, each in the column its place says."""
+    def _stored(conn: psycopg.Connection[Any], where: str, key: object) -> _Stored:
+        """One stored document (empty when there is none): its postings' positions, and its
+        terms by column, each in the column its place says."""
         rows = conn.execute(
             "SELECT p.lexeme, p.positions, f.text_end, f.summary_end FROM builtin_fts f"
             " JOIN builtin_scopes s ON s.scope = f.scope"
@@ -219,9 +253,9 @@ class BuiltinIndexMixin:
             (key,),
         ).fetchall()
         if not rows:
-            return (frozenset(), frozenset(), frozenset())
+            return _Stored({}, (frozenset(), frozenset(), frozenset()))
         held = {str(r[0]): text_index.unpack_positions(bytes(r[1])) for r in rows}
-        return text_index.columns_of(held, int(rows[0][2]), int(rows[0][3]))
+        return _Stored(held, text_index.columns_of(held, int(rows[0][2]), int(rows[0][3])))
 
     @staticmethod
     def _apply_term_deltas(conn: psycopg.Connection[Any], deltas: dict[str, list[int]]) -> None:
@@ -283,15 +317,15 @@ class BuiltinIndexMixin:
 
     def builtin_delete(self, episode_id: str) -> bool:
         with self.db.write() as conn:
-            before = self._stored_columns(conn, "episode_id = %s", episode_id)
+            stored = self._stored(conn, "episode_id = %s", episode_id)
             old = conn.execute(
                 "DELETE FROM builtin_fts WHERE episode_id = %s RETURNING doc_len, erow, scope",
                 (episode_id,),
             ).fetchone()
             if old is not None:
-                self._drop_postings(conn, int(old[1]), str(old[2]), before)
+                self._drop_postings(conn, int(old[1]), str(old[2]), stored)
                 empty: Columns = (frozenset(), frozenset(), frozenset())
-                self._apply_term_deltas(conn, _term_deltas(before, empty))
+                self._apply_term_deltas(conn, _term_deltas(stored.columns, empty))
                 conn.execute(
                     "UPDATE builtin_totals SET docs = docs - 1, tokens = tokens - %s WHERE id = 1",
                     (int(old[0]),),
@@ -445,7 +479,7 @@ class BuiltinIndexMixin:
         docs, tokens, top = int(totals[0]), int(totals[1]), int(totals[2])
         if docs == 0:
             return []
-        both, token_docs = self._phrase_counts(phrases)
+        both = self._phrase_counts(phrases)
         counts = {text: per_column for text, (per_column, _) in both.items()}
         kept = phrases
         if len(phrases) >= 2 and top > fts5.PRUNE_FLOOR_DOCS:
@@ -456,17 +490,16 @@ class BuiltinIndexMixin:
             kept = [p for p in phrases if p.text in keep] or phrases
         counted = {p.text for p in kept} | {p.text for p in phrases if not counts[p.text]}
         norm = sum(idf(top, counts[t]) for t in counted) or 1.0
-        idfs = [idf(docs, self._exact_count(p, both[p.text][1], token_docs)) for p in kept]
+        idfs = [idf(docs, self._exact_count(p, both[p.text][1])) for p in kept]
         if not any(p.tokens for p in kept):
             return []
-        ranked = self._scored(kept, idfs, token_docs, scopes, tokens / docs, _head(limit))
+        ranked = self._scored(kept, idfs, scopes, tokens / docs, _head(limit))
         return [(eid, score / norm) for score, _, eid in self._live(ranked, limit)]
 
     def _scored(
         self,
         kept: Sequence[Phrase],
         idfs: Sequence[float],
-        token_docs: Mapping[str, int],
         scopes: Sequence[str],
         avgdl: float,
         head: int,
@@ -520,7 +553,7 @@ class BuiltinIndexMixin:
             ]
             for phrase in multi:
                 for erow, (hits, doc_len, started_at) in self._phrase_rows(
-                    phrase, token_docs, scope_ids, cap, floor
+                    phrase, scope_ids, cap, floor
                 ).items():
                     in_phrases.setdefault(erow, {})[phrase.text] = hits
                     facts[erow] = (doc_len, started_at)
@@ -534,160 +567,60 @@ class BuiltinIndexMixin:
         return _bm25_ranked(postings, by_token, in_phrases, facts, terms, avgdl, cap, head)
 
     def _phrase_rows(
-        self,
-        phrase: Phrase,
-        token_docs: Mapping[str, int],
-        scope_ids: Sequence[int],
-        cap: int,
-        floor: int = 0,
+        self, phrase: Phrase, scope_ids: Sequence[int], cap: int, floor: int = 0
     ) -> dict[int, tuple[float, int, float]]:
         """The newest ``cap`` rows of each scope holding ``phrase`` (several tokens, adjacent),
         from row ``floor`` up: row -> (its weighted frequency there, the document's length,
         its start).
 
-        The scope's rows are taken in windows, newest first, each ending where the rarest
-        token's ``step``-th posting below the last window lies (an index-only step). The first
-        window is short (:data:`_PROBE` postings) and read whole: every token's postings in
-        it, positions included, are read from the primary key alone, checked in Python. While
-        at least one of :data:`_DENSE` postings read so far holds the phrase, the next window
-        is read the same way, long enough for the matches still wanted at the share seen.
-        Once fewer do (a rare phrase of common tokens), only the rows whose ``pairs`` hold
-        every adjacent pair of the phrase (migration 9, a GIN index) are checked, in windows
-        four times longer each time, until ``cap`` hold the phrase. (A query ordered and
-        limited by row would be simpler, but PostgreSQL estimates a term's rows in one scope
-        from samples and, guessing few, reads and sorts all of them.)"""
-        lead = _rarest(phrase, token_docs)
-        if not token_docs.get(lead):
-            return {}
-        keys = text_index.phrase_pairs(phrase.tokens)
-        out: dict[int, tuple[float, int, float]] = {}
+        Read from the phrase's pairs' postings (migration 10), newest first, in windows that
+        end at the first pair's ``step``-th posting below the last window (an index-only
+        step): every pair's postings in the window, starts included, from the primary key
+        alone, checked together (:func:`_checked`, the ``k``-th pair starting ``k`` after the
+        first); then the matching rows' lengths and starts, from ``builtin_fts``. A phrase of
+        two tokens is one pair, every posting of which holds the phrase, so its first window
+        is its answer. The windows grow fourfold while a phrase of more tokens is rarer than
+        its first pair. (A query ordered and limited by row would be
+        simpler, but PostgreSQL estimates a term's rows in one scope from samples and,
+        guessing few, reads and sorts all of them.)"""
+        pairs = text_index.phrase_pair_ids(phrase.tokens)
+        chain, distinct = _pair_chain(phrase, pairs)
+        found_at: dict[int, float] = {}
         for scope_id in scope_ids:
             matched = 0
             below = _NO_ROW_ABOVE
-            step = min(_PROBE, cap)
-            dense = True
-            share = 1.0
-            seen = hits = 0  # the rarest token's postings read whole, and those holding it
+            step = cap
             while matched < cap and below > floor:
-                # The window's lowest row: the rarest token's step-th posting below ``below``
-                # (an index-only step), or the floor when fewer are left above it.
                 found = self.db.value(
-                    "SELECT erow FROM builtin_postings WHERE lexeme = %s AND scope_id = %s"
+                    "SELECT erow FROM builtin_pair_postings WHERE pair = %s AND scope_id = %s"
                     " AND erow < %s ORDER BY erow DESC OFFSET %s LIMIT 1",
-                    (lead, scope_id, below, step - 1),
+                    (pairs[0], scope_id, below, step - 1),
                 )
                 lowest = max(int(found), floor) if found is not None else floor
-                checked: Iterator[list[tuple[int, int, float, float]]]
-                if not dense:
-                    rows = self._rows_with_pairs(keys, (scope_id, lowest, below))
-                    checked = (
-                        self._holding_every_token(phrase, lead, rows[at : at + cap])
-                        for at in range(0, len(rows), cap)
-                    )
-                else:
-                    read, postings = self._window(phrase, lead, token_docs, scope_id, lowest, below)
-                    seen += postings
-                    hits += sum(1 for *_, f in read if f)
-                    # Judged again after every window: the newest rows may hold a phrase
-                    # more often than older ones.
-                    dense = _DENSE * hits >= seen
-                    share = max(hits / max(seen, 1), 1 / _DENSE)
-                    checked = iter([read])
-                for batch in checked:
-                    for erow, doc_len, started_at, f in batch:
-                        if f and matched < cap:  # newest first: the cap keeps the newest
-                            out[erow] = (f, doc_len, started_at)
-                            matched += 1
-                    if matched >= cap:
-                        break
+                read = self.db.rows(
+                    "SELECT pair::text, erow, 0, 0.0, n_main, positions"
+                    " FROM builtin_pair_postings WHERE pair = ANY(%s::int8[]) AND scope_id = %s"
+                    " AND erow >= %s AND erow < %s",
+                    (sorted(set(pairs)), scope_id, lowest, below),
+                    binary=True,
+                )
+                for erow, _, _, f in _checked(chain, distinct, read):
+                    if f and matched < cap:  # newest first: the cap keeps the newest
+                        found_at[erow] = f
+                        matched += 1
                 below = lowest
-                # Dense: a window long enough for the matches still wanted, at the share seen
-                # so far; sparse: four times the last.
-                wanted = math.ceil((cap - matched) / share) if dense else max(step, cap) * 4
-                step = min(max(wanted, cap), 16 * cap)
-        return out
-
-    def _window(
-        self,
-        phrase: Phrase,
-        lead: str,
-        token_docs: Mapping[str, int],
-        scope_id: int,
-        lowest: int,
-        below: int,
-    ) -> tuple[list[tuple[int, int, float, float]], int]:
-        """The rows of one scope from ``lowest`` to below ``below`` holding every token of
-        ``phrase``, newest first, as :meth:`_holding_every_token` gives them, and how many
-        postings of the rarest token the range holds. All is read from the primary key alone
-        (it carries the positions): the rarest token's postings in the range, each other
-        token's too when it is about as rare (:data:`_RANGE_READ` times at most), else its
-        postings of those rows, looked up by key (a common token's whole range would be many
-        times as long)."""
-        tokens = _lead_first(phrase, lead)
-        near = [t for t in tokens if token_docs.get(t, 0) <= _RANGE_READ * token_docs[lead]]
-        read = self.db.rows(
-            "SELECT lexeme, erow, doc_len, started_at, n_main, positions FROM builtin_postings"
-            " WHERE lexeme = ANY(%s) AND scope_id = %s AND erow >= %s AND erow < %s",
-            (near, scope_id, lowest, below),
-            binary=True,
-        )
-        common = [t for t in tokens if t not in near]
-        lead_rows = [(scope_id, int(r[1])) for r in read if r[0] == lead]
-        if lead_rows and common:
-            read += self._postings_at(common, lead_rows)
-        return _checked(phrase, tokens, read), len(lead_rows)
-
-    def _rows_with_pairs(
-        self, keys: Sequence[int], window: tuple[int, int, int] | None = None
-    ) -> list[tuple[int, int]]:
-        """(scope number, row) of the rows whose ``pairs`` hold every key, newest first: in
-        a ``window`` (scope number, lowest row, a row above the highest), or everywhere."""
-        where = ""
-        params: list[object] = [list(keys)]
-        with self.db.read() as conn:
-            # The GIN index finds the rows holding the keys; walking a scope's rows in order
-            # and testing each (the plan a low estimate picks) reads them all.
-            conn.execute("SELECT set_config('enable_seqscan', 'off', true)")
-            if window is not None:
-                conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
-                where = " AND s.id = %s AND f.erow >= %s AND f.erow < %s"
-                params += window
-            found = conn.execute(
-                "SELECT s.id, f.erow FROM builtin_fts f JOIN builtin_scopes s"
-                f" ON s.scope = f.scope WHERE f.pairs @> %s::int4[]{where}",
-                params,
-            ).fetchall()
-        return sorted(((int(r[0]), int(r[1])) for r in found), key=lambda r: -r[1])
-
-    def _postings_at(
-        self, tokens: Sequence[str], rows: Sequence[tuple[int, int]]
-    ) -> list[tuple[Any, ...]]:
-        """The postings of ``tokens`` at ``rows`` ((scope number, row) pairs), looked up by
-        key, one query per scope: (term, row, document length, start, count in the text or
-        summary, positions). (Joined to the pairs' list instead, PostgreSQL merge-joined every
-        posting of the tokens: 134 ms against 16 for 2,500 rows of two terms.)"""
-        by_scope: dict[int, list[int]] = {}
-        for scope, erow in rows:
-            by_scope.setdefault(scope, []).append(erow)
-        found: list[tuple[Any, ...]] = []
-        for scope, erows in by_scope.items():
-            found += self.db.rows(
-                "SELECT lexeme, erow, doc_len, started_at, n_main, positions FROM builtin_postings"
-                " WHERE lexeme = ANY(%s) AND scope_id = %s AND erow = ANY(%s::bigint[])",
-                (list(tokens), scope, _bigint_array(erows)),
+                step = min(step * 4, 16 * cap)
+        if not found_at:
+            return {}
+        # The lengths and starts of the rows holding it (pair postings keep neither).
+        return {
+            int(r[0]): (found_at[int(r[0])], int(r[1]), float(r[2]))
+            for r in self.db.rows(
+                "SELECT erow, doc_len, started_at FROM builtin_fts WHERE erow = ANY(%s::int8[])",
+                (_bigint_array(found_at),),
                 binary=True,
             )
-        return found
-
-    def _holding_every_token(
-        self, phrase: Phrase, lead: str, rows: Sequence[tuple[int, int]]
-    ) -> list[tuple[int, int, float, float]]:
-        """Of ``rows`` ((scope number, row) pairs), those holding every token of ``phrase``,
-        as :func:`_checked` gives them."""
-        if not rows:
-            return []
-        tokens = _lead_first(phrase, lead)
-        return _checked(phrase, tokens, self._postings_at(tokens, rows))
+        }
 
     def _live(self, ranked: _Ranked, limit: int) -> list[tuple[float, float, str]]:
         """The first ``limit`` of ``ranked`` (by row) whose episode is not forgotten, with
@@ -723,12 +656,9 @@ class BuiltinIndexMixin:
             out.extend(live)
         return out[:limit]
 
-    def _phrase_counts(
-        self, phrases: Sequence[Phrase]
-    ) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
-        """Each phrase's document counts, its rarest token's: (as the SQLite store's pruning
-        and coverage read them, the largest count of one column; in any column, for BM25);
-        and each token's documents (a phrase is looked for from its rarest token)."""
+    def _phrase_counts(self, phrases: Sequence[Phrase]) -> dict[str, tuple[int, int]]:
+        """Each phrase's document counts, its rarest token's: as the SQLite store's pruning
+        and coverage read them (the largest count of one column), and in any column (BM25's)."""
         tokens = sorted({t for p in phrases for t in p.tokens})
         found = {
             str(r[0]): (int(r[1]), int(r[2]))
@@ -738,24 +668,29 @@ class BuiltinIndexMixin:
                 (tokens,),
             )
         }
-        by_phrase = {
+        return {
             p.text: (
                 min((found.get(t, (0, 0))[0] for t in p.tokens), default=0),
                 min((found.get(t, (0, 0))[1] for t in p.tokens), default=0),
             )
             for p in phrases
         }
-        return by_phrase, {t: found.get(t, (0, 0))[1] for t in tokens}
 
-    def _exact_count(self, phrase: Phrase, rarest: int, token_docs: Mapping[str, int]) -> int:
+    def _exact_count(self, phrase: Phrase, rarest: int) -> int:
         """The documents holding ``phrase``: exact for one token; for several, counted when
-        their rarest token is uncommon (on its postings' positions), else that token's count
-        (an upper bound)."""
+        their rarest token is uncommon (on its pairs' starts), else that token's count (an
+        upper bound)."""
         if len(phrase.tokens) == 1 or rarest == 0 or rarest > EXACT_PHRASE_MAX:
             return rarest
-        lead = _rarest(phrase, token_docs)
-        rows = self._rows_with_pairs(text_index.phrase_pairs(phrase.tokens))
-        return sum(1 for *_, f in self._holding_every_token(phrase, lead, rows) if f)
+        pairs = text_index.phrase_pair_ids(phrase.tokens)
+        chain, distinct = _pair_chain(phrase, pairs)
+        read = self.db.rows(
+            "SELECT pair::text, erow, 0, 0.0, n_main, positions"
+            " FROM builtin_pair_postings WHERE pair = ANY(%s::int8[])",
+            (sorted(set(pairs)),),
+            binary=True,
+        )
+        return sum(1 for *_, f in _checked(chain, distinct, read) if f)
 
     def search_vector(
         self, query: Vector, model_id: str, scopes: Sequence[str], limit: int
@@ -789,6 +724,14 @@ class BuiltinIndexMixin:
                 },
             ).fetchall()
         return [(str(r[0]), float(r[1])) for r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """An indexed document as stored: each term's positions, and its terms by column."""
+
+    positions: Mapping[str, Sequence[int]]
+    columns: Columns
 
 
 #: Candidates put in exact order by :func:`_bm25_ranked` beyond the ones asked for: room for
@@ -999,40 +942,22 @@ def _position_keys(
     return owner, index, owner * span + (positions - k + size)
 
 
-def _bigint_array(values: Sequence[int]) -> str:
-    """``values`` as a PostgreSQL array literal. A dense phrase looks up the postings of
-    thousands of rows at once, and psycopg adapts a list element by element (a pattern
-    match each: 16,000 rows cost about 10 ms), where this is one join."""
+def _pair_chain(phrase: Phrase, pairs: Sequence[int]) -> tuple[Phrase, list[str]]:
+    """``phrase`` as the chain of its pairs, for :func:`_checked`: the pairs' ids as its
+    tokens (as ``builtin_pair_postings`` rows name them in a query's answer), and its
+    distinct pairs, the first one first."""
+    chain = tuple(str(p) for p in pairs)
+    return Phrase(phrase.text, chain), list(dict.fromkeys(chain))
+
+
+def _bigint_array(values: Iterable[int]) -> str:
+    """``values`` as a PostgreSQL array literal: psycopg adapts a list element by element (a
+    pattern match each: 16,000 rows cost about 10 ms), where this is one join."""
     return "{" + ",".join(map(str, map(int, values))) + "}"
-
-
-def _lead_first(phrase: Phrase, lead: str) -> list[str]:
-    """The distinct tokens of ``phrase``, ``lead`` (its rarest) first, as :func:`_checked`
-    takes them."""
-    return [lead, *sorted(set(phrase.tokens) - {lead})]
-
-
-def _rarest(phrase: Phrase, token_docs: Mapping[str, int]) -> str:
-    """The token of ``phrase`` in the fewest documents (the first by name among equals): its
-    postings are where rows holding the whole phrase are looked for."""
-    return min(phrase.tokens, key=lambda t: (token_docs.get(t, 0), t))
 
 
 #: Above every row number (``erow`` is a bigint identity).
 _NO_ROW_ABOVE = 2**63 - 1
-#: Postings of a phrase's rarest token read whole first, to judge how often the rest of its
-#: tokens follow it (:meth:`BuiltinIndexMixin._phrase_rows`); once fewer than one posting in
-#: ``_DENSE`` read so far holds the phrase, it is looked for through the pairs' GIN index.
-#: On the 1,000,000-episode bench store a row found through the index cost about 25-30 us
-#: (a heap read of ``builtin_fts``, then its tokens looked up), a posting read whole about
-#: 8 us with its other tokens, so the index pays below about one in four; one in eight
-#: leaves room for the estimate made on a first window of 512.
-_PROBE = 512
-_DENSE = 8
-#: A phrase's other token is read over a window's whole range when it is in at most this many
-#: times the documents of the rarest (a range read of the index costs about a third of a
-#: lookup a row), else looked up row by row.
-_RANGE_READ = 3
 
 
 def _level(score: float) -> tuple[int, float]:

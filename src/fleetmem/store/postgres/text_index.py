@@ -13,10 +13,10 @@ PostgreSQL keeps well:
   empty position between columns so no phrase spans two of them. Each term is a row of
   ``builtin_postings``: its stored positions (:func:`pack_positions`), and how many of them
   are in the text or summary and how many in the context (:attr:`IndexedDocument.counts`).
-  A query reads a term's rows newest first; a phrase of several tokens is checked on its
-  tokens' positions (migration 8: ``store/postgres/migrations/m0008_posting_positions.py``),
-  read from the primary key alone, and a rare phrase of common tokens is first narrowed to the
-  rows holding each of its adjacent pairs (:func:`pair_key`, migration 9).
+  A query reads a term's rows newest first. Each two terms at adjacent positions are a row
+  of ``builtin_pair_postings`` too (:func:`pair_id`, migration 10), with the positions where
+  the pair starts: a phrase of several tokens is read from its pairs' rows, and one of three
+  or more is checked on their starts (its ``k``-th pair starts ``k`` after its first).
 - **Statistics.** BM25 needs the store's document count, its average document length and
   each term's document count. ``builtin_totals`` and ``builtin_terms`` keep them exactly,
   updated in the same transaction as the index, with each term's count per column too (the
@@ -157,25 +157,31 @@ def document(text: str, summary: str | None, context: str) -> IndexedDocument:
     return IndexedDocument(length, ends[0], ends[1], held)
 
 
-def pair_key(first: str, second: str) -> int:
-    """The key of two terms at adjacent positions, in ``builtin_fts.pairs``: the first four
-    bytes of the MD5 of ``first second``, as a signed 32-bit integer (migration 9 computes the
-    same in SQL: ``('x' || left(md5(a || ' ' || b), 8))::bit(32)::int4``). Two pairs may
-    share a key; a phrase found by its keys is always checked on positions."""
+def pair_id(first: str, second: str) -> int:
+    """The term of two terms at adjacent positions in ``builtin_pair_postings``: the first
+    eight bytes of the MD5 of ``first second``, as a signed 64-bit integer (migration 10
+    computes the same in SQL: ``('x' || left(md5(a || ' ' || b), 16))::bit(64)::int8``).
+    Two pairs would share one once in about 2^64 / (pairs in the store)^2."""
     digest = hashlib.md5(f"{first} {second}".encode(), usedforsecurity=False).digest()
-    return int.from_bytes(digest[:4], "big", signed=True)
+    return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def phrase_pairs(tokens: Sequence[str]) -> list[int]:
-    """The keys every document holding the phrase ``tokens`` holds: one per adjacent pair."""
-    return sorted({pair_key(a, b) for a, b in itertools.pairwise(tokens)})
+def phrase_pair_ids(tokens: Sequence[str]) -> list[int]:
+    """The pairs of the phrase ``tokens``, in order: the ``k``-th starts ``k`` positions after
+    the phrase does (a phrase of one token has none)."""
+    return [pair_id(a, b) for a, b in itertools.pairwise(tokens)]
 
 
-def document_pairs(positions: Mapping[str, Sequence[int]]) -> list[int]:
-    """The keys of every two terms stored at adjacent positions of one document (columns are
-    one empty position apart, so no pair spans two)."""
+def pair_starts(positions: Mapping[str, Sequence[int]]) -> dict[int, list[int]]:
+    """Every two terms stored at adjacent positions of one document, by :func:`pair_id`: the
+    positions where the pair starts, ascending (columns are one empty position apart, so no
+    pair spans two)."""
     at = {p: lexeme for lexeme, held in positions.items() for p in held}
-    return sorted({pair_key(lexeme, at[p + 1]) for p, lexeme in at.items() if p + 1 in at})
+    starts: dict[int, list[int]] = {}
+    for p in sorted(at):
+        if p + 1 in at:
+            starts.setdefault(pair_id(at[p], at[p + 1]), []).append(p)
+    return starts
 
 
 #: A packed position, as numpy reads it (two bytes, big-endian, signed: :func:`pack_positions`).
