@@ -73,7 +73,7 @@ MULTIPLIED: dict[str, dict[str, str]] = {
         "started_at": "started_at - {shift}",
     },
     "builtin_postings": {"erow": "erow + {erow}", "started_at": "started_at - {shift}"},
-    "builtin_pair_postings": {"erow": "erow + {erow}"},
+    "builtin_pair_postings": {"erow": "erow + {erow}", "started_at": "started_at - {shift}"},
     "builtin_vectors": {"seq": "seq + {seq_vectors}", "episode_id": "{id:episode_id}"},
 }
 

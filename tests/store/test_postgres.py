@@ -596,8 +596,9 @@ def test_the_postings_migrations_build_the_rows_the_writes_keep(pg_app: App) -> 
         " FROM builtin_fts ORDER BY erow"
     )
     pair_postings = (
-        "SELECT p.pair, s.scope, p.erow, p.n_main, p.positions FROM builtin_pair_postings p"
-        " JOIN builtin_scopes s ON s.id = p.scope_id ORDER BY 1, 2, 3"
+        "SELECT p.pair, s.scope, p.erow, p.n_main, p.positions, p.doc_len, p.started_at"
+        " FROM builtin_pair_postings p JOIN builtin_scopes s ON s.id = p.scope_id"
+        " ORDER BY 1, 2, 3"
     )
     kept, indexed = store.db.rows(postings), store.db.rows(episodes)
     pairs_kept = store.db.rows(pair_postings)

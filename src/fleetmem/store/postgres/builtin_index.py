@@ -19,7 +19,7 @@ Vectors are also kept in the ``embeddings`` cache by content hash, as in SQLite.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -204,12 +204,15 @@ class BuiltinIndexMixin:
         pairs = sorted(starts)
         main = [sum(1 for p in starts[pair] if p <= doc.summary_end) for pair in pairs]
         conn.execute(
-            "INSERT INTO builtin_pair_postings (pair, scope_id, erow, n_main, positions)"
-            " SELECT k, %(scope_id)s, %(erow)s, m, p FROM unnest(%(pairs)s::int8[],"
-            " %(main)s::int2[], %(positions)s::bytea[]) AS t(k, m, p)",
+            "INSERT INTO builtin_pair_postings (pair, scope_id, erow, doc_len, started_at,"
+            " n_main, positions) SELECT k, %(scope_id)s, %(erow)s, %(len)s, %(started)s, m, p"
+            " FROM unnest(%(pairs)s::int8[], %(main)s::int2[], %(positions)s::bytea[])"
+            " AS t(k, m, p)",
             {
                 "scope_id": int(scope_id[0]),
                 "erow": erow,
+                "len": doc.length,
+                "started": started_at,
                 "pairs": pairs,
                 "main": main,
                 "positions": [text_index.pack_positions(starts[pair]) for pair in pairs],
@@ -577,15 +580,14 @@ class BuiltinIndexMixin:
         end at the first pair's ``step``-th posting below the last window (an index-only
         step): every pair's postings in the window, starts included, from the primary key
         alone, checked together (:func:`_checked`, the ``k``-th pair starting ``k`` after the
-        first); then the matching rows' lengths and starts, from ``builtin_fts``. A phrase of
-        two tokens is one pair, every posting of which holds the phrase, so its first window
-        is its answer. The windows grow fourfold while a phrase of more tokens is rarer than
-        its first pair. (A query ordered and limited by row would be
+        first). A phrase of two tokens is one pair, every posting of which holds the phrase,
+        so its first window is its answer. The windows grow fourfold while a phrase of more
+        tokens is rarer than its first pair. (A query ordered and limited by row would be
         simpler, but PostgreSQL estimates a term's rows in one scope from samples and,
         guessing few, reads and sorts all of them.)"""
         pairs = text_index.phrase_pair_ids(phrase.tokens)
         chain, distinct = _pair_chain(phrase, pairs)
-        found_at: dict[int, float] = {}
+        out: dict[int, tuple[float, int, float]] = {}
         for scope_id in scope_ids:
             matched = 0
             below = _NO_ROW_ABOVE
@@ -598,29 +600,19 @@ class BuiltinIndexMixin:
                 )
                 lowest = max(int(found), floor) if found is not None else floor
                 read = self.db.rows(
-                    "SELECT pair::text, erow, 0, 0.0, n_main, positions"
+                    "SELECT pair::text, erow, doc_len, started_at, n_main, positions"
                     " FROM builtin_pair_postings WHERE pair = ANY(%s::int8[]) AND scope_id = %s"
                     " AND erow >= %s AND erow < %s",
                     (sorted(set(pairs)), scope_id, lowest, below),
                     binary=True,
                 )
-                for erow, _, _, f in _checked(chain, distinct, read):
+                for erow, doc_len, started_at, f in _checked(chain, distinct, read):
                     if f and matched < cap:  # newest first: the cap keeps the newest
-                        found_at[erow] = f
+                        out[erow] = (f, doc_len, started_at)
                         matched += 1
                 below = lowest
                 step = min(step * 4, 16 * cap)
-        if not found_at:
-            return {}
-        # The lengths and starts of the rows holding it (pair postings keep neither).
-        return {
-            int(r[0]): (found_at[int(r[0])], int(r[1]), float(r[2]))
-            for r in self.db.rows(
-                "SELECT erow, doc_len, started_at FROM builtin_fts WHERE erow = ANY(%s::int8[])",
-                (_bigint_array(found_at),),
-                binary=True,
-            )
-        }
+        return out
 
     def _live(self, ranked: _Ranked, limit: int) -> list[tuple[float, float, str]]:
         """The first ``limit`` of ``ranked`` (by row) whose episode is not forgotten, with
@@ -685,7 +677,7 @@ class BuiltinIndexMixin:
         pairs = text_index.phrase_pair_ids(phrase.tokens)
         chain, distinct = _pair_chain(phrase, pairs)
         read = self.db.rows(
-            "SELECT pair::text, erow, 0, 0.0, n_main, positions"
+            "SELECT pair::text, erow, doc_len, started_at, n_main, positions"
             " FROM builtin_pair_postings WHERE pair = ANY(%s::int8[])",
             (sorted(set(pairs)),),
             binary=True,
@@ -948,12 +940,6 @@ def _pair_chain(phrase: Phrase, pairs: Sequence[int]) -> tuple[Phrase, list[str]
     distinct pairs, the first one first."""
     chain = tuple(str(p) for p in pairs)
     return Phrase(phrase.text, chain), list(dict.fromkeys(chain))
-
-
-def _bigint_array(values: Iterable[int]) -> str:
-    """``values`` as a PostgreSQL array literal: psycopg adapts a list element by element (a
-    pattern match each: 16,000 rows cost about 10 ms), where this is one join."""
-    return "{" + ",".join(map(str, map(int, values))) + "}"
 
 
 #: Above every row number (``erow`` is a bigint identity).
