@@ -325,25 +325,63 @@ def test_term_statistics_stay_exact_through_replace_and_delete(pg_app: App) -> N
                 found.add((lexeme, scope, erow, main, len(positions) - main, doc_len, started_at))
         return found
 
+    def pairs() -> set[tuple[object, ...]]:
+        return {
+            (int(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4]), float(r[5]), bytes(r[6]))
+            for r in store.db.rows(
+                "SELECT p.pair, s.scope, p.erow, p.n_main, p.doc_len, p.started_at, p.positions"
+                " FROM builtin_pair_postings p JOIN builtin_scopes s ON s.id = p.scope_id"
+            )
+        }
+
+    def pairs_again() -> set[tuple[object, ...]]:
+        """The pair postings as the stored postings' positions say they should read."""
+        found = set()
+        for erow, scope, doc_len, summary_end, started_at in store.db.rows(
+            "SELECT erow, scope, doc_len, summary_end, started_at FROM builtin_fts"
+        ):
+            held = {
+                str(r[0]): text_index.unpack_positions(bytes(r[1]))
+                for r in store.db.rows(
+                    "SELECT lexeme, positions FROM builtin_postings WHERE erow = %s", (erow,)
+                )
+            }
+            at = {p: lexeme for lexeme, where in held.items() for p in where}
+            starts: dict[int, list[int]] = {}
+            for p in sorted(at):
+                if p + 1 in at:
+                    starts.setdefault(text_index.pair_id(at[p], at[p + 1]), []).append(p)
+            for pair, where in starts.items():
+                main = sum(1 for p in where if p <= summary_end)
+                packed = text_index.pack_positions(where)
+                found.add((pair, scope, erow, main, doc_len, started_at, packed))
+        return found
+
+    def both() -> None:
+        assert postings() == postings_again()
+        assert pairs() == pairs_again()
+
     assert stats() == recount() and stats()[1]["ledger"][0] == 2
-    assert postings() == postings_again()
+    both()
+    assert (text_index.pair_id("ledger", "drift"), API) in {(r[0], r[1]) for r in pairs()}
     assert sorted(r[3] for r in postings() if r[0] == "ledger") == [1, 2]  # "ledger drift ledger"
     store.builtin_put(a, "rounding only", "ledger summary", None, "", "", context="drift")
     # docs, in text, in summary (in context depends on the neighbours' excerpts)
     assert stats() == recount() and stats()[1]["ledger"][:3] == (2, 1, 1)
     assert stats()[1]["round"][:2] == (2, 2) and stats()[1]["drift"][3] >= 1
-    assert postings() == postings_again()
+    both()
     # A term past its 256 stored positions in the text, then in the context: counted in the
     # columns its stored positions are in, so replacing and removing it leaves nothing behind.
     store.builtin_put(b, "tally " * 300, None, None, "", "", context="tally rounding")
     assert stats() == recount() and stats()[1]["talli"][1:] == (1, 0, 0)
-    assert postings() == postings_again()
+    both()
     store.builtin_put(b, "rounding only", None, None, "", "")
     assert stats() == recount() and "talli" not in stats()[1]
     assert store.builtin_delete(b)
     assert stats() == recount() and stats()[1]["round"][0] == 1
-    assert postings() == postings_again()
+    both()
     assert store.builtin_delete(a) and stats() == ((0, 0), {}) and postings() == set()
+    assert pairs() == set()
 
 
 @pytest.fixture
