@@ -577,42 +577,85 @@ class BuiltinIndexMixin:
         its start).
 
         Read from the phrase's pairs' postings (migration 10), newest first, in windows that
-        end at the first pair's ``step``-th posting below the last window (an index-only
-        step): every pair's postings in the window, starts included, from the primary key
-        alone, checked together (:func:`_checked`, the ``k``-th pair starting ``k`` after the
-        first). A phrase of two tokens is one pair, every posting of which holds the phrase,
-        so its first window is its answer. The windows grow fourfold while a phrase of more
-        tokens is rarer than its first pair. (A query ordered and limited by row would be
-        simpler, but PostgreSQL estimates a term's rows in one scope from samples and,
-        guessing few, reads and sorts all of them.)"""
-        pairs = text_index.phrase_pair_ids(phrase.tokens)
-        chain, distinct = _pair_chain(phrase, pairs)
+        end at the lead pair's ``step``-th posting below the last window (an index-only step),
+        the lead being the pair whose ``step``-th posting is oldest (the sparsest lately).
+        The lead's postings in the window are read from the primary key alone, starts
+        included; each other pair's too when it holds at most :data:`_RANGE_READ` times as
+        many there, else only its postings at the lead's rows, looked up by key. Then they are
+        checked together (:func:`_checked`, the ``k``-th pair starting ``k`` after the first).
+        A phrase of two tokens is one pair, every posting of which holds the phrase, so its
+        first window is its answer. The windows grow fourfold while a phrase of more tokens is
+        rarer than its lead. (A query ordered and limited by row would be simpler, but
+        PostgreSQL estimates a term's rows in one scope from samples and, guessing few, reads
+        and sorts all of them.)"""
+        chain, distinct = _pair_chain(phrase)
         out: dict[int, tuple[float, int, float]] = {}
         for scope_id in scope_ids:
             matched = 0
             below = _NO_ROW_ABOVE
             step = cap
             while matched < cap and below > floor:
-                found = self.db.value(
-                    "SELECT erow FROM builtin_pair_postings WHERE pair = %s AND scope_id = %s"
-                    " AND erow < %s ORDER BY erow DESC OFFSET %s LIMIT 1",
-                    (pairs[0], scope_id, below, step - 1),
-                )
-                lowest = max(int(found), floor) if found is not None else floor
-                read = self.db.rows(
-                    "SELECT pair::text, erow, doc_len, started_at, n_main, positions"
-                    " FROM builtin_pair_postings WHERE pair = ANY(%s::int8[]) AND scope_id = %s"
-                    " AND erow >= %s AND erow < %s",
-                    (sorted(set(pairs)), scope_id, lowest, below),
-                    binary=True,
-                )
-                for erow, doc_len, started_at, f in _checked(chain, distinct, read):
+                ends = {p: self._pair_below(p, scope_id, below, step) for p in distinct}
+                lead = min(distinct, key=lambda p: (ends[p], p))
+                lowest = max(ends[lead], floor)
+                read = self._pair_window([lead], scope_id, lowest, below)
+                lead_rows = [int(r[1]) for r in read]
+                others = [p for p in distinct if p != lead]
+                # A pair with many more postings in the window is looked up at the lead's rows.
+                many = [
+                    p
+                    for p in others
+                    if ends[p] >= lowest
+                    and self._pair_below(p, scope_id, below, _RANGE_READ * step) >= lowest
+                ]
+                ranged = [p for p in others if p not in many]
+                if ranged:
+                    read += self._pair_window(ranged, scope_id, lowest, below)
+                if many and lead_rows:
+                    read += self._pairs_at(many, scope_id, lead_rows)
+                order = [str(lead), *(str(p) for p in others)]
+                for erow, doc_len, started_at, f in _checked(chain, order, read):
                     if f and matched < cap:  # newest first: the cap keeps the newest
                         out[erow] = (f, doc_len, started_at)
                         matched += 1
                 below = lowest
                 step = min(step * 4, 16 * cap)
         return out
+
+    def _pair_below(self, pair: int, scope_id: int, below: int, nth: int) -> int:
+        """The row of ``pair``'s ``nth`` posting in a scope below row ``below`` (-1 when it has
+        fewer): an index-only step."""
+        found = self.db.value(
+            "SELECT erow FROM builtin_pair_postings WHERE pair = %s AND scope_id = %s"
+            " AND erow < %s ORDER BY erow DESC OFFSET %s LIMIT 1",
+            (pair, scope_id, below, nth - 1),
+        )
+        return int(found) if found is not None else -1
+
+    def _pair_window(
+        self, pairs: Sequence[int], scope_id: int, lowest: int, below: int
+    ) -> list[tuple[Any, ...]]:
+        """The postings of ``pairs`` in a scope from row ``lowest`` to below ``below``, as
+        :func:`_checked` reads them (the pair's id as text)."""
+        return self.db.rows(
+            "SELECT pair::text, erow, doc_len, started_at, n_main, positions"
+            " FROM builtin_pair_postings WHERE pair = ANY(%s::int8[]) AND scope_id = %s"
+            " AND erow >= %s AND erow < %s",
+            (list(pairs), scope_id, lowest, below),
+            binary=True,
+        )
+
+    def _pairs_at(
+        self, pairs: Sequence[int], scope_id: int, rows: Sequence[int]
+    ) -> list[tuple[Any, ...]]:
+        """The postings of ``pairs`` in a scope at ``rows``, looked up by key."""
+        return self.db.rows(
+            "SELECT pair::text, erow, doc_len, started_at, n_main, positions"
+            " FROM builtin_pair_postings WHERE pair = ANY(%s::int8[]) AND scope_id = %s"
+            " AND erow = ANY(%s::int8[])",
+            (list(pairs), scope_id, _bigint_array(rows)),
+            binary=True,
+        )
 
     def _live(self, ranked: _Ranked, limit: int) -> list[tuple[float, float, str]]:
         """The first ``limit`` of ``ranked`` (by row) whose episode is not forgotten, with
@@ -671,18 +714,40 @@ class BuiltinIndexMixin:
     def _exact_count(self, phrase: Phrase, rarest: int) -> int:
         """The documents holding ``phrase``: exact for one token; for several, counted when
         their rarest token is uncommon (on its pairs' starts), else that token's count (an
-        upper bound)."""
+        upper bound). The pair with the fewest postings (at most the rarest token's) is read
+        whole; the others only at its rows, as one of them may be common."""
         if len(phrase.tokens) == 1 or rarest == 0 or rarest > EXACT_PHRASE_MAX:
             return rarest
-        pairs = text_index.phrase_pair_ids(phrase.tokens)
-        chain, distinct = _pair_chain(phrase, pairs)
+        chain, distinct = _pair_chain(phrase)
+        held = {
+            p: int(
+                self.db.value(
+                    "SELECT count(*) FROM (SELECT 1 FROM builtin_pair_postings WHERE pair = %s"
+                    " LIMIT %s) x",
+                    (p, rarest + 1),
+                )
+                or 0
+            )
+            for p in distinct
+        }
+        lead = min(distinct, key=lambda p: (held[p], p))
+        if held[lead] == 0:
+            return 0
         read = self.db.rows(
-            "SELECT pair::text, erow, doc_len, started_at, n_main, positions"
-            " FROM builtin_pair_postings WHERE pair = ANY(%s::int8[])",
-            (sorted(set(pairs)),),
+            "SELECT pair::text, erow, doc_len, started_at, n_main, positions, scope_id"
+            " FROM builtin_pair_postings WHERE pair = %s",
+            (lead,),
             binary=True,
         )
-        return sum(1 for *_, f in _checked(chain, distinct, read) if f)
+        others = [p for p in distinct if p != lead]
+        by_scope: dict[int, list[int]] = {}
+        for row in read:
+            by_scope.setdefault(int(row[6]), []).append(int(row[1]))
+        if others:
+            for scope_id, rows in by_scope.items():
+                read += self._pairs_at(others, scope_id, rows)
+        order = [str(lead), *(str(p) for p in others)]
+        return sum(1 for *_, f in _checked(chain, order, [r[:6] for r in read]) if f)
 
     def search_vector(
         self, query: Vector, model_id: str, scopes: Sequence[str], limit: int
@@ -934,14 +999,23 @@ def _position_keys(
     return owner, index, owner * span + (positions - k + size)
 
 
-def _pair_chain(phrase: Phrase, pairs: Sequence[int]) -> tuple[Phrase, list[str]]:
-    """``phrase`` as the chain of its pairs, for :func:`_checked`: the pairs' ids as its
-    tokens (as ``builtin_pair_postings`` rows name them in a query's answer), and its
-    distinct pairs, the first one first."""
-    chain = tuple(str(p) for p in pairs)
-    return Phrase(phrase.text, chain), list(dict.fromkeys(chain))
+def _pair_chain(phrase: Phrase) -> tuple[Phrase, list[int]]:
+    """``phrase`` as the chain of its pairs, for :func:`_checked` (the pairs' ids, as text, as
+    its tokens: the ``k``-th starts ``k`` after the first), and its distinct pairs."""
+    pairs = text_index.phrase_pair_ids(phrase.tokens)
+    return Phrase(phrase.text, tuple(str(p) for p in pairs)), sorted(set(pairs))
 
 
+def _bigint_array(values: Sequence[int]) -> str:
+    """``values`` as a PostgreSQL array literal: psycopg adapts a list element by element (a
+    pattern match each: 16,000 rows cost about 10 ms), where this is one join."""
+    return "{" + ",".join(map(str, map(int, values))) + "}"
+
+
+#: A phrase's other pair is read over a window's whole range when it holds at most this many
+#: times the lead's postings there (a range read of the index costs about a third of a
+#: lookup a row), else looked up at the lead's rows.
+_RANGE_READ = 3
 #: Above every row number (``erow`` is a bigint identity).
 _NO_ROW_ABOVE = 2**63 - 1
 
