@@ -2,12 +2,13 @@
 
 Text: :mod:`fleetmem.store.postgres.text_index` tokenizes and scores as SQLite's FTS5 does;
 this module keeps the index (a posting per term of each episode, with the term's positions,
-read newest first: see :meth:`BuiltinIndexMixin._scored`; a row of ``builtin_fts`` per
-episode, naming its terms) and its statistics in step (one write transaction per change:
-the store's writer lock keeps daemons sharing the database from deadlocking on the counts of
-common terms) and runs the query. The constants that shape a query (the context column's
-weight, the scoring cap, phrase pruning) are the SQLite store's own, imported, so both
-stores answer the same question the same way.
+read newest first: see :meth:`BuiltinIndexMixin._scored`; a posting per pair of adjacent
+terms, where phrases are read: :meth:`BuiltinIndexMixin._phrase_rows`; a row of
+``builtin_fts`` per episode, naming its terms) and its statistics in step (one write
+transaction per change: the store's writer lock keeps daemons sharing the database from
+deadlocking on the counts of common terms) and runs the query. The constants that shape a
+query (the context column's weight, the scoring cap, phrase pruning) are the SQLite store's
+own, imported, so both stores answer the same question the same way.
 
 Vectors: each episode's vector is a ``vector`` in ``builtin_vectors`` (with its scope, so a
 scoped search filters in the index scan), searched by cosine distance through an HNSW index
