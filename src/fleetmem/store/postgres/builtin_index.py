@@ -199,11 +199,10 @@ class BuiltinIndexMixin:
                 "positions": [text_index.pack_positions(doc.positions[lex]) for lex in lexemes],
             },
         )
-        starts = text_index.pair_starts(doc.positions)
-        if not starts:
+        held = doc.pairs
+        if not held:
             return
-        pairs = sorted(starts)
-        main = [sum(1 for p in starts[pair] if p <= doc.summary_end) for pair in pairs]
+        pairs = sorted(held)
         conn.execute(
             "INSERT INTO builtin_pair_postings (pair, scope_id, erow, doc_len, started_at,"
             " n_main, positions) SELECT k, %(scope_id)s, %(erow)s, %(len)s, %(started)s, m, p"
@@ -215,8 +214,8 @@ class BuiltinIndexMixin:
                 "len": doc.length,
                 "started": started_at,
                 "pairs": pairs,
-                "main": main,
-                "positions": [text_index.pack_positions(starts[pair]) for pair in pairs],
+                "main": [held[pair][0] for pair in pairs],
+                "positions": [text_index.pack_positions(held[pair][1]) for pair in pairs],
             },
         )
 
@@ -639,8 +638,7 @@ class BuiltinIndexMixin:
         """The postings of ``pairs`` in a scope from row ``lowest`` to below ``below``, as
         :func:`_checked` reads them (the pair's id as text)."""
         return self.db.rows(
-            "SELECT pair::text, erow, doc_len, started_at, n_main, positions"
-            " FROM builtin_pair_postings WHERE pair = ANY(%s::int8[]) AND scope_id = %s"
+            _PAIR_READ + " WHERE pair = ANY(%s::int8[]) AND scope_id = %s"
             " AND erow >= %s AND erow < %s",
             (list(pairs), scope_id, lowest, below),
             binary=True,
@@ -651,8 +649,7 @@ class BuiltinIndexMixin:
     ) -> list[tuple[Any, ...]]:
         """The postings of ``pairs`` in a scope at ``rows``, looked up by key."""
         return self.db.rows(
-            "SELECT pair::text, erow, doc_len, started_at, n_main, positions"
-            " FROM builtin_pair_postings WHERE pair = ANY(%s::int8[]) AND scope_id = %s"
+            _PAIR_READ + " WHERE pair = ANY(%s::int8[]) AND scope_id = %s"
             " AND erow = ANY(%s::int8[])",
             (list(pairs), scope_id, _bigint_array(rows)),
             binary=True,
@@ -734,21 +731,16 @@ class BuiltinIndexMixin:
         lead = min(distinct, key=lambda p: (held[p], p))
         if held[lead] == 0:
             return 0
-        read = self.db.rows(
-            "SELECT pair::text, erow, doc_len, started_at, n_main, positions, scope_id"
-            " FROM builtin_pair_postings WHERE pair = %s",
-            (lead,),
-            binary=True,
-        )
+        read = self.db.rows(_PAIR_READ + " WHERE pair = %s", (lead,), binary=True)
         others = [p for p in distinct if p != lead]
-        by_scope: dict[int, list[int]] = {}
-        for row in read:
-            by_scope.setdefault(int(row[6]), []).append(int(row[1]))
         if others:
+            by_scope: dict[int, list[int]] = {}
+            for row in read:
+                by_scope.setdefault(int(row[6]), []).append(int(row[1]))
             for scope_id, rows in by_scope.items():
                 read += self._pairs_at(others, scope_id, rows)
         order = [str(lead), *(str(p) for p in others)]
-        return sum(1 for *_, f in _checked(chain, order, [r[:6] for r in read]) if f)
+        return sum(1 for *_, f in _checked(chain, order, read) if f)
 
     def search_vector(
         self, query: Vector, model_id: str, scopes: Sequence[str], limit: int
@@ -938,7 +930,8 @@ def _checked(
     same row."""
     if not postings:
         return []
-    term, erow, doc_len, started_at, n_main, packed = zip(*postings, strict=True)
+    # Rows may carry more columns after these (a pair posting's scope).
+    term, erow, doc_len, started_at, n_main, packed = list(zip(*postings, strict=True))[:6]
     rows = np.array(erow, dtype=np.int64)
     number = {t: n for n, t in enumerate(dict.fromkeys(tokens))}
     codes = np.array([number.get(t, -1) for t in term], dtype=np.int64)
@@ -959,11 +952,19 @@ def _checked(
     size = len(phrase.tokens)
     span = text_index.MAX_POSITION + 2 * size + 2  # one row's starts never reach the next's
     head = at[phrase.tokens[0]]
-    owner, first_index, starts = _position_keys(packed, head, 0, size, span)
+    positions, owner, counts = _unpacked(packed, head)
+    # Each start as one number (its row, then its position); a later token's position minus
+    # its distance must give the same number.
+    starts = owner * span + (positions + size)
     hit = np.ones(starts.size, dtype=bool)
     for k, t in enumerate(phrase.tokens[1:], start=1):
-        hit &= np.isin(starts, _position_keys(packed, at[t], k, size, span)[2])
-    in_main = first_index < np.array(n_main, dtype=np.int64)[head][owner]
+        later, later_owner, _ = _unpacked(packed, at[t])
+        hit &= np.isin(starts, later_owner * span + (later - k + size))
+    # A start's place in its posting: the first ``n_main`` are in the text or summary.
+    place = np.arange(positions.size, dtype=np.int64) - np.repeat(
+        np.cumsum(counts) - counts, counts
+    )
+    in_main = place < np.array(n_main, dtype=np.int64)[head][owner]
     in_text = np.bincount(owner[hit & in_main], minlength=held.size)
     in_context = np.bincount(owner[hit & ~in_main], minlength=held.size)
     frequency = _frequencies(in_text, in_context)
@@ -984,20 +985,16 @@ def _frequencies(main: np.ndarray, context: np.ndarray) -> np.ndarray:
     return np.array(each, dtype=np.float64)[which]
 
 
-def _position_keys(
-    packed: Sequence[bytes], postings: np.ndarray, k: int, size: int, span: int
+def _unpacked(
+    packed: Sequence[bytes], postings: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For ``postings`` (one per held row, in order): each stored position's row (its place
-    among them), its place in its posting, and the key of the phrase start it implies for the
-    token at distance ``k`` (row and ``position - k``, as one number)."""
+    """The stored positions of ``postings`` (one per held row, in order), all in one array;
+    for each, its row (its place among them); and how many each posting holds."""
     blobs = [packed[i] for i in postings.tolist()]
     counts = np.fromiter((len(b) // 2 for b in blobs), dtype=np.int64, count=len(blobs))
     positions = np.frombuffer(b"".join(blobs), dtype=text_index.PACKED_POSITION).astype(np.int64)
     owner = np.repeat(np.arange(len(blobs), dtype=np.int64), counts)
-    index = np.arange(positions.size, dtype=np.int64) - np.repeat(
-        np.cumsum(counts) - counts, counts
-    )
-    return owner, index, owner * span + (positions - k + size)
+    return positions, owner, counts
 
 
 def _pair_chain(phrase: Phrase) -> tuple[Phrase, list[int]]:
@@ -1013,6 +1010,12 @@ def _bigint_array(values: Sequence[int]) -> str:
     return "{" + ",".join(map(str, map(int, values))) + "}"
 
 
+#: A pair posting as :func:`_checked` reads it (the pair's id as text, for a token), and its
+#: scope's number.
+_PAIR_READ = (
+    "SELECT pair::text, erow, doc_len, started_at, n_main, positions, scope_id"
+    " FROM builtin_pair_postings"
+)
 #: A phrase's other pair is read over a window's whole range when it holds at most this many
 #: times the lead's postings there (a range read of the index costs about a third of a
 #: lookup a row), else looked up at the lead's rows.

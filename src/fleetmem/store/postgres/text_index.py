@@ -125,9 +125,23 @@ class IndexedDocument:
         """Each term's stored positions, counted: (in the text or summary, in the context).
         BM25 weighs the two as :func:`frequency` does."""
         return {
-            lexeme: (main := sum(1 for p in at if p <= self.summary_end), len(at) - main)
+            lexeme: (main := in_main(at, self.summary_end), len(at) - main)
             for lexeme, at in self.positions.items()
         }
+
+    @property
+    def pairs(self) -> dict[int, tuple[int, list[int]]]:
+        """Each pair of adjacent terms (:func:`pair_starts`): how many of its starts are in
+        the text or summary, and the starts."""
+        return {
+            pair: (in_main(starts, self.summary_end), starts)
+            for pair, starts in pair_starts(self.positions).items()
+        }
+
+
+def in_main(positions: Sequence[int], summary_end: int) -> int:
+    """How many of ``positions`` are in the text or summary (up to ``summary_end``)."""
+    return sum(1 for p in positions if p <= summary_end)
 
 
 def document(text: str, summary: str | None, context: str) -> IndexedDocument:
