@@ -14,6 +14,9 @@ from tests.facts import capture_corpus as corpus
 #: The issue's targets: at most 1 % false captures, at least 95 % of requests captured.
 MAX_FALSE_RATE = 0.01
 MIN_CAPTURE_RATE = 0.95
+#: The held half was measured once, after the rules' last change, at 42 of 45 (93 %): it is
+#: kept as written, below the target, so that a regression on unseen phrasings shows.
+HELD_MIN_CAPTURE_RATE = 0.9
 
 
 def _rates(half: str, seed: int) -> tuple[float, float, list[str]]:
@@ -37,19 +40,22 @@ def _rates(half: str, seed: int) -> tuple[float, float, list[str]]:
     return false / len(plain), caught / len(asks), misses
 
 
-@pytest.mark.parametrize("half", ["dev", "confirm"])
+@pytest.mark.parametrize("half", ["dev", "confirm", "held"])
 def test_capture_rates_on_generated_prompts(half: str) -> None:
     seed = random.SystemRandom().randrange(2**32)
     false_rate, capture_rate, misses = _rates(half, seed)
     print(f"capture {half} seed={seed}: false={false_rate:.3f} captured={capture_rate:.3f}")
     assert false_rate <= MAX_FALSE_RATE, (seed, misses)
-    assert capture_rate >= MIN_CAPTURE_RATE, (seed, misses)
+    floor = HELD_MIN_CAPTURE_RATE if half == "held" else MIN_CAPTURE_RATE
+    assert capture_rate >= floor, (seed, misses)
 
 
 def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
     rng = random.Random(1)
     plain = corpus.ordinary("dev", 120, rng) + corpus.ordinary("confirm", 120, rng)
     asks = corpus.requests("dev", 36, rng) + corpus.requests("confirm", 36, rng)
+    held = corpus.ordinary("held", 120, rng), corpus.requests("held", 36, rng)
+    assert len(held[0]) >= 100 and len(held[1]) >= 36
     assert len(plain) >= 200 and len(asks) >= 50
     assert len({p.template for p in plain}) >= 40  # varied, not one template repeated
 
@@ -66,6 +72,17 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
         ("note for next time: run make lint first", "run make lint first"),
         ("remember:   we   squash merge", "we squash merge"),
         ("Please remember to always run ruff first.", "always run ruff first."),
+        # the time words stay out of the wording; a request shaped as a question counts
+        (
+            "Remember this going forward: feature flags live in flags.yaml",
+            "feature flags live in flags.yaml",
+        ),
+        ("Can you remember that prod uses snake_case?", "prod uses snake_case"),
+        ("Before you start, remember that prod has five shards.", "prod has five shards."),
+        ("I'd like you to remember that Priya owns billing.", "Priya owns billing."),
+        ("Never forget to run make lint before tagging.", "run make lint before tagging."),
+        ("Save this to memory: QA signs off releases.", "QA signs off releases."),
+        ("Note for all future sessions \u2014 prod has 3 regions.", "prod has 3 regions."),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -83,6 +100,12 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "> remember: quoted from the agent's answer",
         "remember: ok",  # too short to be a fact
         "Add a remember-me checkbox.",
+        "Make sure you don't forget the edge case where the list is empty.",  # a thing
+        "Keep the session in memory instead of writing it to disk.",  # RAM, not memory
+        "Keep in mind that the endpoint is slow; profile it first.",  # this task
+        "Note that the API returns 404 for missing users.",
+        "Can you remember which flag turns the cache off?",
+        "Could you remember that bug we fixed last week?",  # "that" names a thing
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:
