@@ -116,7 +116,7 @@ def relevant_facts(
     found = {
         hit.fact.id: hit
         for hit in hits
-        if hit.score >= floor or literal(normalize(hit.fact.body)) is not None
+        if hit.strength >= floor or literal(normalize(hit.fact.body)) is not None
     }
     for pair in focus_of(
         service, query, scopes=scopes, max_facts=focus_max_facts, pairs=focus_pairs

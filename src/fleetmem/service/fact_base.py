@@ -41,6 +41,7 @@ from fleetmem.core.facts import (
 )
 from fleetmem.embed.base import Embedder
 from fleetmem.errors import EmbeddingUnavailable, RateLimited, UnknownFact
+from fleetmem.service.fact_hubs import NeighbourCache, adjusted
 from fleetmem.service.fact_results import NearDuplicate, SearchHit
 from fleetmem.service.fact_revisions import hits_as_of
 from fleetmem.service.records.facts import Fact, fact_of
@@ -158,6 +159,7 @@ class FactServiceBase:
         # Fact recall for a run is computed here so that a slow embedder cannot hold the run
         # past its deadline; threads start on first use and are shared by in_workspace copies.
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fleetmem-facts")
+        self._hubs = NeighbourCache()
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -289,8 +291,26 @@ class FactServiceBase:
             for i in np.flatnonzero(scores >= floor).tolist()
         }
 
+    def _above_ranked(self, vector: Vector, floor: float) -> dict[str, tuple[float, str, float]]:
+        """As :meth:`_above`, each with its ranking cosine too: id -> (cosine, hash, cosine
+        corrected for the fact's closeness to its neighbours; service/fact_hubs.py)."""
+        assert self.embedder is not None
+        found = self.store.fact_matrix(self.workspace, self.embedder.model_id)
+        if not found.ids or found.matrix.shape[1] != vector.shape[0]:
+            return {}
+        scores = np.einsum("ij,j->i", found.matrix, np.asarray(vector, dtype=np.float32))
+        ranking = adjusted(scores, self._hubs.get(found.ids, found.hashes, found.matrix))
+        return {
+            found.ids[i]: (float(scores[i]), found.hashes[i], float(ranking[i]))
+            for i in np.flatnonzero(scores >= floor).tolist()
+        }
+
     @staticmethod
-    def _current(above: Mapping[str, tuple[float, str]], fact_id: str, digest: str) -> float | None:
+    def _current(
+        above: Mapping[str, tuple[float, str] | tuple[float, str, float]],
+        fact_id: str,
+        digest: str,
+    ) -> float | None:
         """The cosine of a fact if its vector was made from its current body."""
         hit = above.get(fact_id)
         return hit[0] if hit is not None and hit[1] == digest else None
@@ -318,11 +338,11 @@ class FactServiceBase:
             vector, degraded = None, "embeddings_unavailable"
         t = self.thresholds()
         # Shared words can lift a fact by at most WORD_WEIGHT, so look that far below.
-        above = self._above(vector, t.search - WORD_WEIGHT) if vector is not None else {}
+        above = self._above_ranked(vector, t.search - WORD_WEIGHT) if vector is not None else {}
         phrase, words = literal_terms(query)
         # Below the threshold, only a fact that shares a word with the query can still reach it.
-        high = [i for i, (cosine, _) in above.items() if cosine >= t.search]
-        low = [i for i, (cosine, _) in above.items() if cosine < t.search]
+        high = [i for i, (cosine, *_) in above.items() if cosine >= t.search]
+        low = [i for i, (cosine, *_) in above.items() if cosine < t.search]
         rows = self.store.fact_search_rows(
             self.workspace,
             statuses,
@@ -332,21 +352,31 @@ class FactServiceBase:
             words=words,
             ids_if_worded=low,
         )
-        scored: list[tuple[float, float, SearchRow, tuple[str, ...]]] = []
+        scored: list[tuple[float, float, SearchRow, tuple[str, ...], float]] = []
         for row in rows:
             cosine = self._current(above, row.id, row.content_hash)
-            meaning = None
+            meaning = ranking = None
             if cosine is not None:
                 meaning = meaning_score(cosine, row.words_found, len(words))
-            score = search_score(meaning, row.literal, threshold=t.search, strong=t.near_duplicate)
-            if score is None:
+                # Matched (or not) by its plain cosine; ordered by the one corrected for
+                # hubs, never below the threshold it passed.
+                ranking = meaning
+                if meaning >= t.search:
+                    hubbed = meaning_score(above[row.id][2], row.words_found, len(words))
+                    ranking = max(t.search, hubbed)
+            strength = search_score(
+                meaning, row.literal, threshold=t.search, strong=t.near_duplicate
+            )
+            if strength is None:
                 continue
+            score = search_score(ranking, row.literal, threshold=t.search, strong=t.near_duplicate)
+            assert score is not None  # ``ranking`` passes wherever ``meaning`` does
             matched: tuple[str, ...] = ()
             if meaning is not None and meaning >= t.search:
                 matched = ("meaning",)
             if row.literal is not None:
                 matched += (row.literal,)
-            scored.append((round(score, 4), meaning or 0.0, row, matched))
+            scored.append((round(score, 4), ranking or 0.0, row, matched, round(strength, 4)))
         scored.sort(key=lambda s: (-s[0], -s[1], -s[2].created_at, s[2].id))
         kept = _meaning_only_capped(scored, limit, lambda item: item[3])
         full = self.store.fact_get_many(self.workspace, [item[2].id for item in kept])
@@ -356,8 +386,9 @@ class FactServiceBase:
                 score,
                 self._current(above, row.id, row.content_hash) if "meaning" in matched else None,
                 matched,
+                strength,
             )
-            for score, _, row, matched in kept
+            for score, _, row, matched, strength in kept
             if row.id in full
         ]
         if as_of is not None:

@@ -94,6 +94,9 @@ class SearchHit:
     similarity: float | None
     matched: tuple[str, ...]
     """Why it matched: ``meaning``, ``phrase`` (the query occurs in it) or ``words``."""
+    strength: float
+    """``score`` before the correction for hubs (service/fact_hubs.py), which only orders:
+    what calibrated floors (a run's facts) compare."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,8 @@ class RecalledFact:
     score: float
     confidence: float
     served_as: str
+    strength: float
+    """The hit's :attr:`SearchHit.strength`."""
 
 
 @dataclass(frozen=True, slots=True)

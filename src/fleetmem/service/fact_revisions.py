@@ -146,6 +146,12 @@ def score_body(
     matched: tuple[str, ...] = ("meaning",) if meaning is not None and meaning >= search else ()
     if literal is not None:
         matched += (literal,)
+    # The body it had is not among the workspace's vectors, so it has no neighbours to
+    # correct for: it is ordered by its plain score.
     return SearchHit(
-        fact_of(fact), round(score, 4), cosine if "meaning" in matched else None, matched
+        fact_of(fact),
+        round(score, 4),
+        cosine if "meaning" in matched else None,
+        matched,
+        round(score, 4),
     )

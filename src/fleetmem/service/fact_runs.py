@@ -260,6 +260,7 @@ class RunFactsMixin(FactServiceBase):
                 score=h.score,
                 confidence=self.confidence_of(h.fact, tallies.get(h.fact.id, empty)),
                 served_as=_grade(h.fact),
+                strength=h.strength,
             )
             for h in hits
         ]
