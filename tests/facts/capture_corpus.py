@@ -129,6 +129,8 @@ ORDINARY = {
         "Write the memory usage of {thing} to the log.",
         "We forgot to bump the version in {file}; do it now.",
         "Remind {person} that {thing} is blocked on {system}.",
+        "Store it in memory: a dict keyed by id is enough for {thing}.",
+        "Keep it in memory: {file} must not be written on every request.",
         "Remember-me tokens in {file} expire too early; extend them.",
         "Forget the old approach in {file} and rewrite {thing} from scratch.",
         "Can you make a note in {file} about the {thing} workaround?",

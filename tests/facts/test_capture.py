@@ -82,6 +82,7 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
         ("I'd like you to remember that Priya owns billing.", "Priya owns billing."),
         ("Never forget to run make lint before tagging.", "run make lint before tagging."),
         ("Save this to memory: QA signs off releases.", "QA signs off releases."),
+        ("Add to memory: the Makefile holds the flags.", "the Makefile holds the flags."),
         ("Note for all future sessions \u2014 prod has 3 regions.", "prod has 3 regions."),
     ],
 )
@@ -102,6 +103,7 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Add a remember-me checkbox.",
         "Make sure you don't forget the edge case where the list is empty.",  # a thing
         "Keep the session in memory instead of writing it to disk.",  # RAM, not memory
+        "Store it in memory: a dict keyed by id is enough.",
         "Keep in mind that the endpoint is slow; profile it first.",  # this task
         "Note that the API returns 404 for missing users.",
         "Can you remember which flag turns the cache off?",

@@ -65,8 +65,8 @@ _PLAIN = (
     r"|commit\s+(?:this\s+|it\s+)?to\s+(?:your\s+)?memory"
 )
 _MEMORY = (
-    r"(?:save|store|add|put|keep|write)\s+(?:this\s+|it\s+|that\s+)?(?:to|in|into)\s+"
-    r"(?P<your>your\s+)?(?:long[-\s]term\s+)?(?:memory|memories|notes)"
+    r"(?:(?P<saving>save|add|commit)|store|put|keep|write)\s+(?P<this>this\s+)?(?:it\s+|that\s+)?"
+    r"(?:to|in|into)\s+(?P<your>your\s+|long[-\s]term\s+)?(?:memory|memories|notes)"
 )
 # "keep in mind" and a bare "note" are as often about this task ("keep in mind that the
 # endpoint is slow", "note that it returns 404"): they count only when told to last.
@@ -229,8 +229,12 @@ def _request(sentence: str) -> str | None:
         body = body.rstrip().rstrip("?")
     if match.group("mind") is not None and not lasting:
         return None  # "keep in mind that…", "note that…": about this task unless told to last
-    if match.group("memory") is not None and not (match.group("your") or sep):
-        return None  # "keep the cache in memory …" is about RAM
+    if match.group("memory") is not None and not (
+        match.group("your") or (sep and (match.group("this") or match.group("saving")))
+    ):
+        # "store it in memory: a dict is enough" is about RAM; "save this to memory: …",
+        # "add to memory: …" and "keep this in your memory" are not.
+        return None
     if sep == "":
         # "remember X" with neither "that" nor a colon: X must state something lasting,
         # not ask ("how…"), name a thing for this task ("the changelog"), or be a step.
