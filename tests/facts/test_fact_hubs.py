@@ -67,6 +67,17 @@ def test_past_the_sample_size_neighbours_come_from_an_evenly_spaced_sample(
     )
 
 
+def test_a_vector_that_is_not_finite_is_nobodys_neighbour() -> None:
+    rng = np.random.default_rng(random.SystemRandom().randrange(2**32))
+    matrix = _unit_rows(rng, 12, 8)
+    matrix[4] = np.nan
+    got = neighbour_similarity(matrix, 3)
+    assert np.isfinite(got).all()
+    clean = np.delete(matrix, 4, axis=0)
+    np.testing.assert_allclose(np.delete(got, 4), _brute(clean, 3), atol=1e-5)
+    assert got[4] == pytest.approx(float(np.delete(got, 4).mean()), abs=1e-6)
+
+
 def test_the_correction_keeps_the_plain_cosines_scale() -> None:
     rng = np.random.default_rng(random.SystemRandom().randrange(2**32))
     cosines = rng.uniform(-1, 1, 40).astype(np.float32)

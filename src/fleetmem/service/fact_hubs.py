@@ -64,6 +64,8 @@ def neighbour_similarity(matrix: Floats, k: int = NEIGHBOURS) -> Floats:
         return out
     for start in range(0, n, BLOCK):
         sims = matrix[start : start + BLOCK] @ others.T
+        # A vector that is not finite (a remote model's bad answer) is nobody's neighbour.
+        sims[~np.isfinite(sims)] = -np.inf
         rows = np.arange(start, min(n, start + BLOCK))
         if step == 1:
             sims[rows - start, rows] = -np.inf  # a fact is not its own neighbour
@@ -71,7 +73,12 @@ def neighbour_similarity(matrix: Floats, k: int = NEIGHBOURS) -> Floats:
             sampled = rows[rows % step == 0]
             sims[sampled - start, sampled // step] = -np.inf
         top = np.partition(sims, sims.shape[1] - take, axis=1)[:, -take:]
-        out[start : start + len(rows)] = top.mean(axis=1)
+        with np.errstate(invalid="ignore"):
+            out[start : start + len(rows)] = top.mean(axis=1)
+    # A row with no finite neighbour gets the others' mean: no correction either way.
+    bad = ~np.isfinite(out)
+    if bad.any():
+        out[bad] = out[~bad].mean() if (~bad).any() else 0.0
     return out
 
 
