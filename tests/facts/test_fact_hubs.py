@@ -178,21 +178,27 @@ def table_facts(
         service.close()
 
 
-def _load(service: FactService, clock: Clock, bodies: list[str]) -> dict[str, str]:
+def _laid_out(
+    table_facts: Callable[[dict[str, np.ndarray]], FactService], clock: Clock, *, below: bool
+) -> tuple[int, FactService, dict[str, np.ndarray], list[str], dict[str, str], str, str]:
+    """A service holding :func:`_layout`'s facts: (seed, service, table, templated, ids,
+    unlike, question)."""
+    seed = random.SystemRandom().randrange(2**32)
+    table, templated, unlike, question = _layout(seed, below=below)
+    service = table_facts(table)
     ids = {}
-    for body in bodies:
+    for body in [*templated, unlike]:
         clock.advance(1.1)
         ids[body] = service.add(body, actor=ALICE).fact.id
-    return ids
+    return seed, service, table, templated, ids, unlike, question
 
 
 def test_a_fact_unlike_the_rest_outranks_a_crowd_of_alike_ones(
     table_facts: Callable[[dict[str, np.ndarray]], FactService], clock: Clock
 ) -> None:
-    seed = random.SystemRandom().randrange(2**32)
-    table, templated, unlike, question = _layout(seed, below=False)
-    service = table_facts(table)
-    ids = _load(service, clock, [*templated, unlike])
+    seed, service, table, templated, ids, unlike, question = _laid_out(
+        table_facts, clock, below=False
+    )
     t = service.thresholds()
     plain = {b: float(table[question] @ table[b]) for b in [*templated, unlike]}
     assert min(plain[b] for b in templated) > plain[unlike] > t.search, seed
@@ -209,10 +215,7 @@ def test_a_fact_unlike_the_rest_outranks_a_crowd_of_alike_ones(
 def test_the_correction_never_makes_a_fact_match(
     table_facts: Callable[[dict[str, np.ndarray]], FactService], clock: Clock
 ) -> None:
-    seed = random.SystemRandom().randrange(2**32)
-    table, templated, unlike, question = _layout(seed, below=True)
-    service = table_facts(table)
-    ids = _load(service, clock, [*templated, unlike])
+    seed, service, table, _, ids, unlike, question = _laid_out(table_facts, clock, below=True)
     assert float(table[question] @ table[unlike]) < service.thresholds().search, seed
     got = [h.fact.id for h in service.search(question).hits]
     assert ids[unlike] not in got and got, seed
