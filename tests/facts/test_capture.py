@@ -104,6 +104,7 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Make sure you don't forget the edge case where the list is empty.",  # a thing
         "Keep the session in memory instead of writing it to disk.",  # RAM, not memory
         "Store it in memory: a dict keyed by id is enough.",
+        "From here, run the tests in ledger.py.",  # a place, not a time
         "Keep in mind that the endpoint is slow; profile it first.",  # this task
         "Note that the API returns 404 for missing users.",
         "Can you remember which flag turns the cache off?",

@@ -49,8 +49,10 @@ _FRAME = (
 # When it is to last: "for next time", "for future sessions", "going forward".
 _FOR_LATER = (
     r"(?:for\s+(?:next\s+time|later|the\s+future|future\s+(?:runs|sessions|reference|work)"
-    r"|all\s+future\s+\w+|good|the\s+long\s+term)|going\s+forward|forever|permanently|(?:from|starting)\s+(?:now|here|today)"
-    r"(?:\s+on)?(?:\s+out)?|in\s+(?:the\s+)?future(?:\s+(?:runs|sessions))?|henceforth)"
+    r"|all\s+future\s+\w+|good|the\s+long\s+term)"
+    r"|going\s+forward|forever|permanently|henceforth"
+    r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
+    r"|in\s+(?:the\s+)?future(?:\s+(?:runs|sessions))?)"
 )
 # Verbs whose object is what to keep. "memory" verbs (save/store/add/put ... memory) also
 # name RAM in a coding prompt ("keep the session in memory"), so they count only with
