@@ -279,31 +279,32 @@ class FactServiceBase:
     def _above(self, vector: Vector, floor: float) -> dict[str, tuple[float, str]]:
         """Facts of the workspace whose vector scores at least ``floor``: id -> (cosine, hash
         of the body that was embedded). One matrix product over every vector."""
-        assert self.embedder is not None
-        found = self.store.fact_matrix(self.workspace, self.embedder.model_id)
-        if not found.ids or found.matrix.shape[1] != vector.shape[0]:
-            return {}
-        # einsum runs in the calling thread; BLAS would wake its thread pool, which right after
-        # an embedding (onnxruntime's threads still spinning) cost ~15 ms instead of ~0.2 ms.
-        scores = np.einsum("ij,j->i", found.matrix, np.asarray(vector, dtype=np.float32))
-        return {
-            found.ids[i]: (float(scores[i]), found.hashes[i])
-            for i in np.flatnonzero(scores >= floor).tolist()
-        }
+        return {i: (cosine, digest) for i, (cosine, digest, _) in self._scored(vector, floor)}
 
     def _above_ranked(self, vector: Vector, floor: float) -> dict[str, tuple[float, str, float]]:
         """As :meth:`_above`, each with its ranking cosine too: id -> (cosine, hash, cosine
         corrected for the fact's closeness to its neighbours; service/fact_hubs.py)."""
+        return dict(self._scored(vector, floor, ranked=True))
+
+    def _scored(
+        self, vector: Vector, floor: float, *, ranked: bool = False
+    ) -> list[tuple[str, tuple[float, str, float]]]:
         assert self.embedder is not None
         found = self.store.fact_matrix(self.workspace, self.embedder.model_id)
         if not found.ids or found.matrix.shape[1] != vector.shape[0]:
-            return {}
+            return []
+        # einsum runs in the calling thread; BLAS would wake its thread pool, which right after
+        # an embedding (onnxruntime's threads still spinning) cost ~15 ms instead of ~0.2 ms.
         scores = np.einsum("ij,j->i", found.matrix, np.asarray(vector, dtype=np.float32))
-        ranking = adjusted(scores, self._hubs.get(found.ids, found.hashes, found.matrix))
-        return {
-            found.ids[i]: (float(scores[i]), found.hashes[i], float(ranking[i]))
+        ranking = (
+            adjusted(scores, self._hubs.get(found.ids, found.hashes, found.matrix))
+            if ranked
+            else scores
+        )
+        return [
+            (found.ids[i], (float(scores[i]), found.hashes[i], float(ranking[i])))
             for i in np.flatnonzero(scores >= floor).tolist()
-        }
+        ]
 
     @staticmethod
     def _current(
