@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -348,11 +349,16 @@ def test_the_command_adapter_reads_the_line_protocol_and_passes_the_rest_through
 
 
 def test_heartbeats_report_edited_files_while_the_run_is_live(world: World, tmp_path: Path) -> None:
+    # The run lasts until the test has looked (or 30 s): what is checked is that the edit is
+    # seen while the run is live, however slowly a loaded machine delivers the heartbeat.
+    done = tmp_path / "seen"
     script = tmp_path / "slow.py"
     script.write_text(
-        "import json, time\n"
+        "import json, os, time\n"
         "print(json.dumps({'fleetmem': 'edit', 'path': 'app.py'}), flush=True)\n"
-        "time.sleep(3)\n"
+        "deadline = time.monotonic() + 30\n"
+        f"while not os.path.exists({str(done)!r}) and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
     )
     world.config(
         f'[agent.slow]\nadapter = "command"\ncommand = {toml_str(sys.executable)}\n'
@@ -360,11 +366,22 @@ def test_heartbeats_report_edited_files_while_the_run_is_live(world: World, tmp_
     )
     app = world.app()
     seen: list[Any] = []
+
+    def watch() -> None:
+        deadline = time.monotonic() + 25
+        try:
+            while time.monotonic() < deadline:
+                live = app.runs.live_runs("github.com/acme/api")
+                if any(r.files for r in live):
+                    seen.extend(live)
+                    return
+                time.sleep(0.05)
+        finally:
+            done.write_text("")
+
     try:
         sup = Supervisor(app, environ=_environ(world))
-        watcher = threading.Timer(
-            2.0, lambda: seen.extend(app.runs.live_runs("github.com/acme/api"))
-        )
+        watcher = threading.Thread(target=watch)
         watcher.start()
         sup.run("slow", prompt=None, workdir=str(world.repo))
         watcher.join()
