@@ -16,7 +16,7 @@ by its plain cosine against the calibrated threshold (service/fact_base.py), so 
 answered "nothing relevant" does not change.
 
 The constants were chosen on development sets and confirmed on others (bench/fact_hubs_lab.py
-and docs/facts.md#ranking-facts-by-meaning): paraphrased questions' top-3 rose from 0.69 to
+and docs/facts.md, "Ranking facts by meaning"): paraphrased questions' top-3 rose from 0.69 to
 0.87 on the development sets and from 0.68 to 0.77 on the confirmation sets.
 """
 
