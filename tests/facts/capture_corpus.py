@@ -288,7 +288,7 @@ REMEMBER = {
         ("Don't forget to never commit secrets to {file}.", "never commit secrets"),
         ("Oh and remember {person} is on call for {system} on {day}.", "on call"),
     ],
-    # Written after the rules were last changed (2026-12-06) and measured once, untuned:
+    # Written after the rules' third widening (2026-12-06) and never used to tune them:
     # phrasings no half above has.
     "held": [
         ("hey, remember that {system} goes down for maintenance on {day}", "maintenance"),
