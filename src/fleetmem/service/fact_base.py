@@ -276,23 +276,17 @@ class FactServiceBase:
             return None, "embeddings_unavailable"
         return vector, None
 
-    def _above(self, vector: Vector, floor: float) -> dict[str, tuple[float, str]]:
-        """Facts of the workspace whose vector scores at least ``floor``: id -> (cosine, hash
-        of the body that was embedded). One matrix product over every vector."""
-        return {i: (cosine, digest) for i, (cosine, digest, _) in self._scored(vector, floor)}
-
-    def _above_ranked(self, vector: Vector, floor: float) -> dict[str, tuple[float, str, float]]:
-        """As :meth:`_above`, each with its ranking cosine too: id -> (cosine, hash, cosine
-        corrected for the fact's closeness to its neighbours; service/fact_hubs.py)."""
-        return dict(self._scored(vector, floor, ranked=True))
-
-    def _scored(
+    def _above(
         self, vector: Vector, floor: float, *, ranked: bool = False
-    ) -> list[tuple[str, tuple[float, str, float]]]:
+    ) -> dict[str, tuple[float, str, float]]:
+        """Facts of the workspace whose vector scores at least ``floor``: id -> (cosine, hash
+        of the body that was embedded, ranking cosine). One matrix product over every vector.
+        The ranking cosine is the cosine itself, or with ``ranked`` the cosine corrected for
+        the fact's closeness to its neighbours (service/fact_hubs.py)."""
         assert self.embedder is not None
         found = self.store.fact_matrix(self.workspace, self.embedder.model_id)
         if not found.ids or found.matrix.shape[1] != vector.shape[0]:
-            return []
+            return {}
         # einsum runs in the calling thread; BLAS would wake its thread pool, which right after
         # an embedding (onnxruntime's threads still spinning) cost ~15 ms instead of ~0.2 ms.
         scores = np.einsum("ij,j->i", found.matrix, np.asarray(vector, dtype=np.float32))
@@ -301,16 +295,14 @@ class FactServiceBase:
             if ranked
             else scores
         )
-        return [
-            (found.ids[i], (float(scores[i]), found.hashes[i], float(ranking[i])))
+        return {
+            found.ids[i]: (float(scores[i]), found.hashes[i], float(ranking[i]))
             for i in np.flatnonzero(scores >= floor).tolist()
-        ]
+        }
 
     @staticmethod
     def _current(
-        above: Mapping[str, tuple[float, str] | tuple[float, str, float]],
-        fact_id: str,
-        digest: str,
+        above: Mapping[str, tuple[float, str, float]], fact_id: str, digest: str
     ) -> float | None:
         """The cosine of a fact if its vector was made from its current body."""
         hit = above.get(fact_id)
@@ -339,7 +331,9 @@ class FactServiceBase:
             vector, degraded = None, "embeddings_unavailable"
         t = self.thresholds()
         # Shared words can lift a fact by at most WORD_WEIGHT, so look that far below.
-        above = self._above_ranked(vector, t.search - WORD_WEIGHT) if vector is not None else {}
+        above = (
+            self._above(vector, t.search - WORD_WEIGHT, ranked=True) if vector is not None else {}
+        )
         phrase, words = literal_terms(query)
         # Below the threshold, only a fact that shares a word with the query can still reach it.
         high = [i for i, (cosine, *_) in above.items() if cosine >= t.search]
