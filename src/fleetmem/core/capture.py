@@ -54,9 +54,7 @@ _FOR_LATER = (
     r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
     r"|in\s+(?:the\s+)?future(?:\s+(?:runs|sessions))?)"
 )
-# Verbs whose object is what to keep. "memory" verbs (save/store/add/put ... memory) also
-# name RAM in a coding prompt ("keep the session in memory"), so they count only with
-# "your" or with a colon, a comma or "that" after them.
+# Verbs whose object is what to keep.
 _PLAIN = (
     r"remember(?:\s+this)?|memori[sz]e(?:\s+this)?|learn\s+this"
     r"|(?:don'?t|do\s+not)\s+(?:you\s+)?(?:ever\s+)?forget(?:\s+this)?"
@@ -66,8 +64,10 @@ _PLAIN = (
     r"|note\s+(?:this\s+)?down|note\s+this"
     r"|commit\s+(?:this\s+|it\s+)?to\s+(?:your\s+)?memory"
 )
+# Verbs that put something in memory also name RAM in a coding prompt ("keep the session in
+# memory"): see :func:`_request` for when they count.
 _MEMORY = (
-    r"(?:(?P<saving>save|add|commit)|store|put|keep|write)\s+(?P<this>this\s+)?(?:it\s+|that\s+)?"
+    r"(?:(?P<saving>save|add)|store|put|keep|write)\s+(?P<this>this\s+)?(?:it\s+|that\s+)?"
     r"(?:to|in|into)\s+(?P<your>your\s+|long[-\s]term\s+)?(?:memory|memories|notes)"
 )
 # "keep in mind" and a bare "note" are as often about this task ("keep in mind that the
@@ -83,11 +83,13 @@ _LABEL = (
     r"|(?:this\s+is\s+|it'?s\s+)?(?:something\s+|one\s+)?worth\s+"
     rf"(?:remembering|knowing|noting)(?:\s+{_L})?"
 )
-_SEP = r"\s*(?P<sep>[:,]|\s[-\u2013\u2014]|\s+that\b|\s+(?=\S))\s*"
+# A colon, a comma or a dash (hyphen, en or em) after a space.
+_MARK = r"[:,]|\s[-\u2013\u2014]"
+_SEP = rf"\s*(?P<sep>{_MARK}|\s+that\b|\s+(?=\S))\s*"
 _TRIGGER = re.compile(
     rf"^{_LEAD}(?:#remember\b\s*:?\s*(?P<tag>.*)"
-    rf"|(?P<labelled>{_LABEL})\s*(?:[:,]|\s[-\u2013\u2014])\s*(?P<label>.*)"
-    rf"|{_FRAME}(?:(?P<verb>{_PLAIN})|(?P<memory>{_MEMORY})|(?P<mind>{_MIND}))"
+    rf"|(?:{_LABEL})\s*(?:{_MARK})\s*(?P<label>.*)"
+    rf"|{_FRAME}(?:{_PLAIN}|(?P<memory>{_MEMORY})|(?P<mind>{_MIND}))"
     rf"(?P<later>\s+{_FOR_LATER})?{_SEP}(?P<plain>.*))$",
     re.IGNORECASE | re.DOTALL,
 )
