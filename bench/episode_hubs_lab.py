@@ -36,22 +36,6 @@ POINTS = ((0, 0.0), (3, 0.2), (3, 0.4), (10, 0.4), (20, 0.4))
 CATEGORIES = (1, 2, 3, 4)
 
 
-def _embedder() -> Any:
-    model = LocalMiniLM()
-
-    def embed(texts: Sequence[str]) -> np.ndarray:
-        parts = [model.embed(list(texts[i : i + 64])) for i in range(0, len(texts), 64)]
-        return np.concatenate(parts)
-
-    return embed
-
-
-def _ranked(cosines: np.ndarray, docs: np.ndarray, k: int, weight: float) -> np.ndarray:
-    if weight == 0:
-        return cosines
-    return adjusted(cosines, neighbour_similarity(docs, k), weight)
-
-
 def runs(embed: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for half in rs.HALVES:
@@ -61,12 +45,26 @@ def runs(embed: Any) -> dict[str, Any]:
         docs = embed([r["result_text"] for r in data.records])
         asked = [q for q in data.questions if q.paraphrase]
         queries = embed([q.text for q in asked])
-        for where in ("own", "all"):
+        # The episodes a question searches: its repository's ("own"), or every one ("all").
+        searched_by = {
+            "own": {r: np.flatnonzero(repo == r) for r in set(repo.tolist())},
+            "all": {"*": np.arange(len(ids))},
+        }
+        for where, searched_in in searched_by.items():
             for k, weight in POINTS:
+                # Each searched set's neighbour similarities, once per point.
+                neighbours = (
+                    {key: neighbour_similarity(docs[at], k) for key, at in searched_in.items()}
+                    if weight
+                    else {}
+                )
                 reciprocal, within = [], []
                 for qi, q in enumerate(asked):
-                    searched = np.flatnonzero(repo == q.repo if where == "own" else repo == repo)
-                    scores = _ranked(docs[searched] @ queries[qi], docs[searched], k, weight)
+                    key = q.repo if where == "own" else "*"
+                    searched = searched_in[key]
+                    scores = docs[searched] @ queries[qi]
+                    if weight:
+                        scores = adjusted(scores, neighbours[key], weight)
                     target = int(np.flatnonzero(searched == ids.index(q.target))[0])
                     rank = int((scores > scores[target]).sum())
                     reciprocal.append(1 / (rank + 1))
@@ -115,7 +113,7 @@ def main(argv: Sequence[str] = ()) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=10)
     args = parser.parse_args(list(argv))
-    embed = _embedder()
+    embed = LocalMiniLM().embed  # batches (by length) itself
     report = {**runs(embed), **locomo(embed, args.conversations)}
     path = write_result("episode-hubs", {"points": report})
     for name, row in report.items():

@@ -92,13 +92,7 @@ def _top3(cosines: np.ndarray, gold: np.ndarray) -> float:
 
 
 def run() -> dict[str, Any]:
-    model = LocalMiniLM()
-
-    def embed(texts: Sequence[str]) -> np.ndarray:
-        return np.concatenate(
-            [model.embed(list(texts[i : i + 64])) for i in range(0, len(texts), 64)]
-        )
-
+    embed = LocalMiniLM().embed  # batches (by length) itself
     prepared = {}
     for half, members in sets().items():
         for s in members:
