@@ -36,8 +36,11 @@ cues and the follow-up channel off (``NO_CUES``), so they measure what their nam
   text weight, whatever its coverage of the question.
 - ``default+vector-feedback3``: the defaults plus pseudo-relevance feedback on vectors
   (``RankingOptions(feedback_items=3)``).
+- ``default-no-hubs``: the defaults without the correction for hubs (``hub_weight`` 0).
 ``--focus`` asks the rows the recall change is judged on (:data:`FOCUS_VARIANTS`), with no
-held-out grid; with ``--quick``, on the first two conversations.
+held-out grid; with ``--quick``, on the first two conversations. ``--hubs`` asks the default
+with and without the correction for hubs (``default-no-hubs``), ``--words`` with and without
+the word channel's trust per question.
 
 Ideas measured offline on the same data and not adopted, because none moved recall@10 by
 more than 0.01 over two-neighbour context with weighted RRF: window-level vectors (each turn
@@ -319,6 +322,12 @@ VARIANTS: tuple[Variant, ...] = (
         RankingOptions(words_low=0.0, words_high=0.0),
     ),
     Variant(
+        "default-no-hubs",
+        "context",
+        "recall, the defaults without the correction for hubs",
+        RankingOptions(hub_weight=0.0),
+    ),
+    Variant(
         "default+vector-feedback3",
         "context",
         "recall, RankingOptions(feedback_items=3)",
@@ -341,6 +350,8 @@ WORDS_VARIANTS: tuple[str, ...] = (
     "fleetmem-default",
     "default-words-always-trusted",
 )
+#: ``--hubs``: what the correction for hubs (providers/episode_hubs.py) is worth.
+HUBS_VARIANTS: tuple[str, ...] = ("fleetmem-default", "default-no-hubs")
 FOCUS_VARIANTS: tuple[str, ...] = (
     "bm25",
     "vector",
@@ -636,15 +647,29 @@ def table(report: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] = ()) -> int:
     quick = "--quick" in argv
-    focus = "--focus" in argv or "--words" in argv
+    focus = "--focus" in argv or "--words" in argv or "--hubs" in argv
     if focus:
-        chosen = WORDS_VARIANTS if "--words" in argv else FOCUS_VARIANTS
+        chosen = (
+            WORDS_VARIANTS
+            if "--words" in argv
+            else HUBS_VARIANTS
+            if "--hubs" in argv
+            else FOCUS_VARIANTS
+        )
         rows = tuple(v for v in VARIANTS if v.name in chosen)
         report = run(quick=quick, variants=rows, cue_grid=())
     else:
         report = run(quick=quick)
     RESULTS.mkdir(exist_ok=True)
-    kind = "-words" if "--words" in argv else "-focus" if focus else ""
+    kind = (
+        "-words"
+        if "--words" in argv
+        else "-hubs"
+        if "--hubs" in argv
+        else "-focus"
+        if focus
+        else ""
+    )
     name = "locomo" + kind + ("-quick" if quick else "")
     out = RESULTS / f"{name}.json"
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

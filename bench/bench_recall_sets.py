@@ -16,6 +16,7 @@ time and merges). Rows, all measured in one run on the same stores:
 - ``default-no-periods``, ``default-no-follow-ups``, ``default-no-agents``: one cue off each.
 - ``default-words-always-trusted``: the default with the word channel trusted whatever its
   best match covers (what reading the words' trust per question is worth).
+- ``default-no-hubs``: the default without the correction for hubs (``hub_weight`` 0).
 
 Scores: recall@10 and MRR of the run each question is about, over lexical and paraphrased
 questions (``words``), paraphrases alone, and cued questions (naming the agent or the day);
@@ -83,6 +84,7 @@ ROWS: tuple[Row, ...] = (
     Row("default-no-follow-ups", "context", RankingOptions(follow_up_weight=0.0)),
     Row("default-no-agents", "context", RankingOptions(agent_weight=0.0)),
     Row("default-words-always-trusted", "context", RankingOptions(words_low=0.0, words_high=0.0)),
+    Row("default-no-hubs", "context", RankingOptions(hub_weight=0.0)),
 )
 #: ``--words``: what reading the word channel's trust per question is worth.
 WORDS_ROWS = ("default", "default-words-always-trusted")

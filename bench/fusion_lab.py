@@ -29,6 +29,7 @@ every point of :data:`GRID` beside BM25 alone, cosine alone and plain RRF, and w
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import pickle
@@ -52,9 +53,11 @@ from fleetmem.core.named_agents import named_agents, without_names
 from fleetmem.core.periods import named_periods, splits
 from fleetmem.core.ranking import Calibration, calibration_for, score_fusion
 from fleetmem.core.textquery import fts_match, match_phrases
+from fleetmem.embed.neighbours import neighbour_similarity
 from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
 from fleetmem.service.bootstrap import App
 from fleetmem.service.memory import MemoryService
+from fleetmem.store.sqlite import vector_blob
 from fleetmem.store.sqlite.builtin_index import CONTEXT_WEIGHT, TEXT_COLUMNS, scope_token
 
 OUT = Path(os.environ.get("FUSION_LAB_DIR", Path(tempfile.gettempdir()) / "fusion-lab"))
@@ -75,6 +78,9 @@ class Query:
     named: frozenset[str]
     period_ids: frozenset[str] | None  # candidates in the named period, None: no period cue
     follow: dict[str, str] = field(default_factory=dict)  # question leader -> next on thread
+    # Each candidate's neighbour similarity among the episodes searched, less its mean there
+    # (fleetmem.service.fact_hubs): what the correction for hubs would take off its cosine.
+    hub: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -111,6 +117,32 @@ def _idf(app: App, match: str) -> list[float]:
         n = counts.get(p, 0)
         out.append(max(1e-6, math.log((total - n + 0.5) / (n + 0.5))))
     return out
+
+
+_NEIGHBOURS: dict[tuple[str, tuple[str, ...]], dict[str, float]] = {}
+
+
+def _hubs(app: App, scopes: Sequence[str], model_id: str) -> dict[str, float]:
+    """Every live episode's neighbour similarity among ``scopes`` less its mean there."""
+    key = (str(app.store.location), tuple(sorted(set(scopes))))
+    if key not in _NEIGHBOURS:
+        conn: sqlite3.Connection = app.store.db.conn  # type: ignore[attr-defined]
+        rows = conn.execute(
+            "SELECT v.episode_id, m.vector FROM builtin_vectors v JOIN embeddings m"
+            " ON m.content_hash = v.content_hash AND m.model_id = v.model_id"
+            " JOIN episodes e ON e.id = v.episode_id"
+            f" WHERE v.model_id = ? AND e.forgotten_at IS NULL"
+            f" AND e.scope IN ({','.join('?' * len(key[1]))})",
+            [model_id, *key[1]],
+        ).fetchall()
+        if rows:
+            matrix = np.stack([vector_blob.decode(r[1]) for r in rows]).astype(np.float32)
+            sims = neighbour_similarity(matrix)
+            centred = sims - float(sims.mean())
+            _NEIGHBOURS[key] = {str(r[0]): float(c) for r, c in zip(rows, centred, strict=True)}
+        else:
+            _NEIGHBOURS[key] = {}
+    return _NEIGHBOURS[key]
 
 
 def _capture_one(
@@ -176,6 +208,9 @@ def _capture_one(
         named=frozenset(named),
         period_ids=period_ids,
         follow=follow,
+        hub={
+            i: h for i, h in _hubs(app, scopes, provider.embedder.model_id).items() if i in cosine
+        },
     )
 
 
@@ -482,6 +517,12 @@ def shipped(options: RankingOptions, calibration: Calibration) -> Fusion:
     :meth:`BuiltinProvider.recall` applies them."""
 
     def fuse(q: Query) -> list[str]:
+        if options.hub_weight > 0 and q.hub:
+            # As the provider does after its floor: the cosines less the hub offsets.
+            q = dataclasses.replace(
+                q,
+                cosine={i: c - options.hub_weight * q.hub.get(i, 0.0) for i, c in q.cosine.items()},
+            )
         total = sum(q.idf) or 1.0
         coverage = {i: b / total for i, b in q.text_hits}
         best = max(coverage.values(), default=0.0)
@@ -565,6 +606,7 @@ GRID: dict[str, tuple[float, ...]] = {
     "floor": (-0.1, 0.05, 0.1, 0.15),
     "full": (0.6, 0.7, 0.9),
     "relevant": (0.1, 0.14, 0.18, 0.2),
+    "hub_weight": (0.0, 0.1, 0.3, 0.4, 0.6),
 }
 
 
@@ -574,8 +616,6 @@ def grid(caps: Sequence[Capture], model_id: str) -> dict[str, Any]:
     The rule the defaults were chosen by, on the dev halves only: the highest mean gap to
     the best baseline (recall@10 and MRR of every set), among points whose smallest gap is
     no worse than the default's by more than one question of the smallest set."""
-    import dataclasses
-
     base_opts, base_cal = RankingOptions(), calibration_for(model_id)
     points: list[tuple[str, RankingOptions, Calibration]] = [("default", base_opts, base_cal)]
     for name, values in GRID.items():

@@ -52,7 +52,7 @@ def test_neighbour_similarity_is_the_mean_of_the_k_nearest_others(n: int, k: int
 def test_past_the_sample_size_neighbours_come_from_an_evenly_spaced_sample(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import fleetmem.service.fact_hubs as hubs
+    import fleetmem.embed.neighbours as hubs
 
     monkeypatch.setattr(hubs, "SAMPLE", 50)
     monkeypatch.setattr(hubs, "BLOCK", 16)

@@ -21,6 +21,7 @@ from fleetmem.core.textquery import fts_match
 from fleetmem.embed.base import Embedder
 from fleetmem.errors import EmbeddingUnavailable
 from fleetmem.providers.base import MAX_ITEM_TEXT, ProviderItem, ProviderRecall
+from fleetmem.providers.episode_hubs import EpisodeHubs
 from fleetmem.providers.ranking_options import FOLLOW_UP_FROM, RankingOptions, _Channels
 from fleetmem.store.base import EpisodeRow, Store, Vector
 
@@ -122,6 +123,7 @@ class BuiltinProvider:
         self._calibration = calibration
         self._lock = threading.Lock()
         self._recent: dict[tuple[str, str], Vector] = {}
+        self._hubs = EpisodeHubs(store)
         self._word_pool: ThreadPoolExecutor | None = None
         self._closed = False
 
@@ -271,6 +273,9 @@ class BuiltinProvider:
             return ProviderRecall(items=(), degraded=degraded)
         if qvec is not None and opts.fusion == "score":
             self._fill_cosines(qvec, text_ids, cosines)
+            if opts.hub_weight > 0:
+                # After the floor above, which reads the plain cosines: this only reorders.
+                cosines = self._corrected(cosines, scopes)
         # Bodies are decoded only where needed: every candidate's when paths boost by files
         # touched, otherwise only the fused winners' (decoding ~100 JSON bodies per recall
         # cost more than either channel's search at 100k episodes).
@@ -366,6 +371,14 @@ class BuiltinProvider:
             self._closed = True
         if pool is not None:
             pool.shutdown(wait=True)
+
+    def _corrected(self, cosines: dict[str, float], scopes: Sequence[str]) -> dict[str, float]:
+        """``cosines`` less ``hub_weight`` times each candidate's neighbour similarity above
+        the searched episodes' mean (providers/episode_hubs.py)."""
+        assert self._embedder is not None
+        offsets = self._hubs.offsets(list(cosines), scopes, self._embedder.model_id)
+        weight = self._options.hub_weight
+        return {eid: c - weight * offsets.get(eid, 0.0) for eid, c in cosines.items()}
 
     def _fill_cosines(self, qvec: Vector, ids: Sequence[str], cosines: dict[str, float]) -> None:
         """The cosine of every text hit the vector search did not return (stored vectors are

@@ -64,6 +64,10 @@ class RankingOptions:
     ``words_answer``: a word match covering this much of the query is relevant whatever its
     cosine (the question-level floor, :attr:`fleetmem.core.ranking.Calibration.relevant`,
     applies only below it).
+    ``hub_weight`` (score fusion with an embedder): each candidate's cosine is read less this
+    much of its neighbour similarity above the searched episodes' mean
+    (:mod:`fleetmem.providers.episode_hubs`), so runs written alike stop crowding out the one
+    a paraphrase is after. 0 turns it off.
     """
 
     candidates: int = CANDIDATES
@@ -81,6 +85,7 @@ class RankingOptions:
     words_low: float = 0.15
     words_high: float = 1.2
     words_answer: float = 0.5
+    hub_weight: float = 0.2
 
     def __post_init__(self) -> None:
         # A negative count would silently mean "off"; say so instead.
@@ -99,6 +104,7 @@ class RankingOptions:
             "words_low",
             "words_high",
             "words_answer",
+            "hub_weight",
         ):
             value = getattr(self, name)
             if (

@@ -316,6 +316,17 @@ class Store(Protocol):
     def builtin_vectors_for(
         self, episode_ids: Sequence[str], model_id: str
     ) -> dict[str, Vector]: ...
+    def builtin_vector_count(self, scopes: Sequence[str], model_id: str) -> int:
+        """How many live episodes of ``scopes`` have a ``model_id`` vector."""
+        ...
+
+    def builtin_vector_sample(
+        self, scopes: Sequence[str], model_id: str, limit: int
+    ) -> list[tuple[str, Vector]]:
+        """At most ``limit`` of those vectors, evenly spaced in the order they were stored
+        (all of them when there are no more), with their episode ids."""
+        ...
+
     def builtin_neighbours(
         self, row: EpisodeRow, window_s: float
     ) -> tuple[EpisodeRow | None, EpisodeRow | None]: ...

@@ -380,6 +380,38 @@ class BuiltinIndexMixin:
         )
         return {str(r[0]): np.frombuffer(bytes(r[1]), dtype=np.float32).copy() for r in rows}
 
+    def builtin_vector_count(self, scopes: Sequence[str], model_id: str) -> int:
+        """Counted on the (model_id, scope) index."""
+        wanted = list(dict.fromkeys(scopes))
+        if not wanted:
+            return 0
+        found = self.db.row(
+            "SELECT count(*) FROM builtin_vectors WHERE model_id = %s AND scope = ANY(%s)",
+            (model_id, wanted),
+        )
+        return int(found[0]) if found is not None else 0
+
+    def builtin_vector_sample(
+        self, scopes: Sequence[str], model_id: str, limit: int
+    ) -> list[tuple[str, Vector]]:
+        """Every n-th row in ``seq`` order, n chosen from the count."""
+        wanted = list(dict.fromkeys(scopes))
+        if not wanted or limit <= 0:
+            return []
+        total = self.builtin_vector_count(wanted, model_id)
+        if total == 0:
+            return []
+        step = max(1, -(-total // limit))
+        rows = self.db.rows(
+            "SELECT s.episode_id, m.vector FROM ("
+            " SELECT episode_id, content_hash, row_number() OVER (ORDER BY seq) AS n"
+            " FROM builtin_vectors WHERE model_id = %s AND scope = ANY(%s)) s"
+            " JOIN embeddings m ON m.content_hash = s.content_hash AND m.model_id = %s"
+            " WHERE (s.n - 1) %% %s = 0 ORDER BY s.n LIMIT %s",
+            (model_id, wanted, model_id, step, limit),
+        )
+        return [(str(r[0]), np.frombuffer(bytes(r[1]), dtype=np.float32).copy()) for r in rows]
+
     def builtin_neighbours(
         self, row: EpisodeRow, window_s: float
     ) -> tuple[EpisodeRow | None, EpisodeRow | None]:

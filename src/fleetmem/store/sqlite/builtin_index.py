@@ -283,6 +283,53 @@ class BuiltinIndexMixin:
         ).fetchall()
         return {str(r[0]): vector_blob.decode(r[1]) for r in rows}
 
+    def builtin_vector_count(self, scopes: Sequence[str], model_id: str) -> int:
+        """Read off the in-memory blocks (refreshed first), so it costs no query."""
+        with self._matrix_lock:
+            matrix = self._refresh(model_id)
+            return sum(matrix.blocks[s].count for s in dict.fromkeys(scopes) if s in matrix.blocks)
+
+    def builtin_vector_sample(
+        self, scopes: Sequence[str], model_id: str, limit: int
+    ) -> list[tuple[str, Vector]]:
+        """Taken from the in-memory blocks (scope by scope, each row as ``scale * int8``)."""
+        if limit <= 0:
+            return []
+        with self._matrix_lock:
+            matrix = self._refresh(model_id)
+            blocks = [matrix.blocks[s] for s in sorted(set(scopes)) if s in matrix.blocks]
+            blocks = [b for b in blocks if b.count]
+            if len({b.vectors.shape[1] for b in blocks}) > 1:
+                return []
+            total = sum(b.count for b in blocks)
+            if total == 0:
+                return []
+            wanted = np.unique(np.linspace(0, total - 1, min(limit, total)).astype(np.int64))
+            seqs: list[int] = []
+            rows: list[Vector] = []
+            start = 0
+            for block in blocks:
+                mine = wanted[(wanted >= start) & (wanted < start + block.count)] - start
+                if mine.size:
+                    seqs.extend(int(q) for q in block.seqs[mine])
+                    rows.extend(
+                        block.vectors[mine].astype(np.float32) * block.scales[mine][:, None]
+                    )
+                start += block.count
+            ids: dict[int, str] = {}
+            conn = self.db.conn
+            for at in range(0, len(seqs), 500):
+                chunk = seqs[at : at + 500]
+                ids.update(
+                    (int(r[0]), str(r[1]))
+                    for r in conn.execute(
+                        "SELECT seq, episode_id FROM builtin_vectors"
+                        f" WHERE seq IN ({_placeholders(len(chunk))})",
+                        chunk,
+                    )
+                )
+        return [(ids[q], row) for q, row in zip(seqs, rows, strict=True) if q in ids]
+
     def builtin_neighbours(
         self, row: EpisodeRow, window_s: float
     ) -> tuple[EpisodeRow | None, EpisodeRow | None]:

@@ -1,0 +1,253 @@
+"""Recall's correction for hubs (providers/episode_hubs.py): each candidate's neighbour
+similarity among the searched episodes, less its mean, taken off its cosine before the score
+fusion; on both stores, with geometries laid out by hand and fresh random values."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from fleetmem.core.ranking import Calibration
+from fleetmem.providers import episode_hubs
+from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
+from fleetmem.providers.episode_hubs import EpisodeHubs
+from fleetmem.service.bootstrap import App
+from tests.conftest import make_record, session
+
+REPO = "github.com/acme/api"
+SCOPES = [f"project:{REPO}"]
+MODEL = "test:table"
+#: The int8 MiniLM's calibration: any cosine above 0 counts, the question floor is low.
+CALIBRATION = Calibration(floor=0.0, full=0.8, relevant=0.16)
+
+
+def _store_vectors(
+    app: App, vectors: Sequence[np.ndarray], texts: Sequence[str], *, first: int = 0
+) -> list[str]:
+    ids = []
+    for i, _ in enumerate(vectors, start=first):
+        record = make_record(
+            run_id=f"run-{i}",
+            started_at=f"2026-11-28T{9 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z",
+            ended_at=f"2026-11-28T{9 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z",
+            sessions=[session(repo=REPO)],
+        )
+        eid = app.memory.ingest_run(record).episode_id
+        assert eid is not None
+        ids.append(eid)
+    for eid, vector, text in zip(ids, vectors, texts, strict=True):
+        # Written last, so no neighbour's later re-index replaces the chosen text.
+        app.store.builtin_put(
+            eid, text, None, np.asarray(vector, np.float32), f"h-{eid}", MODEL, ""
+        )
+    return ids
+
+
+def _brute(matrix: np.ndarray, k: int = 3) -> np.ndarray:
+    sims = matrix @ matrix.T
+    np.fill_diagonal(sims, -np.inf)
+    near = np.sort(sims, axis=1)[:, -k:].mean(axis=1)
+    return near - near.mean()
+
+
+class _Counting:
+    """The store, counting what the correction asks of it."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.calls: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        self.calls[name] = self.calls.get(name, 0) + 1
+        return getattr(self.store, name)
+
+
+def _random_units(rng: np.random.Generator, n: int, dim: int = 32) -> np.ndarray:
+    rows = rng.standard_normal((n, dim)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_offsets_are_each_episodes_neighbour_similarity_less_the_mean(
+    make_app: Callable[..., App],
+) -> None:
+    seed = random.SystemRandom().randrange(2**32)
+    rng = np.random.default_rng(seed)
+    app = make_app()
+    # Clusters of unequal tightness, so neighbour similarities differ widely.
+    centres = _random_units(rng, 4)
+    rows = []
+    for i in range(40):
+        v = centres[i % 4] + (0.2 + 0.3 * (i % 4)) * _random_units(rng, 1)[0]
+        rows.append(v / np.linalg.norm(v))
+    matrix = np.stack(rows).astype(np.float32)
+    ids = _store_vectors(app, matrix, [f"text {i}" for i in range(40)])
+    got = EpisodeHubs(app.store).offsets(ids, SCOPES, MODEL)
+    want = _brute(matrix)
+    assert set(got) == set(ids)
+    # The SQLite store keeps its rows as int8: within a few thousandths.
+    assert np.allclose([got[i] for i in ids], want, atol=0.01), seed
+    assert EpisodeHubs(app.store).offsets(ids, ["project:elsewhere"], MODEL) == {}
+    assert EpisodeHubs(app.store).offsets(ids, SCOPES, "other:model") == {}
+
+
+def test_past_the_sample_neighbours_come_from_an_evenly_spaced_sample(
+    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed = random.SystemRandom().randrange(2**32)
+    rng = np.random.default_rng(seed)
+    app = make_app()
+    matrix = _random_units(rng, 30)
+    ids = _store_vectors(app, matrix, [f"text {i}" for i in range(30)])
+    got = EpisodeHubs(app.store, sample=10).offsets(ids, SCOPES, MODEL)
+    sample = app.store.builtin_vector_sample(SCOPES, MODEL, 10)
+    columns = [ids.index(eid) for eid, _ in sample]
+    assert len(columns) == 10, seed
+    others = matrix[columns]
+    sims = matrix @ others.T
+    for at, column in enumerate(columns):
+        sims[column, at] = -np.inf
+    near = np.sort(sims, axis=1)[:, -3:].mean(axis=1)
+    own = np.sort(np.where(np.eye(10, dtype=bool), -np.inf, others @ others.T), axis=1)[:, -3:]
+    want = near - own.mean(axis=1).mean()
+    assert np.allclose([got[i] for i in ids], want, atol=0.01), seed
+
+
+def test_offsets_are_computed_once_and_the_sample_fetched_again_when_the_scope_grows(
+    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(random.SystemRandom().randrange(2**32))
+    app = make_app()
+    monkeypatch.setattr(episode_hubs, "MIN_CHANGE", 2)
+    ids = _store_vectors(app, _random_units(rng, 12), [f"text {i}" for i in range(12)])
+    counting = _Counting(app.store)
+    now = [0.0]
+    hubs = EpisodeHubs(counting, recheck_s=30.0, clock=lambda: now[0])  # type: ignore[arg-type]
+    first = hubs.offsets(ids, SCOPES, MODEL)
+    assert counting.calls == {
+        "builtin_vector_count": 1,
+        "builtin_vector_sample": 1,
+        "builtin_vectors_for": 1,
+    }
+    assert hubs.offsets(ids[:5], SCOPES, MODEL) == {i: first[i] for i in ids[:5]}
+    assert counting.calls["builtin_vectors_for"] == 1  # kept
+    assert counting.calls["builtin_vector_count"] == 1  # not checked again within 30 s
+    now[0] = 31.0
+    hubs.offsets(ids, SCOPES, MODEL)
+    assert counting.calls["builtin_vector_count"] == 2  # checked: unchanged, sample kept
+    assert counting.calls["builtin_vector_sample"] == 1
+    # Three more episodes: more than a tenth, so a new sample, and offsets computed again.
+    more = _store_vectors(app, _random_units(rng, 3), ["a", "b", "c"], first=12)
+    assert not set(more) & set(ids)
+    now[0] = 62.0
+    again = hubs.offsets([*ids, *more], SCOPES, MODEL)
+    assert counting.calls["builtin_vector_count"] == 3
+    assert counting.calls["builtin_vector_sample"] == 2
+    assert counting.calls["builtin_vectors_for"] == 2
+    assert set(again) == {*ids, *more}
+
+
+def test_too_few_episodes_to_have_neighbours_get_no_correction(
+    make_app: Callable[..., App],
+) -> None:
+    rng = np.random.default_rng(random.SystemRandom().randrange(2**32))
+    app = make_app()
+    ids = _store_vectors(app, _random_units(rng, 3), ["a", "b", "c"])
+    assert EpisodeHubs(app.store).offsets(ids, SCOPES, MODEL) == {}
+
+
+class TableEmbedder:
+    """Each known text's vector, laid out by the test."""
+
+    def __init__(self, table: dict[str, np.ndarray]) -> None:
+        self.table = table
+
+    @property
+    def model_id(self) -> str:
+        return MODEL
+
+    @property
+    def dim(self) -> int:
+        return len(next(iter(self.table.values())))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self.table[t] for t in texts]).astype(np.float32)
+
+
+def _words(rng: random.Random, n: int) -> str:
+    return " ".join("".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(7)) for _ in range(n))
+
+
+def test_a_run_unlike_the_rest_outranks_a_crowd_of_runs_written_alike(
+    make_app: Callable[..., App],
+) -> None:
+    """30 runs written alike (one template) and one run unlike them; the question is a little
+    closer to every templated run than to the lone one it is about, and shares no word with
+    any. Without the correction the crowd fills the top; with it the lone run comes first."""
+    seed = random.SystemRandom().randrange(2**32)
+    rng = np.random.default_rng(seed)
+    words = random.Random(seed)
+    dim = 64
+    basis = np.linalg.qr(rng.standard_normal((dim, dim)))[0].astype(np.float32)
+    hub, lone, other = basis[0], basis[1], basis[2:]
+    vectors, texts = [], []
+    for i in range(30):
+        v = hub + 0.25 * other[i % 40] * rng.choice([-1, 1])
+        vectors.append(v / np.linalg.norm(v))
+        texts.append(f"templated {_words(words, 3)}")
+    vectors.append(lone)
+    texts.append(f"unlike {_words(words, 3)}")
+    q = 0.7 * hub + 0.62 * lone
+    q = q + np.sqrt(max(0.0, 1 - float(q @ q))) * other[-1]
+    question = f"question {_words(words, 2)}"
+    app = make_app()
+    ids = _store_vectors(app, vectors, texts)
+    embedder = TableEmbedder({question: (q / np.linalg.norm(q)).astype(np.float32)})
+
+    def first(weight: float) -> str:
+        provider = BuiltinProvider(
+            app.store, embedder, RankingOptions(hub_weight=weight), calibration=CALIBRATION
+        )
+        try:
+            answer = provider.recall(question, SCOPES, 5, [])
+        finally:
+            provider.close()
+        assert answer.items, seed
+        return answer.items[0].id
+
+    assert first(0.0) != ids[-1], seed  # the crowd wins on plain cosines
+    assert first(RankingOptions().hub_weight) == ids[-1], seed
+
+
+def test_the_correction_never_makes_an_unrelated_question_answered(
+    make_app: Callable[..., App],
+) -> None:
+    """The question-level floor reads the plain cosines: a lone run far below it stays
+    unanswered however isolated it is."""
+    seed = random.SystemRandom().randrange(2**32)
+    rng = np.random.default_rng(seed)
+    basis = np.linalg.qr(rng.standard_normal((32, 32)))[0].astype(np.float32)
+    vectors = [basis[0] + 0.1 * basis[2 + i % 20] for i in range(20)] + [basis[1]]
+    vectors = [v / np.linalg.norm(v) for v in vectors]
+    app = make_app()
+    _store_vectors(app, vectors, [f"t{i}" for i in range(21)])
+    q = 0.1 * basis[1] + np.sqrt(1 - 0.01) * basis[-1]  # cosine 0.1 to the lone run
+    embedder = TableEmbedder({"far away": q.astype(np.float32)})
+    provider = BuiltinProvider(
+        app.store, embedder, RankingOptions(hub_weight=1.0), calibration=CALIBRATION
+    )
+    try:
+        assert provider.recall("far away", SCOPES, 5, []).items == (), seed
+    finally:
+        provider.close()
+
+
+def test_hub_weight_is_checked() -> None:
+    from fleetmem.errors import InvalidInput
+
+    for bad in (-0.1, float("nan"), "0.2", True):
+        with pytest.raises(InvalidInput, match="hub_weight"):
+            RankingOptions(hub_weight=bad)  # type: ignore[arg-type]

@@ -1,0 +1,81 @@
+"""What the correction for hubs reads from a store (providers/episode_hubs.py): how many
+vectors a set of scopes holds, and an evenly spaced sample of them, on both stores."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import numpy as np
+
+from fleetmem.service.bootstrap import App
+from tests.conftest import make_record, session
+
+API = "github.com/acme/api"
+WEB = "github.com/acme/web"
+MODEL = "test:sample"
+
+
+def _unit(rng: np.random.Generator, dim: int = 24) -> np.ndarray:
+    v = rng.standard_normal(dim).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def _fill(app: App, rng: np.random.Generator, repo: str, n: int) -> dict[str, np.ndarray]:
+    """``n`` episodes of ``repo``, each indexed with a random unit vector under MODEL."""
+    out = {}
+    for i in range(n):
+        record = make_record(
+            run_id=f"run-{repo.rsplit('/', 1)[-1]}-{i}",
+            started_at=f"2026-11-28T09:{i // 60:02d}:{i % 60:02d}Z",
+            ended_at=f"2026-11-28T09:{i // 60:02d}:{i % 60:02d}Z",
+            sessions=[session(repo=repo)],
+        )
+        eid = app.memory.ingest_run(record).episode_id
+        assert eid is not None
+        vector = _unit(rng)
+        app.store.builtin_put(eid, f"text {i}", None, vector, f"h-{eid}", MODEL, "")
+        out[eid] = vector
+    return out
+
+
+def test_count_and_sample_cover_the_scopes_asked_and_no_other(
+    make_app: Callable[..., App],
+) -> None:
+    seed = random.SystemRandom().randrange(2**32)
+    rng = np.random.default_rng(seed)
+    app = make_app()
+    api = _fill(app, rng, API, 23)
+    web = _fill(app, rng, WEB, 9)
+    store = app.store
+    assert store.builtin_vector_count([f"project:{API}"], MODEL) == 23, seed
+    assert store.builtin_vector_count([f"project:{API}", f"project:{WEB}"], MODEL) == 32
+    assert store.builtin_vector_count([f"project:{WEB}", f"project:{WEB}"], MODEL) == 9
+    assert store.builtin_vector_count([], MODEL) == 0
+    assert store.builtin_vector_count([f"project:{API}"], "other:model") == 0
+    assert store.builtin_vector_sample([f"project:{API}"], "other:model", 10) == []
+    assert store.builtin_vector_sample([f"project:{API}"], MODEL, 0) == []
+
+    whole = store.builtin_vector_sample([f"project:{API}"], MODEL, 100)
+    assert sorted(eid for eid, _ in whole) == sorted(api)
+    for eid, vector in whole:
+        # The SQLite store hands back its int8 rows: close, not equal.
+        assert np.allclose(vector, api[eid], atol=0.02), (seed, eid)
+
+    both = store.builtin_vector_sample([f"project:{API}", f"project:{WEB}"], MODEL, 8)
+    ids = [eid for eid, _ in both]
+    assert 4 <= len(ids) <= 8 and len(set(ids)) == len(ids), ids
+    assert set(ids) <= set(api) | set(web)
+    # Evenly spaced: not the first eight stored.
+    assert set(ids) != set(list(api)[:8])
+
+
+def test_a_deleted_episode_leaves_the_count_and_the_sample(make_app: Callable[..., App]) -> None:
+    rng = np.random.default_rng(random.SystemRandom().randrange(2**32))
+    app = make_app()
+    api = _fill(app, rng, API, 6)
+    gone = next(iter(api))
+    assert app.store.builtin_delete(gone)
+    scopes = [f"project:{API}"]
+    assert app.store.builtin_vector_count(scopes, MODEL) == 5
+    assert gone not in {eid for eid, _ in app.store.builtin_vector_sample(scopes, MODEL, 50)}
