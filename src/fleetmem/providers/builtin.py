@@ -21,7 +21,7 @@ from fleetmem.core.textquery import fts_match
 from fleetmem.embed.base import Embedder
 from fleetmem.errors import EmbeddingUnavailable
 from fleetmem.providers.base import MAX_ITEM_TEXT, ProviderItem, ProviderRecall
-from fleetmem.providers.episode_hubs import EpisodeHubs
+from fleetmem.providers.episode_hubs import CORRECTED, EpisodeHubs
 from fleetmem.providers.ranking_options import FOLLOW_UP_FROM, RankingOptions, _Channels
 from fleetmem.store.base import EpisodeRow, Store, Vector
 
@@ -371,12 +371,22 @@ class BuiltinProvider:
             self._closed = True
         if pool is not None:
             pool.shutdown(wait=True)
+        self._hubs.close()
+
+    @property
+    def hubs(self) -> EpisodeHubs:
+        """The correction for hubs (``hubs.settle()`` waits for its samples)."""
+        return self._hubs
 
     def _corrected(self, cosines: dict[str, float], scopes: Sequence[str]) -> dict[str, float]:
         """``cosines`` less ``hub_weight`` times each candidate's neighbour similarity above
         the searched episodes' mean (providers/episode_hubs.py)."""
         assert self._embedder is not None
-        offsets = self._hubs.offsets(list(cosines), scopes, self._embedder.model_id)
+        # Only the best by plain cosine: lower ones do not reach the top either way, and each
+        # one corrected costs a stored vector's read (the fusion lab: the top 30 keep the
+        # whole gain, the top 20 lose some of it).
+        best = sorted(cosines, key=cosines.__getitem__, reverse=True)[:CORRECTED]
+        offsets = self._hubs.offsets(best, scopes, self._embedder.model_id)
         weight = self._options.hub_weight
         return {eid: c - weight * offsets.get(eid, 0.0) for eid, c in cosines.items()}
 
@@ -507,6 +517,7 @@ class BuiltinProvider:
 
     def forget(self, provider_id: str) -> bool:
         deleted = self._store.builtin_delete(provider_id)
+        self._hubs.forget(provider_id)
         # A forgotten episode's words must not keep finding its neighbours.
         row = self._store.get_episodes([provider_id]).get(provider_id)
         if row is not None:

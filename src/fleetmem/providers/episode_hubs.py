@@ -16,12 +16,15 @@ of at most :data:`SAMPLE` of the searched scopes' episodes, and the fusion reads
 cosines (the question-level floor), so the correction reorders and never makes an unrelated
 store answer.
 
-Costs, so recall stays within its latency budget: the sample is fetched once per set of
-scopes and fetched again only when the scopes' episode count has moved by more than a tenth
-(checked at most every :data:`RECHECK_S` seconds; a forgotten episode leaves the sample at
-that check); a candidate's neighbour similarity is computed once per sample (one matrix
-product of the new candidates against the sample, about 1.5 ms for 100 candidates) and
-kept.
+Costs, so recall stays within its latency budget:
+
+- the sample is fetched once per set of scopes, on a background thread, and fetched again
+  when the scopes' episode count has moved by more than a tenth or one of its episodes is
+  gone (checked in the background at most every :data:`RECHECK_S` seconds); a sample
+  holding an episode forgotten through this provider is dropped at once;
+- only the :data:`CORRECTED` best candidates by plain cosine are corrected;
+- a candidate's neighbour similarity is computed once per sample (its stored vector read,
+  one matrix product of the new candidates against the sample: about 1 ms for 30) and kept.
 
 Chosen on the fusion laboratory's development halves and confirmed on its confirmation
 halves (bench/fusion_lab.py, docs/benchmarks.md "episode hubs").
@@ -29,10 +32,12 @@ halves (bench/fusion_lab.py, docs/benchmarks.md "episode hubs").
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -50,12 +55,17 @@ else:
 
     Floats = object
 
+log = logging.getLogger(__name__)
+
 #: Most episodes of a set of scopes that neighbours are looked for among: exact up to this
 #: many, an evenly spaced sample beyond (every candidate's similarity is then a little lower
 #: alike, and only its difference from the sample's mean is used).
 SAMPLE = 1024
+#: Candidates corrected per recall: the best this many by plain cosine (chosen on the fusion
+#: lab's dev halves: 30 keep the gain of correcting all ~80, 20 lose part of it).
+CORRECTED = 30
 #: Seconds between two checks of whether a set of scopes' episode count has moved.
-RECHECK_S = 30.0
+RECHECK_S = 60.0
 #: The count must move by more than this share (and more than :data:`MIN_CHANGE`) for the
 #: sample to be fetched again.
 GROWTH = 0.1
@@ -77,7 +87,13 @@ class _Sample:
 
 
 class EpisodeHubs:
-    """Each candidate's neighbour similarity less its mean, per set of scopes and model."""
+    """Each candidate's neighbour similarity less its mean, per set of scopes and model.
+
+    Counting a set of scopes' vectors and fetching its sample run on a background thread
+    (at a million episodes on PostgreSQL a sample takes seconds): a recall never waits for
+    them, and a recall that finds no sample yet for its scopes (the first after a start)
+    is not corrected. ``background=False`` does both in the calling thread (tests).
+    """
 
     def __init__(
         self,
@@ -86,6 +102,7 @@ class EpisodeHubs:
         sample: int = SAMPLE,
         recheck_s: float = RECHECK_S,
         clock: Callable[[], float] = time.monotonic,
+        background: bool = True,
     ) -> None:
         self._store = store
         self._size = sample
@@ -93,21 +110,44 @@ class EpisodeHubs:
         self._clock = clock
         self._lock = threading.Lock()
         self._samples: OrderedDict[tuple[str, tuple[str, ...]], _Sample] = OrderedDict()
+        self._pending: dict[tuple[str, tuple[str, ...]], Future[None]] = {}
+        self._pool: ThreadPoolExecutor | None = (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleetmem-hubs")
+            if background
+            else None
+        )
 
     def offsets(self, ids: Sequence[str], scopes: Sequence[str], model_id: str) -> dict[str, float]:
         """Neighbour similarity less the sample's mean, for each of ``ids`` with a stored
-        vector (none when the scopes hold too few episodes to have neighbours)."""
+        vector (none when the scopes hold too few episodes to have neighbours, or their
+        sample is still being fetched)."""
         if not ids or not scopes:
             return {}
         sample = self._sample(tuple(sorted(set(scopes))), model_id)
-        if sample.matrix is None:
+        if sample is None or sample.matrix is None:
             return {}
         with self._lock:
             missing = [i for i in dict.fromkeys(ids) if i not in sample.cached]
         if missing:
-            self._compute(sample, missing, model_id)
+            try:
+                self._compute(sample, missing, model_id)
+            except Exception:  # the correction is optional: recall goes on without it
+                log.warning("recall: the correction for hubs was skipped", exc_info=True)
+                return {}
         with self._lock:
             return {i: sample.cached[i] for i in ids if i in sample.cached}
+
+    def settle(self, timeout: float = 30.0) -> None:
+        """Wait for the samples being fetched (benchmarks and tests that want every recall
+        corrected)."""
+        with self._lock:
+            pending = list(self._pending.values())
+        for future in pending:
+            future.result(timeout=timeout)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
 
     def _compute(self, sample: _Sample, ids: list[str], model_id: str) -> None:
         assert sample.matrix is not None
@@ -134,29 +174,68 @@ class EpisodeHubs:
             while len(sample.cached) > MAX_CACHED:
                 sample.cached.popitem(last=False)
 
-    def _sample(self, scopes: tuple[str, ...], model_id: str) -> _Sample:
+    def _sample(self, scopes: tuple[str, ...], model_id: str) -> _Sample | None:
+        """The sample of ``scopes`` as it stands, a check of it started when one is due."""
         key = (model_id, scopes)
         now = self._clock()
         with self._lock:
             current = self._samples.get(key)
             if current is not None:
                 self._samples.move_to_end(key)
-                if now - current.checked < self._recheck_s:
-                    return current
-        count = self._store.builtin_vector_count(scopes, model_id)
-        if current is not None and abs(count - current.count) <= max(
-            MIN_CHANGE, GROWTH * current.count
-        ):
-            with self._lock:
-                current.checked = now
-            return current
-        fresh = self._fetch(scopes, model_id, count, now)
+            due = current is None or now - current.checked >= self._recheck_s
+            start = due and key not in self._pending
+            if start and current is not None:
+                current.checked = now  # one check per period, whatever it finds
+            if start and self._pool is not None:
+                try:
+                    self._pending[key] = self._pool.submit(self._refresh, key, current, now)
+                except RuntimeError:  # closed: recall goes on uncorrected
+                    start = False
+        if start and self._pool is None:
+            self._refresh(key, current, now)
         with self._lock:
-            self._samples[key] = fresh
-            self._samples.move_to_end(key)
-            while len(self._samples) > MAX_SAMPLES:
-                self._samples.popitem(last=False)
-        return fresh
+            return self._samples.get(key)
+
+    def _refresh(
+        self, key: tuple[str, tuple[str, ...]], current: _Sample | None, now: float
+    ) -> None:
+        model_id, scopes = key
+        try:
+            count = self._store.builtin_vector_count(scopes, model_id)
+            if (
+                current is not None
+                and abs(count - current.count) <= max(MIN_CHANGE, GROWTH * current.count)
+                and self._all_live(current, model_id)
+            ):
+                return
+            fresh = self._fetch(scopes, model_id, count, now)
+            with self._lock:
+                self._samples[key] = fresh
+                self._samples.move_to_end(key)
+                while len(self._samples) > MAX_SAMPLES:
+                    self._samples.popitem(last=False)
+        except Exception:  # the sample stays as it was; checked again next period
+            log.warning("recall: the sample for the correction for hubs failed", exc_info=True)
+        finally:
+            with self._lock:
+                self._pending.pop(key, None)
+
+    def _all_live(self, sample: _Sample, model_id: str) -> bool:
+        """Whether every episode of ``sample`` still has its vector: one forgotten through
+        another daemon leaves the sample at the next check, not only at the next tenth."""
+        ids = list(sample.columns)
+        found = 0
+        for at in range(0, len(ids), 500):
+            found += len(self._store.builtin_vectors_for(ids[at : at + 500], model_id))
+        return found == len(ids)
+
+    def forget(self, episode_id: str) -> None:
+        """Drop every sample holding ``episode_id`` (fetched again at the next recall)."""
+        with self._lock:
+            for key in [k for k, v in self._samples.items() if episode_id in v.columns]:
+                del self._samples[key]
+            for sample in self._samples.values():
+                sample.cached.pop(episode_id, None)
 
     def _fetch(self, scopes: tuple[str, ...], model_id: str, count: int, now: float) -> _Sample:
         pairs = self._store.builtin_vector_sample(scopes, model_id, self._size)
