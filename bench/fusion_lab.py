@@ -53,11 +53,10 @@ from fleetmem.core.named_agents import named_agents, without_names
 from fleetmem.core.periods import named_periods, splits
 from fleetmem.core.ranking import Calibration, calibration_for, score_fusion
 from fleetmem.core.textquery import fts_match, match_phrases
-from fleetmem.embed.neighbours import neighbour_similarity
 from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
+from fleetmem.providers.episode_hubs import CORRECTED
 from fleetmem.service.bootstrap import App
 from fleetmem.service.memory import MemoryService
-from fleetmem.store.sqlite import vector_blob
 from fleetmem.store.sqlite.builtin_index import CONTEXT_WEIGHT, TEXT_COLUMNS, scope_token
 
 OUT = Path(os.environ.get("FUSION_LAB_DIR", Path(tempfile.gettempdir()) / "fusion-lab"))
@@ -79,7 +78,7 @@ class Query:
     period_ids: frozenset[str] | None  # candidates in the named period, None: no period cue
     follow: dict[str, str] = field(default_factory=dict)  # question leader -> next on thread
     # Each candidate's neighbour similarity among the episodes searched, less its mean there
-    # (fleetmem.service.fact_hubs): what the correction for hubs would take off its cosine.
+    # (providers/episode_hubs.py): what the correction for hubs takes off its cosine.
     hub: dict[str, float] = field(default_factory=dict)
 
 
@@ -119,30 +118,14 @@ def _idf(app: App, match: str) -> list[float]:
     return out
 
 
-_NEIGHBOURS: dict[tuple[str, tuple[str, ...]], dict[str, float]] = {}
-
-
-def _hubs(app: App, scopes: Sequence[str], model_id: str) -> dict[str, float]:
-    """Every live episode's neighbour similarity among ``scopes`` less its mean there."""
-    key = (str(app.store.location), tuple(sorted(set(scopes))))
-    if key not in _NEIGHBOURS:
-        conn: sqlite3.Connection = app.store.db.conn  # type: ignore[attr-defined]
-        rows = conn.execute(
-            "SELECT v.episode_id, m.vector FROM builtin_vectors v JOIN embeddings m"
-            " ON m.content_hash = v.content_hash AND m.model_id = v.model_id"
-            " JOIN episodes e ON e.id = v.episode_id"
-            f" WHERE v.model_id = ? AND e.forgotten_at IS NULL"
-            f" AND e.scope IN ({','.join('?' * len(key[1]))})",
-            [model_id, *key[1]],
-        ).fetchall()
-        if rows:
-            matrix = np.stack([vector_blob.decode(r[1]) for r in rows]).astype(np.float32)
-            sims = neighbour_similarity(matrix)
-            centred = sims - float(sims.mean())
-            _NEIGHBOURS[key] = {str(r[0]): float(c) for r, c in zip(rows, centred, strict=True)}
-        else:
-            _NEIGHBOURS[key] = {}
-    return _NEIGHBOURS[key]
+def _hubs(provider: BuiltinProvider, ids: Sequence[str], scopes: Sequence[str]) -> dict[str, float]:
+    """Every candidate's hub offset, as the product's own correction reads it (its sample
+    fetched first, so the product's next recall is corrected too)."""
+    assert provider.embedder is not None
+    model_id = provider.embedder.model_id
+    provider.hubs.offsets(list(ids)[:1], scopes, model_id)  # starts the sample's fetch
+    provider.hubs.settle()
+    return provider.hubs.offsets(ids, scopes, model_id)
 
 
 def _capture_one(
@@ -208,9 +191,7 @@ def _capture_one(
         named=frozenset(named),
         period_ids=period_ids,
         follow=follow,
-        hub={
-            i: h for i, h in _hubs(app, scopes, provider.embedder.model_id).items() if i in cosine
-        },
+        hub=_hubs(provider, list(cosine), scopes),
     )
 
 
@@ -518,10 +499,15 @@ def shipped(options: RankingOptions, calibration: Calibration) -> Fusion:
 
     def fuse(q: Query) -> list[str]:
         if options.hub_weight > 0 and q.hub:
-            # As the provider does after its floor: the cosines less the hub offsets.
+            # As the provider does after its floor: the best CORRECTED cosines less their
+            # hub offsets.
+            near = set(sorted(q.cosine, key=q.cosine.__getitem__, reverse=True)[:CORRECTED])
             q = dataclasses.replace(
                 q,
-                cosine={i: c - options.hub_weight * q.hub.get(i, 0.0) for i, c in q.cosine.items()},
+                cosine={
+                    i: c - options.hub_weight * q.hub.get(i, 0.0) if i in near else c
+                    for i, c in q.cosine.items()
+                },
             )
         total = sum(q.idf) or 1.0
         coverage = {i: b / total for i, b in q.text_hits}

@@ -214,8 +214,9 @@ class EpisodeHubs:
                 self._samples.move_to_end(key)
                 while len(self._samples) > MAX_SAMPLES:
                     self._samples.popitem(last=False)
-        except Exception:  # the sample stays as it was; checked again next period
-            log.warning("recall: the sample for the correction for hubs failed", exc_info=True)
+        except Exception as exc:  # the sample stays as it was; checked again next period
+            # One line, not a trace: during a store outage this repeats every period.
+            log.info("recall: the sample for the correction for hubs was not fetched: %s", exc)
         finally:
             with self._lock:
                 self._pending.pop(key, None)
