@@ -20,6 +20,7 @@ from fleetmem.service.fact_hubs import (
 )
 from fleetmem.service.facts import FactService
 from tests.facts.conftest import ALICE, Clock
+from tests.fakes.table_embedder import TableEmbedder
 
 
 def _unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -102,24 +103,6 @@ def test_the_cache_recomputes_only_when_the_facts_change() -> None:
     moved = matrix.copy()
     moved[9] = -moved[9]
     assert not np.allclose(cache.get(ids, edited, moved), first)
-
-
-class TableEmbedder:
-    """Gives each known text its vector: a geometry the test lays out by hand."""
-
-    def __init__(self, table: dict[str, np.ndarray]) -> None:
-        self.table = table
-
-    @property
-    def model_id(self) -> str:
-        return "test:table"
-
-    @property
-    def dim(self) -> int:
-        return len(next(iter(self.table.values())))
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self.table[t] for t in texts]).astype(np.float32)
 
 
 def _words(rng: random.Random, n: int) -> str:

@@ -16,7 +16,8 @@ from fleetmem.providers import episode_hubs
 from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
 from fleetmem.providers.episode_hubs import EpisodeHubs
 from fleetmem.service.bootstrap import App
-from tests.conftest import make_record, session
+from tests.conftest import ingest_text
+from tests.fakes.table_embedder import TableEmbedder
 
 REPO = "github.com/acme/api"
 SCOPES = [f"project:{REPO}"]
@@ -28,17 +29,16 @@ CALIBRATION = Calibration(floor=0.0, full=0.8, relevant=0.16)
 def _store_vectors(
     app: App, vectors: Sequence[np.ndarray], texts: Sequence[str], *, first: int = 0
 ) -> list[str]:
-    ids = []
-    for i, _ in enumerate(vectors, start=first):
-        record = make_record(
-            run_id=f"run-{i}",
-            started_at=f"2026-11-28T{9 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z",
-            ended_at=f"2026-11-28T{9 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z",
-            sessions=[session(repo=REPO)],
+    ids = [
+        ingest_text(
+            app.memory,
+            f"run-{i}",
+            f"2026-11-28T{9 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z",
+            "x",
+            repo=REPO,
         )
-        eid = app.memory.ingest_run(record).episode_id
-        assert eid is not None
-        ids.append(eid)
+        for i in range(first, first + len(vectors))
+    ]
     for eid, vector, text in zip(ids, vectors, texts, strict=True):
         # Written last, so no neighbour's later re-index replaces the chosen text.
         app.store.builtin_put(
@@ -207,24 +207,6 @@ def test_too_few_episodes_to_have_neighbours_get_no_correction(
     assert EpisodeHubs(app.store, background=False).offsets(ids, SCOPES, MODEL) == {}
 
 
-class TableEmbedder:
-    """Each known text's vector, laid out by the test."""
-
-    def __init__(self, table: dict[str, np.ndarray]) -> None:
-        self.table = table
-
-    @property
-    def model_id(self) -> str:
-        return MODEL
-
-    @property
-    def dim(self) -> int:
-        return len(next(iter(self.table.values())))
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self.table[t] for t in texts]).astype(np.float32)
-
-
 def _words(rng: random.Random, n: int) -> str:
     return " ".join("".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(7)) for _ in range(n))
 
@@ -254,7 +236,7 @@ def test_a_run_unlike_the_rest_outranks_a_crowd_of_runs_written_alike(
     question = f"question {_words(words, 2)}"
     app = make_app()
     ids = _store_vectors(app, vectors, texts)
-    embedder = TableEmbedder({question: (q / np.linalg.norm(q)).astype(np.float32)})
+    embedder = TableEmbedder({question: (q / np.linalg.norm(q)).astype(np.float32)}, MODEL)
 
     def first(weight: float) -> str:
         provider = BuiltinProvider(
@@ -286,7 +268,7 @@ def test_the_correction_never_makes_an_unrelated_question_answered(
     app = make_app()
     _store_vectors(app, vectors, [f"t{i}" for i in range(21)])
     q = 0.1 * basis[1] + np.sqrt(1 - 0.01) * basis[-1]  # cosine 0.1 to the lone run
-    embedder = TableEmbedder({"far away": q.astype(np.float32)})
+    embedder = TableEmbedder({"far away": q.astype(np.float32)}, MODEL)
     provider = BuiltinProvider(
         app.store, embedder, RankingOptions(hub_weight=1.0), calibration=CALIBRATION
     )

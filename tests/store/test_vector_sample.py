@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from fleetmem.service.bootstrap import App
-from tests.conftest import make_record, session
+from tests.conftest import ingest_text
 
 API = "github.com/acme/api"
 WEB = "github.com/acme/web"
@@ -25,14 +25,8 @@ def _fill(app: App, rng: np.random.Generator, repo: str, n: int) -> dict[str, np
     """``n`` episodes of ``repo``, each indexed with a random unit vector under MODEL."""
     out = {}
     for i in range(n):
-        record = make_record(
-            run_id=f"run-{repo.rsplit('/', 1)[-1]}-{i}",
-            started_at=f"2026-11-28T09:{i // 60:02d}:{i % 60:02d}Z",
-            ended_at=f"2026-11-28T09:{i // 60:02d}:{i % 60:02d}Z",
-            sessions=[session(repo=repo)],
-        )
-        eid = app.memory.ingest_run(record).episode_id
-        assert eid is not None
+        at = f"2026-11-28T09:{i // 60:02d}:{i % 60:02d}Z"
+        eid = ingest_text(app.memory, f"run-{repo.rsplit('/', 1)[-1]}-{i}", at, "x", repo=repo)
         vector = _unit(rng)
         app.store.builtin_put(eid, f"text {i}", None, vector, f"h-{eid}", MODEL, "")
         out[eid] = vector
