@@ -117,13 +117,7 @@ def test_past_the_sample_neighbours_come_from_an_evenly_spaced_sample(
     assert np.allclose([got[i] for i in ids], want, atol=0.01), seed
 
 
-def test_offsets_are_computed_once_and_the_sample_fetched_again_when_the_scope_grows(
-    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rng = np.random.default_rng(random.SystemRandom().randrange(2**32))
-    app = make_app()
-    monkeypatch.setattr(episode_hubs, "MIN_CHANGE", 2)
-    ids = _store_vectors(app, _random_units(rng, 12), [f"text {i}" for i in range(12)])
+def _counted(app: App, **kwargs: Any) -> tuple[EpisodeHubs, _Counting, list[float]]:
     counting = _Counting(app.store)
     now = [0.0]
     hubs = EpisodeHubs(
@@ -131,7 +125,20 @@ def test_offsets_are_computed_once_and_the_sample_fetched_again_when_the_scope_g
         recheck_s=30.0,
         clock=lambda: now[0],
         background=False,
+        **kwargs,
     )
+    return hubs, counting, now
+
+
+def test_past_the_warm_size_offsets_are_computed_once_when_first_asked_for(
+    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(random.SystemRandom().randrange(2**32))
+    app = make_app()
+    monkeypatch.setattr(episode_hubs, "WARM", 5)
+    monkeypatch.setattr(episode_hubs, "MIN_CHANGE", 2)
+    ids = _store_vectors(app, _random_units(rng, 12), [f"text {i}" for i in range(12)])
+    hubs, counting, now = _counted(app)
     first = hubs.offsets(ids, SCOPES, MODEL)
     assert counting.calls == {
         "builtin_vector_count": 1,
@@ -155,6 +162,29 @@ def test_offsets_are_computed_once_and_the_sample_fetched_again_when_the_scope_g
     assert counting.calls["builtin_vector_sample"] == 2
     assert counting.calls["builtin_vectors_for"] == 3  # the fifteen, against the new sample
     assert set(again) == {*ids, *more}
+
+
+@pytest.mark.parametrize("sample", [1024, 6])
+def test_up_to_the_warm_size_every_offset_is_worked_out_with_the_sample(
+    make_app: Callable[..., App], sample: int
+) -> None:
+    """No recall reads a stored vector: the offsets were all worked out when the sample was
+    fetched (from the sample itself, or, past its size, from every episode fetched once);
+    and they are the ones a recall would have worked out."""
+    rng = np.random.default_rng(random.SystemRandom().randrange(2**32))
+    app = make_app()
+    ids = _store_vectors(app, _random_units(rng, 14), [f"text {i}" for i in range(14)])
+    hubs, counting, _ = _counted(app, sample=sample)
+    got = hubs.offsets(ids, SCOPES, MODEL)
+    assert set(got) == set(ids)
+    assert "builtin_vectors_for" not in counting.calls
+    assert counting.calls["builtin_vector_sample"] == (1 if sample >= 14 else 2)
+    cold, _, _ = _counted(app, sample=sample)
+    cold._samples.clear()
+    key = (MODEL, tuple(SCOPES))
+    fetched, _ = cold._fetch(tuple(SCOPES), MODEL, 14, 0.0)
+    cold._samples[key] = fetched
+    assert cold.offsets(ids, SCOPES, MODEL) == pytest.approx(got, abs=1e-4)
 
 
 def test_a_sample_is_fetched_in_the_background_and_never_waited_for(

@@ -23,8 +23,10 @@ Costs, so recall stays within its latency budget:
   gone (checked in the background at most every :data:`RECHECK_S` seconds); a sample
   holding an episode forgotten through this provider is dropped at once;
 - only the :data:`CORRECTED` best candidates by plain cosine are corrected;
-- a candidate's neighbour similarity is computed once per sample (its stored vector read,
-  one matrix product of the new candidates against the sample: about 1 ms for 30) and kept.
+- up to :data:`WARM` episodes in the searched scopes, every episode's neighbour similarity is
+  worked out on that thread with the sample, and a recall only looks its candidates up;
+  beyond, a candidate's is worked out when first asked for (its stored vector read, one
+  matrix product against the sample: about 1 ms for 30 new candidates) and kept.
 
 Chosen on the fusion laboratory's development halves and confirmed on its confirmation
 halves (bench/fusion_lab.py, docs/benchmarks.md "episode hubs").
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from fleetmem.store.base import Store
+    from fleetmem.store.base import Store, Vector
 
     Floats = npt.NDArray[np.float32]
 else:
@@ -74,6 +76,12 @@ MIN_CHANGE = 16
 MAX_SAMPLES = 16
 #: Candidates' neighbour similarities kept per sample before the oldest are dropped.
 MAX_CACHED = 100_000
+#: Up to this many episodes in a set of scopes, every one's offset is worked out with the
+#: sample, on the background thread (0.1 to 0.2 s of one core at 10,000), and a recall only
+#: looks them up; beyond, each candidate's is worked out when it is first asked for.
+WARM = 20_000
+#: Rows multiplied against the sample at a time (bounds the temporary matrix).
+BLOCK = 512
 
 
 @dataclass(slots=True)
@@ -150,29 +158,34 @@ class EpisodeHubs:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
     def _compute(self, sample: _Sample, ids: list[str], model_id: str) -> None:
+        stored = self._store.builtin_vectors_for(ids, model_id)
+        self._keep(sample, [(i, stored[i]) for i in ids if i in stored])
+
+    def _keep(self, sample: _Sample, pairs: Sequence[tuple[str, Vector]]) -> None:
+        """Work out and keep the offsets of ``pairs`` (episode id, stored vector)."""
         assert sample.matrix is not None
         dim = int(sample.matrix.shape[1])
-        stored = self._store.builtin_vectors_for(ids, model_id)
-        found = [i for i in ids if i in stored and np.asarray(stored[i]).shape == (dim,)]
-        if not found:
-            return
-        rows = np.stack([np.asarray(stored[i], dtype=np.float32) for i in found])
-        sims = rows @ sample.matrix.T
-        for r, eid in enumerate(found):
-            column = sample.columns.get(eid)
-            if column is not None:
-                sims[r, column] = -np.inf  # an episode is not its own neighbour
-        sims[~np.isfinite(sims)] = -np.inf
-        take = min(NEIGHBOURS, sims.shape[1] - 1)
-        top = np.partition(sims, sims.shape[1] - take, axis=1)[:, -take:]
-        with np.errstate(invalid="ignore"):
-            values = top.mean(axis=1)
-        with self._lock:
-            for eid, value in zip(found, values, strict=True):
-                # A vector that is not finite is nobody's hub: no correction either way.
-                sample.cached[eid] = float(value) - sample.mean if np.isfinite(value) else 0.0
-            while len(sample.cached) > MAX_CACHED:
-                sample.cached.popitem(last=False)
+        found = [(i, v) for i, v in pairs if np.asarray(v).shape == (dim,)]
+        for at in range(0, len(found), BLOCK):
+            chunk = found[at : at + BLOCK]
+            rows = np.stack([np.asarray(v, dtype=np.float32) for _, v in chunk])
+            sims = rows @ sample.matrix.T
+            for r, (eid, _) in enumerate(chunk):
+                column = sample.columns.get(eid)
+                if column is not None:
+                    sims[r, column] = -np.inf  # an episode is not its own neighbour
+            sims[~np.isfinite(sims)] = -np.inf
+            take = min(NEIGHBOURS, sims.shape[1] - 1)
+            top = np.partition(sims, sims.shape[1] - take, axis=1)[:, -take:]
+            with np.errstate(invalid="ignore"):
+                values = top.mean(axis=1)
+            with self._lock:
+                for (eid, _), value in zip(chunk, values, strict=True):
+                    # A vector that is not finite is nobody's hub: no correction either way.
+                    finite = bool(np.isfinite(value))
+                    sample.cached[eid] = float(value) - sample.mean if finite else 0.0
+                while len(sample.cached) > MAX_CACHED:
+                    sample.cached.popitem(last=False)
 
     def _sample(self, scopes: tuple[str, ...], model_id: str) -> _Sample | None:
         """The sample of ``scopes`` as it stands, a check of it started when one is due."""
@@ -208,7 +221,12 @@ class EpisodeHubs:
                 and self._all_live(current, model_id)
             ):
                 return
-            fresh = self._fetch(scopes, model_id, count, now)
+            fresh, pairs = self._fetch(scopes, model_id, count, now)
+            if fresh.matrix is not None and count <= WARM:
+                # Every episode's offset worked out here, so no recall has to.
+                if count > len(pairs):
+                    pairs = self._store.builtin_vector_sample(scopes, model_id, WARM)
+                self._keep(fresh, pairs)
             with self._lock:
                 self._samples[key] = fresh
                 self._samples.move_to_end(key)
@@ -238,23 +256,27 @@ class EpisodeHubs:
             for sample in self._samples.values():
                 sample.cached.pop(episode_id, None)
 
-    def _fetch(self, scopes: tuple[str, ...], model_id: str, count: int, now: float) -> _Sample:
+    def _fetch(
+        self, scopes: tuple[str, ...], model_id: str, count: int, now: float
+    ) -> tuple[_Sample, list[tuple[str, Vector]]]:
+        """The new sample, and the pairs it was made of."""
         pairs = self._store.builtin_vector_sample(scopes, model_id, self._size)
         dims = {int(np.asarray(v).shape[0]) for _, v in pairs}
         if len(pairs) <= NEIGHBOURS or len(dims) != 1:
             # Too few episodes to speak of neighbours (or a model's vectors of two sizes,
             # which one model id cannot have): no correction.
-            return _Sample(count=count, checked=now, columns={}, matrix=None, mean=0.0)
+            return _Sample(count=count, checked=now, columns={}, matrix=None, mean=0.0), pairs
         raw = np.stack([np.asarray(v, dtype=np.float32) for _, v in pairs])
         norms = np.linalg.norm(raw, axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             matrix = (raw / np.where(norms > 0, norms, 1.0)).astype(np.float32)
         own = neighbour_similarity(matrix)
         mean = float(own.mean()) if np.isfinite(own).all() else 0.0
-        return _Sample(
+        sample = _Sample(
             count=count,
             checked=now,
             columns={eid: n for n, (eid, _) in enumerate(pairs)},
             matrix=matrix,
             mean=mean,
         )
+        return sample, pairs
