@@ -104,8 +104,8 @@ def test_past_the_sample_neighbours_come_from_an_evenly_spaced_sample(
     matrix = _random_units(rng, 30)
     ids = _store_vectors(app, matrix, [f"text {i}" for i in range(30)])
     got = EpisodeHubs(app.store, sample=10, background=False).offsets(ids, SCOPES, MODEL)
-    sample = app.store.builtin_vector_sample(SCOPES, MODEL, 10)
-    columns = [ids.index(eid) for eid, _ in sample]
+    sampled, _ = app.store.builtin_vector_sample(SCOPES, MODEL, 10)
+    columns = [ids.index(eid) for eid in sampled]
     assert len(columns) == 10, seed
     others = matrix[columns]
     sims = matrix @ others.T
@@ -182,7 +182,7 @@ def test_up_to_the_warm_size_every_offset_is_worked_out_with_the_sample(
     cold, _, _ = _counted(app, sample=sample)
     cold._samples.clear()
     key = (MODEL, tuple(SCOPES))
-    fetched, _ = cold._fetch(tuple(SCOPES), MODEL, 14, 0.0)
+    fetched, _, _ = cold._fetch(tuple(SCOPES), MODEL, 14, 0.0)
     cold._samples[key] = fetched
     assert cold.offsets(ids, SCOPES, MODEL) == pytest.approx(got, abs=1e-4)
 

@@ -47,18 +47,22 @@ def test_count_and_sample_cover_the_scopes_asked_and_no_other(
     assert store.builtin_vector_count([f"project:{WEB}", f"project:{WEB}"], MODEL) == 9
     assert store.builtin_vector_count([], MODEL) == 0
     assert store.builtin_vector_count([f"project:{API}"], "other:model") == 0
-    assert store.builtin_vector_sample([f"project:{API}"], "other:model", 10) == []
-    assert store.builtin_vector_sample([f"project:{API}"], MODEL, 0) == []
+    for nothing in (
+        store.builtin_vector_sample([f"project:{API}"], "other:model", 10),
+        store.builtin_vector_sample([f"project:{API}"], MODEL, 0),
+        store.builtin_vector_sample([], MODEL, 10),
+    ):
+        assert nothing[0] == [] and nothing[1].shape[0] == 0
 
-    whole = store.builtin_vector_sample([f"project:{API}"], MODEL, 100)
-    assert sorted(eid for eid, _ in whole) == sorted(api)
-    for eid, vector in whole:
+    ids, rows = store.builtin_vector_sample([f"project:{API}"], MODEL, 100)
+    assert sorted(ids) == sorted(api)
+    assert rows.dtype == np.float32 and rows.shape == (23, 24)
+    for eid, vector in zip(ids, rows, strict=True):
         # The SQLite store hands back its int8 rows: close, not equal.
         assert np.allclose(vector, api[eid], atol=0.02), (seed, eid)
 
-    both = store.builtin_vector_sample([f"project:{API}", f"project:{WEB}"], MODEL, 8)
-    ids = [eid for eid, _ in both]
-    assert 4 <= len(ids) <= 8 and len(set(ids)) == len(ids), ids
+    ids, rows = store.builtin_vector_sample([f"project:{API}", f"project:{WEB}"], MODEL, 8)
+    assert 4 <= len(ids) <= 8 and len(set(ids)) == len(ids) == rows.shape[0], ids
     assert set(ids) <= set(api) | set(web)
     # Evenly spaced: not the first eight stored.
     assert set(ids) != set(list(api)[:8])
@@ -72,4 +76,4 @@ def test_a_deleted_episode_leaves_the_count_and_the_sample(make_app: Callable[..
     assert app.store.builtin_delete(gone)
     scopes = [f"project:{API}"]
     assert app.store.builtin_vector_count(scopes, MODEL) == 5
-    assert gone not in {eid for eid, _ in app.store.builtin_vector_sample(scopes, MODEL, 50)}
+    assert gone not in app.store.builtin_vector_sample(scopes, MODEL, 50)[0]

@@ -43,6 +43,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from fleetmem import process_memory
 from fleetmem.embed.neighbours import NEIGHBOURS, neighbour_similarity
 
 if TYPE_CHECKING:
@@ -77,9 +78,9 @@ MAX_SAMPLES = 16
 #: Candidates' neighbour similarities kept per sample before the oldest are dropped.
 MAX_CACHED = 100_000
 #: Up to this many episodes in a set of scopes, every one's offset is worked out with the
-#: sample, on the background thread (0.1 to 0.2 s of one core at 10,000), and a recall only
+#: sample, on the background thread (about 0.1 s of one core at 10,000), and a recall only
 #: looks them up; beyond, each candidate's is worked out when it is first asked for.
-WARM = 20_000
+WARM = 10_000
 #: Rows multiplied against the sample at a time (bounds the temporary matrix).
 BLOCK = 512
 
@@ -159,18 +160,21 @@ class EpisodeHubs:
 
     def _compute(self, sample: _Sample, ids: list[str], model_id: str) -> None:
         stored = self._store.builtin_vectors_for(ids, model_id)
-        self._keep(sample, [(i, stored[i]) for i in ids if i in stored])
-
-    def _keep(self, sample: _Sample, pairs: Sequence[tuple[str, Vector]]) -> None:
-        """Work out and keep the offsets of ``pairs`` (episode id, stored vector)."""
         assert sample.matrix is not None
         dim = int(sample.matrix.shape[1])
-        found = [(i, v) for i, v in pairs if np.asarray(v).shape == (dim,)]
-        for at in range(0, len(found), BLOCK):
-            chunk = found[at : at + BLOCK]
-            rows = np.stack([np.asarray(v, dtype=np.float32) for _, v in chunk])
-            sims = rows @ sample.matrix.T
-            for r, (eid, _) in enumerate(chunk):
+        found = [i for i in ids if i in stored and np.asarray(stored[i]).shape == (dim,)]
+        if found:
+            self._keep(sample, found, np.stack([stored[i] for i in found]).astype(np.float32))
+
+    def _keep(self, sample: _Sample, ids: Sequence[str], rows: Vector) -> None:
+        """Work out and keep the offsets of ``ids``, whose stored vectors are ``rows``."""
+        assert sample.matrix is not None
+        if rows.ndim != 2 or rows.shape[1] != sample.matrix.shape[1]:
+            return
+        for at in range(0, len(ids), BLOCK):
+            chunk = ids[at : at + BLOCK]
+            sims = rows[at : at + BLOCK] @ sample.matrix.T
+            for r, eid in enumerate(chunk):
                 column = sample.columns.get(eid)
                 if column is not None:
                     sims[r, column] = -np.inf  # an episode is not its own neighbour
@@ -180,7 +184,7 @@ class EpisodeHubs:
             with np.errstate(invalid="ignore"):
                 values = top.mean(axis=1)
             with self._lock:
-                for (eid, _), value in zip(chunk, values, strict=True):
+                for eid, value in zip(chunk, values, strict=True):
                     # A vector that is not finite is nobody's hub: no correction either way.
                     finite = bool(np.isfinite(value))
                     sample.cached[eid] = float(value) - sample.mean if finite else 0.0
@@ -221,12 +225,15 @@ class EpisodeHubs:
                 and self._all_live(current, model_id)
             ):
                 return
-            fresh, pairs = self._fetch(scopes, model_id, count, now)
+            fresh, ids, rows = self._fetch(scopes, model_id, count, now)
             if fresh.matrix is not None and count <= WARM:
                 # Every episode's offset worked out here, so no recall has to.
-                if count > len(pairs):
-                    pairs = self._store.builtin_vector_sample(scopes, model_id, WARM)
-                self._keep(fresh, pairs)
+                if count > len(ids):
+                    ids, rows = self._store.builtin_vector_sample(scopes, model_id, WARM)
+                self._keep(fresh, ids, rows)
+            del rows
+            # This thread's heap held the rows and the products: hand the pages back.
+            process_memory.give_back()
             with self._lock:
                 self._samples[key] = fresh
                 self._samples.move_to_end(key)
@@ -258,15 +265,13 @@ class EpisodeHubs:
 
     def _fetch(
         self, scopes: tuple[str, ...], model_id: str, count: int, now: float
-    ) -> tuple[_Sample, list[tuple[str, Vector]]]:
-        """The new sample, and the pairs it was made of."""
-        pairs = self._store.builtin_vector_sample(scopes, model_id, self._size)
-        dims = {int(np.asarray(v).shape[0]) for _, v in pairs}
-        if len(pairs) <= NEIGHBOURS or len(dims) != 1:
-            # Too few episodes to speak of neighbours (or a model's vectors of two sizes,
-            # which one model id cannot have): no correction.
-            return _Sample(count=count, checked=now, columns={}, matrix=None, mean=0.0), pairs
-        raw = np.stack([np.asarray(v, dtype=np.float32) for _, v in pairs])
+    ) -> tuple[_Sample, list[str], Vector]:
+        """The new sample, and the ids and rows it was made of."""
+        ids, raw = self._store.builtin_vector_sample(scopes, model_id, self._size)
+        if len(ids) <= NEIGHBOURS or raw.ndim != 2:
+            # Too few episodes to speak of neighbours: no correction.
+            empty = _Sample(count=count, checked=now, columns={}, matrix=None, mean=0.0)
+            return empty, ids, raw
         norms = np.linalg.norm(raw, axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             matrix = (raw / np.where(norms > 0, norms, 1.0)).astype(np.float32)
@@ -275,8 +280,8 @@ class EpisodeHubs:
         sample = _Sample(
             count=count,
             checked=now,
-            columns={eid: n for n, (eid, _) in enumerate(pairs)},
+            columns={eid: n for n, eid in enumerate(ids)},
             matrix=matrix,
             mean=mean,
         )
-        return sample, pairs
+        return sample, ids, raw

@@ -322,9 +322,10 @@ class Store(Protocol):
 
     def builtin_vector_sample(
         self, scopes: Sequence[str], model_id: str, limit: int
-    ) -> list[tuple[str, Vector]]:
+    ) -> tuple[list[str], Vector]:
         """At most ``limit`` of those vectors, evenly spaced in the order they were stored
-        (all of them when there are no more), with their episode ids."""
+        (all of them when there are no more): their episode ids and one float32 matrix of
+        them, a row each (one allocation, however many rows)."""
         ...
 
     def builtin_neighbours(

@@ -393,14 +393,15 @@ class BuiltinIndexMixin:
 
     def builtin_vector_sample(
         self, scopes: Sequence[str], model_id: str, limit: int
-    ) -> list[tuple[str, Vector]]:
+    ) -> tuple[list[str], Vector]:
         """Every n-th row in ``seq`` order, n chosen from the count."""
+        empty: tuple[list[str], Vector] = ([], np.zeros((0, 0), dtype=np.float32))
         wanted = list(dict.fromkeys(scopes))
         if not wanted or limit <= 0:
-            return []
+            return empty
         total = self.builtin_vector_count(wanted, model_id)
         if total == 0:
-            return []
+            return empty
         step = max(1, -(-total // limit))
         rows = self.db.rows(
             "SELECT s.episode_id, m.vector FROM ("
@@ -410,7 +411,13 @@ class BuiltinIndexMixin:
             " WHERE (s.n - 1) %% %s = 0 ORDER BY s.n LIMIT %s",
             (model_id, wanted, model_id, step, limit),
         )
-        return [(str(r[0]), np.frombuffer(bytes(r[1]), dtype=np.float32).copy()) for r in rows]
+        sizes = {len(bytes(r[1])) for r in rows}
+        if not rows or len(sizes) != 1:
+            return empty
+        matrix = np.empty((len(rows), sizes.pop() // 4), dtype=np.float32)
+        for n, r in enumerate(rows):
+            matrix[n] = np.frombuffer(bytes(r[1]), dtype=np.float32)
+        return [str(r[0]) for r in rows], matrix
 
     def builtin_neighbours(
         self, row: EpisodeRow, window_s: float

@@ -291,35 +291,36 @@ class BuiltinIndexMixin:
 
     def builtin_vector_sample(
         self, scopes: Sequence[str], model_id: str, limit: int
-    ) -> list[tuple[str, Vector]]:
+    ) -> tuple[list[str], Vector]:
         """Taken from the in-memory blocks (scope by scope, each row as ``scale * int8``)."""
+        empty: tuple[list[str], Vector] = ([], np.zeros((0, 0), dtype=np.float32))
         if limit <= 0:
-            return []
+            return empty
         with self._matrix_lock:
             matrix = self._refresh(model_id)
             blocks = [matrix.blocks[s] for s in sorted(set(scopes)) if s in matrix.blocks]
             blocks = [b for b in blocks if b.count]
-            if len({b.vectors.shape[1] for b in blocks}) > 1:
-                return []
+            dims = {b.vectors.shape[1] for b in blocks}
             total = sum(b.count for b in blocks)
-            if total == 0:
-                return []
+            if total == 0 or len(dims) != 1:
+                return empty
             wanted = np.unique(np.linspace(0, total - 1, min(limit, total)).astype(np.int64))
-            seqs: list[int] = []
-            rows: list[Vector] = []
-            start = 0
+            rows = np.empty((len(wanted), dims.pop()), dtype=np.float32)
+            seqs = np.empty(len(wanted), dtype=np.int64)
+            start = done = 0
             for block in blocks:
                 mine = wanted[(wanted >= start) & (wanted < start + block.count)] - start
                 if mine.size:
-                    seqs.extend(int(q) for q in block.seqs[mine])
-                    rows.extend(
-                        block.vectors[mine].astype(np.float32) * block.scales[mine][:, None]
-                    )
+                    part = slice(done, done + mine.size)
+                    seqs[part] = block.seqs[mine]
+                    np.multiply(block.vectors[mine], block.scales[mine][:, None], out=rows[part])
+                    done += mine.size
                 start += block.count
             ids: dict[int, str] = {}
             conn = self.db.conn
-            for at in range(0, len(seqs), 500):
-                chunk = seqs[at : at + 500]
+            listed = seqs.tolist()
+            for at in range(0, len(listed), 500):
+                chunk = listed[at : at + 500]
                 ids.update(
                     (int(r[0]), str(r[1]))
                     for r in conn.execute(
@@ -328,7 +329,10 @@ class BuiltinIndexMixin:
                         chunk,
                     )
                 )
-        return [(ids[q], row) for q, row in zip(seqs, rows, strict=True) if q in ids]
+        known = [n for n, q in enumerate(listed) if q in ids]
+        if len(known) < len(listed):  # deleted just now: leave their rows out
+            rows = rows[known]
+        return [ids[listed[n]] for n in known], rows
 
     def builtin_neighbours(
         self, row: EpisodeRow, window_s: float
