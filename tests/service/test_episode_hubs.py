@@ -5,6 +5,7 @@ fusion; on both stores, with geometries laid out by hand and fresh random values
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -187,22 +188,42 @@ def test_up_to_the_warm_size_every_offset_is_worked_out_with_the_sample(
     assert cold.offsets(ids, SCOPES, MODEL) == pytest.approx(got, abs=1e-4)
 
 
-def test_a_sample_is_fetched_in_the_background_and_never_waited_for(
-    make_app: Callable[..., App],
+class _Slow(_Counting):
+    """The store, taking ``delay`` seconds to hand back a sample."""
+
+    def __init__(self, store: Any, delay: float) -> None:
+        super().__init__(store)
+        self.delay = delay
+
+    def builtin_vector_sample(self, *args: Any) -> Any:
+        time.sleep(self.delay)
+        return self.store.builtin_vector_sample(*args)
+
+
+def test_the_first_recall_of_a_scope_waits_a_moment_for_its_sample(
+    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A sample ready within FIRST_WAIT_S serves the very first recall; a slower one does
+    not hold it up (that recall is not corrected), and serves the recalls after it."""
     rng = np.random.default_rng(random.SystemRandom().randrange(2**32))
     app = make_app()
     ids = _store_vectors(app, _random_units(rng, 10), [f"t{i}" for i in range(10)])
-    hubs = EpisodeHubs(app.store)
+    monkeypatch.setattr(episode_hubs, "FIRST_WAIT_S", 0.5)
+    quick = EpisodeHubs(_Slow(app.store, 0.01))  # type: ignore[arg-type]
     try:
-        first = hubs.offsets(ids, SCOPES, MODEL)
-        hubs.settle()
-        settled = hubs.offsets(ids, SCOPES, MODEL)
+        assert set(quick.offsets(ids, SCOPES, MODEL)) == set(ids)
     finally:
-        hubs.close()
-    # The first call may or may not have found the sample ready; after settling it has.
-    assert set(settled) == set(ids)
-    assert not first or first == settled
+        quick.close()
+    monkeypatch.setattr(episode_hubs, "FIRST_WAIT_S", 0.05)
+    slow = EpisodeHubs(_Slow(app.store, 2.0))  # type: ignore[arg-type]
+    try:
+        started = time.monotonic()
+        assert slow.offsets(ids, SCOPES, MODEL) == {}
+        assert time.monotonic() - started < 1.5  # not the 2 s the sample takes
+        slow.settle()
+        assert set(slow.offsets(ids, SCOPES, MODEL)) == set(ids)
+    finally:
+        slow.close()
 
 
 def test_an_episode_forgotten_leaves_the_sample(make_app: Callable[..., App]) -> None:
