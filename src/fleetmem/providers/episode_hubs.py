@@ -84,7 +84,7 @@ MAX_SAMPLES = 16
 #: Candidates' neighbour similarities kept per sample before the oldest are dropped.
 MAX_CACHED = 100_000
 #: Up to this many episodes in a set of scopes, every one's offset is worked out with the
-#: sample, on the background thread (about 0.1 s of one core at 10,000), and a recall only
+#: sample, on the background thread (0.28 s at 10,000, see FIRST_WAIT_S), and a recall only
 #: looks them up; beyond, each candidate's is worked out when it is first asked for.
 WARM = 10_000
 #: Rows multiplied against the sample at a time (bounds the temporary matrix).
