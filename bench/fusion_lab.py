@@ -54,7 +54,7 @@ from fleetmem.core.periods import named_periods, splits
 from fleetmem.core.ranking import Calibration, calibration_for, score_fusion
 from fleetmem.core.textquery import fts_match, match_phrases
 from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
-from fleetmem.providers.episode_hubs import CORRECTED
+from fleetmem.providers.episode_hubs import corrected, to_correct
 from fleetmem.service.bootstrap import App
 from fleetmem.service.memory import MemoryService
 from fleetmem.store.sqlite.builtin_index import CONTEXT_WEIGHT, TEXT_COLUMNS, scope_token
@@ -499,16 +499,9 @@ def shipped(options: RankingOptions, calibration: Calibration) -> Fusion:
 
     def fuse(q: Query) -> list[str]:
         if options.hub_weight > 0 and q.hub:
-            # As the provider does after its floor: the best CORRECTED cosines less their
-            # hub offsets.
-            near = set(sorted(q.cosine, key=q.cosine.__getitem__, reverse=True)[:CORRECTED])
-            q = dataclasses.replace(
-                q,
-                cosine={
-                    i: c - options.hub_weight * q.hub.get(i, 0.0) if i in near else c
-                    for i, c in q.cosine.items()
-                },
-            )
+            # As the provider does after its floor, through its own two functions.
+            offsets = {i: q.hub[i] for i in to_correct(q.cosine) if i in q.hub}
+            q = dataclasses.replace(q, cosine=corrected(q.cosine, offsets, options.hub_weight))
         total = sum(q.idf) or 1.0
         coverage = {i: b / total for i, b in q.text_hits}
         best = max(coverage.values(), default=0.0)

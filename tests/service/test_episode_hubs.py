@@ -181,7 +181,6 @@ def test_up_to_the_warm_size_every_offset_is_worked_out_with_the_sample(
     assert "builtin_vectors_for" not in counting.calls
     assert counting.calls["builtin_vector_sample"] == (1 if sample >= 14 else 2)
     cold, _, _ = _counted(app, sample=sample)
-    cold._samples.clear()
     key = (MODEL, tuple(SCOPES))
     fetched, _, _ = cold._fetch(tuple(SCOPES), MODEL, 14, 0.0)
     cold._samples[key] = fetched

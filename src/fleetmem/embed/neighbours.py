@@ -14,10 +14,12 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     Floats = npt.NDArray[np.float32]
+    Ints = npt.NDArray[np.int64]
 else:
     from fleetmem.lazy_numpy import np
 
     Floats = object
+    Ints = object
 
 #: How many nearest other rows a row's neighbour similarity averages.
 NEIGHBOURS = 3
@@ -30,6 +32,26 @@ SAMPLE = 2048
 BLOCK = 512
 
 
+def nearest_mean(rows: Floats, others: Floats, own: Ints, take: int) -> Floats:
+    """Each of ``rows``' mean cosine to its ``take`` nearest rows of ``others`` (all unit
+    length). ``own[i]`` is the column of ``others`` that is row ``i`` itself, never its own
+    neighbour (-1: none). A similarity that is not finite (a remote model's bad answer) is
+    nobody's; a row left with no finite neighbour gets a value that is not finite, for the
+    caller to settle."""
+    n = int(rows.shape[0])
+    out = np.empty(n, dtype=np.float32)
+    for start in range(0, n, BLOCK):
+        sims = rows[start : start + BLOCK] @ others.T
+        sims[~np.isfinite(sims)] = -np.inf
+        mine = own[start : start + BLOCK]
+        itself = np.flatnonzero(mine >= 0)
+        sims[itself, mine[itself]] = -np.inf
+        top = np.partition(sims, sims.shape[1] - take, axis=1)[:, -take:]
+        with np.errstate(invalid="ignore"):
+            out[start : start + sims.shape[0]] = top.mean(axis=1)
+    return out
+
+
 def neighbour_similarity(matrix: Floats, k: int = NEIGHBOURS) -> Floats:
     """Each row's mean cosine to its ``k`` nearest other rows (rows L2-normalised); 0 for
     every row when there are fewer than two."""
@@ -39,23 +61,12 @@ def neighbour_similarity(matrix: Floats, k: int = NEIGHBOURS) -> Floats:
         return out
     step = max(1, -(-n // SAMPLE))
     columns = np.arange(0, n, step)
-    others = matrix[columns]
     take = min(k, len(columns) - 1) if step == 1 else min(k, len(columns))
     if take < 1:
         return out
-    for start in range(0, n, BLOCK):
-        sims = matrix[start : start + BLOCK] @ others.T
-        # A vector that is not finite (a remote model's bad answer) is nobody's neighbour.
-        sims[~np.isfinite(sims)] = -np.inf
-        rows = np.arange(start, min(n, start + BLOCK))
-        if step == 1:
-            sims[rows - start, rows] = -np.inf  # a row is not its own neighbour
-        else:
-            sampled = rows[rows % step == 0]
-            sims[sampled - start, sampled // step] = -np.inf
-        top = np.partition(sims, sims.shape[1] - take, axis=1)[:, -take:]
-        with np.errstate(invalid="ignore"):
-            out[start : start + len(rows)] = top.mean(axis=1)
+    every = np.arange(n)
+    own = np.where(every % step == 0, every // step, -1)
+    out = nearest_mean(matrix, matrix[columns], own, take)
     # A row with no finite neighbour gets the others' mean: no correction either way.
     bad = ~np.isfinite(out)
     if bad.any():

@@ -21,7 +21,7 @@ from fleetmem.core.textquery import fts_match
 from fleetmem.embed.base import Embedder
 from fleetmem.errors import EmbeddingUnavailable
 from fleetmem.providers.base import MAX_ITEM_TEXT, ProviderItem, ProviderRecall
-from fleetmem.providers.episode_hubs import CORRECTED, EpisodeHubs
+from fleetmem.providers.episode_hubs import EpisodeHubs, corrected, to_correct
 from fleetmem.providers.ranking_options import FOLLOW_UP_FROM, RankingOptions, _Channels
 from fleetmem.store.base import EpisodeRow, Store, Vector
 
@@ -380,15 +380,10 @@ class BuiltinProvider:
 
     def _corrected(self, cosines: dict[str, float], scopes: Sequence[str]) -> dict[str, float]:
         """``cosines`` less ``hub_weight`` times each candidate's neighbour similarity above
-        the searched episodes' mean (providers/episode_hubs.py)."""
+        the searched episodes' mean (providers/episode_hubs.py), for the best by cosine."""
         assert self._embedder is not None
-        # Only the best by plain cosine: lower ones do not reach the top either way, and each
-        # one corrected costs a stored vector's read (the fusion lab: the top 30 keep the
-        # whole gain, the top 20 lose some of it).
-        best = sorted(cosines, key=cosines.__getitem__, reverse=True)[:CORRECTED]
-        offsets = self._hubs.offsets(best, scopes, self._embedder.model_id)
-        weight = self._options.hub_weight
-        return {eid: c - weight * offsets.get(eid, 0.0) for eid, c in cosines.items()}
+        offsets = self._hubs.offsets(to_correct(cosines), scopes, self._embedder.model_id)
+        return corrected(cosines, offsets, self._options.hub_weight)
 
     def _fill_cosines(self, qvec: Vector, ids: Sequence[str], cosines: dict[str, float]) -> None:
         """The cosine of every text hit the vector search did not return (stored vectors are

@@ -34,11 +34,13 @@ halves (bench/fusion_lab.py, docs/benchmarks.md "episode hubs").
 
 from __future__ import annotations
 
+import heapq
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
@@ -46,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from fleetmem import process_memory
-from fleetmem.embed.neighbours import NEIGHBOURS, neighbour_similarity
+from fleetmem.embed.neighbours import NEIGHBOURS, nearest_mean, neighbour_similarity
 
 if TYPE_CHECKING:
     import numpy as np
@@ -87,8 +89,20 @@ MAX_CACHED = 100_000
 #: sample, on the background thread (0.28 s at 10,000, see FIRST_WAIT_S), and a recall only
 #: looks them up; beyond, each candidate's is worked out when it is first asked for.
 WARM = 10_000
-#: Rows multiplied against the sample at a time (bounds the temporary matrix).
-BLOCK = 512
+
+
+def to_correct(cosines: Mapping[str, float]) -> list[str]:
+    """The candidates the correction applies to: the :data:`CORRECTED` best by plain cosine.
+    Lower ones do not reach the top either way, and each one corrected may cost a stored
+    vector's read (the fusion lab: the best 30 keep the whole gain, the best 20 lose some)."""
+    return heapq.nlargest(CORRECTED, cosines, key=cosines.__getitem__)
+
+
+def corrected(
+    cosines: Mapping[str, float], offsets: Mapping[str, float], weight: float
+) -> dict[str, float]:
+    """``cosines`` less ``weight`` times each candidate's offset (none: unchanged)."""
+    return {eid: c - weight * offsets.get(eid, 0.0) for eid, c in cosines.items()}
 
 
 @dataclass(slots=True)
@@ -178,25 +192,15 @@ class EpisodeHubs:
         assert sample.matrix is not None
         if rows.ndim != 2 or rows.shape[1] != sample.matrix.shape[1]:
             return
-        for at in range(0, len(ids), BLOCK):
-            chunk = ids[at : at + BLOCK]
-            sims = rows[at : at + BLOCK] @ sample.matrix.T
-            for r, eid in enumerate(chunk):
-                column = sample.columns.get(eid)
-                if column is not None:
-                    sims[r, column] = -np.inf  # an episode is not its own neighbour
-            sims[~np.isfinite(sims)] = -np.inf
-            take = min(NEIGHBOURS, sims.shape[1] - 1)
-            top = np.partition(sims, sims.shape[1] - take, axis=1)[:, -take:]
-            with np.errstate(invalid="ignore"):
-                values = top.mean(axis=1)
-            with self._lock:
-                for eid, value in zip(chunk, values, strict=True):
-                    # A vector that is not finite is nobody's hub: no correction either way.
-                    finite = bool(np.isfinite(value))
-                    sample.cached[eid] = float(value) - sample.mean if finite else 0.0
-                while len(sample.cached) > MAX_CACHED:
-                    sample.cached.popitem(last=False)
+        own = np.array([sample.columns.get(eid, -1) for eid in ids], dtype=np.int64)
+        take = min(NEIGHBOURS, sample.matrix.shape[0] - 1)
+        values = nearest_mean(rows, sample.matrix, own, take)
+        with self._lock:
+            for eid, value in zip(ids, values.tolist(), strict=True):
+                # A vector that is not finite is nobody's hub: no correction either way.
+                sample.cached[eid] = value - sample.mean if math.isfinite(value) else 0.0
+            while len(sample.cached) > MAX_CACHED:
+                sample.cached.popitem(last=False)
 
     def _sample(self, scopes: tuple[str, ...], model_id: str) -> _Sample | None:
         """The sample of ``scopes`` as it stands, a check of it started when one is due."""

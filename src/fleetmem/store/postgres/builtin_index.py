@@ -394,29 +394,27 @@ class BuiltinIndexMixin:
     def builtin_vector_sample(
         self, scopes: Sequence[str], model_id: str, limit: int
     ) -> tuple[list[str], Vector]:
-        """Every n-th row in ``seq`` order, n chosen from the count."""
+        """Every n-th row in ``seq`` order, n chosen from the rows' count in the same query."""
         empty: tuple[list[str], Vector] = ([], np.zeros((0, 0), dtype=np.float32))
         wanted = list(dict.fromkeys(scopes))
         if not wanted or limit <= 0:
             return empty
-        total = self.builtin_vector_count(wanted, model_id)
-        if total == 0:
-            return empty
-        step = max(1, -(-total // limit))
         rows = self.db.rows(
             "SELECT s.episode_id, m.vector FROM ("
-            " SELECT episode_id, content_hash, row_number() OVER (ORDER BY seq) AS n"
+            " SELECT episode_id, content_hash, row_number() OVER (ORDER BY seq) AS n,"
+            " count(*) OVER () AS total"
             " FROM builtin_vectors WHERE model_id = %s AND scope = ANY(%s)) s"
             " JOIN embeddings m ON m.content_hash = s.content_hash AND m.model_id = %s"
-            " WHERE (s.n - 1) %% %s = 0 ORDER BY s.n LIMIT %s",
-            (model_id, wanted, model_id, step, limit),
+            " WHERE (s.n - 1) %% GREATEST(1, CEIL(s.total / %s::numeric))::bigint = 0"
+            " ORDER BY s.n LIMIT %s",
+            (model_id, wanted, model_id, limit, limit),
         )
-        sizes = {len(bytes(r[1])) for r in rows}
-        if not rows or len(sizes) != 1:
+        blobs = [bytes(r[1]) for r in rows]
+        if not blobs or len({len(b) for b in blobs}) != 1:
             return empty
-        matrix = np.empty((len(rows), sizes.pop() // 4), dtype=np.float32)
-        for n, r in enumerate(rows):
-            matrix[n] = np.frombuffer(bytes(r[1]), dtype=np.float32)
+        # One writable buffer for every row (a bytearray), so no second copy.
+        joined = bytearray().join(blobs)
+        matrix = np.frombuffer(joined, dtype=np.float32).reshape(len(blobs), -1)
         return [str(r[0]) for r in rows], matrix
 
     def builtin_neighbours(
