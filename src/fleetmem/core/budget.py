@@ -195,15 +195,24 @@ def truncate_authored(
 
 
 def _cut_on_lines(text: str, budget: int, codec: TokenCodec, marker: str) -> LoadReport | None:
-    """The head and tail in whole lines, or None when the first or last line alone does not
-    fit its share (then only a cut inside the line delivers anything of that end)."""
+    """The head and tail in whole lines, or None when the first and last lines together do
+    not fit the room (then only a cut inside a line delivers anything of that end)."""
     lines = text.splitlines(keepends=True)
     room = budget - codec.count(f"\n{marker}\n")
     if room <= 0 or len(lines) < 2:
         return None
     head_room = int(room * HEAD_SHARE)
     head = _lines_that_fit(lines, head_room, codec, from_top=True)
+    if head == 0 and _count(lines[:1], codec) + _count(lines[-1:], codec) <= room:
+        head = 1  # a first line longer than the head's share still arrives whole if it can
     tail = _lines_that_fit(lines[head:], room - _count(lines[:head], codec), codec, from_top=False)
+    if tail == 0:
+        # The head's share left too little for the last line: keep the last line whole and
+        # give the head what remains, so both ends still arrive as whole lines.
+        head = _lines_that_fit(lines[:-1], room - _count(lines[-1:], codec), codec, from_top=True)
+        tail = _lines_that_fit(
+            lines[head:], room - _count(lines[:head], codec), codec, from_top=False
+        )
     # What the tail could not use goes back to the head.
     head = _lines_that_fit(
         lines[: len(lines) - tail],
