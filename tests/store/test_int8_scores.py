@@ -21,6 +21,12 @@ from tests.store.test_compact_storage import _unit_rows
 
 pytestmark = pytest.mark.sqlite_only(reason="the SQLite store's in-memory vectors")
 
+# How far a row's score against itself may stray from 1 when both the row and the query are
+# quantized: the error is about twice a single side's. Over 200,000 random unit rows the
+# largest seen was 0.0084 at 64 dimensions (0.07 % of rows beyond 0.005, which once failed
+# CI with 0.00546) and 0.0047 at 384.
+SELF_BOUND = {64: 0.012, 384: 0.0075}
+
 
 def test_the_kernels_products_are_numpys_exact_integer_products() -> None:
     rng = np.random.default_rng(secrets.randbits(32))
@@ -90,7 +96,7 @@ def test_a_block_holds_a_quarter_of_float32s_bytes() -> None:
     assert held <= 1.25 * 1000 * (384 + 4)  # room to grow by a quarter at most
     assert held < 0.3 * rows.nbytes
     top = block.top(rows[17], 3)
-    assert top[0][0] == 18 and abs(top[0][1] - 1.0) < 0.005
+    assert top[0][0] == 18 and abs(top[0][1] - 1.0) < SELF_BOUND[384]
 
 
 def test_a_stores_vector_search_ranks_from_the_int8_rows(make_app: Callable[..., App]) -> None:
@@ -103,7 +109,7 @@ def test_a_stores_vector_search_ranks_from_the_int8_rows(make_app: Callable[...,
         app.store.builtin_put(episode_id, "t", None, row, episode_id, "m")
     for i in rng.choice(len(rows), 10, replace=False):
         hits = app.store.search_vector(rows[i], "m", [f"project:{API}"], 5)
-        assert hits[0][0] == ids[i] and abs(hits[0][1] - 1.0) < 0.005
+        assert hits[0][0] == ids[i] and abs(hits[0][1] - 1.0) < SELF_BOUND[64]
         fifth = float(np.sort(rows @ rows[i])[-5])
         by_id = dict(zip(ids, rows @ rows[i], strict=True))
         assert min(float(by_id[h]) for h, _ in hits) > fifth - 0.02
