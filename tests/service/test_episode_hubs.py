@@ -131,12 +131,13 @@ def _counted(app: App, **kwargs: Any) -> tuple[EpisodeHubs, _Counting, list[floa
     return hubs, counting, now
 
 
-def test_past_the_warm_size_offsets_are_computed_once_when_first_asked_for(
+def test_past_the_table_size_offsets_are_computed_once_when_first_asked_for(
     make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = np.random.default_rng(random.SystemRandom().randrange(2**32))
     app = make_app()
     monkeypatch.setattr(episode_hubs, "WARM", 5)
+    monkeypatch.setattr(episode_hubs, "TABLE_MAX", 5)
     monkeypatch.setattr(episode_hubs, "MIN_CHANGE", 2)
     ids = _store_vectors(app, _random_units(rng, 12), [f"text {i}" for i in range(12)])
     hubs, counting, now = _counted(app)
@@ -179,12 +180,55 @@ def test_up_to_the_warm_size_every_offset_is_worked_out_with_the_sample(
     got = hubs.offsets(ids, SCOPES, MODEL)
     assert set(got) == set(ids)
     assert "builtin_vectors_for" not in counting.calls
-    assert counting.calls["builtin_vector_sample"] == (1 if sample >= 14 else 2)
+    assert counting.calls["builtin_vector_sample"] == 1
+    # Past the sample's size every stored vector is read once more, a page at a time.
+    assert counting.calls.get("builtin_vectors_after", 0) == (0 if sample >= 14 else 2)
     cold, _, _ = _counted(app, sample=sample)
     key = (MODEL, tuple(SCOPES))
     fetched, _, _ = cold._fetch(tuple(SCOPES), MODEL, 14, 0.0)
     cold._samples[key] = fetched
     assert cold.offsets(ids, SCOPES, MODEL) == pytest.approx(got, abs=1e-4)
+
+
+def test_past_the_warm_size_the_sample_serves_at_once_and_every_offset_follows(
+    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between WARM and TABLE_MAX: the first recall gets its candidates' offsets worked out
+    from their stored vectors, while every episode's is worked out in the background, a page
+    at a time; after that, recalls read no stored vector, except for an episode stored
+    since, and the offsets are the ones a recall would have worked out."""
+    seed = random.SystemRandom().randrange(2**32)
+    rng = np.random.default_rng(seed)
+    app = make_app()
+    monkeypatch.setattr(episode_hubs, "WARM", 5)
+    monkeypatch.setattr(episode_hubs, "TABLE_MAX", 100)
+    monkeypatch.setattr(episode_hubs, "PAGE", 4)
+    ids = _store_vectors(app, _random_units(rng, 17), [f"text {i}" for i in range(17)])
+    counting = _Counting(app.store)
+    hubs = EpisodeHubs(counting, sample=6)  # type: ignore[arg-type]
+    try:
+        first = hubs.offsets(ids[:3], SCOPES, MODEL)
+        hubs.settle()
+        # 17 vectors in pages of 4: five pages, and the empty one that ends the reading.
+        assert counting.calls["builtin_vectors_after"] == 6, seed
+        sample = hubs._sample(tuple(SCOPES), MODEL)
+        assert sample is not None and sample.table is not None
+        assert len(sample.table.keys) == 17
+        counting.calls.clear()
+        got = hubs.offsets(ids, SCOPES, MODEL)
+        assert set(got) == set(ids) and counting.calls.get("builtin_vectors_for", 0) == 0
+        if first:  # the first recall's, if the sample was in by then, are the same
+            assert first == pytest.approx({i: got[i] for i in first}, abs=1e-4)
+        cold = EpisodeHubs(app.store, sample=6, background=False)
+        cold._samples[(MODEL, tuple(SCOPES))] = cold._fetch(tuple(SCOPES), MODEL, 17, 0.0)[0]
+        assert cold.offsets(ids, SCOPES, MODEL) == pytest.approx(got, abs=1e-4), seed
+        # One stored since the table was made: worked out when asked for, the rest looked up.
+        more = _store_vectors(app, _random_units(rng, 1), ["new"], first=17)
+        counting.calls.clear()
+        assert set(hubs.offsets([*ids, *more], SCOPES, MODEL)) == {*ids, *more}
+        assert counting.calls.get("builtin_vectors_for", 0) == 1
+    finally:
+        hubs.close()
 
 
 class _Slow(_Counting):

@@ -77,3 +77,45 @@ def test_a_deleted_episode_leaves_the_count_and_the_sample(make_app: Callable[..
     scopes = [f"project:{API}"]
     assert app.store.builtin_vector_count(scopes, MODEL) == 5
     assert gone not in app.store.builtin_vector_sample(scopes, MODEL, 50)[0]
+
+
+def test_pages_read_every_vector_of_the_scopes_once_in_stored_order(
+    make_app: Callable[..., App],
+) -> None:
+    seed = random.SystemRandom().randrange(2**32)
+    rng = np.random.default_rng(seed)
+    app = make_app()
+    api = _fill(app, rng, API, 13)
+    web = _fill(app, rng, WEB, 6)
+    both = {**api, **web}
+    store = app.store
+    scopes = [f"project:{WEB}", f"project:{API}"]
+    for limit in (1, 4, 19, 50):
+        seen: list[str] = []
+        after = 0
+        while True:
+            ids, rows, last = store.builtin_vectors_after(scopes, MODEL, after, limit)
+            if last == after:
+                assert ids == [] and rows.shape[0] == 0
+                break
+            assert 0 < len(ids) <= limit and rows.shape == (len(ids), 24), seed
+            assert rows.dtype == np.float32 and last > after
+            for eid, row in zip(ids, rows, strict=True):
+                assert np.allclose(row, both[eid], atol=0.02), seed  # int8 rows on SQLite
+            seen += ids
+            after = last
+        assert seen == [*api, *web], (seed, limit)  # every one once, as they were stored
+    only_web = store.builtin_vectors_after([f"project:{WEB}"], MODEL, 0, 100)[0]
+    assert only_web == list(web)
+    for nothing in (
+        store.builtin_vectors_after(scopes, "other:model", 0, 10),
+        store.builtin_vectors_after(scopes, MODEL, 0, 0),
+        store.builtin_vectors_after([], MODEL, 0, 10),
+        store.builtin_vectors_after(["project:elsewhere"], MODEL, 7, 10),
+    ):
+        assert nothing[0] == [] and nothing[1].shape[0] == 0
+    assert store.builtin_vectors_after(scopes, MODEL, 7, 0)[2] == 7
+    gone = list(api)[5]
+    assert store.builtin_delete(gone)
+    assert gone not in store.builtin_vectors_after(scopes, MODEL, 0, 100)[0]
+    assert len(store.builtin_vectors_after(scopes, MODEL, 0, 100)[0]) == 18

@@ -24,9 +24,12 @@ Costs, so recall stays within its latency budget:
   holding an episode forgotten through this provider is dropped at once;
 - only the :data:`CORRECTED` best candidates by plain cosine are corrected;
 - up to :data:`WARM` episodes in the searched scopes, every episode's neighbour similarity is
-  worked out on that thread with the sample, and a recall only looks its candidates up;
-  beyond, a candidate's is worked out when first asked for (its stored vector read, one
-  matrix product against the sample: about 1 ms for 30 new candidates) and kept.
+  worked out on that thread before the sample is put to use, so a recall only looks its
+  candidates up; up to :data:`TABLE_MAX`, the sample is put to use at once and every
+  episode's is worked out after it on that thread, a page of stored vectors at a time (2 s
+  at 100,000 episodes), and kept in a compact table (12 bytes an episode); until then, and
+  for episodes stored since or past TABLE_MAX, a candidate's is worked out when first asked
+  for (its stored vector read, one matrix product against the sample) and kept.
 
 Chosen on the fusion laboratory's development halves and confirmed on its confirmation
 halves (bench/fusion_lab.py, docs/benchmarks.md "episode hubs").
@@ -36,7 +39,6 @@ from __future__ import annotations
 
 import heapq
 import logging
-import math
 import threading
 import time
 from collections import OrderedDict
@@ -83,12 +85,21 @@ GROWTH = 0.1
 MIN_CHANGE = 16
 #: Sets of scopes kept (a sample is at most SAMPLE x dim floats: 1.5 MiB at 384 dimensions).
 MAX_SAMPLES = 16
-#: Candidates' neighbour similarities kept per sample before the oldest are dropped.
-MAX_CACHED = 100_000
+#: Candidates' neighbour similarities worked out when first asked for and kept per sample,
+#: before the oldest are dropped (those in the sample's table are not counted).
+MAX_CACHED = 20_000
 #: Up to this many episodes in a set of scopes, every one's offset is worked out with the
-#: sample, on the background thread (0.28 s at 10,000, see FIRST_WAIT_S), and a recall only
-#: looks them up; beyond, each candidate's is worked out when it is first asked for.
+#: sample, on the background thread (0.28 s at 10,000, see FIRST_WAIT_S), before the first
+#: recall uses the sample.
 WARM = 10_000
+#: Up to this many, every one's is worked out after the sample is in use, on the same thread
+#: (about 2 s at 100,000 on SQLite): measured at 100,000 on SQLite, working candidates' out
+#: when first asked for cost recall 2.6 to 2.8 ms at p95 (paired, quiet machine). Past it
+#: (a million on PostgreSQL: minutes of reading each time the sample is fetched again), only
+#: candidates' are, when first asked for.
+TABLE_MAX = 200_000
+#: Stored vectors read at a time while the table is worked out (3 MiB at 384 dimensions).
+PAGE = 2048
 
 
 def to_correct(cosines: Mapping[str, float]) -> list[str]:
@@ -105,6 +116,31 @@ def corrected(
     return {eid: c - weight * offsets.get(eid, 0.0) for eid, c in cosines.items()}
 
 
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """Offsets of many episodes in two arrays, sorted by each id's ``hash()``: 12 bytes an
+    episode, where a dict of strings to floats takes about 150. Two ids of one process
+    sharing a 64-bit hash would share an offset, which only shifts a score a little."""
+
+    keys: npt.NDArray[np.int64]
+    values: Floats
+
+    @staticmethod
+    def of(ids: Sequence[str], values: Floats) -> _Table:
+        keys = np.fromiter((hash(i) for i in ids), dtype=np.int64, count=len(ids))
+        order = np.argsort(keys, kind="stable")
+        return _Table(keys=keys[order], values=np.asarray(values, np.float32)[order])
+
+    def look_up(self, ids: Sequence[str]) -> dict[str, float]:
+        if not len(ids) or not len(self.keys):
+            return {}
+        wanted = np.fromiter((hash(i) for i in ids), dtype=np.int64, count=len(ids))
+        at = np.minimum(np.searchsorted(self.keys, wanted), len(self.keys) - 1)
+        hit = self.keys[at] == wanted
+        values = self.values[at].tolist()
+        return {eid: values[n] for n, eid in enumerate(ids) if hit[n]}
+
+
 @dataclass(slots=True)
 class _Sample:
     count: int
@@ -112,6 +148,9 @@ class _Sample:
     columns: dict[str, int]
     matrix: Floats | None
     mean: float
+    #: Every episode's offset, worked out with the sample (none yet, or past TABLE_MAX).
+    table: _Table | None = None
+    #: Candidates' offsets worked out when first asked for.
     cached: OrderedDict[str, float] = field(default_factory=OrderedDict)
 
 
@@ -141,6 +180,7 @@ class EpisodeHubs:
         self._lock = threading.Lock()
         self._samples: OrderedDict[tuple[str, tuple[str, ...]], _Sample] = OrderedDict()
         self._pending: dict[tuple[str, tuple[str, ...]], Future[None]] = {}
+        self._tables: set[Future[None]] = set()
         self._pool: ThreadPoolExecutor | None = (
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleetmem-hubs")
             if background
@@ -156,24 +196,35 @@ class EpisodeHubs:
         sample = self._sample(tuple(sorted(set(scopes))), model_id)
         if sample is None or sample.matrix is None:
             return {}
+        wanted = list(dict.fromkeys(ids))
+        table = sample.table
+        found = table.look_up(wanted) if table is not None else {}
         with self._lock:
-            missing = [i for i in dict.fromkeys(ids) if i not in sample.cached]
+            rest = [i for i in wanted if i not in found]
+            found.update((i, sample.cached[i]) for i in rest if i in sample.cached)
+        missing = [i for i in rest if i not in found]
         if missing:
             try:
                 self._compute(sample, missing, model_id)
             except Exception:  # the correction is optional: recall goes on without it
+                # (for every candidate alike: half corrected would favour the other half)
                 log.warning("recall: the correction for hubs was skipped", exc_info=True)
                 return {}
-        with self._lock:
-            return {i: sample.cached[i] for i in ids if i in sample.cached}
+            with self._lock:
+                found.update((i, sample.cached[i]) for i in missing if i in sample.cached)
+        return {i: found[i] for i in ids if i in found}
 
     def settle(self, timeout: float = 30.0) -> None:
-        """Wait for the samples being fetched (benchmarks and tests that want every recall
-        corrected)."""
-        with self._lock:
-            pending = list(self._pending.values())
-        for future in pending:
-            future.result(timeout=timeout)
+        """Wait for the samples being fetched and their tables (benchmarks and tests that
+        want every recall corrected)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                pending = [*self._pending.values(), *self._tables]
+            if not pending:
+                return
+            for future in pending:  # a refresh may queue a table: look again after
+                future.result(timeout=max(0.0, deadline - time.monotonic()))
 
     def close(self) -> None:
         if self._pool is not None:
@@ -189,18 +240,55 @@ class EpisodeHubs:
 
     def _keep(self, sample: _Sample, ids: Sequence[str], rows: Vector) -> None:
         """Work out and keep the offsets of ``ids``, whose stored vectors are ``rows``."""
-        assert sample.matrix is not None
-        if rows.ndim != 2 or rows.shape[1] != sample.matrix.shape[1]:
+        values = self._offsets_of(sample, ids, rows)
+        if values is None:
             return
-        own = np.array([sample.columns.get(eid, -1) for eid in ids], dtype=np.int64)
-        take = min(NEIGHBOURS, sample.matrix.shape[0] - 1)
-        values = nearest_mean(rows, sample.matrix, own, take)
         with self._lock:
             for eid, value in zip(ids, values.tolist(), strict=True):
-                # A vector that is not finite is nobody's hub: no correction either way.
-                sample.cached[eid] = value - sample.mean if math.isfinite(value) else 0.0
+                sample.cached[eid] = value
             while len(sample.cached) > MAX_CACHED:
                 sample.cached.popitem(last=False)
+
+    @staticmethod
+    def _offsets_of(sample: _Sample, ids: Sequence[str], rows: Vector) -> Floats | None:
+        """The offsets of ``ids``, whose stored vectors are ``rows`` (None: not comparable
+        with the sample)."""
+        assert sample.matrix is not None
+        if rows.ndim != 2 or rows.shape[1] != sample.matrix.shape[1] or len(ids) != len(rows):
+            return None
+        own = np.array([sample.columns.get(eid, -1) for eid in ids], dtype=np.int64)
+        take = min(NEIGHBOURS, sample.matrix.shape[0] - 1)
+        values = nearest_mean(rows, sample.matrix, own, take) - np.float32(sample.mean)
+        # A vector that is not finite is nobody's hub: no correction either way.
+        values[~np.isfinite(values)] = 0.0
+        return values
+
+    def _table(
+        self, sample: _Sample, scopes: tuple[str, ...], model_id: str, ids: list[str], rows: Vector
+    ) -> _Table | None:
+        """Every episode's offset: from the sample's own rows when it holds every episode,
+        otherwise read a page at a time. None past TABLE_MAX episodes, or if the rows cannot
+        be compared with the sample."""
+        if sample.matrix is None or sample.count > TABLE_MAX:
+            return None
+        if sample.count <= len(ids):
+            values = self._offsets_of(sample, ids, rows)
+            return _Table.of(ids, values) if values is not None else None
+        every: list[str] = []
+        parts: list[Floats] = []
+        after = 0
+        while len(every) <= TABLE_MAX:
+            page_ids, page, last = self._store.builtin_vectors_after(scopes, model_id, after, PAGE)
+            if last == after:
+                break
+            after = last
+            values = self._offsets_of(sample, page_ids, page) if page_ids else None
+            if values is not None:
+                every.extend(page_ids)
+                parts.append(values)
+        if not parts:
+            return None
+        return _Table.of(every, np.concatenate(parts))
 
     def _sample(self, scopes: tuple[str, ...], model_id: str) -> _Sample | None:
         """The sample of ``scopes`` as it stands, a check of it started when one is due."""
@@ -246,25 +334,53 @@ class EpisodeHubs:
             ):
                 return
             fresh, ids, rows = self._fetch(scopes, model_id, count, now)
-            if fresh.matrix is not None and count <= WARM:
-                # Every episode's offset worked out here, so no recall has to.
-                if count > len(ids):
-                    ids, rows = self._store.builtin_vector_sample(scopes, model_id, WARM)
-                self._keep(fresh, ids, rows)
+            later = current is None and count > WARM and self._pool is not None
+            if not later:
+                # Every episode's offset worked out before the sample is used, so no recall
+                # has to (a sample fetched again replaces one that has its table already).
+                fresh.table = self._table(fresh, scopes, model_id, ids, rows)
             del rows
             # This thread's heap held the rows and the products: hand the pages back.
             process_memory.give_back()
-            with self._lock:
-                self._samples[key] = fresh
-                self._samples.move_to_end(key)
-                while len(self._samples) > MAX_SAMPLES:
-                    self._samples.popitem(last=False)
+            self._publish(key, fresh)
+            if later and fresh.matrix is not None and count <= TABLE_MAX:
+                # A first sample of many episodes is used at once (recalls work their
+                # candidates' offsets out meanwhile), and its table follows on this thread
+                # as a task of its own, so the first recall's wait ends with the sample.
+                self._later(key, fresh)
         except Exception as exc:  # the sample stays as it was; checked again next period
             # One line, not a trace: during a store outage this repeats every period.
             log.info("recall: the sample for the correction for hubs was not fetched: %s", exc)
         finally:
             with self._lock:
                 self._pending.pop(key, None)
+
+    def _later(self, key: tuple[str, tuple[str, ...]], sample: _Sample) -> None:
+        def fill() -> None:
+            try:
+                sample.table = self._table(sample, key[1], key[0], [], np.zeros((0, 0), np.float32))
+            except Exception as exc:  # recalls go on working candidates' offsets out
+                log.info("recall: the table for the correction for hubs was not made: %s", exc)
+            finally:
+                process_memory.give_back()
+
+        assert self._pool is not None
+        with suppress(RuntimeError):  # closed: recalls go on as they are
+            future = self._pool.submit(fill)
+            with self._lock:
+                self._tables.add(future)
+            future.add_done_callback(self._table_done)
+
+    def _table_done(self, future: Future[None]) -> None:
+        with self._lock:
+            self._tables.discard(future)
+
+    def _publish(self, key: tuple[str, tuple[str, ...]], sample: _Sample) -> None:
+        with self._lock:
+            self._samples[key] = sample
+            self._samples.move_to_end(key)
+            while len(self._samples) > MAX_SAMPLES:
+                self._samples.popitem(last=False)
 
     def _all_live(self, sample: _Sample, model_id: str) -> bool:
         """Whether every episode of ``sample`` still has its vector: one forgotten through

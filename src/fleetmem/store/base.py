@@ -328,6 +328,15 @@ class Store(Protocol):
         them, a row each (one allocation, however many rows)."""
         ...
 
+    def builtin_vectors_after(
+        self, scopes: Sequence[str], model_id: str, after: int, limit: int
+    ) -> tuple[list[str], Vector, int]:
+        """The vectors of ``scopes`` stored after position ``after`` (0: from the first), at
+        most ``limit``, in the order they were stored: their episode ids, one float32 matrix
+        of them, and the position to ask after next (``after`` itself once there are no
+        more). Reads a set of scopes' every vector a page at a time, in bounded memory."""
+        ...
+
     def builtin_neighbours(
         self, row: EpisodeRow, window_s: float
     ) -> tuple[EpisodeRow | None, EpisodeRow | None]: ...

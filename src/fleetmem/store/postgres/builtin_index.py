@@ -417,6 +417,31 @@ class BuiltinIndexMixin:
         matrix = np.frombuffer(joined, dtype=np.float32).reshape(len(blobs), -1)
         return [str(r[0]) for r in rows], matrix
 
+    def builtin_vectors_after(
+        self, scopes: Sequence[str], model_id: str, after: int, limit: int
+    ) -> tuple[list[str], Vector, int]:
+        """A page in ``seq`` order, read along the seq index from where the last ended."""
+        empty = np.zeros((0, 0), dtype=np.float32)
+        wanted = list(dict.fromkeys(scopes))
+        if not wanted or limit <= 0:
+            return [], empty, after
+        rows = self.db.rows(
+            "SELECT v.seq, v.episode_id, m.vector FROM builtin_vectors v JOIN embeddings m"
+            " ON m.content_hash = v.content_hash AND m.model_id = v.model_id"
+            " WHERE v.model_id = %s AND v.scope = ANY(%s) AND v.seq > %s"
+            " ORDER BY v.seq LIMIT %s",
+            (model_id, wanted, after, limit),
+        )
+        if not rows:
+            return [], empty, after
+        last = int(rows[-1][0])
+        blobs = [bytes(r[2]) for r in rows]
+        # One model has one dimension; a row of another width is left out, not mixed in.
+        kept = [n for n, b in enumerate(blobs) if len(b) == len(blobs[0])]
+        joined = bytearray().join(blobs[n] for n in kept)
+        matrix = np.frombuffer(joined, dtype=np.float32).reshape(len(kept), -1)
+        return [str(rows[n][1]) for n in kept], matrix, last
+
     def builtin_neighbours(
         self, row: EpisodeRow, window_s: float
     ) -> tuple[EpisodeRow | None, EpisodeRow | None]:

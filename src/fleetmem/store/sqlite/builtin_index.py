@@ -334,6 +334,52 @@ class BuiltinIndexMixin:
             rows = rows[known]
         return [ids[listed[n]] for n in known], rows
 
+    def builtin_vectors_after(
+        self, scopes: Sequence[str], model_id: str, after: int, limit: int
+    ) -> tuple[list[str], Vector, int]:
+        """From the in-memory blocks, whose rows are in ``seq`` order: the ``limit`` lowest
+        seqs past ``after`` across the scopes' blocks, each row as ``scale * int8``."""
+        empty = np.zeros((0, 0), dtype=np.float32)
+        if limit <= 0:
+            return [], empty, after
+        with self._matrix_lock:
+            matrix = self._refresh(model_id)
+            blocks = [matrix.blocks[s] for s in sorted(set(scopes)) if s in matrix.blocks]
+            parts: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int8], Any]] = []
+            for block in blocks:
+                seqs = block.seqs[: block.count]
+                first = int(np.searchsorted(seqs, after, side="right"))
+                end = min(block.count, first + limit)
+                if end > first:
+                    parts.append(
+                        (seqs[first:end], block.vectors[first:end], block.scales[first:end])
+                    )
+            if not parts or len({p[1].shape[1] for p in parts}) != 1:
+                return [], empty, after
+            seqs = np.concatenate([p[0] for p in parts])
+            order = np.argsort(seqs, kind="stable")[:limit]
+            seqs = seqs[order]
+            rows = np.concatenate([p[1] for p in parts])[order].astype(np.float32)
+            rows *= np.concatenate([p[2] for p in parts])[order][:, None]
+        # Looked up outside the lock (each thread has its own connection), so recalls
+        # searching the blocks meanwhile do not wait on it.
+        listed = seqs.tolist()
+        ids: dict[int, str] = {}
+        for at in range(0, len(listed), 500):
+            chunk = listed[at : at + 500]
+            ids.update(
+                (int(r[0]), str(r[1]))
+                for r in self.db.conn.execute(
+                    "SELECT seq, episode_id FROM builtin_vectors"
+                    f" WHERE seq IN ({_placeholders(len(chunk))})",
+                    chunk,
+                )
+            )
+        known = [n for n, q in enumerate(listed) if q in ids]
+        if len(known) < len(listed):  # deleted just now: leave their rows out
+            rows = rows[known]
+        return [ids[listed[n]] for n in known], rows, int(listed[-1])
+
     def builtin_neighbours(
         self, row: EpisodeRow, window_s: float
     ) -> tuple[EpisodeRow | None, EpisodeRow | None]:
