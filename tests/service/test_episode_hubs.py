@@ -231,6 +231,60 @@ def test_past_the_warm_size_the_sample_serves_at_once_and_every_offset_follows(
         hubs.close()
 
 
+class _SlowPages(_Counting):
+    """The store, logging what the correction reads and taking ``delay`` seconds a page."""
+
+    def __init__(self, store: Any, delay: float) -> None:
+        super().__init__(store)
+        self.delay = delay
+        self.log: list[tuple[str, tuple[str, ...]]] = []
+
+    def builtin_vector_sample(self, scopes: Sequence[str], *args: Any) -> Any:
+        self.log.append(("sample", tuple(scopes)))
+        return self.store.builtin_vector_sample(scopes, *args)
+
+    def builtin_vectors_after(self, scopes: Sequence[str], *args: Any) -> Any:
+        self.log.append(("page", tuple(scopes)))
+        time.sleep(self.delay)
+        return self.store.builtin_vectors_after(scopes, *args)
+
+
+def test_a_table_being_made_lets_another_scopes_first_sample_go_first(
+    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table is made a few pages a turn: a first recall of other scopes, meanwhile, gets
+    its sample fetched between two turns rather than after the whole table; both tables
+    end complete."""
+    rng = np.random.default_rng(random.SystemRandom().randrange(2**32))
+    app = make_app()
+    monkeypatch.setattr(episode_hubs, "WARM", 5)
+    monkeypatch.setattr(episode_hubs, "PAGE", 4)
+    monkeypatch.setattr(episode_hubs, "PAGES_A_TURN", 1)
+    monkeypatch.setattr(episode_hubs, "FIRST_WAIT_S", 10.0)
+    ids = _store_vectors(app, _random_units(rng, 20), [f"t{i}" for i in range(20)])
+    other = "github.com/acme/web"
+    others = []
+    for i in range(8):
+        eid = ingest_text(app.memory, f"web-{i}", f"2026-11-29T09:00:{i:02d}Z", "x", repo=other)
+        app.store.builtin_put(eid, f"w{i}", None, _random_units(rng, 1)[0], f"h-{eid}", MODEL, "")
+        others.append(eid)
+    slow = _SlowPages(app.store, 0.5)
+    hubs = EpisodeHubs(slow, sample=6)  # type: ignore[arg-type]
+    try:
+        hubs.offsets(ids[:3], SCOPES, MODEL)  # back once the sample is in; pages follow
+        hubs.offsets(others[:3], [f"project:{other}"], MODEL)
+        hubs.settle()
+        mine = tuple(SCOPES)
+        last_page = max(n for n, entry in enumerate(slow.log) if entry == ("page", mine))
+        assert slow.log.index(("sample", (f"project:{other}",))) < last_page, slow.log
+        for scopes, wanted in ((mine, ids), ((f"project:{other}",), others)):
+            sample = hubs._sample(scopes, MODEL)
+            assert sample is not None and sample.table is not None
+            assert len(sample.table.look_up(wanted)) == len(wanted)
+    finally:
+        hubs.close()
+
+
 class _Slow(_Counting):
     """The store, taking ``delay`` seconds to hand back a sample."""
 

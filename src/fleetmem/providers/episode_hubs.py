@@ -42,7 +42,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
@@ -100,6 +100,8 @@ WARM = 10_000
 TABLE_MAX = 200_000
 #: Stored vectors read at a time while the table is worked out (3 MiB at 384 dimensions).
 PAGE = 2048
+#: Pages worked through before the background thread takes its next task (about 0.3 s).
+PAGES_A_TURN = 8
 
 
 def to_correct(cosines: Mapping[str, float]) -> list[str]:
@@ -274,6 +276,19 @@ class EpisodeHubs:
         if sample.count <= len(ids):
             values = self._offsets_of(sample, ids, rows)
             return _Table.of(ids, values) if values is not None else None
+        building = self._paged_table(sample, scopes, model_id)
+        while True:
+            try:
+                next(building)
+            except StopIteration as done:
+                table: _Table | None = done.value
+                return table
+
+    def _paged_table(
+        self, sample: _Sample, scopes: tuple[str, ...], model_id: str
+    ) -> Generator[None, None, _Table | None]:
+        """Every episode's offset, read a page at a time: yields after each page, so the
+        background thread can take other work between pages; returns the table."""
         every: list[str] = []
         parts: list[Floats] = []
         after = 0
@@ -286,6 +301,7 @@ class EpisodeHubs:
             if values is not None:
                 every.extend(page_ids)
                 parts.append(values)
+            yield
         if not parts:
             return None
         return _Table.of(every, np.concatenate(parts))
@@ -356,17 +372,30 @@ class EpisodeHubs:
                 self._pending.pop(key, None)
 
     def _later(self, key: tuple[str, tuple[str, ...]], sample: _Sample) -> None:
-        def fill() -> None:
+        """Make ``sample``'s table on the background thread, :data:`PAGES_A_TURN` pages a
+        turn: between turns a sample that another set of scopes' first recall waits for
+        is fetched first."""
+        building = self._paged_table(sample, key[1], key[0])
+
+        def turn() -> None:
             try:
-                sample.table = self._table(sample, key[1], key[0], [], np.zeros((0, 0), np.float32))
+                for _ in range(PAGES_A_TURN):
+                    next(building)
+            except StopIteration as done:
+                sample.table = done.value
+                process_memory.give_back()
+                return
             except Exception as exc:  # recalls go on working candidates' offsets out
                 log.info("recall: the table for the correction for hubs was not made: %s", exc)
-            finally:
-                process_memory.give_back()
+                return
+            self._queue(turn)
 
+        self._queue(turn)
+
+    def _queue(self, task: Callable[[], None]) -> None:
         assert self._pool is not None
         with suppress(RuntimeError):  # closed: recalls go on as they are
-            future = self._pool.submit(fill)
+            future = self._pool.submit(task)
             with self._lock:
                 self._tables.add(future)
             future.add_done_callback(self._table_done)
