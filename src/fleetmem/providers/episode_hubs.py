@@ -93,10 +93,11 @@ MAX_CACHED = 20_000
 #: recall uses the sample.
 WARM = 10_000
 #: Up to this many, every one's is worked out after the sample is in use, on the same thread
-#: (about 2 s at 100,000 on SQLite): measured at 100,000 on SQLite, working candidates' out
-#: when first asked for cost recall 2.6 to 2.8 ms at p95 (paired, quiet machine). Past it
-#: (a million on PostgreSQL: minutes of reading each time the sample is fetched again), only
-#: candidates' are, when first asked for.
+#: (6 s for eight repositories holding 100,000 on SQLite, 8 to 12 s on PostgreSQL): at
+#: 100,000, working candidates' out when first asked for cost recall 2.6 to 2.8 ms at p95 on
+#: SQLite and 10 ms on PostgreSQL (paired). Past it (at a million, each fetch of a sample
+#: again would read every vector: a minute or more on PostgreSQL), only candidates' are,
+#: when first asked for.
 TABLE_MAX = 200_000
 #: Stored vectors read at a time while the table is worked out (3 MiB at 384 dimensions).
 PAGE = 2048
