@@ -316,23 +316,27 @@ class BuiltinIndexMixin:
                     np.multiply(block.vectors[mine], block.scales[mine][:, None], out=rows[part])
                     done += mine.size
                 start += block.count
-            ids: dict[int, str] = {}
-            conn = self.db.conn
-            listed = seqs.tolist()
-            for at in range(0, len(listed), 500):
-                chunk = listed[at : at + 500]
-                ids.update(
-                    (int(r[0]), str(r[1]))
-                    for r in conn.execute(
-                        "SELECT seq, episode_id FROM builtin_vectors"
-                        f" WHERE seq IN ({_placeholders(len(chunk))})",
-                        chunk,
-                    )
+        found, rows = self._with_ids(seqs.tolist(), rows)
+        return found, rows
+
+    def _with_ids(self, seqs: list[int], rows: Vector) -> tuple[list[str], Vector]:
+        """The episode ids of ``seqs`` (the rows of ``rows``), those deleted just now left
+        out with their rows."""
+        ids: dict[int, str] = {}
+        for at in range(0, len(seqs), 500):
+            chunk = seqs[at : at + 500]
+            ids.update(
+                (int(r[0]), str(r[1]))
+                for r in self.db.conn.execute(
+                    "SELECT seq, episode_id FROM builtin_vectors"
+                    f" WHERE seq IN ({_placeholders(len(chunk))})",
+                    chunk,
                 )
-        known = [n for n, q in enumerate(listed) if q in ids]
-        if len(known) < len(listed):  # deleted just now: leave their rows out
+            )
+        known = [n for n, q in enumerate(seqs) if q in ids]
+        if len(known) < len(seqs):
             rows = rows[known]
-        return [ids[listed[n]] for n in known], rows
+        return [ids[seqs[n]] for n in known], rows
 
     def builtin_vectors_after(
         self, scopes: Sequence[str], model_id: str, after: int, limit: int
@@ -364,21 +368,8 @@ class BuiltinIndexMixin:
         # Looked up outside the lock (each thread has its own connection), so recalls
         # searching the blocks meanwhile do not wait on it.
         listed = seqs.tolist()
-        ids: dict[int, str] = {}
-        for at in range(0, len(listed), 500):
-            chunk = listed[at : at + 500]
-            ids.update(
-                (int(r[0]), str(r[1]))
-                for r in self.db.conn.execute(
-                    "SELECT seq, episode_id FROM builtin_vectors"
-                    f" WHERE seq IN ({_placeholders(len(chunk))})",
-                    chunk,
-                )
-            )
-        known = [n for n, q in enumerate(listed) if q in ids]
-        if len(known) < len(listed):  # deleted just now: leave their rows out
-            rows = rows[known]
-        return [ids[listed[n]] for n in known], rows, int(listed[-1])
+        found, rows = self._with_ids(listed, rows)
+        return found, rows, int(listed[-1])
 
     def builtin_neighbours(
         self, row: EpisodeRow, window_s: float
