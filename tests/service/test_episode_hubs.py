@@ -231,6 +231,44 @@ def test_past_the_warm_size_the_sample_serves_at_once_and_every_offset_follows(
         hubs.close()
 
 
+def test_with_more_sets_of_scopes_than_are_kept_tables_are_not_made_in_turn(
+    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A set of scopes pushed out by another and asked again within CHURN_S gets its
+    sample but no table (its candidates' offsets are worked out on use); one asked again
+    later gets its table again."""
+    rng = np.random.default_rng(random.SystemRandom().randrange(2**32))
+    app = make_app()
+    monkeypatch.setattr(episode_hubs, "WARM", 5)
+    monkeypatch.setattr(episode_hubs, "TABLE_MAX", 100)
+    monkeypatch.setattr(episode_hubs, "MAX_SAMPLES", 1)
+    mine = _store_vectors(app, _random_units(rng, 12), [f"t{i}" for i in range(12)])
+    other = "github.com/acme/web"
+    others = []
+    for i in range(12):
+        eid = ingest_text(app.memory, f"web-{i}", f"2026-11-29T09:00:{i:02d}Z", "x", repo=other)
+        app.store.builtin_put(eid, f"w{i}", None, _random_units(rng, 1)[0], f"h-{eid}", MODEL, "")
+        others.append(eid)
+    hubs, counting, now = _counted(app, sample=6)
+    web = [f"project:{other}"]
+
+    def tables_made() -> int:
+        return counting.calls.get("builtin_vectors_after", 0)
+
+    assert set(hubs.offsets(mine, SCOPES, MODEL)) == set(mine)
+    assert tables_made() == 2  # 12 rows in one page, and the empty one after
+    assert set(hubs.offsets(others, web, MODEL)) == set(others)
+    assert tables_made() == 4  # its first time: a table
+    now[0] = 100.0
+    assert set(hubs.offsets(mine, SCOPES, MODEL)) == set(mine)  # pushed out a moment ago
+    assert tables_made() == 4
+    sample = hubs._sample(tuple(SCOPES), MODEL)
+    assert sample is not None and sample.table is None and len(sample.cached) == 12
+    now[0] = 100.0 + episode_hubs.CHURN_S + 1
+    assert set(hubs.offsets(others, web, MODEL)) == set(others)  # pushed out long ago
+    assert tables_made() == 6
+
+
 class _SlowPages(_Counting):
     """The store, logging what the correction reads and taking ``delay`` seconds a page."""
 

@@ -85,6 +85,13 @@ GROWTH = 0.1
 MIN_CHANGE = 16
 #: Sets of scopes kept (a sample is at most SAMPLE x dim floats: 1.5 MiB at 384 dimensions).
 MAX_SAMPLES = 16
+#: A set of scopes past WARM episodes whose sample was pushed out by others less than this
+#: many seconds ago gets no table when fetched again (its candidates' offsets are worked out
+#: when asked for): with more sets in use than MAX_SAMPLES, tables made and pushed out in
+#: turn would keep the background thread busy for nothing.
+CHURN_S = 600.0
+#: Pushed-out sets remembered for CHURN_S.
+MAX_EVICTED = 256
 #: Candidates' neighbour similarities worked out when first asked for and kept per sample,
 #: before the oldest are dropped (those in the sample's table are not counted).
 MAX_CACHED = 20_000
@@ -184,6 +191,8 @@ class EpisodeHubs:
         self._samples: OrderedDict[tuple[str, tuple[str, ...]], _Sample] = OrderedDict()
         self._pending: dict[tuple[str, tuple[str, ...]], Future[None]] = {}
         self._tables: set[Future[None]] = set()
+        #: When each set of scopes recently pushed out of ``_samples`` went (see CHURN_S).
+        self._evicted: OrderedDict[tuple[str, tuple[str, ...]], float] = OrderedDict()
         self._pool: ThreadPoolExecutor | None = (
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleetmem-hubs")
             if background
@@ -351,8 +360,16 @@ class EpisodeHubs:
             ):
                 return
             fresh, ids, rows = self._fetch(scopes, model_id, count, now)
-            later = current is None and count > WARM and self._pool is not None
-            if not later:
+            with self._lock:
+                evicted = self._evicted.get(key)
+            # Pushed out by other sets of scopes a moment ago: more sets are in use than are
+            # kept, and a table made now would likely be pushed out before it paid for its
+            # seconds of work. Its candidates' offsets are worked out on use instead.
+            churn = (
+                current is None and count > WARM and evicted is not None and now - evicted < CHURN_S
+            )
+            later = current is None and count > WARM and self._pool is not None and not churn
+            if not later and not churn:
                 # Every episode's offset worked out before the sample is used, so no recall
                 # has to (a sample fetched again replaces one that has its table already).
                 fresh.table = self._table(fresh, scopes, model_id, ids, rows)
@@ -410,7 +427,11 @@ class EpisodeHubs:
             self._samples[key] = sample
             self._samples.move_to_end(key)
             while len(self._samples) > MAX_SAMPLES:
-                self._samples.popitem(last=False)
+                gone, _ = self._samples.popitem(last=False)
+                self._evicted[gone] = self._clock()
+                self._evicted.move_to_end(gone)
+                while len(self._evicted) > MAX_EVICTED:
+                    self._evicted.popitem(last=False)
 
     def _all_live(self, sample: _Sample, model_id: str) -> bool:
         """Whether every episode of ``sample`` still has its vector: one forgotten through
