@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Route, expect
 
 from fleetmem.service.bootstrap import App
 from tests.web.conftest import (
@@ -463,12 +463,27 @@ def test_keyboard_navigation(start_daemon: Start, browse: Browse) -> None:
     page.keyboard.press("p")
     expect(page.locator(f"#fact-{newest[0]} .badge.pin")).to_be_visible()
     expect(page.locator('[data-count="pinned"]')).to_have_text("1")
+    # The list reloads quietly after a forget; the reload is held here until another row
+    # has the focus, and landing must not take that focus away (a key pressed then went
+    # nowhere: a CI run timed out waiting for Enter to open the fact).
+    held: list[Route] = []
+    page.route("**/memory/facts/_list*", lambda route: held.append(route))
     page.locator(f"#fact-{newest[1]}").focus()
     page.keyboard.press("f")
     expect(page.locator("#toasts .toast")).to_contain_text("Forgotten.")
     expect(page.locator(f"#fact-{newest[1]}")).to_have_count(0)
-    # Enter opens the fact for editing; g then c / a / f jump between sections.
     page.locator(f"#fact-{newest[2]}").focus()
+    for _ in range(200):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the list did not reload after the forget"
+    page.evaluate("() => { document.querySelector('.list-root').dataset.old = '1'; }")
+    held[0].continue_()
+    page.unroute("**/memory/facts/_list*")
+    expect(page.locator(".list-root[data-old]")).to_have_count(0)  # the new list is in
+    # Enter opens the fact for editing; g then c / a / f jump between sections.
+    expect(page.locator(f"#fact-{newest[2]}")).to_be_focused()
     page.keyboard.press("Enter")
     page.wait_for_url(f"**/memory/facts/{newest[2]}?edit=1")
     expect(page.locator(f"#fact-{newest[2]} textarea")).to_be_focused()

@@ -248,8 +248,15 @@
         }
         if (more[0]) more[0].focus();
       } else {
+        // A row focused now keeps the focus in the new list: a quiet reload (after a
+        // forget) lands while the person is already moving through the rows, and a key
+        // pressed on a row that was replaced would go nowhere.
+        const active = document.activeElement;
+        const held = active && active.classList && active.classList.contains("fact") && box.contains(active)
+          ? active.getAttribute("data-id") : null;
         box.replaceChildren(root);
         current = root;
+        if (held && !opts.focusId) opts.focusId = held;
       }
       box.setAttribute("aria-busy", "false");
       updateRail(root, root.getAttribute("data-view"));
