@@ -26,10 +26,12 @@ Costs, so recall stays within its latency budget:
 - up to :data:`WARM` episodes in the searched scopes, every episode's neighbour similarity is
   worked out on that thread before the sample is put to use, so a recall only looks its
   candidates up; up to :data:`TABLE_MAX`, the sample is put to use at once and every
-  episode's is worked out after it on that thread, a page of stored vectors at a time (2 s
-  at 100,000 episodes), and kept in a compact table (12 bytes an episode); until then, and
-  for episodes stored since or past TABLE_MAX, a candidate's is worked out when first asked
-  for (its stored vector read, one matrix product against the sample) and kept.
+  episode's is worked out after it on that thread, a page of stored vectors at a time (6 s
+  for eight repositories holding 100,000 episodes on SQLite), and kept in a compact table
+  (12 bytes an episode); until then, and for episodes stored since, past TABLE_MAX or in a
+  set of scopes pushed out of the kept samples moments ago (:data:`CHURN_S`), a candidate's
+  is worked out when first asked for (its stored vector read, one matrix product against
+  the sample) and kept.
 
 Chosen on the fusion laboratory's development halves and confirmed on its confirmation
 halves (bench/fusion_lab.py, docs/benchmarks.md "episode hubs").
