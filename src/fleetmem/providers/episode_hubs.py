@@ -40,6 +40,7 @@ halves (bench/fusion_lab.py, docs/benchmarks.md "episode hubs").
 from __future__ import annotations
 
 import heapq
+import itertools
 import logging
 import threading
 import time
@@ -151,6 +152,19 @@ class _Table:
         hit = self.keys[at] == wanted
         values = self.values[at].tolist()
         return {eid: values[n] for n, eid in enumerate(ids) if hit[n]}
+
+
+def _advance(
+    building: Generator[None, None, _Table | None], pages: int | None
+) -> tuple[bool, _Table | None]:
+    """Run a table's making for at most ``pages`` pages (None: to the end): whether it
+    finished, and the table it made."""
+    try:
+        for _ in itertools.count() if pages is None else range(pages):
+            next(building)
+    except StopIteration as done:
+        return True, done.value
+    return False, None
 
 
 @dataclass(slots=True)
@@ -288,13 +302,7 @@ class EpisodeHubs:
         if sample.count <= len(ids):
             values = self._offsets_of(sample, ids, rows)
             return _Table.of(ids, values) if values is not None else None
-        building = self._paged_table(sample, scopes, model_id)
-        while True:
-            try:
-                next(building)
-            except StopIteration as done:
-                table: _Table | None = done.value
-                return table
+        return _advance(self._paged_table(sample, scopes, model_id), None)[1]
 
     def _paged_table(
         self, sample: _Sample, scopes: tuple[str, ...], model_id: str
@@ -364,14 +372,13 @@ class EpisodeHubs:
             fresh, ids, rows = self._fetch(scopes, model_id, count, now)
             with self._lock:
                 evicted = self._evicted.get(key)
+            large_first = current is None and count > WARM
             # Pushed out by other sets of scopes a moment ago: more sets are in use than are
             # kept, and a table made now would likely be pushed out before it paid for its
             # seconds of work. Its candidates' offsets are worked out on use instead.
-            churn = (
-                current is None and count > WARM and evicted is not None and now - evicted < CHURN_S
-            )
-            later = current is None and count > WARM and self._pool is not None and not churn
-            if not later and not churn:
+            churn = large_first and evicted is not None and now - evicted < CHURN_S
+            later = large_first and not churn and self._pool is not None
+            if not (churn or later):
                 # Every episode's offset worked out before the sample is used, so no recall
                 # has to (a sample fetched again replaces one that has its table already).
                 fresh.table = self._table(fresh, scopes, model_id, ids, rows)
@@ -399,16 +406,15 @@ class EpisodeHubs:
 
         def turn() -> None:
             try:
-                for _ in range(PAGES_A_TURN):
-                    next(building)
-            except StopIteration as done:
-                sample.table = done.value
-                process_memory.give_back()
-                return
+                finished, table = _advance(building, PAGES_A_TURN)
             except Exception as exc:  # recalls go on working candidates' offsets out
                 log.info("recall: the table for the correction for hubs was not made: %s", exc)
                 return
-            self._queue(turn)
+            if not finished:
+                self._queue(turn)
+                return
+            sample.table = table
+            process_memory.give_back()
 
         self._queue(turn)
 

@@ -74,6 +74,12 @@ def _term_deltas(before: Columns, after: Columns) -> dict[str, list[int]]:
     return deltas
 
 
+def _float_rows(blobs: Sequence[bytes]) -> Vector:
+    """Stored float32 vectors of one width as one matrix, a row each: one writable buffer
+    for every row (a bytearray), so no second copy."""
+    return np.frombuffer(bytearray().join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+
+
 class BuiltinIndexMixin:
     db: PgDatabase
 
@@ -412,10 +418,7 @@ class BuiltinIndexMixin:
         blobs = [bytes(r[1]) for r in rows]
         if not blobs or len({len(b) for b in blobs}) != 1:
             return empty
-        # One writable buffer for every row (a bytearray), so no second copy.
-        joined = bytearray().join(blobs)
-        matrix = np.frombuffer(joined, dtype=np.float32).reshape(len(blobs), -1)
-        return [str(r[0]) for r in rows], matrix
+        return [str(r[0]) for r in rows], _float_rows(blobs)
 
     def builtin_vectors_after(
         self, scopes: Sequence[str], model_id: str, after: int, limit: int
@@ -434,13 +437,11 @@ class BuiltinIndexMixin:
         )
         if not rows:
             return [], empty, after
-        last = int(rows[-1][0])
         blobs = [bytes(r[2]) for r in rows]
         # One model has one dimension; a row of another width is left out, not mixed in.
         kept = [n for n, b in enumerate(blobs) if len(b) == len(blobs[0])]
-        joined = bytearray().join(blobs[n] for n in kept)
-        matrix = np.frombuffer(joined, dtype=np.float32).reshape(len(kept), -1)
-        return [str(rows[n][1]) for n in kept], matrix, last
+        matrix = _float_rows([blobs[n] for n in kept])
+        return [str(rows[n][1]) for n in kept], matrix, int(rows[-1][0])
 
     def builtin_neighbours(
         self, row: EpisodeRow, window_s: float

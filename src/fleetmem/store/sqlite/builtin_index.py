@@ -316,8 +316,7 @@ class BuiltinIndexMixin:
                     np.multiply(block.vectors[mine], block.scales[mine][:, None], out=rows[part])
                     done += mine.size
                 start += block.count
-        found, rows = self._with_ids(seqs.tolist(), rows)
-        return found, rows
+        return self._with_ids(seqs.tolist(), rows)
 
     def _with_ids(self, seqs: list[int], rows: Vector) -> tuple[list[str], Vector]:
         """The episode ids of ``seqs`` (the rows of ``rows``), those deleted just now left
