@@ -119,3 +119,33 @@ def test_pages_read_every_vector_of_the_scopes_once_in_stored_order(
     assert store.builtin_delete(gone)
     assert gone not in store.builtin_vectors_after(scopes, MODEL, 0, 100)[0]
     assert len(store.builtin_vectors_after(scopes, MODEL, 0, 100)[0]) == 18
+
+
+def test_cosines_of_named_episodes_match_what_the_vector_search_scores(
+    make_app: Callable[..., App],
+) -> None:
+    """builtin_cosines (the word-only hits' meaning) gives each episode the figure the vector
+    search gives it, in any scope, leaving out ids with no vector of the model."""
+    seed = random.SystemRandom().randrange(2**32)
+    rng = np.random.default_rng(seed)
+    app = make_app()
+    api = _fill(app, rng, API, 17)
+    web = _fill(app, rng, WEB, 6)
+    store = app.store
+    query = _unit(rng)
+    both = [f"project:{API}", f"project:{WEB}"]
+    searched = dict(store.search_vector(query, MODEL, both, 100))
+    assert set(searched) == set(api) | set(web), seed
+    asked = [*rng.permutation(list(api))[:9].tolist(), *web, "ep_00000000000000000000"]
+    got = store.builtin_cosines(query, [*asked, asked[0]], MODEL)
+    assert set(got) == set(asked) - {"ep_00000000000000000000"}, seed
+    for eid, cosine in got.items():
+        assert abs(cosine - searched[eid]) < 1e-5, (seed, eid)
+        # Close to the float cosine (the SQLite store scores its int8 rows).
+        exact = float(np.dot(query, api.get(eid, web.get(eid))))
+        assert abs(cosine - exact) < 0.012, (seed, eid)
+    assert store.builtin_cosines(query, asked, "other:model") == {}
+    assert store.builtin_cosines(query, [], MODEL) == {}
+    gone = asked[1]
+    assert store.builtin_delete(gone)
+    assert gone not in store.builtin_cosines(query, asked, MODEL)

@@ -392,10 +392,7 @@ class BuiltinProvider:
         wanted = [i for i in ids if i not in cosines]
         if not wanted:
             return
-        stored = self._store.builtin_vectors_for(wanted, self._embedder.model_id)
-        q = np.asarray(qvec, dtype=np.float32)
-        for eid, vector in stored.items():
-            cosines[eid] = float(np.dot(vector, q))
+        cosines.update(self._store.builtin_cosines(qvec, wanted, self._embedder.model_id))
 
     def _agents_on(self, on: frozenset[str]) -> bool:
         return self._options.agent_weight > 0 and "agents" in on

@@ -295,9 +295,14 @@ class FactServiceBase:
             if ranked
             else scores
         )
+        kept = np.flatnonzero(scores >= floor)
+        ids, hashes = found.ids, found.hashes
+        # Whole columns to Python floats at once: hundreds of facts pass a floor this low.
         return {
-            found.ids[i]: (float(scores[i]), found.hashes[i], float(ranking[i]))
-            for i in np.flatnonzero(scores >= floor).tolist()
+            ids[i]: (cosine, hashes[i], rank)
+            for i, cosine, rank in zip(
+                kept.tolist(), scores[kept].tolist(), ranking[kept].tolist(), strict=True
+            )
         }
 
     @staticmethod

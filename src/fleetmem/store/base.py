@@ -316,6 +316,14 @@ class Store(Protocol):
     def builtin_vectors_for(
         self, episode_ids: Sequence[str], model_id: str
     ) -> dict[str, Vector]: ...
+    def builtin_cosines(
+        self, query: Vector, episode_ids: Sequence[str], model_id: str
+    ) -> dict[str, float]:
+        """The cosine of unit ``query`` with the ``model_id`` vector of each of
+        ``episode_ids`` that has one (at most 500 ids are looked at), as
+        :meth:`search_vector` would score it."""
+        ...
+
     def builtin_vector_count(self, scopes: Sequence[str], model_id: str) -> int:
         """How many live episodes of ``scopes`` have a ``model_id`` vector."""
         ...

@@ -386,6 +386,17 @@ class BuiltinIndexMixin:
         )
         return {str(r[0]): np.frombuffer(bytes(r[1]), dtype=np.float32).copy() for r in rows}
 
+    def builtin_cosines(
+        self, query: Vector, episode_ids: Sequence[str], model_id: str
+    ) -> dict[str, float]:
+        """From the stored float vectors (:meth:`builtin_vectors_for`)."""
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        return {
+            eid: float(np.dot(vector, q))
+            for eid, vector in self.builtin_vectors_for(episode_ids, model_id).items()
+            if vector.shape == q.shape
+        }
+
     def builtin_vector_count(self, scopes: Sequence[str], model_id: str) -> int:
         """Counted on the (model_id, scope) index."""
         wanted = list(dict.fromkeys(scopes))
