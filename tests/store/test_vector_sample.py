@@ -3,6 +3,7 @@ vectors a set of scopes holds, and an evenly spaced sample of them, on both stor
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable
 
@@ -149,3 +150,26 @@ def test_cosines_of_named_episodes_match_what_the_vector_search_scores(
     gone = asked[1]
     assert store.builtin_delete(gone)
     assert gone not in store.builtin_cosines(query, asked, MODEL)
+
+
+def test_episodes_read_without_bodies_carry_every_other_column(
+    make_app: Callable[..., App],
+) -> None:
+    """get_episodes(bodies=False), what recall's index filter reads: the same rows with the
+    body and its rendering left unread."""
+    app = make_app()
+    ids = [
+        ingest_text(app.memory, f"run-heads-{i}", f"2026-11-28T09:00:0{i}Z", f"did {i}", repo=API)
+        for i in range(3)
+    ]
+    app.memory.forget(ids[1])  # its row stays (body cleared): forgotten_at is read too
+    whole = app.store.get_episodes([*ids, "ep_00000000000000000000"])
+    heads = app.store.get_episodes([*ids, "ep_00000000000000000000"], bodies=False)
+    assert set(heads) == set(whole) == set(ids)
+    assert heads[ids[1]].forgotten_at is not None
+    for eid in ids:
+        if eid != ids[1]:
+            assert whole[eid].episode is not None and whole[eid].text
+        assert heads[eid].episode is None and heads[eid].text is None
+        assert heads[eid] == dataclasses.replace(whole[eid], episode=None, text=None)
+    assert app.store.get_episodes([], bodies=False) == {}

@@ -234,7 +234,8 @@ class EpisodeRecallMixin:
                 continue
             valid.append(item)
         index = self.store.index_rows(provider, [i.id for i in valid])
-        episodes = self.store.get_episodes([r.episode_id for r in index.values()])
+        # Only the columns the filter and the hits read: the text shown is the provider's.
+        episodes = self.store.get_episodes([r.episode_id for r in index.values()], bodies=False)
         kept: list[EpisodeHit] = []
         for item in valid:
             row = index.get(item.id)

@@ -38,6 +38,10 @@ EPISODE_COLUMNS = (
     "id, run_id, agent, adapter, model, repo, branch, outcome, scope, trust_class, started_at,"
     " recorded_at, forgotten_at, summary, summary_outcome, episode_json, text, content_hash"
 )
+#: The same columns with the two bodies left unread (``get_episodes(bodies=False)``).
+_HEAD_COLUMNS = EPISODE_COLUMNS.replace(
+    "episode_json, text,", "NULL AS episode_json, NULL AS text,"
+)
 _INDEX_COLUMNS = "provider, provider_id, episode_id, scope, recorded_at, forgotten_at, state"
 _JOB_COLUMNS = (
     "id, kind, provider, episode_id, provider_id, state, attempts, created_at,"
@@ -231,11 +235,14 @@ class RecordsMixin:
         found = self.db.row(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = %s", (episode_id,))
         return None if found is None else episode_row(found)
 
-    def get_episodes(self, episode_ids: Sequence[str]) -> dict[str, EpisodeRow]:
+    def get_episodes(
+        self, episode_ids: Sequence[str], *, bodies: bool = True
+    ) -> dict[str, EpisodeRow]:
         ids = list(dict.fromkeys(episode_ids))
         if not ids:
             return {}
-        rows = self.db.rows(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ANY(%s)", (ids,))
+        columns = EPISODE_COLUMNS if bodies else _HEAD_COLUMNS
+        rows = self.db.rows(f"SELECT {columns} FROM episodes WHERE id = ANY(%s)", (ids,))
         return {str(r[0]): episode_row(r) for r in rows}
 
     def list_episodes(self, flt: EpisodeFilter) -> list[EpisodeRow]:

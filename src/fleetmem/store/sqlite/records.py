@@ -33,6 +33,11 @@ _EPISODE_COLUMNS = (
     " recorded_at, forgotten_at, summary, summary_outcome, episode_json, text, content_hash"
 )
 
+#: The same columns with the two bodies left unread (``get_episodes(bodies=False)``).
+_HEAD_COLUMNS = _EPISODE_COLUMNS.replace(
+    "episode_json, text,", "NULL AS episode_json, NULL AS text,"
+)
+
 
 def _placeholders(n: int) -> str:
     return ",".join("?" * n)
@@ -318,14 +323,17 @@ class RecordsMixin:
         ).fetchone()
         return None if row is None else episode_from_row(row)
 
-    def get_episodes(self, episode_ids: Sequence[str]) -> dict[str, EpisodeRow]:
+    def get_episodes(
+        self, episode_ids: Sequence[str], *, bodies: bool = True
+    ) -> dict[str, EpisodeRow]:
         out: dict[str, EpisodeRow] = {}
         ids = list(dict.fromkeys(episode_ids))
+        columns = _EPISODE_COLUMNS if bodies else _HEAD_COLUMNS
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = _placeholders(len(chunk))
             rows = self.db.conn.execute(
-                f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE id IN ({marks})", chunk
+                f"SELECT {columns} FROM episodes WHERE id IN ({marks})", chunk
             ).fetchall()
             for r in rows:
                 out[r["id"]] = episode_from_row(r)
