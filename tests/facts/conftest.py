@@ -8,11 +8,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from fleetmem.core.facts import Actor
 from fleetmem.service.bootstrap import App
 from fleetmem.service.facts import FactService
+from tests.fakes.table_embedder import TableEmbedder
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "facts_paraphrase.json"
 VECTORS_OFF = '[model_api]\nembedding_model = ""\n'
@@ -74,3 +76,28 @@ def make_facts(
 @pytest.fixture
 def facts(make_facts: Callable[..., tuple[App, FactService]]) -> FactService:
     return make_facts()[1]
+
+
+@pytest.fixture
+def table_facts(
+    make_app: Callable[..., App], clock: Clock
+) -> Callable[[dict[str, np.ndarray]], FactService]:
+    """FactServices whose embedder maps each known text to the vector the test laid out."""
+    services: list[FactService] = []
+
+    def factory(table: dict[str, np.ndarray]) -> FactService:
+        app = make_app()
+        counter = itertools.count(1)
+        service = FactService(
+            store=app.store,
+            settings=lambda: app.config.current,
+            embedder=TableEmbedder(table),
+            clock=clock,
+            new_id=lambda: f"f_{next(counter):04d}",
+        )
+        services.append(service)
+        return service
+
+    yield factory  # type: ignore[misc]
+    for service in services:
+        service.close()

@@ -4,14 +4,12 @@ reorders the facts that match without changing which facts match."""
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
 
-from fleetmem.service.bootstrap import App
 from fleetmem.service.fact_hubs import (
     HUB_WEIGHT,
     NeighbourCache,
@@ -20,7 +18,6 @@ from fleetmem.service.fact_hubs import (
 )
 from fleetmem.service.facts import FactService
 from tests.facts.conftest import ALICE, Clock
-from tests.fakes.table_embedder import TableEmbedder
 
 
 def _unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -135,30 +132,6 @@ def _layout(seed: int, *, below: bool) -> tuple[dict[str, np.ndarray], list[str]
     question = f"question {_words(words, 2)}"
     table[question] = (q / np.linalg.norm(q)).astype(np.float32)
     return table, templated, unlike, question
-
-
-@pytest.fixture
-def table_facts(
-    make_app: Callable[..., App], clock: Clock
-) -> Callable[[dict[str, np.ndarray]], FactService]:
-    services: list[FactService] = []
-
-    def factory(table: dict[str, np.ndarray]) -> FactService:
-        app = make_app()
-        counter = itertools.count(1)
-        service = FactService(
-            store=app.store,
-            settings=lambda: app.config.current,
-            embedder=TableEmbedder(table),
-            clock=clock,
-            new_id=lambda: f"f_{next(counter):04d}",
-        )
-        services.append(service)
-        return service
-
-    yield factory  # type: ignore[misc]
-    for service in services:
-        service.close()
 
 
 def _laid_out(
