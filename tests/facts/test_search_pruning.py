@@ -81,7 +81,7 @@ def test_reading_the_best_candidates_first_changes_no_hit(
     pruned = {case: _hits(service, *case) for case in cases}
     monkeypatch.undo()
     # Reading every candidate at once: what the search did before it read them best first.
-    monkeypatch.setattr(fact_base, "PRUNE_FIRST", 10**9)
+    monkeypatch.setattr(fact_base, "READ_BEST_FIRST", False)
     whole = {case: _hits(service, *case) for case in cases}
     assert pruned == whole, seed
     if n >= 60:
