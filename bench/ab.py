@@ -46,13 +46,12 @@ def latency_rows(result: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[
 def table(base: Sequence[Mapping[str, Any]], current: Sequence[Mapping[str, Any]]) -> list[str]:
     """A markdown table: each latency row, p50 / p95 of every base run, of every current run,
     and the current runs' mean less the base runs' mean (rows missing from a run are left
-    out)."""
-    before = [dict((p, (a, b)) for p, a, b in latency_rows(r)) for r in base]
-    after = [dict((p, (a, b)) for p, a, b in latency_rows(r)) for r in current]
-    runs = [*before, *after]
-    if not runs:
+    out; no table without runs on both sides)."""
+    if not base or not current:
         return []
-    paths = [p for p in runs[0] if all(p in run for run in runs)]
+    before = [{p: (a, b) for p, a, b in latency_rows(r)} for r in base]
+    after = [{p: (a, b) for p, a, b in latency_rows(r)} for r in current]
+    paths = [p for p in before[0] if all(p in run for run in [*before, *after])]
     lines = [
         "| row | base, p50 / p95 ms | current, p50 / p95 ms | mean change, p50 / p95 |",
         "|---|---|---|---|",
@@ -62,15 +61,11 @@ def table(base: Sequence[Mapping[str, Any]], current: Sequence[Mapping[str, Any]
             ", ".join(f"{r[path][0]:.1f} / {r[path][1]:.1f}" for r in side)
             for side in (before, after)
         ]
-        change = (
-            [
-                statistics.fmean(r[path][i] for r in after)
-                - statistics.fmean(r[path][i] for r in before)
-                for i in (0, 1)
-            ]
-            if before and after
-            else [0.0, 0.0]
-        )
+        change = [
+            statistics.fmean(r[path][i] for r in after)
+            - statistics.fmean(r[path][i] for r in before)
+            for i in (0, 1)
+        ]
         lines.append(f"| {path} | {shown[0]} | {shown[1]} | {change[0]:+.1f} / {change[1]:+.1f} |")
     return lines
 

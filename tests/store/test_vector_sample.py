@@ -1,5 +1,7 @@
-"""What the correction for hubs reads from a store (providers/episode_hubs.py): how many
-vectors a set of scopes holds, and an evenly spaced sample of them, on both stores."""
+"""What recall reads of the built-in index besides its two searches, on both stores: for the
+correction for hubs (providers/episode_hubs.py) how many vectors a set of scopes holds, an
+evenly spaced sample of them and every one page by page; the cosines of named episodes; and
+episodes read without their bodies."""
 
 from __future__ import annotations
 
@@ -34,14 +36,21 @@ def _fill(app: App, rng: np.random.Generator, repo: str, n: int) -> dict[str, np
     return out
 
 
-def test_count_and_sample_cover_the_scopes_asked_and_no_other(
-    make_app: Callable[..., App],
-) -> None:
+def _two_repos(
+    make_app: Callable[..., App], api_n: int, web_n: int
+) -> tuple[int, np.random.Generator, App, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """A fresh app with ``api_n`` indexed episodes in API and ``web_n`` in WEB: (seed, its
+    generator, the app, API's vectors by id, WEB's)."""
     seed = random.SystemRandom().randrange(2**32)
     rng = np.random.default_rng(seed)
     app = make_app()
-    api = _fill(app, rng, API, 23)
-    web = _fill(app, rng, WEB, 9)
+    return seed, rng, app, _fill(app, rng, API, api_n), _fill(app, rng, WEB, web_n)
+
+
+def test_count_and_sample_cover_the_scopes_asked_and_no_other(
+    make_app: Callable[..., App],
+) -> None:
+    seed, _, app, api, web = _two_repos(make_app, 23, 9)
     store = app.store
     assert store.builtin_vector_count([f"project:{API}"], MODEL) == 23, seed
     assert store.builtin_vector_count([f"project:{API}", f"project:{WEB}"], MODEL) == 32
@@ -83,11 +92,7 @@ def test_a_deleted_episode_leaves_the_count_and_the_sample(make_app: Callable[..
 def test_pages_read_every_vector_of_the_scopes_once_in_stored_order(
     make_app: Callable[..., App],
 ) -> None:
-    seed = random.SystemRandom().randrange(2**32)
-    rng = np.random.default_rng(seed)
-    app = make_app()
-    api = _fill(app, rng, API, 13)
-    web = _fill(app, rng, WEB, 6)
+    seed, _, app, api, web = _two_repos(make_app, 13, 6)
     both = {**api, **web}
     store = app.store
     scopes = [f"project:{WEB}", f"project:{API}"]
@@ -127,11 +132,7 @@ def test_cosines_of_named_episodes_match_what_the_vector_search_scores(
 ) -> None:
     """builtin_cosines (the word-only hits' meaning) gives each episode the figure the vector
     search gives it, in any scope, leaving out ids with no vector of the model."""
-    seed = random.SystemRandom().randrange(2**32)
-    rng = np.random.default_rng(seed)
-    app = make_app()
-    api = _fill(app, rng, API, 17)
-    web = _fill(app, rng, WEB, 6)
+    seed, rng, app, api, web = _two_repos(make_app, 17, 6)
     store = app.store
     query = _unit(rng)
     both = [f"project:{API}", f"project:{WEB}"]

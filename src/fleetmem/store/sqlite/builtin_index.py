@@ -293,17 +293,20 @@ class BuiltinIndexMixin:
         if not ids:
             return {}
         q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+        # Looked up outside the lock (each thread has its own connection), so recalls
+        # searching the blocks meanwhile do not wait on it; a row deleted since is not in
+        # its block any more and is left out below.
+        by_scope: dict[str, list[tuple[int, str]]] = {}
+        for seq, eid, scope in self.db.conn.execute(
+            "SELECT v.seq, v.episode_id, e.scope FROM builtin_vectors v"
+            " JOIN episodes e ON e.id = v.episode_id"
+            f" WHERE v.model_id = ? AND v.episode_id IN ({_placeholders(len(ids))})",
+            [model_id, *ids],
+        ):
+            by_scope.setdefault(str(scope), []).append((int(seq), str(eid)))
         out: dict[str, float] = {}
         with self._matrix_lock:
             matrix = self._refresh(model_id)
-            by_scope: dict[str, list[tuple[int, str]]] = {}
-            for seq, eid, scope in self.db.conn.execute(
-                "SELECT v.seq, v.episode_id, e.scope FROM builtin_vectors v"
-                " JOIN episodes e ON e.id = v.episode_id"
-                f" WHERE v.model_id = ? AND v.episode_id IN ({_placeholders(len(ids))})",
-                [model_id, *ids],
-            ):
-                by_scope.setdefault(str(scope), []).append((int(seq), str(eid)))
             for scope, found in by_scope.items():
                 block = matrix.blocks.get(scope)
                 if block is None or block.count == 0 or block.vectors.shape[1] != q.shape[0]:
