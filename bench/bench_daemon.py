@@ -100,12 +100,22 @@ def _store(home: Path, planned: int, real_vectors: int, forced: bool) -> dict[st
     return harness.shared_episode_store(home, planned, real_vectors, build, stop_at=stop_at)
 
 
-def measure(home: Path, episodes: int, warm: int, n: int, *, idle_s: float = 0.0) -> dict[str, Any]:
+def measure(
+    home: Path,
+    episodes: int,
+    warm: int,
+    n: int,
+    *,
+    idle_s: float = 0.0,
+    extra_env: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Start ``fleetmem serve`` over ``home``, recall through HTTP, read its memory; with
     ``idle_s``, read it again after that long without a request (``after_idle``: what the
-    daemon gives back when quiet, such as the token counter's vocabulary)."""
+    daemon gives back when quiet, such as the token counter's vocabulary). ``extra_env``
+    is set for the daemon on top of this process's environment (without its FLEETMEM_*)."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETMEM_")}
+    env.update(extra_env or {})
     env["FLEETMEM_HOME"] = str(home)
     env["HF_HUB_OFFLINE"] = "1"
     log = (home / "serve.log").open("wb")

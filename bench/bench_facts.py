@@ -182,6 +182,7 @@ def _time(fn: Any, repeats: int) -> dict[str, float | int]:
 
 def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
     from fleetmem.core.facts import LIVE
+    from fleetmem.embed.base import embed_query
 
     data = json.loads(DATA.read_text(encoding="utf-8"))
     if tiny:
@@ -254,7 +255,9 @@ def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
             },
             "search": {
                 "fleetmem": _time(lambda: facts.search(next_query()), repeats),
-                "embed_query_alone": _time(lambda: app.embedder.embed([next_query()]), repeats),
+                "embed_query_alone": _time(
+                    lambda: embed_query(app.embedder, next_query()), repeats
+                ),
                 "numpy_cosine_alone": _time(numpy_cosine, repeats),
                 "bare_sql_like": _time(
                     lambda: conn.execute(

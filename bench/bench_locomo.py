@@ -80,7 +80,7 @@ from typing import Any
 
 import numpy as np
 
-from fleetmem.embed.base import Embedder, Vectors
+from fleetmem.embed.base import Embedder, Vectors, embed_query
 from fleetmem.embed.local import LocalMiniLM
 from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
 from fleetmem.service.bootstrap import App, build
@@ -225,6 +225,10 @@ class DocumentCache:
             for text, vec in zip(missing, self.inner.embed(missing), strict=True):
                 self._memo[text] = vec
         return np.stack([self._memo[t] for t in texts]).astype(np.float32)
+
+    def embed_query(self, text: str) -> Any:
+        """A question, by the model's own query path (its int8 copy), never cached."""
+        return embed_query(self.inner, text)
 
 
 # ---- variants ----------------------------------------------------------------------------
@@ -615,7 +619,7 @@ def _rank(
     memory: MemoryService, app: App, cache: DocumentCache, v: Variant, scope: str, query: str
 ) -> list[str]:
     if v.direct_vector:
-        qvec = cache.embed([query])[0]
+        qvec = cache.embed_query(query)
         return [i for i, _ in app.store.search_vector(qvec, cache.model_id, [scope], LIMIT)]
     result = memory.recall(query, scopes=[scope], limit=LIMIT)
     if result.degraded:

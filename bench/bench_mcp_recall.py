@@ -238,6 +238,7 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int, p: Plan) 
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     from fleetmem.core.textquery import fts_match
+    from fleetmem.embed.base import embed_query
     from fleetmem.service.briefings import BriefingService, subject_of
     from fleetmem.service.fact_items import FactItems, fact_scopes
     from fleetmem.service.memory import MemoryService
@@ -276,7 +277,7 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int, p: Plan) 
 
     def vector_channel(query: str, scopes: list[str]) -> float:
         # The query's embedding is not part of this row: only the cosine search is timed.
-        vector = app.embedder.embed([query])[0]
+        vector = embed_query(app.embedder, query)
         start = time.perf_counter()
         app.store.search_vector(vector, app.embedder.model_id, scopes, 50)
         return (time.perf_counter() - start) * 1000
@@ -343,7 +344,7 @@ async def _measure(app: Any, home: Path, runs: dict[str, Any], n: int, p: Plan) 
                     "bare_index": lambda q=query, s=scopes: app.providers.builtin.recall(
                         q, s, 8, []
                     ),
-                    "embed_query": lambda q=query: app.embedder.embed([q]),
+                    "embed_query": lambda q=query: embed_query(app.embedder, q),
                 }
                 order = list(ROWS[i % len(ROWS) :] + ROWS[: i % len(ROWS)])
                 for row in order:

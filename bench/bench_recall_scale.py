@@ -77,6 +77,7 @@ from bench.populate import (
     store_mib,
     write_path_at_size,
 )
+from fleetmem.embed.base import embed_query
 from fleetmem.store.sqlite import vector_blob
 
 # Other benchmarks import the population pieces from here; they live in bench.populate.
@@ -192,7 +193,7 @@ def measure(
         scopes = [repo.scope]
         share += scope_counts.get(repo.scope, 0) / size
         match = fts_match(query) or '""'
-        qv = timed("embed", lambda q=query: embedding_model(app).embed([q])[0])
+        qv = timed("embed", lambda q=query: embed_query(embedding_model(app), q))
 
         def do_recall(q: str = query, s: list[str] = scopes) -> None:
             result = app.memory.recall(q, scopes=s)

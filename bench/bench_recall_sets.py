@@ -179,7 +179,7 @@ def _ask(
     def rank(query: str, scopes: list[str]) -> list[str]:
         started = time.perf_counter()
         if memory is None:
-            qvec = cache.embed([query])[0]
+            qvec = cache.embed_query(query)
             hits = app.store.search_vector(qvec, cache.model_id, scopes, LIMIT)
             ids = [i for i, _ in hits]
         else:

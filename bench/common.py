@@ -169,12 +169,38 @@ def machine() -> dict[str, Any]:
         "numpy": _version("numpy"),
         "onnxruntime": _version("onnxruntime"),
         "sqlite": sqlite3.sqlite_version,
+        "query_embedding": query_path(),
         "fleetmem": _version("fleetmem"),
         "commit": _git_commit(),
         "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         # Other work on a shared machine shows up here; read the figures with it in mind.
         "loadavg_1m": round(os.getloadavg()[0], 2),
     }
+
+
+def query_path() -> str:
+    """What the offline model embeds queries with here: its int8 copy once this machine has
+    made one (fleetmem.embed.query_model), else the shipped model."""
+    try:
+        from fleetmem.embed import local, query_model
+    except ImportError:
+        return "unknown"
+    if not query_model.wanted():
+        return "shipped model (FLEETMEM_QUERY_MODEL=full)"
+    ready = query_model.ready(query_model.cache_file(local.MODEL_SHA256))
+    return "int8 copy" if ready else "shipped model (no int8 copy made)"
+
+
+def prepare_query_copy() -> str:
+    """Make this machine's int8 query copy if it is missing (a child process does the work,
+    as in a daemon), so every benchmark measures queries as a running daemon embeds them."""
+    try:
+        from fleetmem.embed import local, query_model
+    except ImportError:
+        return "unknown"
+    if query_model.wanted():
+        query_model.prepare(local._model_file(), query_model.cache_file(local.MODEL_SHA256))
+    return query_path()
 
 
 def machine_line(m: dict[str, Any]) -> str:

@@ -53,6 +53,7 @@ from fleetmem.core.named_agents import named_agents, without_names
 from fleetmem.core.periods import named_periods, splits
 from fleetmem.core.ranking import Calibration, calibration_for, score_fusion
 from fleetmem.core.textquery import fts_match, match_phrases
+from fleetmem.embed.base import embed_query
 from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
 from fleetmem.providers.episode_hubs import corrected, to_correct
 from fleetmem.service.bootstrap import App
@@ -146,7 +147,7 @@ def _capture_one(
     text_hits = _bm25_hits(app, match, scopes) if match else []
     idf = _idf(app, match) if match else []
     assert provider.embedder is not None
-    qvec = provider.embedder.embed([searched])[0]
+    qvec = embed_query(provider.embedder, searched)
     vec_hits = store.search_vector(qvec, provider.embedder.model_id, scopes, WIDE)
     cosine = {i: float(c) for i, c in vec_hits}
     missing = [i for i, _ in text_hits if i not in cosine]

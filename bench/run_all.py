@@ -43,7 +43,15 @@ from types import ModuleType
 from typing import Any
 
 from bench import harness
-from bench.common import RESULTS, RESULTS_ENV, machine, machine_line, results_dir, write_result
+from bench.common import (
+    RESULTS,
+    RESULTS_ENV,
+    machine,
+    machine_line,
+    prepare_query_copy,
+    results_dir,
+    write_result,
+)
 
 BENCH_DIR = Path(__file__).resolve().parent
 PREFIX = "bench_"
@@ -287,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     if not names:
         print("no benchmarks found in bench/", file=sys.stderr)
         return 1
+    if mode != "tiny":
+        # Queries as a daemon embeds them after its first minute: by the int8 copy.
+        print(f"queries embedded by: {prepare_query_copy()}", file=sys.stderr)
     directory = args.results_dir
     if mode == "tiny" and directory is None:
         directory = Path(tempfile.mkdtemp(prefix="fleetmem-bench-tiny-"))

@@ -24,6 +24,11 @@ pytest_plugins = ["tests.fakes.openai_server"]
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "run-record.json"
 
+# Queries embed by the shipped model throughout the tests, whether or not this machine has made
+# the int8 copy (fleetmem.embed.query_model): a ranking a test checks must not depend on what an
+# earlier test or daemon left in ~/.cache. tests/embed/test_query_model.py turns it on itself.
+os.environ.setdefault("FLEETMEM_QUERY_MODEL", "full")
+
 
 @pytest.fixture
 def rng() -> random.Random:

@@ -21,7 +21,7 @@ def test_default_is_the_local_model_and_loads_nothing_yet() -> None:
     embedder = make_embedder("local:minilm", None, None, {})
     assert isinstance(embedder, LocalMiniLM)
     assert isinstance(embedder, Embedder)
-    assert embedder._loaded is None
+    assert embedder._files is None and not embedder.document_model_loaded
 
 
 def test_local_model_ignores_remote_settings() -> None:

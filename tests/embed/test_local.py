@@ -27,7 +27,7 @@ def test_identity_is_known_before_loading() -> None:
     assert isinstance(embedder, Embedder)
     assert embedder.model_id == MODEL_ID == "local:all-MiniLM-L6-v2-onnx-int8"
     assert embedder.dim == DIM == 384
-    assert embedder._loaded is None  # asking who it is must not cost a model load
+    assert embedder._files is None  # asking who it is must not cost a model load
 
 
 def test_rows_are_unit_float32_in_input_order(model: LocalMiniLM) -> None:
@@ -80,14 +80,19 @@ def test_texts_are_cut_to_256_tokens(model: LocalMiniLM) -> None:
 
 
 def test_concurrent_first_calls_load_once_and_agree(monkeypatch: pytest.MonkeyPatch) -> None:
-    loads: list[int] = []
-    real_load = local._load
+    loads: list[str] = []
+    real_files, real_session = local._load_files, local._session
 
-    def counting_load(threads: int) -> local._Loaded:
-        loads.append(threads)
-        return real_load(threads)
+    def counting_files() -> local._Files:
+        loads.append("files")
+        return real_files()
 
-    monkeypatch.setattr(local, "_load", counting_load)
+    def counting_session(model_file: Path, tokenizer: object, threads: int) -> local._Loaded:
+        loads.append("session")
+        return real_session(model_file, tokenizer, threads)
+
+    monkeypatch.setattr(local, "_load_files", counting_files)
+    monkeypatch.setattr(local, "_session", counting_session)
     embedder = LocalMiniLM()
     start = threading.Barrier(6)
     results: list[np.ndarray] = []
@@ -104,7 +109,7 @@ def test_concurrent_first_calls_load_once_and_agree(monkeypatch: pytest.MonkeyPa
         worker.start()
     for worker in workers:
         worker.join()
-    assert len(loads) == 1
+    assert loads == ["files", "session"]
     assert len(results) == 6
     for vector in results[1:]:
         np.testing.assert_array_equal(vector, results[0])

@@ -19,8 +19,10 @@ else:
 #: The array every embedder returns: float32, shape ``(len(texts), dim)``, rows L2-normalised.
 if TYPE_CHECKING:
     Vectors = npt.NDArray[np.float32]
+    Vector = npt.NDArray[np.float32]
 else:  # numpy is imported on first use (fleetmem.lazy_numpy); the alias is for annotations
     Vectors = Any
+    Vector = Any
 
 
 @runtime_checkable
@@ -58,3 +60,18 @@ def normalise_rows(matrix: npt.ArrayLike) -> Vectors:
     # A zero row has no direction; dividing by 1 keeps it zero rather than poisoning scores.
     safe = np.where(norms > 0.0, norms, np.float32(1.0))
     return np.ascontiguousarray(as_f32 / safe, dtype=np.float32)
+
+
+def embed_query(embedder: Embedder, text: str) -> Vector:
+    """The vector of one search query.
+
+    An embedder may embed queries its own way (the offline model uses its int8 copy, see
+    :mod:`fleetmem.embed.query_model`) through an ``embed_query(text)`` method; any other is
+    asked ``embed([text])``. Documents are always embedded by ``embed``.
+    """
+    own = getattr(embedder, "embed_query", None)
+    if callable(own):
+        vector: Vector = own(text)
+        return vector
+    first: Vector = embedder.embed([text])[0]
+    return first

@@ -32,6 +32,9 @@ class EmbedderHealth:
     state: EmbedderState
     reason: str | None = None
     fix: str | None = None
+    #: What search queries are embedded with, when that differs by machine (the offline
+    #: model: its int8 copy, or the shipped model until the copy is made).
+    queries: str | None = None
 
     @property
     def search(self) -> SearchMode:
@@ -41,7 +44,8 @@ class EmbedderHealth:
     def sentence(self) -> str:
         """One plain line, e.g. ``word-only search: ...; pip install ...``."""
         if self.state == "ok":
-            return f"{self.model}: words and meaning (hybrid search)"
+            line = f"{self.model}: words and meaning (hybrid search)"
+            return f"{line}; queries by {self.queries}" if self.queries else line
         if self.state == "unchecked":
             return f"{self.model}: remote model, checked on first use"
         parts = [f"word-only search: {self.reason}"]
@@ -57,6 +61,7 @@ class EmbedderHealth:
             "search": self.search,
             "reason": self.reason,
             "fix": self.fix,
+            "queries": self.queries,
             "summary": self.sentence(),
         }
 

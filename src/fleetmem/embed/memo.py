@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from fleetmem.embed.base import Embedder, Vectors
+from fleetmem.embed.base import Embedder, Vector, Vectors, embed_query
 
 #: Long enough for every part of one recall, short enough never to serve a stale model.
 DEFAULT_TTL_S = 5.0
@@ -45,9 +45,11 @@ class RecentQueries:
         self._size = size
         self._clock = clock
         self._lock = threading.Lock()
-        self._recent: OrderedDict[str, tuple[float, Vectors]] = OrderedDict()
+        # Keyed by ("text" or "query", text): a query may be embedded differently from the
+        # same words as a document (the offline model's int8 copy).
+        self._recent: OrderedDict[tuple[str, str], tuple[float, Vectors]] = OrderedDict()
         # Queries being embedded right now, so a concurrent asker waits instead of repeating.
-        self._running: dict[str, Future[Vectors]] = {}
+        self._running: dict[tuple[str, str], Future[Vectors]] = {}
 
     @property
     def model_id(self) -> str:
@@ -62,30 +64,38 @@ class RecentQueries:
         embedded by another thread right now) is reused."""
         if isinstance(texts, str) or len(texts) != 1:
             return self.inner.embed(texts)
-        text = texts[0]
+        return self._once(("text", texts[0]), lambda: self.inner.embed(texts))
+
+    def embed_query(self, text: str) -> Vector:
+        """The query's vector by the wrapped embedder's query path (:func:`embed_query`),
+        reused within ``ttl_s`` as :meth:`embed` reuses a single text."""
+        row: Vector = self._once(("query", text), lambda: embed_query(self.inner, text)[None, :])[0]
+        return row
+
+    def _once(self, key: tuple[str, str], compute: Callable[[], Vectors]) -> Vectors:
         now = self._clock()
         with self._lock:
-            hit = self._recent.get(text)
+            hit = self._recent.get(key)
             if hit is not None and 0 <= now - hit[0] <= self._ttl_s:
-                self._recent.move_to_end(text)
+                self._recent.move_to_end(key)
                 return hit[1].copy()
-            running = self._running.get(text)
+            running = self._running.get(key)
             if running is None:
                 mine: Future[Vectors] = Future()
-                self._running[text] = mine
+                self._running[key] = mine
         if running is not None:
             return running.result().copy()
         try:
-            vectors = self.inner.embed(texts)
+            vectors = compute()
         except BaseException as exc:
             with self._lock:
-                self._running.pop(text, None)
+                self._running.pop(key, None)
             mine.set_exception(exc)
             raise
         with self._lock:
-            self._running.pop(text, None)
-            self._recent[text] = (now, vectors.copy())
-            self._recent.move_to_end(text)
+            self._running.pop(key, None)
+            self._recent[key] = (now, vectors.copy())
+            self._recent.move_to_end(key)
             while len(self._recent) > self._size:
                 self._recent.popitem(last=False)
         mine.set_result(vectors.copy())

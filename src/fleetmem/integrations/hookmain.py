@@ -261,6 +261,10 @@ def serve_relayed(app: Any, hook: RelayedHook, reply: Callable[[str], None]) -> 
     reply(answer)
 
 
+#: Seconds after a daemon starts before it makes the int8 query copy, when it has none.
+QUERY_MODEL_AFTER_S = 30.0
+
+
 def warm_for_hooks(app: Any) -> None:
     """Load, once in the daemon, what the first relayed SessionStart would otherwise load
     while a session waits on it (measured: 870 ms for a new daemon's first session against
@@ -287,6 +291,16 @@ def warm_for_hooks(app: Any) -> None:
         app.files.assemble(claude_hooks.ADAPTER)  # the agent hooks run as by default
     except Exception as exc:
         log.info("hook.warm_failed error=%s", type(exc).__name__)
+    # Then the int8 copy of the model that embeds queries in about half the time: made once per
+    # machine (a child process, a few seconds), then loaded from the cache by every process.
+    # Made a while after start, not during it: a daemon's first minute serves the sessions
+    # that were waiting for it, and a daemon started only for a moment makes nothing.
+    prepare = getattr(app.embedder, "prepare_query_model", None)
+    if callable(prepare):
+        try:
+            prepare(delay_s=QUERY_MODEL_AFTER_S)
+        except Exception as exc:  # queries stay on the shipped model
+            log.info("hook.warm_failed part=query_model error=%s", type(exc).__name__)
 
 
 def _close(app: Any) -> None:

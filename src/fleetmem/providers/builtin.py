@@ -18,7 +18,7 @@ from fleetmem.core.named_agents import named_agents, without_names
 from fleetmem.core.periods import Period, named_periods, splits
 from fleetmem.core.ranking import Calibration, calibration_for, reciprocal_rank_fusion
 from fleetmem.core.textquery import fts_match
-from fleetmem.embed.base import Embedder
+from fleetmem.embed.base import Embedder, embed_query
 from fleetmem.errors import EmbeddingUnavailable
 from fleetmem.providers.base import MAX_ITEM_TEXT, ProviderItem, ProviderRecall
 from fleetmem.providers.episode_hubs import EpisodeHubs, corrected, to_correct
@@ -343,7 +343,7 @@ class BuiltinProvider:
             cached = self._recent.get(key)
         if cached is not None:
             return cached
-        vector: Vector = self._embedder.embed([text])[0]
+        vector: Vector = embed_query(self._embedder, text)
         with self._lock:
             self._recent[key] = vector
             while len(self._recent) > RECENT_QUERIES:

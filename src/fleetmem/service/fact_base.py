@@ -39,7 +39,7 @@ from fleetmem.core.facts import (
     search_score,
     word_overlap,
 )
-from fleetmem.embed.base import Embedder
+from fleetmem.embed.base import Embedder, embed_query
 from fleetmem.errors import EmbeddingUnavailable, RateLimited, UnknownFact
 from fleetmem.service.fact_hubs import NeighbourCache, adjusted
 from fleetmem.service.fact_results import NearDuplicate, SearchHit
@@ -276,7 +276,7 @@ class FactServiceBase:
         if self.embedder is None:
             return None, "embeddings_unavailable"
         try:
-            vector: Vector = self.embedder.embed([query])[0]
+            vector: Vector = embed_query(self.embedder, query)
         except EmbeddingUnavailable as exc:
             log.warning("facts.query_embed_failed error=%s", exc)
             return None, "embeddings_unavailable"
