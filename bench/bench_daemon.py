@@ -39,6 +39,9 @@ from bench.common import FleetData, latency_summary, machine_line, timed_ms
 FLEETMEM = str(Path(sys.executable).with_name("fleetmem"))
 SIZE = 100_000
 WARM_RECALLS = 30
+#: Runs recorded through the daemon after its recalls: recording embeds documents, which
+#: loads the document model beside the query copy (``after_ingest``).
+INGEST = 20
 RECALLS = 100
 #: ``--quick``: recalls before the memory reading, and recalls timed.
 QUICK_WARM_RECALLS = 10
@@ -108,11 +111,14 @@ def measure(
     *,
     idle_s: float = 0.0,
     extra_env: dict[str, str] | None = None,
+    ingest: int = 0,
 ) -> dict[str, Any]:
     """Start ``fleetmem serve`` over ``home``, recall through HTTP, read its memory; with
-    ``idle_s``, read it again after that long without a request (``after_idle``: what the
-    daemon gives back when quiet, such as the token counter's vocabulary). ``extra_env``
-    is set for the daemon on top of this process's environment (without its FLEETMEM_*)."""
+    ``ingest``, then record that many new runs through ``POST /api/v1/runs`` (each embeds
+    its episode) and read it again (``after_ingest``); with ``idle_s``, read it again after
+    that long without a request (``after_idle``: what the daemon gives back when quiet, such
+    as the token counter's vocabulary and the document model). ``extra_env`` is set for the
+    daemon on top of this process's environment (without its FLEETMEM_*)."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETMEM_")}
     env.update(extra_env or {})
@@ -144,6 +150,16 @@ def measure(
             ]
             out["recall_http"] = latency_summary(samples)
             out["healthz"] = latency_summary(health)
+            out["queries_by"] = client.get("/healthz").json().get("embedder", {}).get("queries")
+            if ingest:
+                # Run ids past the store's own, so each one is new and embeds its episode.
+                records = FleetData().records(ingest, start=episodes + 1_000_000)
+                written = [
+                    timed_ms(lambda r=r: client.post("/api/v1/runs", json=r).raise_for_status())[0]
+                    for r in records
+                ]
+                out["ingest_http"] = latency_summary(written)
+                out["after_ingest"] = proc_memory_mib(proc.pid)
             if idle_s > 0:
                 time.sleep(idle_s)
                 out["after_idle"] = proc_memory_mib(proc.pid) | {"idle_s": idle_s}
@@ -192,7 +208,7 @@ def run(quick: bool = False, tiny: bool = False) -> dict[str, Any]:
                 " 100k would exceed the benchmark's population budget (see recall_scale)"
             )
         harness.progress(f"daemon: fleetmem serve over {episodes:,} episodes")
-        result = measure(home, episodes, warm, n)
+        result = measure(home, episodes, warm, n, ingest=3 if tiny or quick else INGEST)
         result["populate"] = {
             "records": episodes,
             "seconds": stats["seconds"],

@@ -56,6 +56,9 @@ from fleetmem.store.sqlite.packed import pack, pack_against, unpack
 
 SIZE = 100_000
 PG_SIZE = 20_000
+#: Runs recorded through the daemon after its recalls (full runs only): a daemon that records
+#: runs holds the document model too, until it has been quiet a while (``after_idle``).
+INGEST = 20
 QUICK_SIZE = 2_000
 REAL_VECTORS = 2_000
 
@@ -246,7 +249,9 @@ def measure(
         # bench_daemon's store, at the size asked for (no fallback to a smaller one).
         stats = bench_daemon._store(home, size, real_vectors, forced=True)
         disk = sqlite_footprint(home / "fleetmem.db")
-        memory = bench_daemon.measure(home, disk["episodes"], warm, n, idle_s=idle_s)
+        memory = bench_daemon.measure(
+            home, disk["episodes"], warm, n, idle_s=idle_s, ingest=INGEST if idle_s else 0
+        )
         out["sqlite"] = {
             "disk": disk,
             "memory": memory,

@@ -145,6 +145,31 @@ def scale_rows(res: Results) -> list[Row]:
     return rows
 
 
+def latency_rows(res: Results) -> list[Row]:
+    """Issue 17's query latency: the default ranking at 10,000 episodes, embedding included."""
+    latency = res("recall-latency")
+    if latency is None:
+        return []
+    measured = _get(latency, "measured") or {}
+    rc = measured.get("recall") or {}
+    ingest = _get(latency, "ingest_one_by_one", "records_per_s")
+    return [
+        Row(
+            "17",
+            f"recall p50 / p95 / p99 at {_count(latency.get('size'))} episodes, query"
+            " embedding included (service, default ranking)",
+            f"{_ms(rc.get('p50_ms'))} / {_ms(rc.get('p95_ms'))} / {_ms(rc.get('p99_ms'))}",
+            f"query embedding p95 {_ms(_get(measured, 'embed_query', 'p95_ms'))}"
+            f" ({_get(latency, 'machine', 'query_embedding') or 'shipped model'}),"
+            f" bare FTS5 p95 {_ms(_get(measured, 'fts5_bare', 'p95_ms'))};"
+            f" ingest {ingest if ingest is not None else '?'} records/s one by one",
+            "p95 <= 15 ms",
+            _status(rc.get("p95_ms"), 15.0, at_most=True),
+            _command("recall_latency"),
+        )
+    ]
+
+
 def mcp_rows(res: Results) -> list[Row]:
     rows: list[Row] = []
     mcp = res("mcp_recall")
@@ -567,6 +592,7 @@ def rows(res: Results, mode: str = "full") -> list[Row]:
     return [
         *locomo_rows(res),
         *scale_rows(res),
+        *latency_rows(res),
         *mcp_rows(res),
         *briefing_episode_rows(res),
         *facts_rows(res),

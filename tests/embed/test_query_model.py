@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -352,3 +353,21 @@ def test_the_memo_keeps_queries_apart_from_documents() -> None:
 
     plain = RecentQueries(DocumentsOnly())  # type: ignore[arg-type]
     assert plain.embed_query("q").tolist() == pytest.approx([0.6, 0.8])
+
+
+def test_the_copy_is_kept_under_the_cache_folder_or_a_temporary_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sha = "ab" * 32
+    named = query_model.cache_file(sha, {"XDG_CACHE_HOME": str(tmp_path)})
+    assert named.parent == tmp_path / "fleetmem" / "models"
+    assert named.name.startswith(f"minilm-query-int8-{sha[:16]}-ort") and named.suffix == ".onnx"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert query_model.cache_file(sha, {}).parent == tmp_path / "home/.cache/fleetmem/models"
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    fallback = query_model.cache_file(sha, {})
+    assert fallback.parent == Path(tempfile.gettempdir()) / "fleetmem" / "models"

@@ -33,6 +33,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from importlib import metadata
@@ -63,15 +64,20 @@ def wanted(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def cache_file(source_sha256: str, environ: Mapping[str, str] = os.environ) -> Path:
-    """Where the copy of the model whose sha256 is ``source_sha256`` is kept."""
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    """Where the copy of the model whose sha256 is ``source_sha256`` is kept.
+
+    Under ``$XDG_CACHE_HOME``, else ``~/.cache``; with neither (no home directory at all),
+    under the system's temporary folder, so a process without a home still finds a copy.
+    """
+    base = environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError):  # no HOME and no passwd entry
+            base = tempfile.gettempdir()
     versions = f"ort{_version('onnxruntime')}-onnx{_version('onnx')}"
-    return (
-        Path(base)
-        / "fleetmem"
-        / "models"
-        / f"minilm-query-int8-{source_sha256[:16]}-{versions}.onnx"
-    )
+    name = f"minilm-query-int8-{source_sha256[:16]}-{versions}.onnx"
+    return Path(base) / "fleetmem" / "models" / name
 
 
 def _version(dist: str) -> str:

@@ -107,10 +107,12 @@ def _embedder(app: Any, clock: Callable[[], float]) -> Check:
     except EmbeddingUnavailable as exc:
         return Check("embeddings", "fail", f"{embedder.model_id}: word-only search: {exc}")
     took = (clock() - started) * 1000
+    queries = f"; queries by {health.queries}" if health.queries else ""
     return Check(
         "embeddings",
         "ok",
-        f"{embedder.model_id} answered in {took:.0f} ms: words and meaning (hybrid search)",
+        f"{embedder.model_id} answered in {took:.0f} ms: words and meaning (hybrid search)"
+        + queries,
     )
 
 
