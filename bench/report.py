@@ -147,7 +147,8 @@ def scale_rows(res: Results) -> list[Row]:
 
 def latency_rows(res: Results) -> list[Row]:
     """Issue 17's query latency: the default ranking at 10,000 episodes, embedding included."""
-    latency = res("recall-latency")
+    # run_all writes recall_latency.json; the module run alone wrote recall-latency.json.
+    latency = res("recall_latency") or res("recall-latency")
     if latency is None:
         return []
     measured = _get(latency, "measured") or {}
