@@ -56,6 +56,10 @@ class EmbedderHealth(Strict):
     search: str = Field(description="hybrid (words and meaning) or word-only")
     reason: str | None
     fix: str | None
+    queries: str | None = Field(
+        description="what search queries are embedded by (the offline model's int8 copy, or"
+        " the shipped model and why); null for other embedders"
+    )
     summary: str = Field(description="one line for people")
 
 
