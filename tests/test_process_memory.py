@@ -40,7 +40,7 @@ def test_the_local_model_shrinks_onnxruntimes_arena_after_each_run() -> None:
 
     embedder = LocalMiniLM()
     try:
-        loaded = embedder._ensure_loaded()
+        loaded = embedder._full_session()  # the session documents are embedded by
     except Exception as exc:  # the model package is a test dependency; say so if absent
         pytest.fail(f"the local model did not load: {exc}")
     shrink = loaded.run_options.get_run_config_entry("memory.enable_memory_arena_shrinkage")

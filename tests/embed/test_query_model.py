@@ -73,6 +73,10 @@ def test_queries_embed_by_the_copy_and_documents_by_the_shipped_model(made: Path
     assert health.as_dict()["queries"] == "the int8 copy of the model"
     # Answering queries needs only the copy: the shipped model's session is not loaded.
     assert model.document_model_loaded is False
+    # The copy's session shrinks onnxruntime's arena after each run, as the shipped model's.
+    copy = model._query
+    assert copy is not None
+    assert copy.run_options.get_run_config_entry("memory.enable_memory_arena_shrinkage") == "cpu:0"
     fast = model.embed_query(QUESTION)
     assert model.document_model_loaded is False
     full = shipped.embed([QUESTION])[0]
