@@ -11,7 +11,6 @@ whatever the installed package claims.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import logging
@@ -324,7 +323,9 @@ class LocalMiniLM:
 
     def _checked_copy(self, files: _Files, path: Path) -> _Loaded | None:
         """The copy at ``path`` as a session, if it embeds the probes as its maker recorded
-        the shipped model embedding them; None (and the reason in ``health``) otherwise."""
+        the shipped model embedding them; None when there is no good copy there (missing,
+        its bytes changed: ``health`` still says none was made) or it embeds them otherwise
+        (``health`` says so)."""
         recorded = query_model.probe_vectors(path)
         if recorded is None:
             return None
@@ -409,10 +410,10 @@ class LocalMiniLM:
                 files = _load_files()
                 copy = None
                 if self._want_query_copy:
-                    # A copy made earlier on this machine (no child process, no wait).
+                    # A copy made earlier on this machine (no child process, no wait);
+                    # None, without a second read of its bytes, when there is none.
                     out = query_model.cache_file(MODEL_SHA256, self._environ)
-                    if query_model.ready(out):
-                        copy = self._checked_copy(files, out)
+                    copy = self._checked_copy(files, out)
                 if copy is None:
                     self._full = _session(files.model_file, files.tokenizer, self._threads)
                 self._query = copy
@@ -521,14 +522,11 @@ def _verify(
         raise LocalModelMissing(
             f"the file {path} has {size} bytes, not {expected_size}", f"reinstall it: {fix}"
         )
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != expected_sha256:
+    found = query_model.sha256_of(path)
+    if found != expected_sha256:
         raise LocalModelMissing(
             f"the file {path} fails its sha256 check (expected {expected_sha256[:12]}...,"
-            f" found {digest.hexdigest()[:12]}...)",
+            f" found {found[:12]}...)",
             f"reinstall it: {fix}",
         )
 
