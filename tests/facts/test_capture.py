@@ -84,8 +84,28 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
         ("Save this to memory: QA signs off releases.", "QA signs off releases."),
         ("Add to memory: the Makefile holds the flags.", "the Makefile holds the flags."),
         ("Note for all future sessions \u2014 prod has 3 regions.", "prod has 3 regions."),
+        # time words with no comma after them, before an instruction or a subject
+        ("From now on always squash merge feature branches.", "always squash merge feature branches."),
+        ("going forward please tag releases with a v prefix", "tag releases with a v prefix"),
+        ("Going forward, please pin every base image.", "pin every base image."),
+        ("from now on we review schema changes in pairs", "we review schema changes in pairs"),
+        # rules, lessons and other labels people open a standing fact with
+        ("Rule: every migration ships with a down step.", "every migration ships with a down step."),
+        ("Rule: use ruff, not flake8.", "use ruff, not flake8."),
+        ("House rule: no force pushes to shared branches.", "no force pushes to shared branches."),
+        ("Rule of thumb for the API: return 422 on bad input.", "return 422 on bad input."),
+        ("Let's make it a rule that schema changes get two reviewers.",
+         "schema changes get two reviewers."),
+        ("Lesson learned from the outage: the cron host has no swap.", "the cron host has no swap."),
+        ("One more thing to remember: the VPN drops idle SSH sessions.",
+         "the VPN drops idle SSH sessions."),
+        ("Heads-up for later: the mock server listens on 9090.", "the mock server listens on 9090."),
+        ("Stash this for later: the beta flag is beta_checkout.", "the beta flag is beta_checkout."),
+        ("For future deploys, the canary takes ten minutes.", "the canary takes ten minutes."),
+        ("Remember it: the kiosk build targets Android 12.", "the kiosk build targets Android 12."),
+        ("Remember this about me: I review code in the mornings.", "I review code in the mornings."),
     ],
-)
+)  # fmt: skip
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
     assert captured_facts(prompt) == [stored]
 
@@ -109,6 +129,14 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Note that the API returns 404 for missing users.",
         "Can you remember which flag turns the cache off?",
         "Could you remember that bug we fixed last week?",  # "that" names a thing
+        "From now on the handler should return 201.",  # specifies this change
+        "In the future we may split this module.",  # a plan, not a rule
+        "Going forward the tests in this file use the new fixture.",
+        "Rule: no-unused-vars 'tmp' is assigned a value but never used",  # linter output
+        "Rule: Unexpected any. Specify a different type.",
+        "Remember, this branch is a draft, so skip the docs.",  # about this task
+        "Note to self: check whether the retry hides the error.",  # to find out, not a fact
+        "Remember it is late, so I only want a small patch?",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

@@ -34,7 +34,7 @@ MAX_CHARS = 600
 # "important:", "fyi").
 _LEAD = (
     r"(?:(?:please|pls|also|and|oh|ok(?:ay)?|btw|so|but|just|hey|fyi|nb|by\s+the\s+way"
-    r"|one\s+more\s+thing|important|quick(?:\s+note)?|heads\s+up"
+    r"|one\s+more\s+thing|important|quick(?:\s+note)?|heads[-\s]+up|let'?s"
     r"|(?:just\s+)?so\s+you\s+know)\s*[,:;!]?\s+)*"
 )
 # Ways of asking that wrap the verb: "I want you to remember", "make sure you remember",
@@ -48,7 +48,7 @@ _FRAME = (
 )
 # When it is to last: "for next time", "for future sessions", "going forward".
 _FOR_LATER = (
-    r"(?:for\s+(?:next\s+time|later|the\s+future|future\s+(?:runs|sessions|reference|work)"
+    r"(?:for\s+(?:next\s+time|later|the\s+future|future\s+\w+"
     r"|all\s+future\s+\w+|good|the\s+long\s+term)"
     r"|going\s+forward|forever|permanently|henceforth"
     r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
@@ -56,7 +56,10 @@ _FOR_LATER = (
 )
 # Verbs whose object is what to keep.
 _PLAIN = (
-    r"remember(?:\s+this)?|memori[sz]e(?:\s+this)?|learn\s+this"
+    # "remember it: X" takes "it" only before a colon or a dash: in "remember it is…" the
+    # "it" is the fact's own subject.
+    r"remember(?:\s+this|\s+it(?=\s*(?::|\s[-\u2013\u2014])))?|memori[sz]e(?:\s+this)?"
+    r"|learn\s+this|retain\s+this|make\s+(?:it\s+)?a\s+rule"
     r"|(?:don'?t|do\s+not)\s+(?:you\s+)?(?:ever\s+)?forget(?:\s+this)?"
     r"|(?P<never>never)\s+(?:ever\s+)?forget(?:\s+this)?"
     r"|jot\s+(?:this\s+|it\s+)?down|write\s+(?:this|it)\s+down"
@@ -77,8 +80,15 @@ _MIND = r"(?:keep|bear)\s+(?:this\s+|that\s+)?in\s+mind|note"
 _L = _FOR_LATER
 _LABEL = (
     rf"(?:note|reminder|tip|rule)\s+{_L}|notes?\s+to\s+self|(?:a\s+)?mental\s+note"
-    rf"|lessons?\s+learn(?:ed|t)(?:\s+{_L})?"
-    rf"|something\s+to\s+(?:remember|keep\s+in\s+mind)(?:\s+{_L})?|{_L}|next\s+time"
+    # "Lesson learned from today's outage:", "Rule of thumb for this repo:".
+    rf"|lessons?\s+learn(?:ed|t)(?:\s+{_L}|\s+(?:from|in|on|at|with)\s+[^:,\n]{{1,40}}?)?"
+    r"|(?:house|team|project|repo|standing|golden|general|ground)\s+rules?"
+    r"|rules?\s+of\s+thumb(?:\s+(?:for|in|on)\s+[^:,\n]{1,40}?)?"
+    rf"|(?:one\s+(?:more\s+)?thing|something|things?|a\s+thing)\s+to\s+"
+    rf"(?:remember|keep\s+in\s+mind)(?:\s+{_L})?"
+    rf"|(?:save|store|keep|file|stash|retain)\s+(?:this|that)\s+{_L}"
+    r"|(?:remember|know|note)\s+this\s+about\s+(?:me|us|myself|the\s+team|our\s+\w+)"
+    rf"|{_L}|next\s+time"
     r"|notes?\s+to\s+(?:future|later)\s+(?:you|me|self|agents?|runs?|sessions?)"
     r"|(?:this\s+is\s+|it'?s\s+)?(?:something\s+|one\s+)?worth\s+"
     rf"(?:remembering|knowing|noting)(?:\s+{_L})?"
@@ -90,8 +100,44 @@ _TRIGGER = re.compile(
     rf"^{_LEAD}(?:#remember\b\s*:?\s*(?P<tag>.*)"
     rf"|(?:{_LABEL})\s*(?:{_MARK})\s*(?P<label>.*)"
     rf"|{_FRAME}(?:{_PLAIN}|(?P<memory>{_MEMORY})|(?P<mind>{_MIND}))"
-    rf"(?P<later>\s+{_FOR_LATER})?{_SEP}(?P<plain>.*))$",
+    rf"(?P<later>\s+{_FOR_LATER})?{_SEP}(?P<plain>.*)"
+    # "Rule: never commit to main" (a bare label pasted tool output also uses: see
+    # _request), and "from now on always use pnpm" with no comma after the time words.
+    rf"|rules?\s*(?:{_MARK})\s*(?P<rule>.*)"
+    rf"|{_FOR_LATER}\s+(?P<directed>.*))$",
     re.IGNORECASE | re.DOTALL,
+)
+# How a standing instruction opens after "from now on" or "Rule:": a word that makes it
+# last, an imperative a person gives an agent, or a subject ("we", "our deploys"). "From now
+# on the test should expect 201" opens otherwise: it specifies this change.
+_DIRECTIVE = re.compile(
+    r"^(?:please\s+|pls\s+)?(?:always|never|only|don'?t|do\s+not|avoid|prefer|use|write|put|"
+    r"run|keep|make|add|call|name|reply|respond|answer|ask|check|target|follow|stick|treat|"
+    r"default|format|document|log|include|commit|open|send|pin|deploy|test|wrap|return|start|"
+    r"sign|tag|squash|rebase|merge|push|review|mention|refer|label|prefix|speak|talk|address|"
+    r"stop|skip|leave|assume|expect|require|let|ping|notify|tell|"
+    r"we|i|you|our|all|every|each|no|nothing|nobody|everyone)\b",
+    re.IGNORECASE,
+)
+# A plan or a guess is not a standing instruction: "In the future we might move the export".
+_TENTATIVE = re.compile(
+    r"\b(?:might|may|maybe|perhaps|possibly|probably|could|for\s+now)\b", re.IGNORECASE
+)
+# A first word that is code, not speech ("Rule: no-unused-vars 'x' is defined…" pasted from
+# a linter): it holds a separator or a digit.
+_CODE_WORD = re.compile(r"^\S*[-_./:=\d]")
+# What a remembered sentence says about this task only: "Remember, this is a draft PR".
+_THIS_TASK = re.compile(
+    r"^(?:this|it'?s|it\s+is)\s+(?:(?:is|was)\s+)?(?:(?:a|an|just|only|still|the)\s+)*"
+    r"(?:draft|wip|prototype|quick|temporary|throwaway|one-off|spike|poc|experiment|pr|"
+    r"pull\s+request|branch|task|change|ticket|commit|diff|session|patch|hotfix)\b",
+    re.IGNORECASE,
+)
+# Something to find out, not something known: "check whether this breaks the tests".
+_TO_FIND_OUT = re.compile(
+    r"^(?:check|see|find\s+out|figure\s+out|verify|test|ask|look\s+into|investigate|confirm)"
+    r"\s+(?:whether|if|why|how|what|where|when|which)\b",
+    re.IGNORECASE,
 )
 # A short opening clause before the request: "Before you start, remember that …",
 # "Important - don't forget: …". At most six words, ending in a comma, colon or dash.
@@ -127,6 +173,7 @@ _FACT_VERB = re.compile(
     re.IGNORECASE,
 )
 _TO = re.compile(r"^to\s+", re.IGNORECASE)
+_PLEASE = re.compile(r"^(?:please|pls|kindly)\b[,\s]*", re.IGNORECASE)
 # Words that make "remember to …" a standing instruction rather than a step of this task.
 _LASTING = re.compile(
     r"\b(?:always|never|every\s+time|each\s+time|whenever|from\s+now\s+on|going\s+forward|"
@@ -215,9 +262,20 @@ def _request(sentence: str) -> str | None:
         match = _TRIGGER.match(sentence[opening.end() :])
         if match is None:
             return None
-    body = (match.group("tag") or match.group("label") or match.group("plain") or "").strip()
+    if match.group("tag") is not None:
+        return None if _question(sentence) else _tidy(match.group("tag"))
+    for bare in ("rule", "directed"):
+        said = match.group(bare)
+        if said is not None:
+            said = said.strip()
+            spoken = not _CODE_WORD.match(said) and (
+                (_DIRECTIVE.match(said) and not _TENTATIVE.search(said))
+                or (bare == "rule" and _statement(said))
+            )
+            return _kept(said) if spoken and not _question(sentence) else None
+    body = (match.group("label") or match.group("plain") or "").strip()
     if match.group("plain") is None:
-        return None if _question(sentence) else _tidy(body)
+        return None if _question(sentence) else _kept(body)
     sep = match.group("sep").strip()
     lasting = bool(
         match.group("later")
@@ -252,6 +310,15 @@ def _request(sentence: str) -> str | None:
             # The verb must be the statement's own: in "the edge case where X is empty"
             # it belongs to a clause that only describes a thing.
             return None
+    if _THIS_TASK.match(body) and not lasting:
+        return None
+    return _kept(body)
+
+
+def _kept(body: str) -> str | None:
+    """The wording to store, unless it names something to find out rather than a fact."""
+    if _TO_FIND_OUT.match(body.strip()):
+        return None
     return _tidy(body)
 
 
@@ -266,6 +333,7 @@ def _question(sentence: str) -> bool:
 def _tidy(body: str) -> str | None:
     body = re.sub(r"\s+", " ", body).strip().rstrip(",;:").strip()
     body = _LATER_OPENING.sub("", body)  # "remember this going forward: X" keeps X
+    body = _PLEASE.sub("", body)  # "going forward, please always run…" keeps "always run…"
     if body.lower().startswith("that "):
         body = body[5:].lstrip()
     if len(body.split()) < MIN_WORDS or len(body) > MAX_CHARS:
