@@ -85,27 +85,99 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
         ("Add to memory: the Makefile holds the flags.", "the Makefile holds the flags."),
         ("Note for all future sessions \u2014 prod has 3 regions.", "prod has 3 regions."),
         # time words with no comma after them, before an instruction or a subject
-        ("From now on always squash merge feature branches.", "always squash merge feature branches."),
+        (
+            "From now on always squash merge feature branches.",
+            "always squash merge feature branches.",
+        ),
         ("going forward please tag releases with a v prefix", "tag releases with a v prefix"),
         ("Going forward, please pin every base image.", "pin every base image."),
         ("from now on we review schema changes in pairs", "we review schema changes in pairs"),
         # rules, lessons and other labels people open a standing fact with
-        ("Rule: every migration ships with a down step.", "every migration ships with a down step."),
+        (
+            "Rule: every migration ships with a down step.",
+            "every migration ships with a down step.",
+        ),
         ("Rule: use ruff, not flake8.", "use ruff, not flake8."),
         ("House rule: no force pushes to shared branches.", "no force pushes to shared branches."),
         ("Rule of thumb for the API: return 422 on bad input.", "return 422 on bad input."),
-        ("Let's make it a rule that schema changes get two reviewers.",
-         "schema changes get two reviewers."),
-        ("Lesson learned from the outage: the cron host has no swap.", "the cron host has no swap."),
-        ("One more thing to remember: the VPN drops idle SSH sessions.",
-         "the VPN drops idle SSH sessions."),
-        ("Heads-up for later: the mock server listens on 9090.", "the mock server listens on 9090."),
-        ("Stash this for later: the beta flag is beta_checkout.", "the beta flag is beta_checkout."),
+        (
+            "Let's make it a rule that schema changes get two reviewers.",
+            "schema changes get two reviewers.",
+        ),
+        (
+            "Lesson learned from the outage: the cron host has no swap.",
+            "the cron host has no swap.",
+        ),
+        (
+            "One more thing to remember: the VPN drops idle SSH sessions.",
+            "the VPN drops idle SSH sessions.",
+        ),
+        (
+            "Heads-up for later: the mock server listens on 9090.",
+            "the mock server listens on 9090.",
+        ),
+        (
+            "Stash this for later: the beta flag is beta_checkout.",
+            "the beta flag is beta_checkout.",
+        ),
         ("For future deploys, the canary takes ten minutes.", "the canary takes ten minutes."),
         ("Remember it: the kiosk build targets Android 12.", "the kiosk build targets Android 12."),
-        ("Remember this about me: I review code in the mornings.", "I review code in the mornings."),
+        (
+            "Remember this about me: I review code in the mornings.",
+            "I review code in the mornings.",
+        ),
+        # a request after the fact it points back at
+        (
+            "Our staging cluster is in us-east-2, please remember that.",
+            "Our staging cluster is in us-east-2",
+        ),
+        ("You must never push tags by hand. Remember that.", "You must never push tags by hand."),
+        # bullets, emphasis and emoji before the request; a request after a lower-case stop
+        ("- remember: the docs site builds from main", "the docs site builds from main"),
+        ("**Remember:** the worker pool size is 8.", "the worker pool size is 8."),
+        (
+            "Looks good. \U0001f4cc note for future: seed data lives in fixtures/",
+            "seed data lives in fixtures/",
+        ),
+        (
+            "sounds good. from now on please prefer httpx over requests",
+            "prefer httpx over requests",
+        ),
+        ("remember!! the cron timezone is UTC", "the cron timezone is UTC"),
+        # more labels and verbs
+        (
+            "A standing rule: no direct writes to the ledger table.",
+            "no direct writes to the ledger table.",
+        ),
+        ("Remember the rule: one migration per PR.", "one migration per PR."),
+        (
+            "Keep a note of this for later: the CDN purge takes five minutes.",
+            "the CDN purge takes five minutes.",
+        ),
+        (
+            "Record this for future sessions: billing uses Stripe test keys in dev.",
+            "billing uses Stripe test keys in dev.",
+        ),
+        (
+            "Also for future reference the export job runs at 02:00 UTC.",
+            "the export job runs at 02:00 UTC.",
+        ),
+        (
+            "From now on when a deploy fails, page the on-call first.",
+            "when a deploy fails, page the on-call first.",
+        ),
+        ("Team rule, please remember it: no Friday deploys.", "no Friday deploys."),
+        ("Remember for future: Dana owns the billing service.", "Dana owns the billing service."),
+        (
+            "Please memorize the runbook location: docs/runbook.md",
+            "the runbook location: docs/runbook.md",
+        ),
+        (
+            "Write down for future reference that the SMTP relay is on port 2525.",
+            "the SMTP relay is on port 2525.",
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
     assert captured_facts(prompt) == [stored]
 
@@ -137,6 +209,11 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Remember, this branch is a draft, so skip the docs.",  # about this task
         "Note to self: check whether the retry hides the error.",  # to find out, not a fact
         "Remember it is late, so I only want a small patch?",
+        "Memorize the result of parse_config() with lru_cache.",  # caching
+        "this ticket is a spike, remember \u2014 keep it rough",  # about this task
+        "Going forward, load_user should raise NotFound; please implement that change.",
+        "Write this down as a TODO comment: the timeout is hardcoded.",
+        "Fix the import. Remember that?",  # a question
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

@@ -34,7 +34,7 @@ MAX_CHARS = 600
 # "important:", "fyi").
 _LEAD = (
     r"(?:(?:please|pls|also|and|oh|ok(?:ay)?|btw|so|but|just|hey|fyi|nb|by\s+the\s+way"
-    r"|one\s+more\s+thing|important|quick(?:\s+note)?|heads[-\s]+up|let'?s"
+    r"|one\s+more\s+thing|important|quick(?:\s+note)?|heads[-\s]+up|let'?s|here'?s|here\s+is"
     r"|(?:just\s+)?so\s+you\s+know)\s*[,:;!]?\s+)*"
 )
 # Ways of asking that wrap the verb: "I want you to remember", "make sure you remember",
@@ -42,13 +42,13 @@ _LEAD = (
 _FRAME = (
     r"(?:(?P<always>always|never\s+ever)\s+"
     r"|(?:i\s+(?:want|need)|i'?d\s+like|i\s+would\s+like)\s+you\s+to\s+(?:always\s+)?"
-    r"|make\s+sure\s+(?:to|you)\s+|be\s+sure\s+to\s+|try\s+to\s+"
+    r"|make\s+sure\s+(?:to|you)\s+|be\s+sure\s+to\s+|try\s+to\s+|do\s+"
     r"|you\s+(?:should|must|need\s+to|have\s+to)\s+(?:always\s+)?"
     r"|(?P<ask>(?:can|could|would|will)\s+you(?:\s+please)?(?:\s+always)?)\s+)?"
 )
 # When it is to last: "for next time", "for future sessions", "going forward".
 _FOR_LATER = (
-    r"(?:for\s+(?:next\s+time|later|the\s+future|future\s+\w+"
+    r"(?:for\s+(?:next\s+time|later|the\s+future|future(?:\s+\w+)?"
     r"|all\s+future\s+\w+|good|the\s+long\s+term)"
     r"|going\s+forward|forever|permanently|henceforth"
     r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
@@ -58,19 +58,21 @@ _FOR_LATER = (
 _PLAIN = (
     # "remember it: X" takes "it" only before a colon or a dash: in "remember it is…" the
     # "it" is the fact's own subject.
-    r"remember(?:\s+this|\s+it(?=\s*(?::|\s[-\u2013\u2014])))?|memori[sz]e(?:\s+this)?"
+    rf"remember(?:\s+this|\s+it(?=\s*(?::|\s[-\u2013\u2014]|\s+{_FOR_LATER}))"
+    r"|\s+(?:the|this|our)\s+rule)?|(?P<memorize>memori[sz]e)(?:\s+this)?"
     r"|learn\s+this|retain\s+this|make\s+(?:it\s+)?a\s+rule"
     r"|(?:don'?t|do\s+not)\s+(?:you\s+)?(?:ever\s+)?forget(?:\s+this)?"
     r"|(?P<never>never)\s+(?:ever\s+)?forget(?:\s+this)?"
-    r"|jot\s+(?:this\s+|it\s+)?down|write\s+(?:this|it)\s+down"
-    r"|(?:make|take)\s+(?:a\s+)?(?:mental\s+)?note(?:\s+of\s+this)?"
+    r"|jot\s+(?:this\s+|it\s+)?down|write\s+(?:this\s+|it\s+)?down"
+    r"|(?:make|take|keep)\s+(?:a\s+)?(?:mental\s+)?note(?:\s+of\s+(?:this|that))?"
     r"|note\s+(?:this\s+)?down|note\s+this"
     r"|commit\s+(?:this\s+|it\s+)?to\s+(?:your\s+)?memory"
 )
 # Verbs that put something in memory also name RAM in a coding prompt ("keep the session in
 # memory"): see :func:`_request` for when they count.
 _MEMORY = (
-    r"(?:(?P<saving>save|add)|store|put|keep|write)\s+(?P<this>this\s+)?(?:it\s+|that\s+)?"
+    r"(?:(?P<saving>save|add|stash|file)|store|put|keep|write)\s+(?P<this>this\s+)?"
+    r"(?:it\s+|that\s+)?"
     r"(?:to|in|into)\s+(?P<your>your\s+|long[-\s]term\s+)?(?:memory|memories|notes)"
 )
 # "keep in mind" and a bare "note" are as often about this task ("keep in mind that the
@@ -82,20 +84,25 @@ _LABEL = (
     rf"(?:note|reminder|tip|rule)\s+{_L}|notes?\s+to\s+self|(?:a\s+)?mental\s+note"
     # "Lesson learned from today's outage:", "Rule of thumb for this repo:".
     rf"|lessons?\s+learn(?:ed|t)(?:\s+{_L}|\s+(?:from|in|on|at|with)\s+[^:,\n]{{1,40}}?)?"
-    r"|(?:house|team|project|repo|standing|golden|general|ground)\s+rules?"
-    r"|rules?\s+of\s+thumb(?:\s+(?:for|in|on)\s+[^:,\n]{1,40}?)?"
+    r"|(?:(?:a|an|one|our|my|new|the)\s+)?(?:(?:new|permanent|important)\s+)?"
+    r"(?:(?:house|team|project|repo|standing|golden|general|ground)\s+rules?"
+    r"|(?:permanent|standing|lasting)\s+(?:notes?|reminders?))"
+    rf"|rules?\s+(?:of\s+thumb\s+)?(?:for|in|on)\s+[^:,\n]{{1,40}}?(?:\s+{_L})?"
+    r"|rules?\s+of\s+thumb"
     rf"|(?:one\s+(?:more\s+)?thing|something|things?|a\s+thing)\s+to\s+"
     rf"(?:remember|keep\s+in\s+mind)(?:\s+{_L})?"
-    rf"|(?:save|store|keep|file|stash|retain)\s+(?:this|that)\s+{_L}"
+    rf"|(?:save|store|keep|file|stash|retain|record|log)\s+(?:this|that)\s+{_L}"
+    rf"|(?:just\s+)?so\s+(?:that\s+)?you\s+(?:remember|know)(?:\s+{_L})?"
     r"|(?:remember|know|note)\s+this\s+about\s+(?:me|us|myself|the\s+team|our\s+\w+)"
-    rf"|{_L}|next\s+time"
+    rf"|{_L}|(?:next|every)\s+time(?:\s+and\s+every\s+time(?:\s+after(?:wards)?)?)?"
     r"|notes?\s+to\s+(?:future|later)\s+(?:you|me|self|agents?|runs?|sessions?)"
     r"|(?:this\s+is\s+|it'?s\s+)?(?:something\s+|one\s+)?worth\s+"
     rf"(?:remembering|knowing|noting)(?:\s+{_L})?"
 )
 # A colon, a comma or a dash (hyphen, en or em) after a space.
 _MARK = r"[:,]|\s[-\u2013\u2014]"
-_SEP = rf"\s*(?P<sep>{_MARK}|\s+that\b|\s+(?=\S))\s*"
+# "remember!! X" reads like "remember X": what follows must be a statement.
+_SEP = rf"\s*(?P<sep>{_MARK}|!+|\s+that\b|\s+(?=\S))\s*"
 _TRIGGER = re.compile(
     rf"^{_LEAD}(?:#remember\b\s*:?\s*(?P<tag>.*)"
     rf"|(?:{_LABEL})\s*(?:{_MARK})\s*(?P<label>.*)"
@@ -104,7 +111,7 @@ _TRIGGER = re.compile(
     # "Rule: never commit to main" (a bare label pasted tool output also uses: see
     # _request), and "from now on always use pnpm" with no comma after the time words.
     rf"|rules?\s*(?:{_MARK})\s*(?P<rule>.*)"
-    rf"|{_FOR_LATER}\s+(?P<directed>.*))$",
+    rf"|(?P<when>{_FOR_LATER})\s+(?P<directed>.*))$",
     re.IGNORECASE | re.DOTALL,
 )
 # How a standing instruction opens after "from now on" or "Rule:": a word that makes it
@@ -116,9 +123,13 @@ _DIRECTIVE = re.compile(
     r"default|format|document|log|include|commit|open|send|pin|deploy|test|wrap|return|start|"
     r"sign|tag|squash|rebase|merge|push|review|mention|refer|label|prefix|speak|talk|address|"
     r"stop|skip|leave|assume|expect|require|let|ping|notify|tell|"
+    r"when|whenever|if|before|after|once|unless|"
     r"we|i|you|our|all|every|each|no|nothing|nobody|everyone)\b",
     re.IGNORECASE,
 )
+# Labels that say "keep this" outright: a statement after them counts even with no comma
+# ("also for future reference the API allows 600 requests a minute").
+_REFERENCE = re.compile(r"^for\s+(?:future\s+reference|reference|next\s+time|later)$", re.I)
 # A plan or a guess is not a standing instruction: "In the future we might move the export".
 _TENTATIVE = re.compile(
     r"\b(?:might|may|maybe|perhaps|possibly|probably|could|for\s+now)\b", re.IGNORECASE
@@ -132,6 +143,34 @@ _THIS_TASK = re.compile(
     r"(?:draft|wip|prototype|quick|temporary|throwaway|one-off|spike|poc|experiment|pr|"
     r"pull\s+request|branch|task|change|ticket|commit|diff|session|patch|hotfix)\b",
     re.IGNORECASE,
+)
+# What the person wants done now, inside what reads as a rule: "Going forward, fetch_user
+# should raise — please implement that change"; "write this down as a TODO comment".
+_DO_IT_NOW = re.compile(
+    r"\b(?:implement|apply|make|do)\s+(?:that|this|the)\s+change\b|\bupdate\s+the\s+callers\b"
+    r"|^as\s+(?:a|an)\s+(?:todo|fixme|comment|docstring|code\s+comment|issue|ticket|task)\b",
+    re.IGNORECASE,
+)
+# Bullets, emphasis and emoji a person puts before a request: "- remember: …",
+# "**Remember:** …", "📌 note for future: …".
+_SYMBOLS = "\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d"
+_DECORATION = re.compile(
+    rf"^(?:\s*(?:[-*+\u2022]|\d{{1,2}}[.)])\s+|\s*\*{{1,3}}|\s*[{_SYMBOLS}]+\s*)+"
+)
+_TRAILING_SYMBOLS = re.compile(rf"[\s{_SYMBOLS}]+$")
+# Where a second request may start inside one sentence: "ok cool. from now on please…".
+_INNER_START = re.compile(r"[.!?]\s+")
+# A request that points back at what was just said: "…, please remember that." /
+# "Remember that." after a sentence.
+_BACK = (
+    r"(?:please\s+|and\s+|so\s+)*(?:remember|don'?t\s+forget|never\s+forget|note|memori[sz]e)"
+    rf"\s+(?:that|this|it)(?:\s+{_FOR_LATER})?|(?:please\s+)?(?:keep|bear)\s+(?:that|this|it)"
+    rf"\s+in\s+mind(?:\s+{_FOR_LATER})?"
+)
+_POINTS_BACK = re.compile(rf"^(?:{_BACK})(?:,?\s+please)?\s*[.!]*$", re.IGNORECASE)
+_ENDS_POINTING_BACK = re.compile(
+    rf"^(?P<fact>.+?)\s*(?:[,;]|\s[-\u2013\u2014])\s*(?:{_BACK})(?:,?\s+please)?\s*[.!]*$",
+    re.IGNORECASE | re.DOTALL,
 )
 # Something to find out, not something known: "check whether this breaks the tests".
 _TO_FIND_OUT = re.compile(
@@ -173,6 +212,7 @@ _FACT_VERB = re.compile(
     re.IGNORECASE,
 )
 _TO = re.compile(r"^to\s+", re.IGNORECASE)
+_DEFINITION = re.compile(r"^[^:]{3,80}:\s+\S")
 _PLEASE = re.compile(r"^(?:please|pls|kindly)\b[,\s]*", re.IGNORECASE)
 # Words that make "remember to …" a standing instruction rather than a step of this task.
 _LASTING = re.compile(
@@ -192,8 +232,13 @@ _MARKER = re.compile(r"^(?:#remember\b|remember\s*:)\s*:?\s*(?P<rest>.*)$", re.I
 def captured_facts(prompt: str) -> list[str]:
     """The wording of each fact ``prompt`` asks to be remembered, in order, without repeats."""
     found: list[str] = []
+    before = ""
     for sentence in _sentences(prompt):
         body = _request(sentence)
+        if body is None and before and _POINTS_BACK.match(_plain(sentence)):
+            # "You should never commit .env.local. Remember that."
+            body = None if _question(before) else _kept(before)
+        before = sentence
         if body is not None and body not in found:
             found.append(body)
         if len(found) == MAX_CAPTURES:
@@ -252,13 +297,34 @@ def _sentences(prompt: str) -> list[str]:
     return out
 
 
+def _plain(sentence: str) -> str:
+    return _DECORATION.sub("", sentence)
+
+
 def _request(sentence: str) -> str | None:
-    """The wording ``sentence`` asks to keep, or None when it asks for nothing lasting."""
+    """The wording ``sentence`` asks to keep, or None when it asks for nothing lasting: the
+    sentence itself, or (a sentence split where no capital followed its full stop) a part
+    of it after a full stop, or a sentence that ends by asking to remember itself."""
+    sentence = _plain(sentence)
+    starts = [0, *(m.end() for m in _INNER_START.finditer(sentence))]
+    for start in starts[:MAX_CAPTURES]:
+        body = _asked(_plain(sentence[start:]))
+        if body is not None:
+            return body
+    back = _ENDS_POINTING_BACK.match(sentence)
+    if back and not _question(sentence) and _statement(back.group("fact")):
+        return _kept(back.group("fact"))
+    return None
+
+
+def _asked(sentence: str, depth: int = 0) -> str | None:
     match = _TRIGGER.match(sentence)
     if match is None:
         opening = _OPENING.match(sentence)
         if opening is None:
             return None
+        if _THIS_TASK.match(opening.group(0)):
+            return None  # "this PR is a draft, remember — …": about this task
         match = _TRIGGER.match(sentence[opening.end() :])
         if match is None:
             return None
@@ -268,15 +334,19 @@ def _request(sentence: str) -> str | None:
         said = match.group(bare)
         if said is not None:
             said = said.strip()
+            stated = bare == "rule" or bool(_REFERENCE.match(match.group("when") or ""))
             spoken = not _CODE_WORD.match(said) and (
                 (_DIRECTIVE.match(said) and not _TENTATIVE.search(said))
-                or (bare == "rule" and _statement(said))
+                or (stated and _statement(said))
             )
             return _kept(said) if spoken and not _question(sentence) else None
     body = (match.group("label") or match.group("plain") or "").strip()
     if match.group("plain") is None:
+        if depth == 0 and _TRIGGER.match(body):
+            # "Team rule, please remember it: X" / "In future sessions, remember that X".
+            return _asked(body, depth + 1)
         return None if _question(sentence) else _kept(body)
-    sep = match.group("sep").strip()
+    sep = match.group("sep").strip().rstrip("!")
     lasting = bool(
         match.group("later")
         or match.group("always")
@@ -306,7 +376,13 @@ def _request(sentence: str) -> str | None:
             if not lasting:
                 return None
             body = _TO.sub("", body)
-        elif not (_statement(_RELATIVE.split(body, maxsplit=1)[0]) or lasting):
+        elif not (
+            _statement(_RELATIVE.split(body, maxsplit=1)[0])
+            or lasting
+            # "memorize where X is: Y" names a thing and what it is; "memorize the output
+            # of f()" is caching.
+            or (match.group("memorize") and _DEFINITION.match(body))
+        ):
             # The verb must be the statement's own: in "the edge case where X is empty"
             # it belongs to a clause that only describes a thing.
             return None
@@ -316,8 +392,9 @@ def _request(sentence: str) -> str | None:
 
 
 def _kept(body: str) -> str | None:
-    """The wording to store, unless it names something to find out rather than a fact."""
-    if _TO_FIND_OUT.match(body.strip()):
+    """The wording to store, unless it names something to find out or to do now rather than
+    a fact."""
+    if _TO_FIND_OUT.match(body.strip()) or _DO_IT_NOW.search(body.strip()):
         return None
     return _tidy(body)
 
@@ -331,7 +408,8 @@ def _question(sentence: str) -> bool:
 
 
 def _tidy(body: str) -> str | None:
-    body = re.sub(r"\s+", " ", body).strip().rstrip(",;:").strip()
+    body = _TRAILING_SYMBOLS.sub("", re.sub(r"\s+", " ", body)).strip().rstrip(",;:").strip()
+    body = body.lstrip("*").strip()  # "**Remember:** X" leaves the closing "**"
     body = _LATER_OPENING.sub("", body)  # "remember this going forward: X" keeps X
     body = _PLEASE.sub("", body)  # "going forward, please always run…" keeps "always run…"
     if body.lower().startswith("that "):
