@@ -176,6 +176,57 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "Write down for future reference that the SMTP relay is on port 2525.",
             "the SMTP relay is on port 2525.",
         ),
+        # memory wrappers without "remember", time words before the verb, polite frames
+        ("For your notes: invoices are numbered per tenant.", "invoices are numbered per tenant."),
+        (
+            "add to your knowledge: the GPU runners are labelled gpu-xl",
+            "the GPU runners are labelled gpu-xl",
+        ),
+        (
+            "Keep this in your long-term memory: Renovate opens PRs on Mondays.",
+            "Renovate opens PRs on Mondays.",
+        ),
+        (
+            "Please save this as a permanent note: the search cache lives 10 minutes.",
+            "the search cache lives 10 minutes.",
+        ),
+        (
+            "Memo for future you: the seed script wipes the local db.",
+            "the seed script wipes the local db.",
+        ),
+        ("from now on remember that we ship on Thursdays", "we ship on Thursdays"),
+        ("Moving forward, please use squash merges.", "use squash merges."),
+        (
+            "For all future tasks in this repo, remember that make up starts the stack.",
+            "make up starts the stack.",
+        ),
+        (
+            "It would be great if you could remember that QA owns the e2e suite.",
+            "QA owns the e2e suite.",
+        ),
+        ("Kindly remember that the build box has 4 GB of RAM.", "the build box has 4 GB of RAM."),
+        (
+            "can you remember that the gateway drops idle sockets after 5 minutes?",
+            "the gateway drops idle sockets after 5 minutes",
+        ),
+        (
+            "Remember this rule: no new dependencies without a review.",
+            "no new dependencies without a review.",
+        ),
+        (
+            "This is important to remember: the orders table is partitioned.",
+            "the orders table is partitioned.",
+        ),
+        ("rememeber that we use vitest", "we use vitest"),
+        ("## Note for future sessions\n\nWe use uv; never call pip.", "We use uv; never call pip."),
+        ("**Please remember** that tokens.json is generated", "tokens.json is generated"),
+        # courtesy and brackets around the request stay out of the wording
+        ("Remember that the docs build runs nightly, thanks!", "the docs build runs nightly"),
+        ("(btw remember that e2e needs the VPN.)", "e2e needs the VPN."),
+        (
+            "Remember that PR titles carry the ticket, e.g. OPS-12: fix it.",
+            "PR titles carry the ticket, e.g. OPS-12: fix it.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -214,6 +265,15 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Going forward, load_user should raise NotFound; please implement that change.",
         "Write this down as a TODO comment: the timeout is hardcoded.",
         "Fix the import. Remember that?",  # a question
+        "For this task, remember that staging is down, so mock the calls.",  # this task only
+        "just for this session, remember that I'm on the feature/x branch",
+        "Going forward, what's the plan? list the open TODOs",
+        "From now on the API returns 404 for hidden rows - update the tests to match.",
+        "Moving forward, the plan is: 1) split the parser 2) add tests.",
+        "Docstring I wrote:\n\n    Remember that this is not thread-safe; hold the lock.",
+        "the changelog draft says:\n\n- Remember: the --legacy flag was removed.\n\nok?",
+        "Things to note: the API changed and the tests moved.",
+        "Store in memory: a dict keyed by id is fine here.",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

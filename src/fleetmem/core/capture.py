@@ -22,6 +22,7 @@ out from every change) are in ``tests/facts/test_capture.py`` and docs/facts.md.
 
 from __future__ import annotations
 
+import functools
 import re
 
 #: At most this many captures from one prompt (a pasted list is not a series of requests).
@@ -30,37 +31,60 @@ MAX_CAPTURES = 10
 MIN_WORDS = 2
 MAX_CHARS = 600
 
+# When it is to last: "for next time", "for future sessions", "going forward", "whenever you
+# work in this repo".
+_FOR_LATER = (
+    r"(?:for\s+(?:next\s+time|the\s+future|the\s+long\s+term|good|always"
+    r"|(?:all\s+)?(?:later|next|future|upcoming|coming|subsequent)(?:\s+\w+)?"
+    r"(?:\s+(?:in|on)\s+(?:this|the|our)\s+(?:repo|repository|project|codebase|code))?"
+    r"|(?:every|each|all)\s+(?:future\s+)?(?:session|run|task|time|conversation|chat)s?)"
+    r"|going\s+forward|moving\s+forward|forever|permanently|henceforth"
+    r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
+    r"|in\s+(?:all\s+)?(?:the\s+)?future(?:\s+(?:runs|sessions|tasks|work|projects|chats"
+    r"|conversations|prs|changes))?"
+    r"|whenever\s+you(?:'re|\s+are)?\s+(?:\w+\s+){0,2}?(?:in|on|with)\s+(?:this|the|our)\s+"
+    r"(?:repo|repository|project|codebase|code))"
+)
 # Words a sentence may open with before the request itself ("please", "btw", "oh and",
 # "important:", "fyi").
 _LEAD = (
-    r"(?:(?:please|pls|also|and|oh|ok(?:ay)?|btw|so|but|just|hey|fyi|nb|by\s+the\s+way"
-    r"|one\s+more\s+thing|important|quick(?:\s+note)?|heads[-\s]+up|let'?s|here'?s|here\s+is"
-    r"|(?:just\s+)?so\s+you\s+know)\s*[,:;!]?\s+)*"
+    r"(?:(?:please|pls|kindly|also|and|oh|ok(?:ay)?|alright|right|well|um+|uh+|btw|so|but"
+    r"|just|hey(?:\s+(?!remember)\w+)?|fyi|nb|p\.?s\.?|por\s+favor|by\s+the\s+way"
+    r"|one\s+more\s+thing|important|(?:a\s+)?quick(?:\s+note)?|(?:a\s+)?heads[-\s]+up"
+    r"|let'?s|here'?s|here\s+is|(?:just\s+)?so\s+you\s+know"
+    # Time words before the verb: "from now on remember that …", "going forward, note …".
+    rf"|(?P<lead_later>{_FOR_LATER}))\s*[,:;!]?\s+)*"
 )
 # Ways of asking that wrap the verb: "I want you to remember", "make sure you remember",
 # "could you please remember", "always remember". ``ask`` marks a question-shaped request.
 _FRAME = (
-    r"(?:(?P<always>always|never\s+ever)\s+"
-    r"|(?:i\s+(?:want|need)|i'?d\s+like|i\s+would\s+like)\s+you\s+to\s+(?:always\s+)?"
+    r"(?:(?P<always>always|never\s+ever|permanently|forever)\s+"
+    r"|(?:i\s+(?:want|need|ask)|i'?d\s+like|i\s+would\s+like)\s+you\s+to\s+(?:always\s+)?"
+    r"|i\s+want\s+that\s+you\s+|to\s+"
+    r"|it\s+would\s+be\s+(?:great|nice|good|helpful|awesome|ideal)\s+if\s+you\s+(?:could|would)"
+    r"\s+(?:always\s+)?"
     r"|make\s+sure\s+(?:to|you)\s+|be\s+sure\s+to\s+|try\s+to\s+|do\s+"
-    r"|you\s+(?:should|must|need\s+to|have\s+to)\s+(?:always\s+)?"
+    r"|you\s+(?:should|must|need\s+to|have\s+to|can|could|will)?\s*(?:always\s+)?"
     r"|(?P<ask>(?:can|could|would|will)\s+you(?:\s+please)?(?:\s+always)?)\s+)?"
 )
-# When it is to last: "for next time", "for future sessions", "going forward".
-_FOR_LATER = (
-    r"(?:for\s+(?:next\s+time|later|the\s+future|future(?:\s+\w+)?"
-    r"|all\s+future\s+\w+|good|the\s+long\s+term)"
-    r"|going\s+forward|forever|permanently|henceforth"
-    r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
-    r"|in\s+(?:the\s+)?future(?:\s+(?:runs|sessions))?)"
+# "remember" as typed in a hurry.
+_REMEMBER = r"(?:remember|remeber|rememeber|remmeber|rember|remembr)"
+# Words that name what is to be kept, between "remember" and a colon.
+_KEPT_WORDS = (
+    r"(?:this|that|it|these|the|my|our|one|following|rules?|preferences?|lessons?|conventions?"
+    r"|facts?|details?|once|and|for|all|time|please|well|carefully|too|also|as|a|standing"
+    r"|important|thing|things|where|stuff|lives?|goes|go|is|are)"
 )
 # Verbs whose object is what to keep.
 _PLAIN = (
     # "remember it: X" takes "it" only before a colon or a dash: in "remember it is…" the
     # "it" is the fact's own subject.
-    rf"remember(?:\s+this|\s+it(?=\s*(?::|\s[-\u2013\u2014]|\s+{_FOR_LATER}))"
+    # "Remember this rule: X", "remember my preference: X", "remember once and for all: X":
+    # a few words naming what is to be kept, then a colon.
+    rf"{_REMEMBER}(?:(?:\s+{_KEPT_WORDS}){{1,4}}(?=\s*:)"
+    rf"|\s+this|\s+it(?=\s*(?::|\s[-\u2013\u2014]|\s+{_FOR_LATER}|\s+please))"
     r"|\s+(?:the|this|our)\s+rule)?|(?P<memorize>memori[sz]e)(?:\s+this)?"
-    r"|learn\s+this|retain\s+this|make\s+(?:it\s+)?a\s+rule"
+    r"|learn\s+this|retain(?:\s+this)?|make\s+(?:it\s+)?a\s+rule"
     r"|(?:don'?t|do\s+not)\s+(?:you\s+)?(?:ever\s+)?forget(?:\s+this)?"
     r"|(?P<never>never)\s+(?:ever\s+)?forget(?:\s+this)?"
     r"|jot\s+(?:this\s+|it\s+)?down|write\s+(?:this\s+|it\s+)?down"
@@ -73,7 +97,8 @@ _PLAIN = (
 _MEMORY = (
     r"(?:(?P<saving>save|add|stash|file)|store|put|keep|write)\s+(?P<this>this\s+)?"
     r"(?:it\s+|that\s+)?"
-    r"(?:to|in|into)\s+(?P<your>your\s+|long[-\s]term\s+)?(?:memory|memories|notes)"
+    r"(?:to|in|into)\s+(?P<your>(?:your|the\s+agent'?s)\s+)?(?P<long>(?:long[-\s]term|permanent)"
+    r"\s+)?(?:memory|memories|notes|knowledge(?:\s+base)?)"
 )
 # "keep in mind" and a bare "note" are as often about this task ("keep in mind that the
 # endpoint is slow", "note that it returns 404"): they count only when told to last.
@@ -81,7 +106,13 @@ _MIND = r"(?:keep|bear)\s+(?:this\s+|that\s+)?in\s+mind|note"
 # Labels that open a line or sentence and are followed by a colon, a comma or a dash.
 _L = _FOR_LATER
 _LABEL = (
-    rf"(?:note|reminder|tip|rule)\s+{_L}|notes?\s+to\s+self|(?:a\s+)?mental\s+note"
+    rf"(?:note|memo|reminder|tip|rule)\s+{_L}|(?:notes?|memo)\s+to\s+(?:self|me|you|us)"
+    r"(?:\s+and\s+(?:to\s+)?(?:you|me|self))?|(?:a\s+)?mental\s+note"
+    r"|for\s+(?:your|the)\s+(?:notes|memory|records|knowledge|reference)"
+    r"|(?:long[-\s]term|permanent)\s+memory(?:\s+please)?"
+    r"|(?:save|store|keep|add|file|record)\s+(?:this|that|it)\s+as\s+(?:a\s+)?"
+    r"(?:permanent\s+|standing\s+|lasting\s+)?(?:note|rule|fact|reminder|memory)"
+    rf"|(?:[\w'-]+\s+){{0,4}}?to\s+(?:remember|keep\s+in\s+mind)(?:\s+{_L})?"
     # "Lesson learned from today's outage:", "Rule of thumb for this repo:".
     rf"|lessons?\s+learn(?:ed|t)(?:\s+{_L}|\s+(?:from|in|on|at|with)\s+[^:,\n]{{1,40}}?)?"
     r"|(?:(?:a|an|one|our|my|new|the)\s+)?(?:(?:new|permanent|important)\s+)?"
@@ -107,7 +138,7 @@ _TRIGGER = re.compile(
     rf"^{_LEAD}(?:#remember\b\s*:?\s*(?P<tag>.*)"
     rf"|(?:{_LABEL})\s*(?:{_MARK})\s*(?P<label>.*)"
     rf"|{_FRAME}(?:{_PLAIN}|(?P<memory>{_MEMORY})|(?P<mind>{_MIND}))"
-    rf"(?P<later>\s+{_FOR_LATER})?{_SEP}(?P<plain>.*)"
+    rf"(?P<later>\s+(?:{_FOR_LATER}|always))?(?:,?\s+please)?{_SEP}(?P<plain>.*)"
     # "Rule: never commit to main" (a bare label pasted tool output also uses: see
     # _request), and "from now on always use pnpm" with no comma after the time words.
     rf"|rules?\s*(?:{_MARK})\s*(?P<rule>.*)"
@@ -148,6 +179,9 @@ _THIS_TASK = re.compile(
 # should raise — please implement that change"; "write this down as a TODO comment".
 _DO_IT_NOW = re.compile(
     r"\b(?:implement|apply|make|do)\s+(?:that|this|the)\s+change\b|\bupdate\s+the\s+callers\b"
+    r"|\bupdate\s+(?:\S+\s+){0,3}?(?:to\s+match|accordingly)\b"
+    # a plan for this work, not a fact: "Moving forward, the plan is: 1) …"
+    r"|^(?:the\s+|our\s+)?(?:plan|next\s+steps?|steps|todo|to-do)\s+(?:is|are|for\s+today)\b"
     r"|^as\s+(?:a|an)\s+(?:todo|fixme|comment|docstring|code\s+comment|issue|ticket|task)\b",
     re.IGNORECASE,
 )
@@ -172,6 +206,28 @@ _ENDS_POINTING_BACK = re.compile(
     rf"^(?P<fact>.+?)\s*(?:[,;]|\s[-\u2013\u2014])\s*(?:{_BACK})(?:,?\s+please)?\s*[.!]*$",
     re.IGNORECASE | re.DOTALL,
 )
+# An opening that keeps what follows to this task: "For this task, remember that the staging
+# db is down", "just for this session, remember …".
+_THIS_SCOPE = re.compile(
+    r"\bfor\s+(?:this|the\s+current)\s+(?:task|session|pr|change|ticket|branch|run|one|fix|bug"
+    r"|issue|conversation|chat|commit)\b|\bfor\s+(?:now|today)\b|\bjust\s+today\b|\bright\s+now\b",
+    re.IGNORECASE,
+)
+# A statement after "can you remember that": it opens with a determiner, a possessive, a
+# subject or a condition ("can you remember that the gateway drops idle connections?").
+_STATED = re.compile(
+    r"^(?:the|our|my|your|their|this|these|those|every|each|all|no|whenever|when|if|we|i|you"
+    r"|they)\s+\S+\s+\S+\s+\S+",
+    re.IGNORECASE,
+)
+# Courtesy at the end of a request, not part of the fact: ", thanks!", " thx".
+_COURTESY = re.compile(
+    r"[\s,;.!-]*\b(?:thanks(?:\s+a\s+lot)?|thank\s+you|thx|ty|cheers|please|pls)\b[\s.!]*$",
+    re.IGNORECASE,
+)
+# Markdown around a request: a heading's hashes, bold markers.
+_HEADING = re.compile(r"^#{1,6}\s+")
+_BOLD = re.compile(r"\*\*|__(?=\s)|(?<=\s)__")
 # Something to find out, not something known: "check whether this breaks the tests".
 _TO_FIND_OUT = re.compile(
     r"^(?:check|see|find\s+out|figure\s+out|verify|test|ask|look\s+into|investigate|confirm)"
@@ -223,14 +279,37 @@ _LASTING = re.compile(
 )
 # A sentence ends at . ! ? followed by space and a capital, or at a line's end; dots inside
 # names (config.py, e.g.) do not end one.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(#])")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)\s+(?=[A-Z\"'(#])"
+)
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _BULLET = re.compile(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
 _MARKER = re.compile(r"^(?:#remember\b|remember\s*:)\s*:?\s*(?P<rest>.*)$", re.IGNORECASE)
+# A line that is only a label ("## Note for future sessions", "Remember this:"): the next
+# line is what it labels.
+_LABEL_ONLY = re.compile(
+    rf"^{_LEAD}(?:{_LABEL}|{_REMEMBER}(?:\s+{_KEPT_WORDS}){{0,4}})\s*:?\s*$", re.IGNORECASE
+)
+# A line that introduces pasted text ("the changelog draft says:", "here is the output:"):
+# its next paragraph is someone else's words.
+_PASTE_INTRO = re.compile(
+    r"\b(?:says|said|reads|wrote|writes|draft|message|output|log|logs|below|following"
+    r"|looks\s+like|is\s+this)\s*:\s*$",
+    re.IGNORECASE,
+)
+# Indented lines are pasted code (a Markdown code block, a docstring), not speech.
+_INDENTED = re.compile(r"^(?: {4}|\t)")
 
 
 def captured_facts(prompt: str) -> list[str]:
     """The wording of each fact ``prompt`` asks to be remembered, in order, without repeats."""
+    return list(_captured(prompt))
+
+
+# A hook asks about one prompt up to three times (does it ask? what to store? what to say
+# when it could not be stored?): the rules run once per prompt.
+@functools.lru_cache(maxsize=8)
+def _captured(prompt: str) -> tuple[str, ...]:
     found: list[str] = []
     before = ""
     for sentence in _sentences(prompt):
@@ -243,7 +322,7 @@ def captured_facts(prompt: str) -> list[str]:
             found.append(body)
         if len(found) == MAX_CAPTURES:
             break
-    return found
+    return tuple(found)
 
 
 def without_requests(prompt: str) -> str:
@@ -271,8 +350,38 @@ def _sentences(prompt: str) -> list[str]:
             fenced = not fenced
             continue
         stripped = line.strip()
-        if fenced or not stripped or stripped.startswith(">"):
+        if fenced or not stripped or stripped.startswith(">") or _INDENTED.match(line):
             continue
+        if (
+            _PASTE_INTRO.search(stripped)
+            and not _MARKER.match(stripped)
+            and not _LABEL_ONLY.match(_plain(stripped))
+            and not _request(stripped)
+        ):
+            # Skip the pasted paragraph: blank lines first, then up to the next blank line.
+            while at < len(lines) and not lines[at].strip():
+                at += 1
+            while at < len(lines) and lines[at].strip():
+                at += 1
+            continue
+        head = _plain(stripped)
+        if _LABEL_ONLY.match(head) and not _MARKER.match(stripped):
+            below = at
+            while below < len(lines) and not lines[below].strip():
+                below += 1
+            text = lines[below].strip() if below < len(lines) else ""
+            if text and not _FENCE.match(lines[below]) and not text.startswith(">"):
+                label = head.rstrip(": ") + ": "
+                if not _BULLET.match(text):
+                    out.append(label + text)
+                    at = below + 1
+                    continue
+                # A list under the label: one fact per item.
+                while below < len(lines) and _BULLET.match(lines[below].strip()):
+                    out.append(label + _BULLET.sub("", lines[below].strip()))
+                    below += 1
+                at = below
+                continue
         # A marker at the line's start takes the whole line (its wording may hold sentences).
         marker = _MARKER.match(stripped)
         if marker:
@@ -298,7 +407,9 @@ def _sentences(prompt: str) -> list[str]:
 
 
 def _plain(sentence: str) -> str:
-    return _DECORATION.sub("", sentence)
+    """``sentence`` without the Markdown, bullets and emoji around a request."""
+    sentence = _BOLD.sub("", _HEADING.sub("", sentence))
+    return _DECORATION.sub("", sentence).lstrip("(")
 
 
 def _request(sentence: str) -> str | None:
@@ -323,13 +434,15 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
         opening = _OPENING.match(sentence)
         if opening is None:
             return None
-        if _THIS_TASK.match(opening.group(0)):
-            return None  # "this PR is a draft, remember — …": about this task
+        if _THIS_TASK.match(opening.group(0)) or _THIS_SCOPE.search(opening.group(0)):
+            return None  # "this PR is a draft, remember — …", "for this task, remember …"
         match = _TRIGGER.match(sentence[opening.end() :])
         if match is None:
             return None
     if match.group("tag") is not None:
         return None if _question(sentence) else _tidy(match.group("tag"))
+    if _THIS_SCOPE.search(sentence[: match.start("plain")] if match.group("plain") else ""):
+        return None  # "just for this session remember …"
     for bare in ("rule", "directed"):
         said = match.group(bare)
         if said is not None:
@@ -339,16 +452,17 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
                 (_DIRECTIVE.match(said) and not _TENTATIVE.search(said))
                 or (stated and _statement(said))
             )
-            return _kept(said) if spoken and not _question(sentence) else None
+            return _kept(said) if spoken and "?" not in said else None
     body = (match.group("label") or match.group("plain") or "").strip()
     if match.group("plain") is None:
         if depth == 0 and _TRIGGER.match(body):
             # "Team rule, please remember it: X" / "In future sessions, remember that X".
             return _asked(body, depth + 1)
-        return None if _question(sentence) else _kept(body)
+        return None if "?" in body else _kept(body)
     sep = match.group("sep").strip().rstrip("!")
     lasting = bool(
         match.group("later")
+        or match.group("lead_later")
         or match.group("always")
         or match.group("never")  # "never forget to X" is for every time
         or _LASTING.search(body)
@@ -356,13 +470,16 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
     if _question(sentence):
         # Only a request shaped as a question counts: "can you remember that X uses Y?",
         # never "do you remember…" or "can you remember which flag…".
-        if not (match.group("ask") and sep in (":", "that") and _statement(body)):
+        said = _statement(body) or (sep == "that" and _STATED.match(body))
+        if not (match.group("ask") and sep in (":", "that") and said):
             return None
         body = body.rstrip().rstrip("?")
     if match.group("mind") is not None and not lasting:
         return None  # "keep in mind that…", "note that…": about this task unless told to last
     if match.group("memory") is not None and not (
-        match.group("your") or (sep and (match.group("this") or match.group("saving")))
+        match.group("your")
+        or match.group("long")
+        or (sep and (match.group("this") or match.group("saving")))
     ):
         # "store it in memory: a dict is enough" is about RAM; "save this to memory: …",
         # "add to memory: …" and "keep this in your memory" are not.
@@ -410,6 +527,9 @@ def _question(sentence: str) -> bool:
 def _tidy(body: str) -> str | None:
     body = _TRAILING_SYMBOLS.sub("", re.sub(r"\s+", " ", body)).strip().rstrip(",;:").strip()
     body = body.lstrip("*").strip()  # "**Remember:** X" leaves the closing "**"
+    body = _COURTESY.sub("", body).strip()  # "…, thanks!"
+    if body.endswith(")") and body.count(")") > body.count("("):
+        body = body[:-1].strip()  # "(btw remember that X.)"
     body = _LATER_OPENING.sub("", body)  # "remember this going forward: X" keeps X
     body = _PLEASE.sub("", body)  # "going forward, please always run…" keeps "always run…"
     if body.lower().startswith("that "):
