@@ -227,6 +227,47 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "Remember that PR titles carry the ticket, e.g. OPS-12: fix it.",
             "PR titles carry the ticket, e.g. OPS-12: fix it.",
         ),
+        # requests after their fact, without punctuation or as a question
+        ("the nightly backup runs at 3am, please remember", "the nightly backup runs at 3am"),
+        (
+            "The search API caps pages at 100. Remember that for future backend tasks.",
+            "The search API caps pages at 100.",
+        ),
+        ("the sandbox url is sb.acme.io, can you remember that?", "the sandbox url is sb.acme.io"),
+        (
+            "we always lint in pre-commit so skip it remember that",
+            "we always lint in pre-commit so skip it",
+        ),
+        # more labels, frames and statements
+        (
+            "Save this as a preference: I like short commit subjects.",
+            "I like short commit subjects.",
+        ),
+        (
+            "Log this in your memory: the perf suite lives in perf/.",
+            "the perf suite lives in perf/.",
+        ),
+        (
+            "Lesson for the future: the date helper is not timezone safe.",
+            "the date helper is not timezone safe.",
+        ),
+        (
+            "Remember where the seeds are: db/seeds, loaded by bin/seed.",
+            "where the seeds are: db/seeds, loaded by bin/seed.",
+        ),
+        (
+            "pls remember the auth service issues tokens that expire in 15 minutes",
+            "the auth service issues tokens that expire in 15 minutes",
+        ),
+        ("remember that our dates are always ISO 8601, ok?", "our dates are always ISO 8601."),
+        (
+            "codex remember for next time the simulator needs Xcode 15",
+            "the simulator needs Xcode 15",
+        ),
+        (
+            "Please keep in memory that the client wants CSV with semicolons.",
+            "the client wants CSV with semicolons.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -274,6 +315,13 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "the changelog draft says:\n\n- Remember: the --legacy flag was removed.\n\nok?",
         "Things to note: the API changed and the tests moved.",
         "Store in memory: a dict keyed by id is fine here.",
+        "remember the last command you ran? run it again with -v",  # a question
+        "Remember, we're only touching the frontend in this PR.",  # this task
+        "Remember that the API is rate limited right now, so space out the calls.",
+        "Don't forget we still need to update the fixtures before we're done here.",
+        "this is the output i get\n\nkeepalived[812]: Remember: priority 100\n\nwhy?",
+        "Next, remember the last query in the README so the back button works.",
+        "What did we decide about the export? I don't remember.",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

@@ -35,9 +35,11 @@ MAX_CHARS = 600
 # work in this repo".
 _FOR_LATER = (
     r"(?:for\s+(?:next\s+time|the\s+future|the\s+long\s+term|good|always"
-    r"|(?:all\s+)?(?:later|next|future|upcoming|coming|subsequent)(?:\s+\w+)?"
+    r"|(?:all\s+)?(?:later|next|future|upcoming|coming|subsequent)"
+    r"(?:\s+(?!(?:the|a|an|this|that|these|we|i|it|our|my|your)\b)\w+)?"
     r"(?:\s+(?:in|on)\s+(?:this|the|our)\s+(?:repo|repository|project|codebase|code))?"
-    r"|(?:every|each|all)\s+(?:future\s+)?(?:session|run|task|time|conversation|chat)s?)"
+    r"|(?:every|each|all)\s+(?:future\s+)?(?:session|run|task|time|conversation|chat|project)s?"
+    r"(?:\s+of\s+(?:mine|ours))?)"
     r"|going\s+forward|moving\s+forward|forever|permanently|henceforth"
     r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
     r"|in\s+(?:all\s+)?(?:the\s+)?future(?:\s+(?:runs|sessions|tasks|work|projects|chats"
@@ -49,11 +51,12 @@ _FOR_LATER = (
 # "important:", "fyi").
 _LEAD = (
     r"(?:(?:please|pls|kindly|also|and|oh|ok(?:ay)?|alright|right|well|um+|uh+|btw|so|but"
-    r"|just|hey(?:\s+(?!remember)\w+)?|fyi|nb|p\.?s\.?|por\s+favor|by\s+the\s+way"
+    r"|just|hey(?:\s+(?!remember)\w+)?|fyi|nb|p\.?s\.?|por\s+favor|bitte|svp|by\s+the\s+way"
+    r"|claude|codex|copilot|cursor|gemini|assistant|buddy|mate"
     r"|one\s+more\s+thing|important|(?:a\s+)?quick(?:\s+note)?|(?:a\s+)?heads[-\s]+up"
     r"|let'?s|here'?s|here\s+is|(?:just\s+)?so\s+you\s+know"
     # Time words before the verb: "from now on remember that …", "going forward, note …".
-    rf"|(?P<lead_later>{_FOR_LATER}))\s*[,:;!]?\s+)*"
+    rf"|(?P<lead_later>{_FOR_LATER}))\s*[,:;!+&]?\s+)*"
 )
 # Ways of asking that wrap the verb: "I want you to remember", "make sure you remember",
 # "could you please remember", "always remember". ``ask`` marks a question-shaped request.
@@ -61,14 +64,19 @@ _FRAME = (
     r"(?:(?P<always>always|never\s+ever|permanently|forever)\s+"
     r"|(?:i\s+(?:want|need|ask)|i'?d\s+like|i\s+would\s+like)\s+you\s+to\s+(?:always\s+)?"
     r"|i\s+want\s+that\s+you\s+|to\s+"
-    r"|it\s+would\s+be\s+(?:great|nice|good|helpful|awesome|ideal)\s+if\s+you\s+(?:could|would)"
+    r"|i'?d\s+(?:appreciate|love|like)\s+it\s+if\s+you\s+(?:could\s+|would\s+)?"
+    r"|(?:it'?d|it\s+would)\s+be\s+(?:great|nice|good|helpful|awesome|ideal)\s+if\s+you\s+"
+    r"(?:could|would)"
     r"\s+(?:always\s+)?"
     r"|make\s+sure\s+(?:to|you)\s+|be\s+sure\s+to\s+|try\s+to\s+|do\s+"
     r"|you\s+(?:should|must|need\s+to|have\s+to|can|could|will)?\s*(?:always\s+)?"
     r"|(?P<ask>(?:can|could|would|will)\s+you(?:\s+please)?(?:\s+always)?)\s+)?"
 )
 # "remember" as typed in a hurry.
-_REMEMBER = r"(?:remember|remeber|rememeber|remmeber|rember|remembr)"
+_REMEMBER = (
+    r"(?:(?:help\s+me\s+|note\s+and\s+)?(?:remember|remeber|rememeber|remmeber|rember|remembr)"
+    r"(?:ed)?)"
+)
 # Words that name what is to be kept, between "remember" and a colon.
 _KEPT_WORDS = (
     r"(?:this|that|it|these|the|my|our|one|following|rules?|preferences?|lessons?|conventions?"
@@ -81,9 +89,12 @@ _PLAIN = (
     # "it" is the fact's own subject.
     # "Remember this rule: X", "remember my preference: X", "remember once and for all: X":
     # a few words naming what is to be kept, then a colon.
-    rf"{_REMEMBER}(?:(?:\s+{_KEPT_WORDS}){{1,4}}(?=\s*:)"
+    rf"(?P<verb_remember>{_REMEMBER})(?:(?:\s+{_KEPT_WORDS}){{1,4}}(?=\s*:)"
     rf"|\s+this|\s+it(?=\s*(?::|\s[-\u2013\u2014]|\s+{_FOR_LATER}|\s+please))"
-    r"|\s+(?:the|this|our)\s+rule)?|(?P<memorize>memori[sz]e)(?:\s+this)?"
+    r"|\s+(?:the|this|our)\s+rule"
+    # "Remember where the seeds are: db/seeds": the words are kept with the fact.
+    r"|\s+(?P<named>(?!that\b|to\b|how\b|why\b|when\b|if\b|whether\b)[\w'*/.-]+"
+    r"(?:\s+[\w'*/.-]+){0,4})(?=\s*:\s))?|(?P<memorize>memori[sz]e)(?:\s+this)?"
     r"|learn\s+this|retain(?:\s+this)?|make\s+(?:it\s+)?a\s+rule"
     r"|(?:don'?t|do\s+not)\s+(?:you\s+)?(?:ever\s+)?forget(?:\s+this)?"
     r"|(?P<never>never)\s+(?:ever\s+)?forget(?:\s+this)?"
@@ -95,7 +106,8 @@ _PLAIN = (
 # Verbs that put something in memory also name RAM in a coding prompt ("keep the session in
 # memory"): see :func:`_request` for when they count.
 _MEMORY = (
-    r"(?:(?P<saving>save|add|stash|file)|store|put|keep|write)\s+(?P<this>this\s+)?"
+    r"(?:(?P<saving>save|add|stash|file|log|record|persist)|store|put|keep|write)\s+"
+    r"(?P<this>this\s+)?"
     r"(?:it\s+|that\s+)?"
     r"(?:to|in|into)\s+(?P<your>(?:your|the\s+agent'?s)\s+)?(?P<long>(?:long[-\s]term|permanent)"
     r"\s+)?(?:memory|memories|notes|knowledge(?:\s+base)?)"
@@ -109,10 +121,22 @@ _LABEL = (
     rf"(?:note|memo|reminder|tip|rule)\s+{_L}|(?:notes?|memo)\s+to\s+(?:self|me|you|us)"
     r"(?:\s+and\s+(?:to\s+)?(?:you|me|self))?|(?:a\s+)?mental\s+note"
     r"|for\s+(?:your|the)\s+(?:notes|memory|records|knowledge|reference)"
+    rf"|for\s+the\s+record\s+and\s+{_L}|(?:notes?|memo)\s+to\s+memory|memory\s+notes?"
+    r"|persist\s+(?:this|that)|i\s+want\s+(?:this|that|it)\s+remembered"
+    rf"|lessons?\s+{_L}"
+    rf"|(?:new|permanent|standing|golden|general)\s+rules?(?:\s+{_L})?"
+    # "Save this as a preference:", "record this as a team convention:", "Save this rule:"
+    r"|(?:save|store|record|log|keep|add|file|persist|make|mark|put)\s+(?:(?:this|that|it)\s+)?"
+    r"(?:(?:as|in|to|into|for)\s+)?(?:(?:a|an|the|my|our|your|team|new|standing|permanent"
+    r"|long[-\s]term|house|general|project|repo)\s+){0,3}"
+    r"(?:rules?|conventions?|preferences?|facts?|lessons?|reminders?|standards?|polic(?:y|ies)"
+    r"|guidelines?|principles?)"
+    rf"(?:\s+{_L})?"
     r"|(?:long[-\s]term|permanent)\s+memory(?:\s+please)?"
     r"|(?:save|store|keep|add|file|record)\s+(?:this|that|it)\s+as\s+(?:a\s+)?"
     r"(?:permanent\s+|standing\s+|lasting\s+)?(?:note|rule|fact|reminder|memory)"
-    rf"|(?:[\w'-]+\s+){{0,4}}?to\s+(?:remember|keep\s+in\s+mind)(?:\s+{_L})?"
+    rf"|(?:[\w'-]+\s+){{0,5}}?(?:to|should|must)\s+(?:always\s+)?(?:remember|keep\s+in\s+mind)"
+    rf"(?:\s+(?:{_L}|long[-\s]term))?"
     # "Lesson learned from today's outage:", "Rule of thumb for this repo:".
     rf"|lessons?\s+learn(?:ed|t)(?:\s+{_L}|\s+(?:from|in|on|at|with)\s+[^:,\n]{{1,40}}?)?"
     r"|(?:(?:a|an|one|our|my|new|the)\s+)?(?:(?:new|permanent|important)\s+)?"
@@ -180,6 +204,7 @@ _THIS_TASK = re.compile(
 _DO_IT_NOW = re.compile(
     r"\b(?:implement|apply|make|do)\s+(?:that|this|the)\s+change\b|\bupdate\s+the\s+callers\b"
     r"|\bupdate\s+(?:\S+\s+){0,3}?(?:to\s+match|accordingly)\b"
+    r"|^in\s+(?:the|a|this)\s+(?:comment|code|docstring|function|file|test)\b"
     # a plan for this work, not a fact: "Moving forward, the plan is: 1) …"
     r"|^(?:the\s+|our\s+)?(?:plan|next\s+steps?|steps|todo|to-do)\s+(?:is|are|for\s+today)\b"
     r"|^as\s+(?:a|an)\s+(?:todo|fixme|comment|docstring|code\s+comment|issue|ticket|task)\b",
@@ -188,6 +213,7 @@ _DO_IT_NOW = re.compile(
 # Bullets, emphasis and emoji a person puts before a request: "- remember: …",
 # "**Remember:** …", "📌 note for future: …".
 _SYMBOLS = "\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d"
+_SYMBOLS_TEXT = _SYMBOLS
 _DECORATION = re.compile(
     rf"^(?:\s*(?:[-*+\u2022]|\d{{1,2}}[.)])\s+|\s*\*{{1,3}}|\s*[{_SYMBOLS}]+\s*)+"
 )
@@ -197,28 +223,60 @@ _INNER_START = re.compile(r"[.!?]\s+")
 # A request that points back at what was just said: "…, please remember that." /
 # "Remember that." after a sentence.
 _BACK = (
-    r"(?:please\s+|and\s+|so\s+)*(?:remember|don'?t\s+forget|never\s+forget|note|memori[sz]e)"
-    rf"\s+(?:that|this|it)(?:\s+{_FOR_LATER})?|(?:please\s+)?(?:keep|bear)\s+(?:that|this|it)"
-    rf"\s+in\s+mind(?:\s+{_FOR_LATER})?"
+    r"(?:please\s+|pls\s+|plz\s+|and\s+|so\s+|(?:can|could|will|would)\s+you\s+(?:please\s+)?)*"
+    r"(?:(?:(?:remember|memori[sz]e)(?:\s+(?:that|this|it))?"
+    r"|(?:don'?t\s+forget|never\s+forget|note|save|store|keep|record)\s+(?:that|this|it))"
+    r"(?:\s+(?:in|to|into)\s+(?:your\s+)?(?:memory|notes))?"
+    r"|make\s+(?:a\s+)?note\s+of\s+(?:that|this|it)"
+    r"|(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind)"
+    # what may follow: when it is to last, whom it is for, why
+    rf"(?:\s+(?:{_FOR_LATER}|for\s+(?:me|us|later|(?:all\s+)?(?:future|next)\s+[\w\s-]{{1,40}}?)))?"
+    r"(?:,?\s+(?:please|pls|plz|thanks|thx))?"
+    r"(?:\s+so\s+(?:that\s+)?you\s+(?:can\s+)?remind\s+me[\w\s]*)?"
 )
-_POINTS_BACK = re.compile(rf"^(?:{_BACK})(?:,?\s+please)?\s*[.!]*$", re.IGNORECASE)
+_ASKS = re.compile(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
+_BACK_END = rf"(?:{_BACK})\s*[.!?]*[\s{_SYMBOLS_TEXT}]*$"
+_POINTS_BACK = re.compile(rf"^{_BACK_END}", re.IGNORECASE)
 _ENDS_POINTING_BACK = re.compile(
-    rf"^(?P<fact>.+?)\s*(?:[,;]|\s[-\u2013\u2014])\s*(?:{_BACK})(?:,?\s+please)?\s*[.!]*$",
+    rf"^(?P<fact>.+?)(?:\s*(?:[,;.]|\s[-\u2013\u2014])\s*{_BACK_END}"
+    rf"|\s+(?=(?:please\s+|pls\s+)?(?:remember|note|keep|save)\s+(?:that|this|it)\b){_BACK_END})",
     re.IGNORECASE | re.DOTALL,
+)
+# "I don't remember.", "we never remember that": the words before say who remembers, not
+# what to keep.
+_NOT_BEFORE_BACK = re.compile(
+    r"\b(?:i|we|you|they|don'?t|do\s+not|can'?t|cannot|never|not|to|always)$", re.IGNORECASE
 )
 # An opening that keeps what follows to this task: "For this task, remember that the staging
 # db is down", "just for this session, remember …".
 _THIS_SCOPE = re.compile(
     r"\bfor\s+(?:this|the\s+current)\s+(?:task|session|pr|change|ticket|branch|run|one|fix|bug"
-    r"|issue|conversation|chat|commit)\b|\bfor\s+(?:now|today)\b|\bjust\s+today\b|\bright\s+now\b",
+    r"|issue|conversation|chat|commit)\b|\bfor\s+(?:now|today)\b|\bjust\s+today\b|\bright\s+now\b"
+    r"|\bin\s+this\s+(?:pr|task|change|session|ticket|branch|commit|answer|reply|response|diff)\b"
+    r"|\bstill\s+need\s+to\b|\bbefore\s+we'?re\s+done\b",
     re.IGNORECASE,
 )
 # A statement after "can you remember that": it opens with a determiner, a possessive, a
 # subject or a condition ("can you remember that the gateway drops idle connections?").
 _STATED = re.compile(
-    r"^(?:the|our|my|your|their|this|these|those|every|each|all|no|whenever|when|if|we|i|you"
-    r"|they)\s+\S+\s+\S+\s+\S+",
+    r"^(?!\S+\s+(?:we|i|you|they|he|she)\b)\S+\s+\S+\s+\S+\s+\S+",
     re.IGNORECASE,
+)
+# A statement after a bare "remember" with no "that": a determiner and at least five words
+# before any relative clause ("pls remember the auth service issues JWTs that expire…").
+_LONG_STATEMENT = re.compile(
+    r"^(?=(?:\S+\s+){4}\S)(?:the|our|my|all|every|each|these|those)\s+(?:[\w'-]+\s+){0,3}?"
+    r"[a-z]+s(?!\s+(?:for|in|on|of|at|to|from|with|by|and|or|the|a|an)\b)\s+\S+",
+    re.IGNORECASE,
+)
+# A tag question that does not make a request a question: "…, ok?", "…, right?".
+_TAG_QUESTION = re.compile(
+    r"[,\s]+(?:ok(?:ay)?|right|yeah|yes|alright|got\s+it|understood|deal)\s*\?+\s*$", re.I
+)
+# Lines of a pasted log: "keepalived[812]: …", "2024-05-01 12:00 …", "[ERROR] …".
+_LOG_LINE = re.compile(
+    r"^(?:\S+\[\d+\]:|\d{4}-\d\d-\d\d[T ]\d|\[?\d\d:\d\d:\d\d|\[(?:INFO|WARN|WARNING|ERROR"
+    r"|DEBUG|TRACE)\]|(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE)\b[:\s])"
 )
 # Courtesy at the end of a request, not part of the fact: ", thanks!", " thx".
 _COURTESY = re.compile(
@@ -236,7 +294,7 @@ _TO_FIND_OUT = re.compile(
 )
 # A short opening clause before the request: "Before you start, remember that …",
 # "Important - don't forget: …". At most six words, ending in a comma, colon or dash.
-_OPENING = re.compile(r"^(?:[^\s,:;]+\s+){0,5}[^\s,:;]+\s*(?:[,:;]|\s[-\u2013\u2014])\s+")
+_OPENING = re.compile(r"^(?:[^\s,:;]+\s+){0,7}[^\s,:;]+\s*(?:[,:;]|\s[-\u2013\u2014])\s+")
 # The time words that may open the kept wording: "remember this going forward: X".
 _LATER_OPENING = re.compile(rf"^{_FOR_LATER}\s*[:,]?\s*", re.IGNORECASE)
 # After "remember" or "don't forget": openings that make a question or a present-task
@@ -294,7 +352,9 @@ _LABEL_ONLY = re.compile(
 # its next paragraph is someone else's words.
 _PASTE_INTRO = re.compile(
     r"\b(?:says|said|reads|wrote|writes|draft|message|output|log|logs|below|following"
-    r"|looks\s+like|is\s+this)\s*:\s*$",
+    r"|looks\s+like|is\s+this)\s*:\s*$"
+    r"|\b(?:output|log|logs|error|trace|traceback)\s+(?:i\s+(?:get|got|see|saw)|is|was|below"
+    r"|here)\b[^.!?]*$",
     re.IGNORECASE,
 )
 # Indented lines are pasted code (a Markdown code block, a docstring), not speech.
@@ -313,10 +373,13 @@ def _captured(prompt: str) -> tuple[str, ...]:
     found: list[str] = []
     before = ""
     for sentence in _sentences(prompt):
-        body = _request(sentence)
-        if body is None and before and _POINTS_BACK.match(_plain(sentence)):
-            # "You should never commit .env.local. Remember that."
-            body = None if _question(before) else _kept(before)
+        back = _plain(sentence)
+        if before and _POINTS_BACK.match(back) and (not _question(back) or _ASKS.search(back)):
+            # "You should never commit .env.local. Remember that." (also "… Can you
+            # remember that for me?": the request is the question, the fact is before it)
+            body = None if _question(before) else _kept(_plain(before))
+        else:
+            body = _request(sentence)
         before = sentence
         if body is not None and body not in found:
             found.append(body)
@@ -416,16 +479,21 @@ def _request(sentence: str) -> str | None:
     """The wording ``sentence`` asks to keep, or None when it asks for nothing lasting: the
     sentence itself, or (a sentence split where no capital followed its full stop) a part
     of it after a full stop, or a sentence that ends by asking to remember itself."""
-    sentence = _plain(sentence)
+    sentence = _TAG_QUESTION.sub(".", _plain(sentence))
+    if _LOG_LINE.match(sentence):
+        return None
     starts = [0, *(m.end() for m in _INNER_START.finditer(sentence))]
     for start in starts[:MAX_CAPTURES]:
         body = _asked(_plain(sentence[start:]))
         if body is not None:
             return body
     back = _ENDS_POINTING_BACK.match(sentence)
-    if back and not _question(sentence) and _statement(back.group("fact")):
-        return _kept(back.group("fact"))
-    return None
+    if back is None or (_question(sentence) and not _ASKS.search(sentence)):
+        return None
+    fact = back.group("fact").strip()
+    if _NOT_BEFORE_BACK.search(fact) or len(fact.split()) < 3 or not _statement(fact):
+        return None
+    return _kept(fact)
 
 
 def _asked(sentence: str, depth: int = 0) -> str | None:
@@ -460,6 +528,11 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
             return _asked(body, depth + 1)
         return None if "?" in body else _kept(body)
     sep = match.group("sep").strip().rstrip("!")
+    if match.group("named"):
+        body = f"{match.group('named')}: {body}"  # "remember where the seeds are: db/seeds"
+    if "?" in body.rstrip().rstrip("?") or _THIS_SCOPE.search(body):
+        # "remember the last command you ran? run it again"; "… right now", "… in this PR"
+        return None
     lasting = bool(
         match.group("later")
         or match.group("lead_later")
@@ -480,6 +553,7 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
         match.group("your")
         or match.group("long")
         or (sep and (match.group("this") or match.group("saving")))
+        or sep == "that"  # "please keep in memory that the client wants CSV"
     ):
         # "store it in memory: a dict is enough" is about RAM; "save this to memory: …",
         # "add to memory: …" and "keep this in your memory" are not.
@@ -496,6 +570,7 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
         elif not (
             _statement(_RELATIVE.split(body, maxsplit=1)[0])
             or lasting
+            or (match.group("verb_remember") and _LONG_STATEMENT.match(_RELATIVE.split(body)[0]))
             # "memorize where X is: Y" names a thing and what it is; "memorize the output
             # of f()" is caching.
             or (match.group("memorize") and _DEFINITION.match(body))
