@@ -268,6 +268,44 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "Please keep in memory that the client wants CSV with semicolons.",
             "the client wants CSV with semicolons.",
         ),
+        # round five: rules pointed back at, time words after, more frames and labels
+        (
+            "Never edit generated files. Treat that as a permanent rule.",
+            "Never edit generated files.",
+        ),
+        ("Data stays in eu-west-1. That's a hard rule, remember it.", "Data stays in eu-west-1."),
+        (
+            "new rule for this repo: every script gets a --help flag",
+            "every script gets a --help flag",
+        ),
+        (
+            "Permanent preference: show me the plan before editing infra/.",
+            "show me the plan before editing infra/.",
+        ),
+        (
+            "from now on please plot with a colorblind-safe palette",
+            "plot with a colorblind-safe palette",
+        ),
+        ("Would you mind remembering that I review PRs after lunch?", "I review PRs after lunch"),
+        (
+            "can u remember my team wants docstrings with examples",
+            "my team wants docstrings with examples",
+        ),
+        ("Please keep in the memory that our servers run CET.", "our servers run CET."),
+        (
+            "so going forward uh whenever you write python use type hints okay",
+            "whenever you write python use type hints",
+        ),
+        ("- [ ] remember for future: badges come from shields.io", "badges come from shields.io"),
+        ("# Preferences (please remember)\n\nI want terse answers.", "I want terse answers."),
+        (
+            "This matters and I want it to stick across sessions: prod runs Postgres 16.",
+            "prod runs Postgres 16.",
+        ),
+        (
+            "Burn this into your memory: staging is staging.acme.dev.",
+            "staging is staging.acme.dev.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -322,6 +360,13 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "this is the output i get\n\nkeepalived[812]: Remember: priority 100\n\nwhy?",
         "Next, remember the last query in the README so the back button works.",
         "What did we decide about the export? I don't remember.",
+        "From now on, for the rest of this task, show me the diff first.",
+        "remember we're only doing the backend part today",
+        "Remember, the goal of this PR is only to add logging.",
+        "Summarize this changelog for the release notes:\n\n- Going forward, config is TOML\n",
+        "Rules for the bracket generator:\n- always seed the top players apart\nWrite it.",
+        "Write it down in CLAUDE.md: we use pnpm.",
+        "Remembering the scroll position breaks on Safari. Investigate.",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

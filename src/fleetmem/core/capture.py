@@ -30,13 +30,18 @@ MAX_CAPTURES = 10
 #: The shortest wording worth a fact, and the longest: anything longer is not one fact.
 MIN_WORDS = 2
 MAX_CHARS = 600
+#: A sentence longer than this is pasted text (a minified file, a log line), not a person
+#: asking: it is not searched for requests, which also bounds the time a huge prompt takes.
+MAX_SENTENCE = 4_000
+#: At most this many sentences of a prompt are searched (see :func:`_searched`).
+MAX_SENTENCES = 2_000
 
 # When it is to last: "for next time", "for future sessions", "going forward", "whenever you
 # work in this repo".
 _FOR_LATER = (
     r"(?:for\s+(?:next\s+time|the\s+future|the\s+long\s+term|good|always"
     r"|(?:all\s+)?(?:later|next|future|upcoming|coming|subsequent)"
-    r"(?:\s+(?!(?:the|a|an|this|that|these|we|i|it|our|my|your)\b)\w+)?"
+    r"(?:\s+(?!(?:the|a|an|this|that|these|we|i|it|our|my|your|keep|remember)\b)\w+){0,2}"
     r"(?:\s+(?:in|on)\s+(?:this|the|our)\s+(?:repo|repository|project|codebase|code))?"
     r"|(?:every|each|all)\s+(?:future\s+)?(?:session|run|task|time|conversation|chat|project)s?"
     r"(?:\s+of\s+(?:mine|ours))?)"
@@ -50,7 +55,7 @@ _FOR_LATER = (
 # Words a sentence may open with before the request itself ("please", "btw", "oh and",
 # "important:", "fyi").
 _LEAD = (
-    r"(?:(?:please|pls|kindly|also|and|oh|ok(?:ay)?|alright|right|well|um+|uh+|btw|so|but"
+    r"(?:(?:please|pls|kindly|also|and|oh|ok(?:ay)?|alright|right|well|um+|uh+|yeah|yep|btw|so|but"
     r"|just|hey(?:\s+(?!remember)\w+)?|fyi|nb|p\.?s\.?|por\s+favor|bitte|svp|by\s+the\s+way"
     r"|claude|codex|copilot|cursor|gemini|assistant|buddy|mate"
     r"|one\s+more\s+thing|important|(?:a\s+)?quick(?:\s+note)?|(?:a\s+)?heads[-\s]+up"
@@ -65,12 +70,13 @@ _FRAME = (
     r"|(?:i\s+(?:want|need|ask)|i'?d\s+like|i\s+would\s+like)\s+you\s+to\s+(?:always\s+)?"
     r"|i\s+want\s+that\s+you\s+|to\s+"
     r"|i'?d\s+(?:appreciate|love|like)\s+it\s+if\s+you\s+(?:could\s+|would\s+)?"
-    r"|(?:it'?d|it\s+would)\s+be\s+(?:great|nice|good|helpful|awesome|ideal)\s+if\s+you\s+"
-    r"(?:could|would)"
+    r"|(?:it'?d|it\s+would)\s+(?:be\s+(?:great|nice|good|helpful|awesome|ideal)|help)\s+if\s+"
+    r"you\s+(?:could|would)?"
     r"\s+(?:always\s+)?"
     r"|make\s+sure\s+(?:to|you)\s+|be\s+sure\s+to\s+|try\s+to\s+|do\s+"
     r"|you\s+(?:should|must|need\s+to|have\s+to|can|could|will)?\s*(?:always\s+)?"
-    r"|(?P<ask>(?:can|could|would|will)\s+you(?:\s+please)?(?:\s+always)?)\s+)?"
+    r"|(?:it\s+)?is\s+important\s+(?:that\s+)?you\s+|it'?s\s+important\s+(?:that\s+)?you\s+"
+    r"|(?P<ask>(?:can|could|would|will)\s+(?:you|u)(?:\s+please)?(?:\s+always)?)\s+)?"
 )
 # "remember" as typed in a hurry.
 _REMEMBER = (
@@ -96,6 +102,7 @@ _PLAIN = (
     r"|\s+(?P<named>(?!that\b|to\b|how\b|why\b|when\b|if\b|whether\b)[\w'*/.-]+"
     r"(?:\s+[\w'*/.-]+){0,4})(?=\s*:\s))?|(?P<memorize>memori[sz]e)(?:\s+this)?"
     r"|learn\s+this|retain(?:\s+this)?|make\s+(?:it\s+)?a\s+rule"
+    r"|(?P<ask_mind>(?:would|do)\s+you\s+mind)\s+(?:remembering|noting|keeping\s+in\s+mind)"
     r"|(?:don'?t|do\s+not)\s+(?:you\s+)?(?:ever\s+)?forget(?:\s+this)?"
     r"|(?P<never>never)\s+(?:ever\s+)?forget(?:\s+this)?"
     r"|jot\s+(?:this\s+|it\s+)?down|write\s+(?:this\s+|it\s+)?down"
@@ -109,7 +116,8 @@ _MEMORY = (
     r"(?:(?P<saving>save|add|stash|file|log|record|persist)|store|put|keep|write)\s+"
     r"(?P<this>this\s+)?"
     r"(?:it\s+|that\s+)?"
-    r"(?:to|in|into)\s+(?P<your>(?:your|the\s+agent'?s)\s+)?(?P<long>(?:long[-\s]term|permanent)"
+    r"(?:to|in|into)\s+(?:the\s+)?(?P<your>(?:your|the\s+agent'?s)\s+)?"
+    r"(?P<long>(?:long[-\s]term|permanent)"
     r"\s+)?(?:memory|memories|notes|knowledge(?:\s+base)?)"
 )
 # "keep in mind" and a bare "note" are as often about this task ("keep in mind that the
@@ -142,8 +150,19 @@ _LABEL = (
     r"|(?:(?:a|an|one|our|my|new|the)\s+)?(?:(?:new|permanent|important)\s+)?"
     r"(?:(?:house|team|project|repo|standing|golden|general|ground)\s+rules?"
     r"|(?:permanent|standing|lasting)\s+(?:notes?|reminders?))"
-    rf"|rules?\s+(?:of\s+thumb\s+)?(?:for|in|on)\s+[^:,\n]{{1,40}}?(?:\s+{_L})?"
-    r"|rules?\s+of\s+thumb"
+    # "new rule for this repo:", "rules for us going forward:" (not "rules for the bracket
+    # generator:", which specifies a program)
+    r"|(?:(?:new|permanent|standing|house|team|general|golden)\s+)?rules?\s+(?:of\s+thumb\s+)?"
+    r"(?:for|in|on)\s+(?:(?:this|our|the|my)\s+(?:repo|repository|project|codebase|code\s*base"
+    rf"|team|org|company|monorepo|service|app)|you|us|me|future\s+\w+)\b(?:\s+{_L})?"
+    r"|(?:permanent|standing|general|lasting|global)\s+(?:preferences?|conventions?|facts?"
+    r"|instructions?)"
+    # "for all my assignments from now on:"
+    rf"|for\s+(?:all|every|each)\s+(?:(?:of\s+)?(?:my|our)\s+)?[\w-]+(?:\s+[\w-]+)?\s+{_L}"
+    # "Ok, noting this for the future so you remember:"
+    r"|(?:noting|saving|storing|recording|writing)\s+(?:this|that)\s+(?:down\s+)?"
+    rf"(?:{_L})?(?:\s+so\s+(?:that\s+)?you\s+(?:remember|know))?"
+    r"|rules?\s+of\s+thumb(?:\s+(?:for|in|on)\s+[^:,\n]{1,40}?)?"
     rf"|(?:one\s+(?:more\s+)?thing|something|things?|a\s+thing)\s+to\s+"
     rf"(?:remember|keep\s+in\s+mind)(?:\s+{_L})?"
     rf"|(?:save|store|keep|file|stash|retain|record|log)\s+(?:this|that)\s+{_L}"
@@ -162,7 +181,8 @@ _TRIGGER = re.compile(
     rf"^{_LEAD}(?:#remember\b\s*:?\s*(?P<tag>.*)"
     rf"|(?:{_LABEL})\s*(?:{_MARK})\s*(?P<label>.*)"
     rf"|{_FRAME}(?:{_PLAIN}|(?P<memory>{_MEMORY})|(?P<mind>{_MIND}))"
-    rf"(?P<later>\s+(?:{_FOR_LATER}|always))?(?:,?\s+please)?{_SEP}(?P<plain>.*)"
+    rf"(?P<later>,?\s+{_FOR_LATER}(?=[\s,:]),?|\s+always(?=\s*:))?(?:,?\s+please)?{_SEP}"
+    r"(?P<plain>.*)"
     # "Rule: never commit to main" (a bare label pasted tool output also uses: see
     # _request), and "from now on always use pnpm" with no comma after the time words.
     rf"|rules?\s*(?:{_MARK})\s*(?P<rule>.*)"
@@ -173,13 +193,13 @@ _TRIGGER = re.compile(
 # last, an imperative a person gives an agent, or a subject ("we", "our deploys"). "From now
 # on the test should expect 201" opens otherwise: it specifies this change.
 _DIRECTIVE = re.compile(
-    r"^(?:please\s+|pls\s+)?(?:always|never|only|don'?t|do\s+not|avoid|prefer|use|write|put|"
+    r"^(?:(?:please|pls|kindly)\s+[a-z]|(?:please\s+|pls\s+)?(?:always|never|only|don'?t|do\s+not|avoid|prefer|use|write|put|"
     r"run|keep|make|add|call|name|reply|respond|answer|ask|check|target|follow|stick|treat|"
     r"default|format|document|log|include|commit|open|send|pin|deploy|test|wrap|return|start|"
     r"sign|tag|squash|rebase|merge|push|review|mention|refer|label|prefix|speak|talk|address|"
     r"stop|skip|leave|assume|expect|require|let|ping|notify|tell|"
     r"when|whenever|if|before|after|once|unless|"
-    r"we|i|you|our|all|every|each|no|nothing|nobody|everyone)\b",
+    r"we|i|you|our|all|every|each|no|nothing|nobody|everyone)\b)",
     re.IGNORECASE,
 )
 # Labels that say "keep this" outright: a statement after them counts even with no comma
@@ -207,7 +227,9 @@ _DO_IT_NOW = re.compile(
     r"|^in\s+(?:the|a|this)\s+(?:comment|code|docstring|function|file|test)\b"
     # a plan for this work, not a fact: "Moving forward, the plan is: 1) …"
     r"|^(?:the\s+|our\s+)?(?:plan|next\s+steps?|steps|todo|to-do)\s+(?:is|are|for\s+today)\b"
-    r"|^as\s+(?:a|an)\s+(?:todo|fixme|comment|docstring|code\s+comment|issue|ticket|task)\b",
+    r"|^as\s+(?:a|an)\s+(?:todo|fixme|comment|docstring|code\s+comment|issue|ticket|task)\b"
+    # "write it down in CLAUDE.md: …" asks for an edit of a file, not for memory
+    r"|^(?:in|to|into)\s+(?:the\s+)?(?:\S+\.(?:md|txt|rst|adoc)|readme|docs?|wiki|changelog)\b",
     re.IGNORECASE,
 )
 # Bullets, emphasis and emoji a person puts before a request: "- remember: …",
@@ -215,11 +237,11 @@ _DO_IT_NOW = re.compile(
 _SYMBOLS = "\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d"
 _SYMBOLS_TEXT = _SYMBOLS
 _DECORATION = re.compile(
-    rf"^(?:\s*(?:[-*+\u2022]|\d{{1,2}}[.)])\s+|\s*\*{{1,3}}|\s*[{_SYMBOLS}]+\s*)+"
+    rf"^(?:\s*(?:[-*+\u2022]|\d{{1,2}}[.)])\s+|\s*\[[ xX]?\]\s+|\s*\*{{1,3}}|\s*[{_SYMBOLS}]+\s*)+"
 )
 _TRAILING_SYMBOLS = re.compile(rf"[\s{_SYMBOLS}]+$")
 # Where a second request may start inside one sentence: "ok cool. from now on please…".
-_INNER_START = re.compile(r"[.!?]\s+")
+_INNER_START = re.compile(r"[.!?;]\s+")
 # A request that points back at what was just said: "…, please remember that." /
 # "Remember that." after a sentence.
 _BACK = (
@@ -228,6 +250,8 @@ _BACK = (
     r"|(?:don'?t\s+forget|never\s+forget|note|save|store|keep|record)\s+(?:that|this|it))"
     r"(?:\s+(?:in|to|into)\s+(?:your\s+)?(?:memory|notes))?"
     r"|make\s+(?:a\s+)?note\s+of\s+(?:that|this|it)"
+    r"|treat\s+(?:that|this|it)\s+as\s+(?:a\s+)?(?:permanent\s+|standing\s+|hard\s+|general\s+)?"
+    r"(?:rule|fact|convention|policy)"
     r"|(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind)"
     # what may follow: when it is to last, whom it is for, why
     rf"(?:\s+(?:{_FOR_LATER}|for\s+(?:me|us|later|(?:all\s+)?(?:future|next)\s+[\w\s-]{{1,40}}?)))?"
@@ -235,7 +259,13 @@ _BACK = (
     r"(?:\s+so\s+(?:that\s+)?you\s+(?:can\s+)?remind\s+me[\w\s]*)?"
 )
 _ASKS = re.compile(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
-_BACK_END = rf"(?:{_BACK})\s*[.!?]*[\s{_SYMBOLS_TEXT}]*$"
+# "That's a hard rule, remember it." points back past its own words.
+_RULE_WORDS = (
+    r"(?:(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)?\s*(?:hard|strict|firm|permanent"
+    r"|standing|house|team|general|important|golden)?\s*(?:rule|fact|convention|requirement"
+    r"|policy)\s*[,;.]?\s*)?"
+)
+_BACK_END = rf"{_RULE_WORDS}(?:{_BACK})\s*[.!?]*[\s{_SYMBOLS_TEXT}]*$"
 _POINTS_BACK = re.compile(rf"^{_BACK_END}", re.IGNORECASE)
 _ENDS_POINTING_BACK = re.compile(
     rf"^(?P<fact>.+?)(?:\s*(?:[,;.]|\s[-\u2013\u2014])\s*{_BACK_END}"
@@ -253,7 +283,11 @@ _THIS_SCOPE = re.compile(
     r"\bfor\s+(?:this|the\s+current)\s+(?:task|session|pr|change|ticket|branch|run|one|fix|bug"
     r"|issue|conversation|chat|commit)\b|\bfor\s+(?:now|today)\b|\bjust\s+today\b|\bright\s+now\b"
     r"|\bin\s+this\s+(?:pr|task|change|session|ticket|branch|commit|answer|reply|response|diff)\b"
-    r"|\bstill\s+need\s+to\b|\bbefore\s+we'?re\s+done\b",
+    r"|\bstill\s+need\s+to\b|\bbefore\s+we'?re\s+done\b"
+    r"|\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:task|session|pr|conversation|chat|day)\b"
+    r"|\b(?:of|in|for|from)\s+this\s+(?:pr|task|change|session|ticket|branch|commit|diff)\b"
+    r"|(?<!starting\s)(?<!from\s)\btoday\b|\btonight\b"
+    r"|\bthis\s+(?:morning|afternoon|evening|week)\b",
     re.IGNORECASE,
 )
 # A statement after "can you remember that": it opens with a determiner, a possessive, a
@@ -266,7 +300,7 @@ _STATED = re.compile(
 # before any relative clause ("pls remember the auth service issues JWTs that expire…").
 _LONG_STATEMENT = re.compile(
     r"^(?=(?:\S+\s+){4}\S)(?:the|our|my|all|every|each|these|those)\s+(?:[\w'-]+\s+){0,3}?"
-    r"[a-z]+s(?!\s+(?:for|in|on|of|at|to|from|with|by|and|or|the|a|an)\b)\s+\S+",
+    r"[a-z]+s(?!\s+(?:for|in|on|of|at|to|from|with|by|and|or)\b)\s+\S+",
     re.IGNORECASE,
 )
 # A tag question that does not make a request a question: "…, ok?", "…, right?".
@@ -280,7 +314,23 @@ _LOG_LINE = re.compile(
 )
 # Courtesy at the end of a request, not part of the fact: ", thanks!", " thx".
 _COURTESY = re.compile(
-    r"[\s,;.!-]*\b(?:thanks(?:\s+a\s+lot)?|thank\s+you|thx|ty|cheers|please|pls)\b[\s.!]*$",
+    r"[\s,;.!-]*\b(?:thanks(?:\s+a\s+lot)?|thank\s+you|thx|ty|cheers|please|pls|ok(?:ay)?)\b"
+    r"[\s.!]*$",
+    re.IGNORECASE,
+)
+# Dictation's hesitations.
+_FILLER = re.compile(r"(?<![\w-])(?:uh+|um+|erm|uhm)(?![\w-]),?\s*", re.IGNORECASE)
+# Any short opening before a colon that asks for something to be kept and says for how long
+# or where: "This is important and I want it to stick across sessions: X", "Burn this into
+# your memory: X".
+_KEEP_OPENING = re.compile(r"^(?P<open>[^:\n]{3,100}?):\s+(?P<rest>\S.*)$", re.DOTALL)
+_KEEPISH = re.compile(
+    r"\b(?:remember\w*|memori[sz]\w*|stick|keep|note|noting|persist|know|forget|burn|etch)\b",
+    re.IGNORECASE,
+)
+_HOW_LONG = re.compile(
+    rf"{_FOR_LATER}|\b(?:your\s+(?:memory|brain|head)|long[-\s]term|permanent(?:ly)?"
+    r"|(?:across|between)\s+sessions|every\s+session)\b",
     re.IGNORECASE,
 )
 # Markdown around a request: a heading's hashes, bold markers.
@@ -294,7 +344,7 @@ _TO_FIND_OUT = re.compile(
 )
 # A short opening clause before the request: "Before you start, remember that …",
 # "Important - don't forget: …". At most six words, ending in a comma, colon or dash.
-_OPENING = re.compile(r"^(?:[^\s,:;]+\s+){0,7}[^\s,:;]+\s*(?:[,:;]|\s[-\u2013\u2014])\s+")
+_OPENING = re.compile(r"^(?:[^\s,:;]+\s+){0,9}[^\s,:;]+\s*(?:[,:;]|\s[-\u2013\u2014])\s+")
 # The time words that may open the kept wording: "remember this going forward: X".
 _LATER_OPENING = re.compile(rf"^{_FOR_LATER}\s*[:,]?\s*", re.IGNORECASE)
 # After "remember" or "don't forget": openings that make a question or a present-task
@@ -346,7 +396,12 @@ _MARKER = re.compile(r"^(?:#remember\b|remember\s*:)\s*:?\s*(?P<rest>.*)$", re.I
 # A line that is only a label ("## Note for future sessions", "Remember this:"): the next
 # line is what it labels.
 _LABEL_ONLY = re.compile(
-    rf"^{_LEAD}(?:{_LABEL}|{_REMEMBER}(?:\s+{_KEPT_WORDS}){{0,4}})\s*:?\s*$", re.IGNORECASE
+    rf"^{_LEAD}(?:{_LABEL}|{_REMEMBER}(?:\s+{_KEPT_WORDS}){{0,4}}(?:\s+{_FOR_LATER})?"
+    r"|memory|notes?\s+for\s+(?:you|the\s+agent|claude|codex|later|future\s+\w+)"
+    # "# Preferences (please remember)", "# Notes for you (permanent)"
+    r"|[^()\n]{1,40}\((?:please\s+)?(?:remember(?:\s+this)?|permanent|for\s+(?:later|future\s+\w+)"
+    r"|keep\s+(?:this|in\s+mind))\))\s*:?\s*$",
+    re.IGNORECASE,
 )
 # A line that introduces pasted text ("the changelog draft says:", "here is the output:"):
 # its next paragraph is someone else's words.
@@ -354,7 +409,13 @@ _PASTE_INTRO = re.compile(
     r"\b(?:says|said|reads|wrote|writes|draft|message|output|log|logs|below|following"
     r"|looks\s+like|is\s+this)\s*:\s*$"
     r"|\b(?:output|log|logs|error|trace|traceback)\s+(?:i\s+(?:get|got|see|saw)|is|was|below"
-    r"|here)\b[^.!?]*$",
+    r"|here)\b[^.!?]*$"
+    r"|\b(?:this|the|these|following|below|my|our)\s+(?:[\w.-]+\s+){0,3}?(?:changelog|release"
+    r"\s+notes|notes|draft|readme|docs?|text|snippet|output|logs?|message|description|spec"
+    r"|email|ticket|issue|comment|diff|config|yaml|json|paragraph|section)\b[^:]*:\s*$"
+    r"|\b(?:has|have|contains|says|reads)\s+this\s*:\s*$"
+    r"|\b(?:proofread|review|check|summari[sz]e|translate|rewrite|fix|explain|improve|tighten"
+    r"|edit)\s*:\s*$",
     re.IGNORECASE,
 )
 # Indented lines are pasted code (a Markdown code block, a docstring), not speech.
@@ -372,7 +433,7 @@ def captured_facts(prompt: str) -> list[str]:
 def _captured(prompt: str) -> tuple[str, ...]:
     found: list[str] = []
     before = ""
-    for sentence in _sentences(prompt):
+    for sentence in _searched(_sentences(prompt)):
         back = _plain(sentence)
         if before and _POINTS_BACK.match(back) and (not _question(back) or _ASKS.search(back)):
             # "You should never commit .env.local. Remember that." (also "… Can you
@@ -386,6 +447,15 @@ def _captured(prompt: str) -> tuple[str, ...]:
         if len(found) == MAX_CAPTURES:
             break
     return tuple(found)
+
+
+def _searched(sentences: list[str]) -> list[str]:
+    """The sentences searched for requests: all of them, or in a prompt of more than
+    :data:`MAX_SENTENCES` (a paste) the first ones and the last ones, where a person writes."""
+    if len(sentences) <= MAX_SENTENCES:
+        return sentences
+    tail = MAX_SENTENCES // 4
+    return sentences[: MAX_SENTENCES - tail] + sentences[-tail:]
 
 
 def without_requests(prompt: str) -> str:
@@ -434,7 +504,7 @@ def _sentences(prompt: str) -> list[str]:
                 below += 1
             text = lines[below].strip() if below < len(lines) else ""
             if text and not _FENCE.match(lines[below]) and not text.startswith(">"):
-                label = head.rstrip(": ") + ": "
+                label = "remember: "  # what the label says, in the form the rules read
                 if not _BULLET.match(text):
                     out.append(label + text)
                     at = below + 1
@@ -470,8 +540,9 @@ def _sentences(prompt: str) -> list[str]:
 
 
 def _plain(sentence: str) -> str:
-    """``sentence`` without the Markdown, bullets and emoji around a request."""
-    sentence = _BOLD.sub("", _HEADING.sub("", sentence))
+    """``sentence`` without the Markdown, bullets and emoji around a request, and without
+    the "uh" and "um" of dictation."""
+    sentence = _FILLER.sub("", _BOLD.sub("", _HEADING.sub("", sentence)))
     return _DECORATION.sub("", sentence).lstrip("(")
 
 
@@ -479,6 +550,8 @@ def _request(sentence: str) -> str | None:
     """The wording ``sentence`` asks to keep, or None when it asks for nothing lasting: the
     sentence itself, or (a sentence split where no capital followed its full stop) a part
     of it after a full stop, or a sentence that ends by asking to remember itself."""
+    if len(sentence) > MAX_SENTENCE:
+        return None
     sentence = _TAG_QUESTION.sub(".", _plain(sentence))
     if _LOG_LINE.match(sentence):
         return None
@@ -487,6 +560,15 @@ def _request(sentence: str) -> str | None:
         body = _asked(_plain(sentence[start:]))
         if body is not None:
             return body
+    keep = _KEEP_OPENING.match(sentence)
+    if (
+        keep
+        and _KEEPISH.search(keep.group("open"))
+        and _HOW_LONG.search(keep.group("open"))
+        and not _THIS_SCOPE.search(keep.group("open"))
+        and "?" not in sentence
+    ):
+        return _kept(keep.group("rest"))
     back = _ENDS_POINTING_BACK.match(sentence)
     if back is None or (_question(sentence) and not _ASKS.search(sentence)):
         return None
@@ -544,7 +626,8 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
         # Only a request shaped as a question counts: "can you remember that X uses Y?",
         # never "do you remember…" or "can you remember which flag…".
         said = _statement(body) or (sep == "that" and _STATED.match(body))
-        if not (match.group("ask") and sep in (":", "that") and said):
+        asked = match.group("ask") or match.group("ask_mind")
+        if not (asked and sep in (":", "that") and said):
             return None
         body = body.rstrip().rstrip("?")
     if match.group("mind") is not None and not lasting:
@@ -586,7 +669,8 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
 def _kept(body: str) -> str | None:
     """The wording to store, unless it names something to find out or to do now rather than
     a fact."""
-    if _TO_FIND_OUT.match(body.strip()) or _DO_IT_NOW.search(body.strip()):
+    body = body.strip()
+    if _TO_FIND_OUT.match(body) or _DO_IT_NOW.search(body) or _THIS_SCOPE.search(body):
         return None
     return _tidy(body)
 
