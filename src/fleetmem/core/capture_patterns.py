@@ -1,0 +1,395 @@
+"""The words of :mod:`fleetmem.core.capture`: how people ask an agent to remember something,
+and what looks like it but is not a request (this task's scope, pasted text, questions).
+
+Each pattern's comment says which requests it is for; docs/facts.md lists them in prose.
+Pure: regular expressions only.
+"""
+
+from __future__ import annotations
+
+import re
+
+# When it is to last: "for next time", "for future sessions", "going forward", "whenever you
+# work in this repo".
+FOR_LATER = (
+    r"(?:for\s+(?:next\s+time|the\s+future|the\s+long\s+term|good|always"
+    r"|(?:all\s+)?(?:later|next|future|upcoming|coming|subsequent)"
+    r"(?:\s+(?!(?:the|a|an|this|that|these|we|i|it|our|my|your|keep|remember)\b)\w+){0,2}"
+    r"(?:\s+(?:in|on)\s+(?:this|the|our)\s+(?:repo|repository|project|codebase|code))?"
+    r"|(?:every|each|all)\s+(?:future\s+)?(?:session|run|task|time|conversation|chat|project)s?"
+    r"(?:\s+of\s+(?:mine|ours))?)"
+    r"|going\s+forward|moving\s+forward|forever|permanently|henceforth"
+    r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
+    r"|in\s+(?:all\s+)?(?:the\s+)?future(?:\s+(?:runs|sessions|tasks|work|projects|chats"
+    r"|conversations|prs|changes))?"
+    r"|whenever\s+you(?:'re|\s+are)?\s+(?:\w+\s+){0,2}?(?:in|on|with)\s+(?:this|the|our)\s+"
+    r"(?:repo|repository|project|codebase|code))"
+)
+# Words a sentence may open with before the request itself ("please", "btw", "oh and",
+# "important:", "fyi").
+LEAD = (
+    r"(?:(?:please|pls|kindly|also|and|oh|ok(?:ay)?|alright|right|well|um+|uh+|yeah|yep|btw|so|but"
+    r"|just|hey(?:\s+(?!remember)\w+)?|fyi|nb|p\.?s\.?|por\s+favor|bitte|svp|by\s+the\s+way"
+    r"|claude|codex|copilot|cursor|gemini|assistant|buddy|mate"
+    r"|one\s+more\s+thing|important|(?:a\s+)?quick(?:\s+note)?|(?:a\s+)?heads[-\s]+up"
+    r"|let'?s|here'?s|here\s+is|(?:just\s+)?so\s+you\s+know"
+    # Time words before the verb: "from now on remember that …", "going forward, note …".
+    rf"|(?P<lead_later>{FOR_LATER}))\s*[,:;!+&]?\s+)*"
+)
+# Ways of asking that wrap the verb: "I want you to remember", "make sure you remember",
+# "could you please remember", "always remember". ``ask`` marks a question-shaped request.
+FRAME = (
+    r"(?:(?P<always>always|never\s+ever|permanently|forever)\s+"
+    r"|(?:i\s+(?:want|need|ask)|i'?d\s+like|i\s+would\s+like)\s+you\s+to\s+(?:always\s+)?"
+    r"|i\s+want\s+that\s+you\s+|to\s+"
+    r"|i'?d\s+(?:appreciate|love|like)\s+it\s+if\s+you\s+(?:could\s+|would\s+)?"
+    r"|(?:it'?d|it\s+would)\s+(?:be\s+(?:great|nice|good|helpful|awesome|ideal)|help)\s+if\s+"
+    r"you\s+(?:could|would)?"
+    r"\s+(?:always\s+)?"
+    r"|make\s+sure\s+(?:to|you)\s+|be\s+sure\s+to\s+|try\s+to\s+|do\s+"
+    r"|you\s+(?:should|must|need\s+to|have\s+to|can|could|will)?\s*(?:always\s+)?"
+    r"|(?:it\s+)?is\s+important\s+(?:that\s+)?you\s+|it'?s\s+important\s+(?:that\s+)?you\s+"
+    r"|(?P<ask>(?:can|could|would|will)\s+(?:you|u)(?:\s+please)?(?:\s+always)?)\s+)?"
+)
+# "remember" as typed in a hurry.
+REMEMBER = (
+    r"(?:(?:help\s+me\s+|note\s+and\s+)?(?:remember|remeber|rememeber|remmeber|rember|remembr)"
+    r"(?:ed)?)"
+)
+# Words that name what is to be kept, between "remember" and a colon.
+KEPT_WORDS = (
+    r"(?:this|that|it|these|the|my|our|one|following|rules?|preferences?|lessons?|conventions?"
+    r"|facts?|details?|once|and|for|all|time|please|well|carefully|too|also|as|a|standing"
+    r"|important|thing|things|where|stuff|lives?|goes|go|is|are)"
+)
+# Verbs whose object is what to keep.
+PLAIN = (
+    # "remember it: X" takes "it" only before a colon or a dash: in "remember it is…" the
+    # "it" is the fact's own subject.
+    # "Remember this rule: X", "remember my preference: X", "remember once and for all: X":
+    # a few words naming what is to be kept, then a colon.
+    rf"(?P<verb_remember>{REMEMBER})(?:(?:\s+{KEPT_WORDS}){{1,4}}(?=\s*:)"
+    rf"|\s+this|\s+it(?=\s*(?::|\s[-\u2013\u2014]|\s+{FOR_LATER}|\s+please))"
+    r"|\s+(?:the|this|our)\s+rule"
+    # "Remember where the seeds are: db/seeds": the words are kept with the fact.
+    r"|\s+(?P<named>(?!that\b|to\b|how\b|why\b|when\b|if\b|whether\b)[\w'*/.-]+"
+    r"(?:\s+[\w'*/.-]+){0,4})(?=\s*:\s))?|(?P<memorize>memori[sz]e)(?:\s+this)?"
+    r"|learn\s+this|retain(?:\s+this)?|make\s+(?:it\s+)?a\s+rule"
+    r"|(?P<ask_mind>(?:would|do)\s+you\s+mind)\s+(?:remembering|noting|keeping\s+in\s+mind)"
+    r"|(?:don'?t|do\s+not)\s+(?:you\s+)?(?:ever\s+)?forget(?:\s+this)?"
+    r"|(?P<never>never)\s+(?:ever\s+)?forget(?:\s+this)?"
+    r"|jot\s+(?:this\s+|it\s+)?down|write\s+(?:this\s+|it\s+)?down"
+    r"|(?:make|take|keep)\s+(?:a\s+)?(?:mental\s+)?note(?:\s+of\s+(?:this|that))?"
+    r"|note\s+(?:this\s+)?down|note\s+this"
+    r"|commit\s+(?:this\s+|it\s+)?to\s+(?:your\s+)?memory"
+)
+# Verbs that put something in memory also name RAM in a coding prompt ("keep the session in
+# memory"): see :func:`_request` for when they count.
+MEMORY = (
+    r"(?:(?P<saving>save|add|stash|file|log|record|persist)|store|put|keep|write)\s+"
+    r"(?P<this>this\s+)?"
+    r"(?:it\s+|that\s+)?"
+    r"(?:to|in|into)\s+(?:the\s+)?(?P<your>(?:your|the\s+agent'?s)\s+)?"
+    r"(?P<long>(?:long[-\s]term|permanent)"
+    r"\s+)?(?:memory|memories|notes|knowledge(?:\s+base)?)"
+)
+# "keep in mind" and a bare "note" are as often about this task ("keep in mind that the
+# endpoint is slow", "note that it returns 404"): they count only when told to last.
+MIND = r"(?:keep|bear)\s+(?:this\s+|that\s+)?in\s+mind|note"
+# Labels that open a line or sentence and are followed by a colon, a comma or a dash.
+L = FOR_LATER
+LABEL = (
+    rf"(?:note|memo|reminder|tip|rule)\s+{L}|(?:notes?|memo)\s+to\s+(?:self|me|you|us)"
+    r"(?:\s+and\s+(?:to\s+)?(?:you|me|self))?|(?:a\s+)?mental\s+note"
+    r"|for\s+(?:your|the)\s+(?:notes|memory|records|knowledge|reference)"
+    rf"|for\s+the\s+record\s+and\s+{L}|(?:notes?|memo)\s+to\s+memory|memory\s+notes?"
+    r"|persist\s+(?:this|that)|i\s+want\s+(?:this|that|it)\s+remembered"
+    rf"|lessons?\s+{L}"
+    rf"|(?:new|permanent|standing|golden|general)\s+rules?(?:\s+{L})?"
+    # "Save this as a preference:", "record this as a team convention:", "Save this rule:"
+    r"|(?:save|store|record|log|keep|add|file|persist|make|mark|put)\s+(?:(?:this|that|it)\s+)?"
+    r"(?:(?:as|in|to|into|for)\s+)?(?:(?:a|an|the|my|our|your|team|new|standing|permanent"
+    r"|long[-\s]term|house|general|project|repo)\s+){0,3}"
+    r"(?:rules?|conventions?|preferences?|facts?|lessons?|reminders?|standards?|polic(?:y|ies)"
+    r"|guidelines?|principles?)"
+    rf"(?:\s+{L})?"
+    r"|(?:long[-\s]term|permanent)\s+memory(?:\s+please)?"
+    r"|(?:save|store|keep|add|file|record)\s+(?:this|that|it)\s+as\s+(?:a\s+)?"
+    r"(?:permanent\s+|standing\s+|lasting\s+)?(?:note|rule|fact|reminder|memory)"
+    rf"|(?:[\w'-]+\s+){{0,5}}?(?:to|should|must)\s+(?:always\s+)?(?:remember|keep\s+in\s+mind)"
+    rf"(?:\s+(?:{L}|long[-\s]term))?"
+    # "Lesson learned from today's outage:", "Rule of thumb for this repo:".
+    rf"|lessons?\s+learn(?:ed|t)(?:\s+{L}|\s+(?:from|in|on|at|with)\s+[^:,\n]{{1,40}}?)?"
+    r"|(?:(?:a|an|one|our|my|new|the)\s+)?(?:(?:new|permanent|important)\s+)?"
+    r"(?:(?:house|team|project|repo|standing|golden|general|ground)\s+rules?"
+    r"|(?:permanent|standing|lasting)\s+(?:notes?|reminders?))"
+    # "new rule for this repo:", "rules for us going forward:" (not "rules for the bracket
+    # generator:", which specifies a program)
+    r"|(?:(?:new|permanent|standing|house|team|general|golden)\s+)?rules?\s+(?:of\s+thumb\s+)?"
+    r"(?:for|in|on)\s+(?:(?:this|our|the|my)\s+(?:repo|repository|project|codebase|code\s*base"
+    rf"|team|org|company|monorepo|service|app)|you|us|me|future\s+\w+)\b(?:\s+{L})?"
+    r"|(?:permanent|standing|general|lasting|global)\s+(?:preferences?|conventions?|facts?"
+    r"|instructions?)"
+    # "for all my assignments from now on:"
+    rf"|for\s+(?:all|every|each)\s+(?:(?:of\s+)?(?:my|our)\s+)?[\w-]+(?:\s+[\w-]+)?\s+{L}"
+    # "Ok, noting this for the future so you remember:"
+    r"|(?:noting|saving|storing|recording|writing)\s+(?:this|that)\s+(?:down\s+)?"
+    rf"(?:{L})?(?:\s+so\s+(?:that\s+)?you\s+(?:remember|know))?"
+    r"|rules?\s+of\s+thumb(?:\s+(?:for|in|on)\s+[^:,\n]{1,40}?)?"
+    rf"|(?:one\s+(?:more\s+)?thing|something|things?|a\s+thing)\s+to\s+"
+    rf"(?:remember|keep\s+in\s+mind)(?:\s+{L})?"
+    rf"|(?:save|store|keep|file|stash|retain|record|log)\s+(?:this|that)\s+{L}"
+    rf"|(?:just\s+)?so\s+(?:that\s+)?you\s+(?:remember|know)(?:\s+{L})?"
+    r"|(?:remember|know|note)\s+this\s+about\s+(?:me|us|myself|the\s+team|our\s+\w+)"
+    rf"|{L}|(?:next|every)\s+time(?:\s+and\s+every\s+time(?:\s+after(?:wards)?)?)?"
+    r"|notes?\s+to\s+(?:future|later)\s+(?:you|me|self|agents?|runs?|sessions?)"
+    r"|(?:this\s+is\s+|it'?s\s+)?(?:something\s+|one\s+)?worth\s+"
+    rf"(?:remembering|knowing|noting)(?:\s+{L})?"
+)
+# A colon, a comma or a dash (hyphen, en or em) after a space.
+MARK = r"[:,]|\s[-\u2013\u2014]"
+# "remember!! X" reads like "remember X": what follows must be a statement.
+SEP = rf"\s*(?P<sep>{MARK}|!+|\s+that\b|\s+(?=\S))\s*"
+TRIGGER = re.compile(
+    rf"^{LEAD}(?:#remember\b\s*:?\s*(?P<tag>.*)"
+    rf"|(?:{LABEL})\s*(?:{MARK})\s*(?P<label>.*)"
+    rf"|{FRAME}(?:{PLAIN}|(?P<memory>{MEMORY})|(?P<mind>{MIND}))"
+    rf"(?P<later>,?\s+{FOR_LATER}(?=[\s,:]),?|\s+always(?=\s*:))?(?:,?\s+please)?{SEP}"
+    r"(?P<plain>.*)"
+    # "Rule: never commit to main" (a bare label pasted tool output also uses: see
+    # _request), and "from now on always use pnpm" with no comma after the time words.
+    rf"|rules?\s*(?:{MARK})\s*(?P<rule>.*)"
+    rf"|(?P<when>{FOR_LATER})\s+(?P<directed>.*))$",
+    re.IGNORECASE | re.DOTALL,
+)
+# How a standing instruction opens after "from now on" or "Rule:": a word that makes it
+# last, an imperative a person gives an agent, or a subject ("we", "our deploys"). "From now
+# on the test should expect 201" opens otherwise: it specifies this change.
+DIRECTIVE = re.compile(
+    r"^(?:(?:please|pls|kindly)\s+[a-z]|(?:please\s+|pls\s+)?(?:always|never|only|don'?t|do\s+not|avoid|prefer|use|write|put|"
+    r"run|keep|make|add|call|name|reply|respond|answer|ask|check|target|follow|stick|treat|"
+    r"default|format|document|log|include|commit|open|send|pin|deploy|test|wrap|return|start|"
+    r"sign|tag|squash|rebase|merge|push|review|mention|refer|label|prefix|speak|talk|address|"
+    r"stop|skip|leave|assume|expect|require|let|ping|notify|tell|"
+    r"when|whenever|if|before|after|once|unless|"
+    r"we|i|you|our|all|every|each|no|nothing|nobody|everyone)\b)",
+    re.IGNORECASE,
+)
+# Labels that say "keep this" outright: a statement after them counts even with no comma
+# ("also for future reference the API allows 600 requests a minute").
+REFERENCE = re.compile(r"^for\s+(?:future\s+reference|reference|next\s+time|later)$", re.I)
+# A plan or a guess is not a standing instruction: "In the future we might move the export".
+TENTATIVE = re.compile(
+    r"\b(?:might|may|maybe|perhaps|possibly|probably|could|for\s+now)\b", re.IGNORECASE
+)
+# A first word that is code, not speech ("Rule: no-unused-vars 'x' is defined…" pasted from
+# a linter): it holds a separator or a digit.
+CODE_WORD = re.compile(r"^\S*[-_./:=\d]")
+# What a remembered sentence says about this task only: "Remember, this is a draft PR".
+THIS_TASK = re.compile(
+    r"^(?:this|it'?s|it\s+is)\s+(?:(?:is|was)\s+)?(?:(?:a|an|just|only|still|the)\s+)*"
+    r"(?:draft|wip|prototype|quick|temporary|throwaway|one-off|spike|poc|experiment|pr|"
+    r"pull\s+request|branch|task|change|ticket|commit|diff|session|patch|hotfix)\b",
+    re.IGNORECASE,
+)
+# What the person wants done now, inside what reads as a rule: "Going forward, fetch_user
+# should raise — please implement that change"; "write this down as a TODO comment".
+DO_IT_NOW = re.compile(
+    r"\b(?:implement|apply|make|do)\s+(?:that|this|the)\s+change\b|\bupdate\s+the\s+callers\b"
+    r"|\bupdate\s+(?:\S+\s+){0,3}?(?:to\s+match|accordingly)\b"
+    r"|^in\s+(?:the|a|this)\s+(?:comment|code|docstring|function|file|test)\b"
+    # a plan for this work, not a fact: "Moving forward, the plan is: 1) …"
+    r"|^(?:the\s+|our\s+)?(?:plan|next\s+steps?|steps|todo|to-do)\s+(?:is|are|for\s+today)\b"
+    r"|^as\s+(?:a|an)\s+(?:todo|fixme|comment|docstring|code\s+comment|issue|ticket|task)\b"
+    # "write it down in CLAUDE.md: …" asks for an edit of a file, not for memory
+    r"|^(?:in|to|into)\s+(?:the\s+)?(?:\S+\.(?:md|txt|rst|adoc)|readme|docs?|wiki|changelog)\b",
+    re.IGNORECASE,
+)
+# Bullets, emphasis and emoji a person puts before a request: "- remember: …",
+# "**Remember:** …", "📌 note for future: …".
+SYMBOLS = "\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d"
+SYMBOLS_TEXT = SYMBOLS
+DECORATION = re.compile(
+    rf"^(?:\s*(?:[-*+\u2022]|\d{{1,2}}[.)])\s+|\s*\[[ xX]?\]\s+|\s*\*{{1,3}}|\s*[{SYMBOLS}]+\s*)+"
+)
+TRAILING_SYMBOLS = re.compile(rf"[\s{SYMBOLS}]+$")
+# Where a second request may start inside one sentence: "ok cool. from now on please…".
+INNER_START = re.compile(r"[.!?;]\s+")
+# A request that points back at what was just said: "…, please remember that." /
+# "Remember that." after a sentence.
+BACK = (
+    r"(?:please\s+|pls\s+|plz\s+|and\s+|so\s+|(?:can|could|will|would)\s+you\s+(?:please\s+)?)*"
+    r"(?:(?:(?:remember|memori[sz]e)(?:\s+(?:that|this|it))?"
+    r"|(?:don'?t\s+forget|never\s+forget|note|save|store|keep|record)\s+(?:that|this|it))"
+    r"(?:\s+(?:in|to|into)\s+(?:your\s+)?(?:memory|notes))?"
+    r"|make\s+(?:a\s+)?note\s+of\s+(?:that|this|it)"
+    r"|treat\s+(?:that|this|it)\s+as\s+(?:a\s+)?(?:permanent\s+|standing\s+|hard\s+|general\s+)?"
+    r"(?:rule|fact|convention|policy)"
+    r"|(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind)"
+    # what may follow: when it is to last, whom it is for, why
+    rf"(?:\s+(?:{FOR_LATER}|for\s+(?:me|us|later|(?:all\s+)?(?:future|next)\s+[\w\s-]{{1,40}}?)))?"
+    r"(?:,?\s+(?:please|pls|plz|thanks|thx))?"
+    r"(?:\s+so\s+(?:that\s+)?you\s+(?:can\s+)?remind\s+me[\w\s]*)?"
+)
+ASKS = re.compile(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
+# "That's a hard rule, remember it." points back past its own words.
+RULE_WORDS = (
+    r"(?:(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)?\s*(?:hard|strict|firm|permanent"
+    r"|standing|house|team|general|important|golden)?\s*(?:rule|fact|convention|requirement"
+    r"|policy)\s*[,;.]?\s*)?"
+)
+BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*[.!?]*[\s{SYMBOLS_TEXT}]*$"
+POINTS_BACK = re.compile(rf"^{BACK_END}", re.IGNORECASE)
+ENDS_POINTING_BACK = re.compile(
+    rf"^(?P<fact>.+?)(?:\s*(?:[,;.]|\s[-\u2013\u2014])\s*{BACK_END}"
+    rf"|\s+(?=(?:please\s+|pls\s+)?(?:remember|note|keep|save)\s+(?:that|this|it)\b){BACK_END})",
+    re.IGNORECASE | re.DOTALL,
+)
+# "I don't remember.", "we never remember that": the words before say who remembers, not
+# what to keep.
+NOT_BEFORE_BACK = re.compile(
+    r"\b(?:i|we|you|they|don'?t|do\s+not|can'?t|cannot|never|not|to|always)$", re.IGNORECASE
+)
+# An opening that keeps what follows to this task: "For this task, remember that the staging
+# db is down", "just for this session, remember …".
+THIS_SCOPE = re.compile(
+    r"\bfor\s+(?:this|the\s+current)\s+(?:task|session|pr|change|ticket|branch|run|one|fix|bug"
+    r"|issue|conversation|chat|commit)\b|\bfor\s+(?:now|today)\b|\bjust\s+today\b|\bright\s+now\b"
+    r"|\bin\s+this\s+(?:pr|task|change|session|ticket|branch|commit|answer|reply|response|diff)\b"
+    r"|\bstill\s+need\s+to\b|\bbefore\s+we'?re\s+done\b"
+    r"|\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:task|session|pr|conversation|chat|day)\b"
+    r"|\b(?:of|in|for|from)\s+this\s+(?:pr|task|change|session|ticket|branch|commit|diff)\b"
+    r"|(?<!starting\s)(?<!from\s)\btoday\b|\btonight\b"
+    r"|\bthis\s+(?:morning|afternoon|evening|week)\b",
+    re.IGNORECASE,
+)
+# A statement after "can you remember that": it opens with a determiner, a possessive, a
+# subject or a condition ("can you remember that the gateway drops idle connections?").
+STATED = re.compile(
+    r"^(?!\S+\s+(?:we|i|you|they|he|she)\b)\S+\s+\S+\s+\S+\s+\S+",
+    re.IGNORECASE,
+)
+# A statement after a bare "remember" with no "that": a determiner and at least five words
+# before any relative clause ("pls remember the auth service issues JWTs that expire…").
+LONG_STATEMENT = re.compile(
+    r"^(?=(?:\S+\s+){4}\S)(?:the|our|my|all|every|each|these|those)\s+(?:[\w'-]+\s+){0,3}?"
+    r"[a-z]+s(?!\s+(?:for|in|on|of|at|to|from|with|by|and|or)\b)\s+\S+",
+    re.IGNORECASE,
+)
+# A tag question that does not make a request a question: "…, ok?", "…, right?".
+TAG_QUESTION = re.compile(
+    r"[,\s]+(?:ok(?:ay)?|right|yeah|yes|alright|got\s+it|understood|deal)\s*\?+\s*$", re.I
+)
+# Lines of a pasted log: "keepalived[812]: …", "2024-05-01 12:00 …", "[ERROR] …".
+LOG_LINE = re.compile(
+    r"^(?:\S+\[\d+\]:|\d{4}-\d\d-\d\d[T ]\d|\[?\d\d:\d\d:\d\d|\[(?:INFO|WARN|WARNING|ERROR"
+    r"|DEBUG|TRACE)\]|(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE)\b[:\s])"
+)
+# Courtesy at the end of a request, not part of the fact: ", thanks!", " thx".
+COURTESY = re.compile(
+    r"[\s,;.!-]*\b(?:thanks(?:\s+a\s+lot)?|thank\s+you|thx|ty|cheers|please|pls|ok(?:ay)?)\b"
+    r"[\s.!]*$",
+    re.IGNORECASE,
+)
+# Dictation's hesitations.
+FILLER = re.compile(r"(?<![\w-])(?:uh+|um+|erm|uhm)(?![\w-]),?\s*", re.IGNORECASE)
+# Any short opening before a colon that asks for something to be kept and says for how long
+# or where: "This is important and I want it to stick across sessions: X", "Burn this into
+# your memory: X".
+KEEP_OPENING = re.compile(r"^(?P<open>[^:\n]{3,100}?):\s+(?P<rest>\S.*)$", re.DOTALL)
+KEEPISH = re.compile(
+    r"\b(?:remember\w*|memori[sz]\w*|stick|keep|note|noting|persist|know|forget|burn|etch)\b",
+    re.IGNORECASE,
+)
+HOW_LONG = re.compile(
+    rf"{FOR_LATER}|\b(?:your\s+(?:memory|brain|head)|long[-\s]term|permanent(?:ly)?"
+    r"|(?:across|between)\s+sessions|every\s+session)\b",
+    re.IGNORECASE,
+)
+# Markdown around a request: a heading's hashes, bold markers.
+HEADING = re.compile(r"^#{1,6}\s+")
+BOLD = re.compile(r"\*\*|__(?=\s)|(?<=\s)__")
+# Something to find out, not something known: "check whether this breaks the tests".
+TO_FIND_OUT = re.compile(
+    r"^(?:check|see|find\s+out|figure\s+out|verify|test|ask|look\s+into|investigate|confirm)"
+    r"\s+(?:whether|if|why|how|what|where|when|which)\b",
+    re.IGNORECASE,
+)
+# A short opening clause before the request: "Before you start, remember that …",
+# "Important - don't forget: …". At most ten words, ending in a comma, colon or dash.
+OPENING = re.compile(r"^(?:[^\s,:;]+\s+){0,9}[^\s,:;]+\s*(?:[,:;]|\s[-\u2013\u2014])\s+")
+# The time words that may open the kept wording: "remember this going forward: X".
+LATER_OPENING = re.compile(rf"^{FOR_LATER}\s*[:,]?\s*", re.IGNORECASE)
+# After "remember" or "don't forget": openings that make a question or a present-task
+# instruction rather than something to keep.
+NOT_A_FACT = re.compile(
+    r"^(?:how|why|what|where|when|which|who|whom|whose|if|whether|me|us|him|her|them|"
+    r"of|it\b(?!\s+is\b)|doing|seeing|having|being|the\s+(?:time|day|way)\s+when)\b",
+    re.IGNORECASE,
+)
+# A statement rather than a bare name: a subject pronoun first, or a verb a fact would use.
+CLAUSE = re.compile(
+    r"^(?:we|i|you|they|he|she|our|my|your|their|everyone|nobody|no\s+one)\b"
+    r"|\b(?:is|are|was|were|be|been|has|have|had|must|should|shall|will|would|can|cannot|"
+    r"can't|won't|doesn't|don't|isn't|aren't|wasn't|needs?|uses?|runs?|lives|goes|takes|"
+    r"means|expects|requires|prefers|wants|belongs|breaks|only)\b",
+    re.IGNORECASE,
+)
+RELATIVE = re.compile(
+    r"\b(?:where|when|which|who|whose|that|if|because|while|whenever|unless)\b", re.IGNORECASE
+)
+# Present-tense verbs a fact states with ("Dana owns billing"), rarely nouns in a prompt;
+# counted only after a word that is not a determiner ("the holds" is a noun).
+FACT_VERB = re.compile(
+    r"(?<!\bthe )(?<!\ba )(?<!\ban )(?<!\bour )(?<!\bmy )(?<!\byour )(?<!\bthis )(?<!\bthose )"
+    r"\b(?:owns|handles|holds|manages|hosts|contains|sends|pays|approves|deploys|rotates|"
+    r"expires|depends|stays|follows|supports|likes|hates|knows|says|maintains|sits|restarts|"
+    r"resets|syncs|crashes|belongs|lacks|ignores|rejects|accepts|allows|forbids|blocks|"
+    r"replaces|wraps|calls\s+\w+|reads\s+from|writes\s+to|points\s+to|times\s+out)\b",
+    re.IGNORECASE,
+)
+TO = re.compile(r"^to\s+", re.IGNORECASE)
+DEFINITION = re.compile(r"^[^:]{3,80}:\s+\S")
+PLEASE = re.compile(r"^(?:please|pls|kindly)\b[,\s]*", re.IGNORECASE)
+# Words that make "remember to …" a standing instruction rather than a step of this task.
+LASTING = re.compile(
+    r"\b(?:always|never|every\s+time|each\s+time|whenever|from\s+now\s+on|going\s+forward|"
+    r"in\s+(?:the\s+)?future|next\s+time|from\s+here\s+on|any\s+time|anytime|in\s+every|"
+    r"forever|permanently|for\s+good)\b",
+    re.IGNORECASE,
+)
+# A sentence ends at . ! ? followed by space and a capital, or at a line's end; dots inside
+# names (config.py, e.g.) do not end one.
+SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)\s+(?=[A-Z\"'(#])"
+)
+FENCE = re.compile(r"^\s*(?:```|~~~)")
+BULLET = re.compile(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
+MARKER = re.compile(r"^(?:#remember\b|remember\s*:)\s*:?\s*(?P<rest>.*)$", re.IGNORECASE)
+# A line that is only a label ("## Note for future sessions", "Remember this:"): the next
+# line is what it labels.
+LABEL_ONLY = re.compile(
+    rf"^{LEAD}(?:{LABEL}|{REMEMBER}(?:\s+{KEPT_WORDS}){{0,4}}(?:\s+{FOR_LATER})?"
+    r"|memory|notes?\s+for\s+(?:you|the\s+agent|claude|codex|later|future\s+\w+)"
+    # "# Preferences (please remember)", "# Notes for you (permanent)"
+    r"|[^()\n]{1,40}\((?:please\s+)?(?:remember(?:\s+this)?|permanent|for\s+(?:later|future\s+\w+)"
+    r"|keep\s+(?:this|in\s+mind))\))\s*:?\s*$",
+    re.IGNORECASE,
+)
+# A line that introduces pasted text ("the changelog draft says:", "here is the output:"):
+# its next paragraph is someone else's words.
+PASTE_INTRO = re.compile(
+    r"\b(?:says|said|reads|wrote|writes|draft|message|output|log|logs|below|following"
+    r"|looks\s+like|is\s+this)\s*:\s*$"
+    r"|\b(?:output|log|logs|error|trace|traceback)\s+(?:i\s+(?:get|got|see|saw)|is|was|below"
+    r"|here)\b[^.!?]*$"
+    r"|\b(?:this|the|these|following|below|my|our)\s+(?:[\w.-]+\s+){0,3}?(?:changelog|release"
+    r"\s+notes|notes|draft|readme|docs?|text|snippet|output|logs?|message|description|spec"
+    r"|email|ticket|issue|comment|diff|config|yaml|json|paragraph|section)\b[^:]*:\s*$"
+    r"|\b(?:has|have|contains|says|reads)\s+this\s*:\s*$"
+    r"|\b(?:proofread|review|check|summari[sz]e|translate|rewrite|fix|explain|improve|tighten"
+    r"|edit)\s*:\s*$",
+    re.IGNORECASE,
+)
+# Indented lines are pasted code (a Markdown code block, a docstring), not speech.
+INDENTED = re.compile(r"^(?: {4}|\t)")
