@@ -306,6 +306,42 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "Burn this into your memory: staging is staging.acme.dev.",
             "staging is staging.acme.dev.",
         ),
+        # round six: the fact after the request, more pointers back, frames, labels
+        (
+            "Can you remember something for me? The VPN guide is in the IT wiki.",
+            "The VPN guide is in the IT wiki.",
+        ),
+        ("New thing to remember. Invoices are rendered by pdfy.", "Invoices are rendered by pdfy."),
+        ("Our error tracker is Rollbar. Add that to your memory.", "Our error tracker is Rollbar."),
+        (
+            "The firewall only allows port 443. Don't forget that next time.",
+            "The firewall only allows port 443.",
+        ),
+        ("Is it possible for you to remember that we deploy with ArgoCD?", "we deploy with ArgoCD"),
+        (
+            "Any chance you could remember that I dislike one-letter names?",
+            "I dislike one-letter names",
+        ),
+        (
+            "Please, can you store for future sessions that the locale is de-AT?",
+            "the locale is de-AT",
+        ),
+        (
+            "Hold on to this for future sessions: our main DB is Aurora MySQL.",
+            "our main DB is Aurora MySQL.",
+        ),
+        (
+            "From this point on, please never edit vendor/ -- that's a standing rule.",
+            "never edit vendor/",
+        ),
+        (
+            "Remember:\n\nAll services expose metrics on :9102.",
+            "All services expose metrics on :9102.",
+        ),
+        (
+            "Next time you work in this repo, keep in mind that tests need TZ=UTC.",
+            "tests need TZ=UTC.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -367,6 +403,11 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Rules for the bracket generator:\n- always seed the top players apart\nWrite it.",
         "Write it down in CLAUDE.md: we use pnpm.",
         "Remembering the scroll position breaks on Safari. Investigate.",
+        "Going forward, the scheduler should skip weekends. Implement that in next_run().",
+        "The terminal prints `hint: Remember to set user.name` on commit. How do I fix it?",
+        "Just so you know, this branch is based on an old main, so expect conflicts.",
+        "Note to self: I should ask Ravi about the quota. Anyway, fix the lint errors.",
+        "Remember this. Remember this.",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

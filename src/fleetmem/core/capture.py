@@ -40,6 +40,7 @@ from fleetmem.core.capture_patterns import (
     DEFINITION,
     DIRECTIVE,
     DO_IT_NOW,
+    DO_THAT_NOW,
     ENDS_POINTING_BACK,
     FACT_VERB,
     FENCE,
@@ -48,6 +49,7 @@ from fleetmem.core.capture_patterns import (
     HOW_LONG,
     INDENTED,
     INNER_START,
+    ITALIC,
     KEEP_OPENING,
     KEEPISH,
     LABEL_ONLY,
@@ -62,8 +64,10 @@ from fleetmem.core.capture_patterns import (
     PASTE_INTRO,
     PLEASE,
     POINTS_BACK,
+    POINTS_FORWARD,
     REFERENCE,
     RELATIVE,
+    RULE_REMARK,
     SENTENCE_END,
     STATED,
     TAG_QUESTION,
@@ -99,17 +103,29 @@ def captured_facts(prompt: str) -> list[str]:
 def _captured(prompt: str) -> tuple[str, ...]:
     found: list[str] = []
     before = ""
+    last: str | None = None  # what the sentence before gave
+    ahead = False  # the sentence before asked to remember what comes next
     for sentence in _searched(_sentences(prompt)):
-        back = _plain(sentence)
-        if before and POINTS_BACK.match(back) and (not _question(back) or ASKS.search(back)):
+        plain = _plain(sentence)
+        body: str | None = None
+        if last is not None and DO_THAT_NOW.match(plain):
+            # "Going forward, X should skip weekends. Implement that in next_run()": the
+            # sentence before specified this task's change.
+            found.remove(last)
+        elif ahead and not _question(plain) and not POINTS_FORWARD.match(plain):
+            body = _request(sentence) or _kept(plain)  # "Can you remember something? X."
+        elif before and POINTS_BACK.match(plain) and (not _question(plain) or ASKS.search(plain)):
             # "You should never commit .env.local. Remember that." (also "… Can you
             # remember that for me?": the request is the question, the fact is before it)
-            body = None if _question(before) else _kept(_plain(before))
+            if last is None and not _question(before) and not POINTS_BACK.match(_plain(before)):
+                body = _kept(_plain(before))
         else:
             body = _request(sentence)
+        ahead = body is None and bool(POINTS_FORWARD.match(plain))
         before = sentence
-        if body is not None and body not in found:
-            found.append(body)
+        last = body if body is not None and body not in found else None
+        if last is not None:
+            found.append(last)
         if len(found) == MAX_CAPTURES:
             break
     return tuple(found)
@@ -163,7 +179,7 @@ def _sentences(prompt: str) -> list[str]:
             while at < len(lines) and lines[at].strip():
                 at += 1
             continue
-        head = _plain(stripped)
+        head = TRAILING_SYMBOLS.sub("", _plain(stripped))  # "Remember 👇"
         if LABEL_ONLY.match(head) and not MARKER.match(stripped):
             below = at
             while below < len(lines) and not lines[below].strip():
@@ -189,6 +205,9 @@ def _sentences(prompt: str) -> list[str]:
             # is what to keep.
             rest = marker.group("rest")
             if rest.endswith(":") or len(rest.split()) < MIN_WORDS:
+                if not rest:  # "Remember:", a blank line, then the fact
+                    while at < len(lines) and not lines[at].strip():
+                        at += 1
                 block = []
                 while at < len(lines) and lines[at].strip() and not FENCE.match(lines[at]):
                     if not lines[at].strip().startswith(">"):
@@ -208,7 +227,7 @@ def _sentences(prompt: str) -> list[str]:
 def _plain(sentence: str) -> str:
     """``sentence`` without the Markdown, bullets and emoji around a request, and without
     the "uh" and "um" of dictation."""
-    sentence = FILLER.sub("", BOLD.sub("", HEADING.sub("", sentence)))
+    sentence = FILLER.sub("", ITALIC.sub(r"\1", BOLD.sub("", HEADING.sub("", sentence))))
     return DECORATION.sub("", sentence).lstrip("(")
 
 
@@ -246,12 +265,16 @@ def _request(sentence: str) -> str | None:
 
 def _asked(sentence: str, depth: int = 0) -> str | None:
     match = TRIGGER.match(sentence)
+    opened = ""
     if match is None:
         opening = OPENING.match(sentence)
         if opening is None:
             return None
-        if THIS_TASK.match(opening.group(0)) or THIS_SCOPE.search(opening.group(0)):
+        opened = opening.group(0)
+        if THIS_TASK.match(opened) or THIS_SCOPE.search(opened):
             return None  # "this PR is a draft, remember — …", "for this task, remember …"
+        if opened.count("`") % 2:
+            return None  # the request is inside inline code: "prints `hint: Remember to …`"
         match = TRIGGER.match(sentence[opening.end() :])
         if match is None:
             return None
@@ -284,6 +307,7 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
     lasting = bool(
         match.group("later")
         or match.group("lead_later")
+        or LASTING.search(opened)  # "Next time you work in this repo, keep in mind that X"
         or match.group("always")
         or match.group("never")  # "never forget to X" is for every time
         or LASTING.search(body)
@@ -338,6 +362,8 @@ def _kept(body: str) -> str | None:
     body = body.strip()
     if TO_FIND_OUT.match(body) or DO_IT_NOW.search(body) or THIS_SCOPE.search(body):
         return None
+    if THIS_TASK.match(body):
+        return None  # "just so you know, this branch is based on an old main"
     return _tidy(body)
 
 
@@ -353,6 +379,7 @@ def _tidy(body: str) -> str | None:
     body = TRAILING_SYMBOLS.sub("", re.sub(r"\s+", " ", body)).strip().rstrip(",;:").strip()
     body = body.lstrip("*").strip()  # "**Remember:** X" leaves the closing "**"
     body = COURTESY.sub("", body).strip()  # "…, thanks!"
+    body = RULE_REMARK.sub("", body).strip()  # "… -- that's a standing rule."
     if body.endswith(")") and body.count(")") > body.count("("):
         body = body[:-1].strip()  # "(btw remember that X.)"
     body = LATER_OPENING.sub("", body)  # "remember this going forward: X" keeps X

@@ -13,6 +13,7 @@ import re
 # work in this repo".
 FOR_LATER = (
     r"(?:for\s+(?:next\s+time|the\s+future|the\s+long\s+term|good|always"
+    r"|(?:your|our)\s+future\s+reference"
     r"|(?:all\s+)?(?:later|next|future|upcoming|coming|subsequent)"
     r"(?:\s+(?!(?:the|a|an|this|that|these|we|i|it|our|my|your|keep|remember)\b)\w+){0,2}"
     r"(?:\s+(?:in|on)\s+(?:this|the|our)\s+(?:repo|repository|project|codebase|code))?"
@@ -20,6 +21,7 @@ FOR_LATER = (
     r"(?:\s+of\s+(?:mine|ours))?)"
     r"|going\s+forward|moving\s+forward|forever|permanently|henceforth"
     r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
+    r"|from\s+this\s+point\s+(?:on|forward)|as\s+of\s+(?:now|today)"
     r"|in\s+(?:all\s+)?(?:the\s+)?future(?:\s+(?:runs|sessions|tasks|work|projects|chats"
     r"|conversations|prs|changes))?"
     r"|whenever\s+you(?:'re|\s+are)?\s+(?:\w+\s+){0,2}?(?:in|on|with)\s+(?:this|the|our)\s+"
@@ -49,11 +51,14 @@ FRAME = (
     r"|make\s+sure\s+(?:to|you)\s+|be\s+sure\s+to\s+|try\s+to\s+|do\s+"
     r"|you\s+(?:should|must|need\s+to|have\s+to|can|could|will)?\s*(?:always\s+)?"
     r"|(?:it\s+)?is\s+important\s+(?:that\s+)?you\s+|it'?s\s+important\s+(?:that\s+)?you\s+"
-    r"|(?P<ask>(?:can|could|would|will)\s+(?:you|u)(?:\s+please)?(?:\s+always)?)\s+)?"
+    r"|(?P<ask>(?:(?:can|could|would|will)\s+(?:you|u)|is\s+it\s+possible\s+(?:for\s+you\s+)?to"
+    r"|any\s+chance\s+(?:you\s+)?(?:could|can))(?:\s+(?:please|also|maybe|possibly))*"
+    r"(?:\s+always)?)\s+)?"
 )
 # "remember" as typed in a hurry.
 REMEMBER = (
-    r"(?:(?:help\s+me\s+|note\s+and\s+)?(?:remember|remeber|rememeber|remmeber|rember|remembr)"
+    r"(?:(?:help\s+me\s+|note\s+and\s+)?(?:remember|remeber|rememeber|remmeber|rember|remembr"
+    r"|rememebr|remembre)"
     r"(?:ed)?)"
 )
 # Words that name what is to be kept, between "remember" and a colon.
@@ -75,7 +80,9 @@ PLAIN = (
     r"|\s+(?P<named>(?!that\b|to\b|how\b|why\b|when\b|if\b|whether\b)[\w'*/.-]+"
     r"(?:\s+[\w'*/.-]+){0,4})(?=\s*:\s))?|(?P<memorize>memori[sz]e)(?:\s+this)?"
     r"|learn\s+this|retain(?:\s+this)?|make\s+(?:it\s+)?a\s+rule"
-    r"|(?P<ask_mind>(?:would|do)\s+you\s+mind)\s+(?:remembering|noting|keeping\s+in\s+mind)"
+    r"|(?P<ask_mind>(?:(?:would|do)\s+you\s+)?mind)\s+(?:remembering|noting|keeping\s+in\s+mind)"
+    # "can you store for future sessions that …": a keeping verb told how long
+    rf"|(?:store|save|keep|record|note\s+down)(?=\s+{FOR_LATER})"
     r"|(?:don'?t|do\s+not)\s+(?:you\s+)?(?:ever\s+)?forget(?:\s+this)?"
     r"|(?P<never>never)\s+(?:ever\s+)?forget(?:\s+this)?"
     r"|jot\s+(?:this\s+|it\s+)?down|write\s+(?:this\s+|it\s+)?down"
@@ -95,7 +102,7 @@ MEMORY = (
 )
 # "keep in mind" and a bare "note" are as often about this task ("keep in mind that the
 # endpoint is slow", "note that it returns 404"): they count only when told to last.
-MIND = r"(?:keep|bear)\s+(?:this\s+|that\s+)?in\s+mind|note"
+MIND = r"(?:keep|bear)\s+(?:this\s+|that\s+)?in\s+mind|note|know|be\s+aware"
 # Labels that open a line or sentence and are followed by a colon, a comma or a dash.
 L = FOR_LATER
 LABEL = (
@@ -105,7 +112,10 @@ LABEL = (
     rf"|for\s+the\s+record\s+and\s+{L}|(?:notes?|memo)\s+to\s+memory|memory\s+notes?"
     r"|persist\s+(?:this|that)|i\s+want\s+(?:this|that|it)\s+remembered"
     rf"|lessons?\s+{L}"
-    rf"|(?:new|permanent|standing|golden|general)\s+rules?(?:\s+{L})?"
+    rf"|(?:new|permanent|standing|golden|general)\s+(?:rules?|conventions?|polic(?:y|ies)"
+    rf"|guidelines?)(?:\s+{L}|\s+as\s+of\s+\w+)?"
+    rf"|(?:something|one\s+thing|a\s+thing)\s+{L}"
+    r"|(?:add|save|store|create|make)\s+(?:a\s+)?(?:new\s+)?memory(?:\s+for\s+(?:this|the|our)\s+\w+)?"
     # "Save this as a preference:", "record this as a team convention:", "Save this rule:"
     r"|(?:save|store|record|log|keep|add|file|persist|make|mark|put)\s+(?:(?:this|that|it)\s+)?"
     r"(?:(?:as|in|to|into|for)\s+)?(?:(?:a|an|the|my|our|your|team|new|standing|permanent"
@@ -222,20 +232,26 @@ BACK = (
     r"(?:(?:(?:remember|memori[sz]e)(?:\s+(?:that|this|it))?"
     r"|(?:don'?t\s+forget|never\s+forget|note|save|store|keep|record)\s+(?:that|this|it))"
     r"(?:\s+(?:in|to|into)\s+(?:your\s+)?(?:memory|notes))?"
+    r"|(?:add|put|commit|write|save)\s+(?:that|this|it)\s+(?:to|in|into)\s+(?:your\s+)?"
+    r"(?:long[-\s]term\s+)?(?:memory|notes)"
+    r"|(?:this|that|it)\s+is\s+worth\s+(?:remembering|noting|knowing)(?:,?\s+please\s+do)?"
     r"|make\s+(?:a\s+)?note\s+of\s+(?:that|this|it)"
     r"|treat\s+(?:that|this|it)\s+as\s+(?:a\s+)?(?:permanent\s+|standing\s+|hard\s+|general\s+)?"
     r"(?:rule|fact|convention|policy)"
     r"|(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind)"
     # what may follow: when it is to last, whom it is for, why
-    rf"(?:\s+(?:{FOR_LATER}|for\s+(?:me|us|later|(?:all\s+)?(?:future|next)\s+[\w\s-]{{1,40}}?)))?"
+    rf"(?:\s+(?:{FOR_LATER}|next\s+time|for\s+(?:me|us|later"
+    r"|(?:all\s+)?(?:future|next)\s+[\w\s-]{1,40}?)))?"
     r"(?:,?\s+(?:please|pls|plz|thanks|thx))?"
+    # ", it'll come up again"
+    r"(?:,\s*(?:it'?ll|it\s+will|this\s+will|that\s+will)\s+[\w\s']{1,30}?)?"
     r"(?:\s+so\s+(?:that\s+)?you\s+(?:can\s+)?remind\s+me[\w\s]*)?"
 )
 ASKS = re.compile(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
 # "That's a hard rule, remember it." points back past its own words.
 RULE_WORDS = (
     r"(?:(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)?\s*(?:hard|strict|firm|permanent"
-    r"|standing|house|team|general|important|golden)?\s*(?:rule|fact|convention|requirement"
+    r"|standing|house|team|general|important|golden|lasting)?\s*(?:rule|fact|convention|requirement"
     r"|policy)\s*[,;.]?\s*)?"
 )
 BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*[.!?]*[\s{SYMBOLS_TEXT}]*$"
@@ -259,7 +275,7 @@ THIS_SCOPE = re.compile(
     r"|\bstill\s+need\s+to\b|\bbefore\s+we'?re\s+done\b"
     r"|\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:task|session|pr|conversation|chat|day)\b"
     r"|\b(?:of|in|for|from)\s+this\s+(?:pr|task|change|session|ticket|branch|commit|diff)\b"
-    r"|(?<!starting\s)(?<!from\s)\btoday\b|\btonight\b"
+    r"|\bonly\b[^.]{0,60}\btoday\b|\btoday\s+only\b|\btonight\b"
     r"|\bthis\s+(?:morning|afternoon|evening|week)\b",
     re.IGNORECASE,
 )
@@ -272,7 +288,7 @@ STATED = re.compile(
 # A statement after a bare "remember" with no "that": a determiner and at least five words
 # before any relative clause ("pls remember the auth service issues JWTs that expire…").
 LONG_STATEMENT = re.compile(
-    r"^(?=(?:\S+\s+){4}\S)(?:the|our|my|all|every|each|these|those)\s+(?:[\w'-]+\s+){0,3}?"
+    r"^(?=(?:\S+\s+){4}\S)(?:the|our|my|all|every|each|these|those)\s+(?:[\w'-]+\s+){0,4}?"
     r"[a-z]+s(?!\s+(?:for|in|on|of|at|to|from|with|by|and|or)\b)\s+\S+",
     re.IGNORECASE,
 )
@@ -298,7 +314,8 @@ FILLER = re.compile(r"(?<![\w-])(?:uh+|um+|erm|uhm)(?![\w-]),?\s*", re.IGNORECAS
 # your memory: X".
 KEEP_OPENING = re.compile(r"^(?P<open>[^:\n]{3,100}?):\s+(?P<rest>\S.*)$", re.DOTALL)
 KEEPISH = re.compile(
-    r"\b(?:remember\w*|memori[sz]\w*|stick|keep|note|noting|persist|know|forget|burn|etch)\b",
+    r"\b(?:remember\w*|memori[sz]\w*|memor(?:y|ies)|stick|keep|note|noting|persist|know|forget"
+    r"|burn|etch|hold\s+on(?:to|\s+to)|retain|save|store|record)\b",
     re.IGNORECASE,
 )
 HOW_LONG = re.compile(
@@ -309,10 +326,15 @@ HOW_LONG = re.compile(
 # Markdown around a request: a heading's hashes, bold markers.
 HEADING = re.compile(r"^#{1,6}\s+")
 BOLD = re.compile(r"\*\*|__(?=\s)|(?<=\s)__")
+# "_Memory:_ X": underscores around a word or two, as Markdown italics.
+ITALIC = re.compile(r"^_([^_\s][^_]{0,40}?)_(?![\w_])")
 # Something to find out, not something known: "check whether this breaks the tests".
 TO_FIND_OUT = re.compile(
     r"^(?:check|see|find\s+out|figure\s+out|verify|test|ask|look\s+into|investigate|confirm)"
-    r"\s+(?:whether|if|why|how|what|where|when|which)\b",
+    r"\s+(?:whether|if|why|how|what|where|when|which)\b"
+    # a to-do of one's own: "I should ask Ravi about the quota"
+    r"|^i\s+(?:should|need\s+to|must|have\s+to|gotta)\s+(?:ask|check|look|find|see|talk|ping"
+    r"|email|call|follow\s+up)\b",
     re.IGNORECASE,
 )
 # A short opening clause before the request: "Before you start, remember that …",
@@ -365,14 +387,16 @@ SENTENCE_END = re.compile(
 )
 FENCE = re.compile(r"^\s*(?:```|~~~)")
 BULLET = re.compile(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
-MARKER = re.compile(r"^(?:#remember\b|remember\s*:)\s*:?\s*(?P<rest>.*)$", re.IGNORECASE)
+MARKER = re.compile(rf"^(?:#remember\b|{REMEMBER}\s*:)\s*:?\s*(?P<rest>.*)$", re.IGNORECASE)
 # A line that is only a label ("## Note for future sessions", "Remember this:"): the next
 # line is what it labels.
 LABEL_ONLY = re.compile(
     rf"^{LEAD}(?:{LABEL}|{REMEMBER}(?:\s+{KEPT_WORDS}){{0,4}}(?:\s+{FOR_LATER})?"
     r"|memory|notes?\s+for\s+(?:you|the\s+agent|claude|codex|later|future\s+\w+)"
+    r"(?:\s*\([^()\n]{1,30}\))?"
     # "# Preferences (please remember)", "# Notes for you (permanent)"
-    r"|[^()\n]{1,40}\((?:please\s+)?(?:remember(?:\s+this)?|permanent|for\s+(?:later|future\s+\w+)"
+    r"|[^()\n]{1,40}\((?:please\s+)?(?:remember(?:\s+this)?|permanent|long[-\s]term"
+    r"|for\s+(?:later|future\s+\w+)"
     r"|keep\s+(?:this|in\s+mind))\))\s*:?\s*$",
     re.IGNORECASE,
 )
@@ -393,3 +417,24 @@ PASTE_INTRO = re.compile(
 )
 # Indented lines are pasted code (a Markdown code block, a docstring), not speech.
 INDENTED = re.compile(r"^(?: {4}|\t)")
+# A request whose fact comes next: "Can you remember something for me? The VPN config is…",
+# "New thing to remember.", "remember this!!!".
+POINTS_FORWARD = re.compile(
+    rf"^{LEAD}(?:(?:(?:can|could|will|would)\s+you\s+(?:please\s+)?)?{REMEMBER}\s+"
+    r"(?:this|something|a\s+thing|one\s+thing)(?:\s+for\s+(?:me|us|later))?"
+    r"|(?:(?:a|one|another|new)\s+)*(?:new\s+)?(?:thing|fact|rule)\s+to\s+remember"
+    rf"(?:\s+{FOR_LATER})?)\s*[.!?:]*[\s{SYMBOLS}]*$",
+    re.IGNORECASE,
+)
+# What asks for something to be done now, right after what looked like a rule: "Going forward,
+# the scheduler should skip weekends. Implement that in next_run()."
+DO_THAT_NOW = re.compile(
+    r"^(?:please\s+)?(?:implement|apply|do|make|add|code|write|build)\s+(?:that|this|it)\b",
+    re.IGNORECASE,
+)
+# A trailing remark that the words before are a rule: "… -- that's a standing rule."
+RULE_REMARK = re.compile(
+    r"\s*(?:--|[-\u2013\u2014,;])\s*that'?s\s+(?:a|an|the|our)\s+(?:standing|hard|lasting|permanent"
+    r"|house|team|firm|strict|general)?\s*rule\.?$",
+    re.IGNORECASE,
+)
