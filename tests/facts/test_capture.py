@@ -451,6 +451,10 @@ def test_what_else_a_prompt_asks_is_kept_without_its_requests() -> None:
     assert without_requests(prompt).split() == ["Fix", "the", "flaky", "ledger", "test."]
     untouched = "Do you remember how the cache works? Fix it."
     assert without_requests(untouched) == untouched
+    pointed = "Staging is in us-east-2. Remember that. Fix the flaky test."
+    assert without_requests(pointed).split() == ["Fix", "the", "flaky", "test."]
+    ahead = "Can you remember something for me? Billing deploys on Tuesdays. Then fix it."
+    assert without_requests(ahead).split() == ["Then", "fix", "it."]
     assert without_requests("remember: we pin numpy\nThen run the tests").split() == [
         "Then", "run", "the", "tests",
     ]  # fmt: skip

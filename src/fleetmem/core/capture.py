@@ -101,34 +101,44 @@ def captured_facts(prompt: str) -> list[str]:
 # when it could not be stored?): the rules run once per prompt.
 @functools.lru_cache(maxsize=8)
 def _captured(prompt: str) -> tuple[str, ...]:
-    found: list[str] = []
+    return tuple(body for body, _ in _walk(prompt))
+
+
+def _walk(prompt: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Each fact asked for, in order and without repeats, with the sentences that asked it
+    (the request, and the sentence it points at when that is another one)."""
+    found: list[tuple[str, tuple[str, ...]]] = []
     before = ""
-    last: str | None = None  # what the sentence before gave
+    last = False  # the sentence before gave the last fact found
     ahead = False  # the sentence before asked to remember what comes next
     for sentence in _searched(_sentences(prompt)):
         plain = _plain(sentence)
         body: str | None = None
-        if last is not None and DO_THAT_NOW.match(plain):
+        used: tuple[str, ...] = (sentence,)
+        if last and DO_THAT_NOW.match(plain):
             # "Going forward, X should skip weekends. Implement that in next_run()": the
             # sentence before specified this task's change.
-            found.remove(last)
+            found.pop()
         elif ahead and not _question(plain) and not POINTS_FORWARD.match(plain):
             body = _request(sentence) or _kept(plain)  # "Can you remember something? X."
+            used = (before, sentence)
         elif before and POINTS_BACK.match(plain) and (not _question(plain) or ASKS.search(plain)):
             # "You should never commit .env.local. Remember that." (also "… Can you
             # remember that for me?": the request is the question, the fact is before it)
-            if last is None and not _question(before) and not POINTS_BACK.match(_plain(before)):
+            if not last and not _question(before) and not POINTS_BACK.match(_plain(before)):
                 body = _kept(_plain(before))
+                used = (before, sentence)
         else:
             body = _request(sentence)
         ahead = body is None and bool(POINTS_FORWARD.match(plain))
         before = sentence
-        last = body if body is not None and body not in found else None
-        if last is not None:
-            found.append(last)
+        last = body is not None and all(body != kept for kept, _ in found)
+        if last:
+            assert body is not None
+            found.append((body, used))
         if len(found) == MAX_CAPTURES:
             break
-    return tuple(found)
+    return found
 
 
 def _searched(sentences: list[str]) -> list[str]:
@@ -144,8 +154,8 @@ def without_requests(prompt: str) -> str:
     """``prompt`` with its requests to remember taken out: what else the person asked, so
     the facts matched to a prompt are matched to its task, not to what it asked to keep."""
     rest = prompt
-    for sentence in _sentences(prompt):
-        if _request(sentence) is not None:
+    for _, used in _walk(prompt):
+        for sentence in used:
             # A block under a marker was joined from several lines: it stays, as it is not
             # found whole in the prompt.
             rest = rest.replace(sentence, " ", 1)
