@@ -1,16 +1,28 @@
-"""Held-out recall set for fleetmem: coding-agent runs over 10 repositories, and questions.
+"""The held-out recall set: coding-agent runs over 10 repositories, and questions about them.
 
-Written independently of bench/recall_sets.py. ``build(half)`` returns a
-``bench.recall_sets.RunsSet`` (only its dataclasses are reused) so the benchmark's own
-``_ingest`` / ``_ask`` machinery can run on it.
+What it is: two halves of synthetic but realistic run records (the JSON a fleet of coding
+agents reports when a run ends) in 10 repositories of a fictional organisation, with questions
+whose answer is one run. Built by :func:`build`, a pure function of the half's seed.
 
-Halves: "A" (seed 4242) and "B" (seed 777). Each half holds its own 40 incidents (the even or
-odd ones of incidents.INCIDENTS), ~12 earlier attempts by other agents on incidents' problems
-("twins"), reviewer follow-ups, and routine runs generated from vocab.REPOS.
+Who wrote it and when: written on 2026-12-07 by a helper session of the project, from a brief
+and apart from ``bench/recall_sets.py``, ``bench/recall_lexicon.py`` and ``bench/common.py``
+(its own incidents, vocabulary, stop list and stemmer; only the ``RunQuestion`` / ``RunsSet``
+dataclasses of :mod:`bench.recall_sets` are reused, so the benchmark's ``_ingest`` / ``_ask``
+machinery runs on it). It was never used to tune the ranking: the defaults were chosen before
+it existed, and it is meant to stay that way (measure on it, never choose on it).
 
-Questions per half: one lexical and one paraphrase question per incident (80), 12 questions
-naming an agent, 10 unrelated. Paraphrases are checked to share no content word with the
-target's episode text (crude stemmer + SQLite FTS5 porter tokenizer).
+Halves: ``"A"`` (seed 4242) and ``"B"`` (seed 777). Each half holds its own 40 incidents (the
+even or odd ones of :data:`.incidents.INCIDENTS`), 12 earlier attempts by other agents on
+incidents' problems ("twins"), reviewer follow-ups, and routine runs generated from
+:data:`.vocab.REPOS` (26 per repository).
+
+Questions per half: one lexical and one paraphrased question per incident (80), 12 questions
+naming an agent, 10 unrelated ones (no target). Each paraphrase is the first of the
+incident's candidates that shares no content word with the target's episode text and its
+neighbours' on the same branch, checked here by a crude stemmer and by SQLite's FTS5 porter
+tokenizer (:func:`shared_content`); an incident without such a candidate is reported in
+:attr:`Info.problems`. ``python -m bench.heldout_runs.data`` prints both halves and any
+problem.
 """
 
 from __future__ import annotations
@@ -18,30 +30,31 @@ from __future__ import annotations
 import random
 import re
 import sqlite3
-import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
+from bench.recall_sets import RunQuestion, RunsSet
+from fleetmem.core.textquery import STOPWORDS
 
-from incidents import INCIDENTS, Incident  # noqa: E402
-from vocab import ADAPTERS, MODELS, ORG, PERSONS, REPOS, ROLES, UNRELATED  # noqa: E402
+from .incidents import INCIDENTS, Incident
+from .vocab import ADAPTERS, MODELS, ORG, PERSONS, REPOS, ROLES, UNRELATED
 
-SEEDS = {"A": 4242, "B": 777}
+SEEDS: dict[str, int] = {"A": 4242, "B": 777}
 FILLER_PER_REPO = 26
 N_AGENT_Q = 12
 
 # ------------------------------------------------------------------ word checks
-STOP = set(
-    """a an the and or but if of to in on at by for with from as is are was were be been
+_STOP_WORDS = """a an the and or but if of to in on at by for with from as is are was were be been
 being it its this that these those what which who whom whose when where why how did do does
 done doing we our us you your i me my they them their he she his her there here not no so then
 than too very can could would should will just about into out up down over under again once all
 any some each every more most other such only own same has have had get got s t one also after
 before while now still ever whenever someone somebody anyone anything something way much many
-well off per via whether going went go gone let lets ok yes last first""".split()
-)
+well off per via whether going went go gone let lets ok yes last first"""
+#: Words the crude check ignores (the word channel's own list is ``STOPWORDS``).
+STOP = frozenset(_STOP_WORDS.split())
 
 
 def _split(text: str) -> list[str]:
@@ -84,15 +97,6 @@ def content_words(text: str) -> set[str]:
     return {w for w in _split(text) if w not in STOP and len(w) > 1}
 
 
-def _product_stopwords() -> frozenset[str]:
-    try:  # the word channel's own stop list: a word it searches with must not match either
-        from fleetmem.core.textquery import STOPWORDS
-
-        return frozenset(STOPWORDS)
-    except ImportError:
-        return frozenset()
-
-
 def shared_content(question: str, doc: str) -> set[str]:
     """Question words sharing a crude stem with the document (beyond a simple stop list), or
     found in it by FTS5's porter tokenizer (beyond the word channel's own, shorter stop list)."""
@@ -101,7 +105,8 @@ def shared_content(question: str, doc: str) -> set[str]:
     con = sqlite3.connect(":memory:")
     con.execute("create virtual table t using fts5(x, tokenize='porter unicode61')")
     con.execute("insert into t values (?)", (doc,))
-    searched = {w for w in _split(question) if w not in _product_stopwords()}
+    # the word channel's own stop list: a word it searches with must not match either
+    searched = {w for w in _split(question) if w not in STOPWORDS}
     for w in searched - shared:
         if con.execute("select count(*) from t where t match ?", (f'"{w}"',)).fetchone()[0]:
             shared.add(w)
@@ -161,7 +166,7 @@ def _record(
         "run_id": run_id,
         "agent": agent,
         "adapter": rng.choice(ADAPTERS),
-        "trace_id": "%032x" % rng.getrandbits(128),
+        "trace_id": f"{rng.getrandbits(128):032x}",
         "model": {"served": rng.choice(MODELS), "configured": None},
         "trigger": rng.choice(("manual", "manual", "schedule", "webhook:github")),
         "started_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -246,7 +251,8 @@ def _filler(rng: random.Random, repo: str) -> tuple[str, list[str], str, str, st
         cause = rng.choice(
             [
                 "It depends on test ordering: shared state left behind by an earlier test.",
-                f"It sleeps {rng.choice((50, 100, 250))}ms and races a background goroutine or task.",
+                f"It sleeps {rng.choice((50, 100, 250))}ms and races a background goroutine"
+                " or task.",
                 "It asserts on the iteration order of an unordered map.",
                 "It reads the wall clock and fails near midnight UTC.",
                 f"Port {rng.randint(8000, 9999)} collides with another test when run in parallel.",
@@ -315,7 +321,10 @@ def _filler(rng: random.Random, repo: str) -> tuple[str, list[str], str, str, st
         linter = rng.choice(v["linters"])
         kinds = ", ".join(rng.sample(v["lint_kinds"], 2))
         d = rng.choice(v["dirs"])
-        text = f"Ran {linter} across {d} and fixed {rng.randint(3, 60)} warnings ({kinds}). No behaviour change."
+        text = (
+            f"Ran {linter} across {d} and fixed {rng.randint(3, 60)} warnings ({kinds})."
+            " No behaviour change."
+        )
         return (
             text,
             [f1, f2],
@@ -391,13 +400,15 @@ def _filler(rng: random.Random, repo: str) -> tuple[str, list[str], str, str, st
         end = rng.choice(
             [
                 (
-                    f"Profiled {sym}: most time goes to {comp}; cached the result and cut it by {rng.randint(20, 70)}%.",
+                    f"Profiled {sym}: most time goes to {comp}; cached the result and cut it"
+                    f" by {rng.randint(20, 70)}%.",
                     "succeeded",
                     "completed",
                     None,
                 ),
                 (
-                    f"Profiled {sym}: nothing obvious in {comp}; recorded the flame graph in the issue.",
+                    f"Profiled {sym}: nothing obvious in {comp}; recorded the flame graph"
+                    " in the issue.",
                     "failed",
                     "agent_error",
                     None,
@@ -455,13 +466,15 @@ def _filler(rng: random.Random, repo: str) -> tuple[str, list[str], str, str, st
                 None,
             ),
             (
-                f"Dependency audit flagged {adv} in {name} {old}; not reachable from our code, added an ignore with a justification.",
+                f"Dependency audit flagged {adv} in {name} {old}; not reachable from our code,"
+                " added an ignore with a justification.",
                 "succeeded",
                 "completed",
                 None,
             ),
             (
-                f"Dependency audit flagged {adv} in {name} {old}; the fixed release breaks the build: {emsg}.",
+                f"Dependency audit flagged {adv} in {name} {old}; the fixed release breaks"
+                f" the build: {emsg}.",
                 "failed",
                 "verify_failed",
                 ec,
@@ -506,6 +519,28 @@ REVIEW_NOTES = [
 
 
 # ------------------------------------------------------------------ the set
+@dataclass(frozen=True)
+class Info:
+    """What :func:`build` knows beside the :class:`RunsSet`, for reports and checks."""
+
+    #: one entry per question, in order: kind, the incident's slug, and for lexical questions
+    #: the words shared with the target; for agent questions the agent named and whether the
+    #: target is the incident's run or its twin
+    meta_q: list[dict[str, Any]]
+    #: data problems found while building (a lexical question sharing under two words with its
+    #: target, an incident without a paraphrase sharing none); empty for a sound set
+    problems: list[str]
+    #: per run id: kind (incident, twin, review, filler:<kind>) and the incident's slug
+    runs_meta: dict[str, dict[str, Any]]
+    #: per run id: the run's result text
+    texts: dict[str, str]
+    #: per run id: the agent that ran it
+    agents: dict[str, str]
+    #: per question (same order as ``meta_q``): the text the paraphrase check read, the target's
+    #: episode text and its neighbours' on the same branch
+    docs: list[str]
+
+
 def _display(agent: str, rng: random.Random) -> str:
     if agent in PERSONS:
         first, last = agent.split("-", 1)
@@ -519,9 +554,8 @@ def _display(agent: str, rng: random.Random) -> str:
     return agent
 
 
-def build(half: str) -> Any:
-    from bench.recall_sets import RunQuestion, RunsSet  # dataclasses only
-
+def build(half: str) -> tuple[RunsSet, Info]:
+    """One half of the set (``"A"`` or ``"B"``) and what was known while building it."""
     seed = SEEDS[half]
     rng = random.Random(seed)
     mine = [inc for i, inc in enumerate(INCIDENTS) if i % 2 == (0 if half == "A" else 1)]
@@ -544,7 +578,18 @@ def build(half: str) -> Any:
     # (record, meta) before run ids are assigned; sorted by time at the end
     items: list[tuple[dict[str, Any], dict[str, Any]]] = []
 
-    def add(agent, repo, branch, started, outcome, reason, text, files, err, meta):
+    def add(
+        agent: str,
+        repo: str,
+        branch: str,
+        started: datetime,
+        outcome: str,
+        reason: str,
+        text: str,
+        files: list[str],
+        err: str | None,
+        meta: dict[str, Any],
+    ) -> dict[str, Any]:
         rec = _record(
             rng, "pending", agent, repo, branch, started, outcome, reason, text, files, err
         )
@@ -663,8 +708,9 @@ def build(half: str) -> Any:
         meta["run_id"] = rec["run_id"]
 
     # questions
-    questions: list[Any] = []
+    questions: list[RunQuestion] = []
     meta_q: list[dict[str, Any]] = []
+    docs: list[str] = []
     problems: list[str] = []
     by_branch: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r, _ in items:
@@ -680,6 +726,7 @@ def build(half: str) -> Any:
             problems.append(f"lexical {inc.slug}: shares only {lex_shared}")
         questions.append(RunQuestion(inc.lex, rec["run_id"], f"{ORG}/{inc.repo}", "lexical"))
         meta_q.append({"kind": "lexical", "slug": inc.slug, "shared": sorted(lex_shared)})
+        docs.append(doc)
         para = None
         tried = []
         for cand in inc.paras:
@@ -693,6 +740,7 @@ def build(half: str) -> Any:
         if para is not None:
             questions.append(RunQuestion(para, rec["run_id"], f"{ORG}/{inc.repo}", "paraphrase"))
             meta_q.append({"kind": "paraphrase", "slug": inc.slug, "shared": []})
+            docs.append(doc)
     verbs = [
         "What did {n} do about {t}?",
         "What did {n} find out about {t}?",
@@ -703,6 +751,7 @@ def build(half: str) -> Any:
         text = rng.choice(verbs).format(n=_display(agent, rng), t=inc.topic)
         questions.append(RunQuestion(text, rec["run_id"], f"{ORG}/{inc.repo}", "agent"))
         meta_q.append({"kind": "agent", "slug": inc.slug, "target_is": which, "agent": agent})
+        docs.append(episode_text(rec))
 
     data = RunsSet(
         half=half,
@@ -711,34 +760,38 @@ def build(half: str) -> Any:
         questions=tuple(questions),
         unrelated=tuple(UNRELATED[half]),
     )
-    info = {
-        "meta_q": meta_q,
-        "problems": problems,
-        "runs_meta": {m["run_id"]: m for _, m in items},
-        "texts": {r["run_id"]: r["result_text"] for r, _ in items},
-        "agents": {r["run_id"]: r["agent"] for r, _ in items},
-    }
+    info = Info(
+        meta_q=meta_q,
+        problems=problems,
+        runs_meta={m["run_id"]: m for _, m in items},
+        texts={r["run_id"]: r["result_text"] for r, _ in items},
+        agents={r["run_id"]: r["agent"] for r, _ in items},
+        docs=docs,
+    )
     return data, info
 
 
-if __name__ == "__main__":
+def main(argv: Sequence[str] = ()) -> int:
+    """Print both halves' sizes and any data problem; 1 when there is one."""
     from collections import Counter
 
-    for half in SEEDS:
+    bad = 0
+    for half in argv or tuple(SEEDS):
         data, info = build(half)
-        kinds = Counter(q.kind for q in data.questions)
+        kinds = dict(Counter(q.kind for q in data.questions))
         print(
-            half,
-            "runs",
-            len(data.records),
-            "repos",
-            len(data.repos),
-            "questions",
-            dict(kinds),
-            "unrelated",
-            len(data.unrelated),
+            f"{half} (seed {data.seed}): {len(data.records)} runs, {len(data.repos)} repos,"
+            f" questions {kinds}, unrelated {len(data.unrelated)}"
         )
         print("  outcomes", dict(Counter(r["outcome"] for r in data.records)))
         print("  agents", len({r["agent"] for r in data.records}))
-        for p in info["problems"]:
-            print("  !", p)
+        for problem in info.problems:
+            print("  !", problem)
+        bad += len(info.problems)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

@@ -1,10 +1,20 @@
-"""Per-repository vocabulary for the routine ("filler") runs of the held-out set."""
+"""Vocabulary of the held-out set (:mod:`bench.heldout_runs`, written 2026-12-07).
+
+Per repository (10 of them, in a fictional organisation): working directory, files,
+components, dependency bumps, tests, CI jobs, error messages, linters, features, docs and
+symptoms, from which :func:`.data.build` generates the routine ("filler") runs. Also the people
+and role agents that run them, the models and adapters reported, and each half's unrelated
+questions (which no run answers).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 ORG = "github.com/harborlabs"
 
-REPOS: dict[str, dict] = {
+#: Per repository key (``ORG/<key>`` is the run's repository): what routine runs are made of.
+REPOS: dict[str, dict[str, Any]] = {
     "paygate": dict(
         cwd="/srv/agents/paygate",
         files=[
@@ -128,12 +138,18 @@ REPOS: dict[str, dict] = {
         errors=[
             (
                 "test_failure",
-                "thread 'filters_by_level' panicked at tests/cli.rs:57:5: assertion `left == right` failed",
+                (
+                    "thread 'filters_by_level' panicked at tests/cli.rs:57:5: assertion `left == "
+                    "right` failed"
+                ),
             ),
             ("lint", "error: this `if` has identical blocks (clippy::if_same_then_else)"),
             (
                 "build_error",
-                "error[E0502]: cannot borrow `self.buf` as mutable because it is also borrowed as immutable",
+                (
+                    "error[E0502]: cannot borrow `self.buf` as mutable because it is also "
+                    "borrowed as immutable"
+                ),
             ),
             ("build_error", "error[E0308]: mismatched types: expected `&str`, found `String`"),
         ],
@@ -209,7 +225,10 @@ REPOS: dict[str, dict] = {
             ("typecheck", "TS2339: Property 'sku' does not exist on type 'CartItem'"),
             (
                 "lint",
-                "react-hooks/exhaustive-deps: React Hook useEffect has a missing dependency: 'filters'",
+                (
+                    "react-hooks/exhaustive-deps: React Hook useEffect has a missing dependency: "
+                    "'filters'"
+                ),
             ),
             (
                 "e2e",
@@ -285,7 +304,10 @@ REPOS: dict[str, dict] = {
             ("test_failure", "AssertionError: 403 != 200"),
             (
                 "migration_check",
-                "Your models in app(s): 'appointments' have changes that are not yet reflected in a migration",
+                (
+                    "Your models in app(s): 'appointments' have changes that are not yet "
+                    "reflected in a migration"
+                ),
             ),
             (
                 "typecheck",
@@ -362,11 +384,17 @@ REPOS: dict[str, dict] = {
         errors=[
             (
                 "test_failure",
-                'AssertionError: DataFrame.iloc[:, 2] (column name="sessions") values are different',
+                (
+                    'AssertionError: DataFrame.iloc[:, 2] (column name="sessions") values are '
+                    "different"
+                ),
             ),
             (
                 "dbt_test",
-                "Failure in test not_null_dim_customers_customer_id: got 14 results, configured to fail if != 0",
+                (
+                    "Failure in test not_null_dim_customers_customer_id: got 14 results, "
+                    "configured to fail if != 0"
+                ),
             ),
             ("lint", "L010: Keywords must be consistently upper case"),
             ("import_error", "ModuleNotFoundError: No module named 'pipeline.quality.rules'"),
@@ -435,7 +463,10 @@ REPOS: dict[str, dict] = {
             ),
             (
                 "lint",
-                "Error: Missing permissions required by LocationManager.requestLocationUpdates [MissingPermission]",
+                (
+                    "Error: Missing permissions required by "
+                    "LocationManager.requestLocationUpdates [MissingPermission]"
+                ),
             ),
             ("build_error", "e: Unresolved reference: deliveryState"),
             (
@@ -506,7 +537,10 @@ REPOS: dict[str, dict] = {
             ("policy", "CKV_AWS_18: Ensure the S3 bucket has access logging enabled"),
             (
                 "plan_error",
-                "Error: error configuring Terraform AWS Provider: no valid credential sources found",
+                (
+                    "Error: error configuring Terraform AWS Provider: no valid credential "
+                    "sources found"
+                ),
             ),
         ],
         linters=["tflint", "terraform fmt", "checkov"],
@@ -579,7 +613,10 @@ REPOS: dict[str, dict] = {
             ),
             (
                 "lint",
-                "warning: comparison of integer expressions of different signedness [-Wsign-compare]",
+                (
+                    "warning: comparison of integer expressions of different signedness "
+                    "[-Wsign-compare]"
+                ),
             ),
         ],
         linters=["clang-tidy", "cppcheck", "clang-format"],
@@ -709,11 +746,17 @@ REPOS: dict[str, dict] = {
         errors=[
             (
                 "test_failure",
-                "expect(received).toHaveBeenCalledTimes(expected) Expected number of calls: 1 Received number of calls: 2",
+                (
+                    "expect(received).toHaveBeenCalledTimes(expected) Expected number of calls: "
+                    "1 Received number of calls: 2"
+                ),
             ),
             (
                 "typecheck",
-                "TS2345: Argument of type 'string | undefined' is not assignable to parameter of type 'string'",
+                (
+                    "TS2345: Argument of type 'string | undefined' is not assignable to "
+                    "parameter of type 'string'"
+                ),
             ),
             ("lint", "@typescript-eslint/no-floating-promises: Promises must be awaited"),
             ("integration", "ReplyError: NOAUTH Authentication required."),
@@ -763,7 +806,8 @@ ROLES = [
 MODELS = ["claude-sonnet-4-5", "gpt-4.1", "o4-mini", "claude-opus-4-1", "gemini-2.5-pro"]
 ADAPTERS = ["claude-code", "codex", "command", "harbor-harness"]
 
-UNRELATED = {
+#: Per half: questions about nothing in the set (the relevance floor's test).
+UNRELATED: dict[str, list[str]] = {
     "A": [
         "How do I bake sourdough bread with a stiff starter?",
         "What is the best time of year to plant tomatoes?",
