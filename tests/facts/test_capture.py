@@ -342,6 +342,45 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "Next time you work in this repo, keep in mind that tests need TZ=UTC.",
             "tests need TZ=UTC.",
         ),
+        # round seven: more ways to point back, openings that ask to keep, frames
+        (
+            "The Grafana boards live in grafana/. I'd appreciate it if you remembered that.",
+            "The Grafana boards live in grafana/.",
+        ),
+        (
+            "Topics are made in topic-registry, never by apps \u2014 remember that one.",
+            "Topics are made in topic-registry, never by apps",
+        ),
+        (
+            "Our tokens expire after 15 minutes (keep that in your memory).",
+            "Our tokens expire after 15 minutes",
+        ),
+        (
+            "The SMS vendor is smsly \u2014 remember that for when things break.",
+            "The SMS vendor is smsly",
+        ),
+        (
+            "Here's a preference I want you to keep: uppercase SQL keywords.",
+            "uppercase SQL keywords.",
+        ),
+        (
+            "I'm going to say this once so please remember it: the SDK is not thread-safe.",
+            "the SDK is not thread-safe.",
+        ),
+        ("Make sure this sticks for next time: prod Redis needs TLS.", "prod Redis needs TLS."),
+        ("Keep this on file: certs come from cert-manager.", "certs come from cert-manager."),
+        (
+            "Can I ask you to remember that hotfixes need a second approver?",
+            "hotfixes need a second approver",
+        ),
+        (
+            "Please store the fact that Postgres is version 14 everywhere.",
+            "Postgres is version 14 everywhere.",
+        ),
+        (
+            "Could you retain this for future chats? The registry is npm.acme.dev.",
+            "The registry is npm.acme.dev.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -408,6 +447,14 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Just so you know, this branch is based on an old main, so expect conflicts.",
         "Note to self: I should ask Ravi about the quota. Anyway, fix the lint errors.",
         "Remember this. Remember this.",
+        "If I remember correctly, the retry count is in settings.py \u2014 check that.",
+        "Add a comment saying 'remember: this must run before migrations'.",
+        "Can you remember things between sessions, or do I have to repeat them?",
+        "Write a Slack announcement: from now on, all deploys go through the bot.",
+        "see\n\n--- a/CONTRIBUTING.md\n+++ b/CONTRIBUTING.md\n@@ -1 +1,2 @@\n+Remember: rebase",
+        "Why does it fail?\n\n// Remember: tabs are 0-indexed from now on\nexpect(tab()).toBe(0)",
+        "from now on the sidebar should read the filters from the session - change the code",
+        "Remember the user might be on a slow link when you design this loading state.",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

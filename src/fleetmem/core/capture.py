@@ -31,13 +31,17 @@ import re
 
 from fleetmem.core.capture_patterns import (
     ASKS,
+    BACK_TAIL,
     BOLD,
     BULLET,
     CLAUSE,
+    CODE_COMMENT,
     CODE_WORD,
     COURTESY,
     DECORATION,
     DEFINITION,
+    DIFF_LINE,
+    DIFF_START,
     DIRECTIVE,
     DO_IT_NOW,
     DO_THAT_NOW,
@@ -50,8 +54,11 @@ from fleetmem.core.capture_patterns import (
     INDENTED,
     INNER_START,
     ITALIC,
+    KEEP_DASH,
     KEEP_OPENING,
+    KEEP_STRONG,
     KEEPISH,
+    KEPT_NOUN,
     LABEL_ONLY,
     LASTING,
     LATER_OPENING,
@@ -60,11 +67,14 @@ from fleetmem.core.capture_patterns import (
     MARKER,
     NOT_A_FACT,
     NOT_BEFORE_BACK,
+    NOT_KEEP,
     OPENING,
     PASTE_INTRO,
     PLEASE,
     POINTS_BACK,
     POINTS_FORWARD,
+    QUOTE_CLOSES,
+    QUOTE_OPENS,
     REFERENCE,
     RELATIVE,
     RULE_REMARK,
@@ -78,6 +88,7 @@ from fleetmem.core.capture_patterns import (
     TO_FIND_OUT,
     TRAILING_SYMBOLS,
     TRIGGER,
+    WRITING_TASK,
 )
 
 #: At most this many captures from one prompt (a pasted list is not a series of requests).
@@ -166,9 +177,18 @@ def _sentences(prompt: str) -> list[str]:
     """The person's own sentences: lines outside fences and quotes, split at sentence ends."""
     out: list[str] = []
     fenced = False
+    in_diff = False
     lines = prompt.splitlines()
+    # A paste of thousands of lines: its middle is read only for where fences open and close.
+    skip_from, skip_to = len(lines), len(lines)
+    if len(lines) > MAX_SENTENCES:
+        skip_from, skip_to = MAX_SENTENCES - MAX_SENTENCES // 4, len(lines) - MAX_SENTENCES // 4
     at = 0
     while at < len(lines):
+        if at == skip_from:
+            fenced ^= sum(1 for line in lines[skip_from:skip_to] if FENCE.match(line)) % 2 == 1
+            at = skip_to
+            continue
         line = lines[at]
         at += 1
         if FENCE.match(line):
@@ -176,6 +196,13 @@ def _sentences(prompt: str) -> list[str]:
             continue
         stripped = line.strip()
         if fenced or not stripped or stripped.startswith(">") or INDENTED.match(line):
+            continue
+        if DIFF_START.match(line):
+            in_diff = True
+        if in_diff and line[:1] in ("+", "-", " ", "@", "\\"):
+            continue
+        in_diff = False
+        if DIFF_LINE.match(line) or CODE_COMMENT.match(line):
             continue
         if (
             PASTE_INTRO.search(stripped)
@@ -255,14 +282,8 @@ def _request(sentence: str) -> str | None:
         body = _asked(_plain(sentence[start:]))
         if body is not None:
             return body
-    keep = KEEP_OPENING.match(sentence)
-    if (
-        keep
-        and KEEPISH.search(keep.group("open"))
-        and HOW_LONG.search(keep.group("open"))
-        and not THIS_SCOPE.search(keep.group("open"))
-        and "?" not in sentence
-    ):
+    keep = KEEP_OPENING.match(sentence) or KEEP_DASH.match(sentence)
+    if keep and _asks_to_keep(keep.group("open")) and "?" not in sentence:
         return _kept(keep.group("rest"))
     back = ENDS_POINTING_BACK.match(sentence)
     if back is None or (_question(sentence) and not ASKS.search(sentence)):
@@ -273,6 +294,24 @@ def _request(sentence: str) -> str | None:
     return _kept(fact)
 
 
+def _quoting(text: str) -> bool:
+    """Whether ``text`` opens a quotation it does not close (what follows is quoted)."""
+    return len(QUOTE_OPENS.findall(text)) > len(QUOTE_CLOSES.findall(text))
+
+
+def _asks_to_keep(opening: str) -> bool:
+    """Whether an opening before a colon asks to keep what follows for good: "I'm going to
+    say this once so please remember it", "Here's a preference I want you to keep", "Make
+    sure this sticks for next time", "Keep this on file"."""
+    if WRITING_TASK.match(opening) or THIS_SCOPE.search(opening) or NOT_KEEP.search(opening):
+        return False
+    if _quoting(opening):
+        return False
+    strong = KEEP_STRONG.search(opening)
+    verb, noun, long = KEEPISH.search(opening), KEPT_NOUN.search(opening), HOW_LONG.search(opening)
+    return bool(strong or (verb and (long or noun)) or (noun and long))
+
+
 def _asked(sentence: str, depth: int = 0) -> str | None:
     match = TRIGGER.match(sentence)
     opened = ""
@@ -281,10 +320,12 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
         if opening is None:
             return None
         opened = opening.group(0)
-        if THIS_TASK.match(opened) or THIS_SCOPE.search(opened):
+        if THIS_TASK.match(opened) or THIS_SCOPE.search(opened) or WRITING_TASK.match(opened):
             return None  # "this PR is a draft, remember — …", "for this task, remember …"
-        if opened.count("`") % 2:
-            return None  # the request is inside inline code: "prints `hint: Remember to …`"
+        if opened.count("`") % 2 or _quoting(opened):
+            # inside inline code or a quotation: "prints `hint: Remember to …`", "a banner
+            # saying 'Remember: …'"
+            return None
         match = TRIGGER.match(sentence[opening.end() :])
         if match is None:
             return None
@@ -311,6 +352,8 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
     sep = match.group("sep").strip().rstrip("!")
     if match.group("named"):
         body = f"{match.group('named')}: {body}"  # "remember where the seeds are: db/seeds"
+    if sep in ("that", "") and BACK_TAIL.match(body):
+        return None  # "that" was the fact before it: "X — remember that for when it breaks"
     if "?" in body.rstrip().rstrip("?") or THIS_SCOPE.search(body):
         # "remember the last command you ran? run it again"; "… right now", "… in this PR"
         return None
@@ -327,7 +370,9 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
         # never "do you remember…" or "can you remember which flag…".
         said = _statement(body) or (sep == "that" and STATED.match(body))
         asked = match.group("ask") or match.group("ask_mind")
-        if not (asked and sep in (":", "that") and said):
+        # "could you remember my handle is @mirek?" leaves out the "that"
+        first = body.split(",")[0]
+        if not (asked and (sep in (":", "that") or _statement(first)) and said):
             return None
         body = body.rstrip().rstrip("?")
     if match.group("mind") is not None and not lasting:

@@ -21,7 +21,9 @@ FOR_LATER = (
     r"(?:\s+of\s+(?:mine|ours))?)"
     r"|going\s+forward|moving\s+forward|forever|permanently|henceforth"
     r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
-    r"|from\s+this\s+point\s+(?:on|forward)|as\s+of\s+(?:now|today)"
+    r"|from\s+this\s+point\s+(?:on|forward)|as\s+of\s+(?:now|today)|from\s+today(?:\s+on)?"
+    r"|in\s+(?:all\s+)?(?:the\s+)?(?:later|future|next|upcoming|coming)\s+(?:sessions|runs|chats"
+    r"|conversations|tasks|weeks)"
     r"|in\s+(?:all\s+)?(?:the\s+)?future(?:\s+(?:runs|sessions|tasks|work|projects|chats"
     r"|conversations|prs|changes))?"
     r"|whenever\s+you(?:'re|\s+are)?\s+(?:\w+\s+){0,2}?(?:in|on|with)\s+(?:this|the|our)\s+"
@@ -30,7 +32,8 @@ FOR_LATER = (
 # Words a sentence may open with before the request itself ("please", "btw", "oh and",
 # "important:", "fyi").
 LEAD = (
-    r"(?:(?:please|pls|kindly|also|and|oh|ok(?:ay)?|alright|right|well|um+|uh+|yeah|yep|btw|so|but"
+    r"(?:(?:please|plese|pleae|pls|plz|kindly|also|and|oh|ok(?:ay)?|alright|right|well|um+|uh+"
+    r"|yeah|yep|yo|btw|so|but|this\s+time"
     r"|just|hey(?:\s+(?!remember)\w+)?|fyi|nb|p\.?s\.?|por\s+favor|bitte|svp|by\s+the\s+way"
     r"|claude|codex|copilot|cursor|gemini|assistant|buddy|mate"
     r"|one\s+more\s+thing|important|(?:a\s+)?quick(?:\s+note)?|(?:a\s+)?heads[-\s]+up"
@@ -42,7 +45,8 @@ LEAD = (
 # "could you please remember", "always remember". ``ask`` marks a question-shaped request.
 FRAME = (
     r"(?:(?P<always>always|never\s+ever|permanently|forever)\s+"
-    r"|(?:i\s+(?:want|need|ask)|i'?d\s+like|i\s+would\s+like)\s+you\s+to\s+(?:always\s+)?"
+    r"|(?:i\s+(?:want|need|ask)|i'?d\s+like|i\s+would\s+like|i'?ll\s+need|i\s+will\s+need)"
+    r"\s+you\s+to\s+(?:always\s+)?"
     r"|i\s+want\s+that\s+you\s+|to\s+"
     r"|i'?d\s+(?:appreciate|love|like)\s+it\s+if\s+you\s+(?:could\s+|would\s+)?"
     r"|(?:it'?d|it\s+would)\s+(?:be\s+(?:great|nice|good|helpful|awesome|ideal)|help)\s+if\s+"
@@ -52,8 +56,9 @@ FRAME = (
     r"|you\s+(?:should|must|need\s+to|have\s+to|can|could|will)?\s*(?:always\s+)?"
     r"|(?:it\s+)?is\s+important\s+(?:that\s+)?you\s+|it'?s\s+important\s+(?:that\s+)?you\s+"
     r"|(?P<ask>(?:(?:can|could|would|will)\s+(?:you|u)|is\s+it\s+possible\s+(?:for\s+you\s+)?to"
-    r"|any\s+chance\s+(?:you\s+)?(?:could|can))(?:\s+(?:please|also|maybe|possibly))*"
-    r"(?:\s+always)?)\s+)?"
+    r"|(?:can|could|may)\s+i\s+ask\s+you\s+to"
+    r"|any\s+chance\s+(?:you\s+)?(?:could|can))(?:\s+(?:please|pls|also|maybe|possibly))*"
+    r"(?:\s+always)?)\s+){0,2}"
 )
 # "remember" as typed in a hurry.
 REMEMBER = (
@@ -80,6 +85,10 @@ PLAIN = (
     r"|\s+(?P<named>(?!that\b|to\b|how\b|why\b|when\b|if\b|whether\b)[\w'*/.-]+"
     r"(?:\s+[\w'*/.-]+){0,4})(?=\s*:\s))?|(?P<memorize>memori[sz]e)(?:\s+this)?"
     r"|learn\s+this|retain(?:\s+this)?|make\s+(?:it\s+)?a\s+rule"
+    # "store the fact that X", "save a memory that X", "make it a permanent memory that X"
+    r"|(?:store|save|record|note|remember|keep)\s+the\s+fact"
+    r"|(?:save|add|store|create|make)\s+(?:a\s+)?(?:new\s+)?memory"
+    r"|make\s+(?:it|this)\s+a\s+(?:permanent\s+|lasting\s+)?(?:memory|rule|note)"
     r"|(?P<ask_mind>(?:(?:would|do)\s+you\s+)?mind)\s+(?:remembering|noting|keeping\s+in\s+mind)"
     # "can you store for future sessions that …": a keeping verb told how long
     rf"|(?:store|save|keep|record|note\s+down)(?=\s+{FOR_LATER})"
@@ -87,16 +96,16 @@ PLAIN = (
     r"|(?P<never>never)\s+(?:ever\s+)?forget(?:\s+this)?"
     r"|jot\s+(?:this\s+|it\s+)?down|write\s+(?:this\s+|it\s+)?down"
     r"|(?:make|take|keep)\s+(?:a\s+)?(?:mental\s+)?note(?:\s+of\s+(?:this|that))?"
-    r"|note\s+(?:this\s+)?down|note\s+this"
+    r"|note\s+(?:this\s+)?down(?:\s+somewhere(?:\s+(?:permanent|safe))?)?|note\s+this"
     r"|commit\s+(?:this\s+|it\s+)?to\s+(?:your\s+)?memory"
 )
 # Verbs that put something in memory also name RAM in a coding prompt ("keep the session in
 # memory"): see :func:`_request` for when they count.
 MEMORY = (
     r"(?:(?P<saving>save|add|stash|file|log|record|persist)|store|put|keep|write)\s+"
-    r"(?P<this>this\s+)?"
+    r"(?P<this>this\s+|a\s+(?:rule|fact|note|preference|reminder)\s+)?"
     r"(?:it\s+|that\s+)?"
-    r"(?:to|in|into)\s+(?:the\s+)?(?P<your>(?:your|the\s+agent'?s)\s+)?"
+    r"(?:to|in|into)\s+(?:the\s+)?(?P<your>(?:your|the\s+agent'?s|project|team|shared)\s+)?"
     r"(?P<long>(?:long[-\s]term|permanent)"
     r"\s+)?(?:memory|memories|notes|knowledge(?:\s+base)?)"
 )
@@ -150,7 +159,11 @@ LABEL = (
     rf"(?:remember|keep\s+in\s+mind)(?:\s+{L})?"
     rf"|(?:save|store|keep|file|stash|retain|record|log)\s+(?:this|that)\s+{L}"
     rf"|(?:just\s+)?so\s+(?:that\s+)?you\s+(?:remember|know)(?:\s+{L})?"
-    r"|(?:remember|know|note)\s+this\s+about\s+(?:me|us|myself|the\s+team|our\s+\w+)"
+    r"|(?:remember|know|note)\s+this\s+about\s+(?:me|us|myself|the\s+team|our\s+\w+"
+    r"|the\s+\w+(?:\s+team)?)"
+    rf"|knowledge\s+{L}|update\s+your\s+(?:memory|notes)|store\s+this"
+    r"|corrections?\s+to\s+(?:what\s+you\s+(?:have\s+stored|remember|know)"
+    r"|your\s+(?:memory|notes))"
     rf"|{L}|(?:next|every)\s+time(?:\s+and\s+every\s+time(?:\s+after(?:wards)?)?)?"
     r"|notes?\s+to\s+(?:future|later)\s+(?:you|me|self|agents?|runs?|sessions?)"
     r"|(?:this\s+is\s+|it'?s\s+)?(?:something\s+|one\s+)?worth\s+"
@@ -228,24 +241,30 @@ INNER_START = re.compile(r"[.!?;]\s+")
 # A request that points back at what was just said: "…, please remember that." /
 # "Remember that." after a sentence.
 BACK = (
-    r"(?:please\s+|pls\s+|plz\s+|and\s+|so\s+|(?:can|could|will|would)\s+you\s+(?:please\s+)?)*"
-    r"(?:(?:(?:remember|memori[sz]e)(?:\s+(?:that|this|it))?"
-    r"|(?:don'?t\s+forget|never\s+forget|note|save|store|keep|record)\s+(?:that|this|it))"
-    r"(?:\s+(?:in|to|into)\s+(?:your\s+)?(?:memory|notes))?"
+    # who asks: "please", "can you", "I'd appreciate it if you", "make sure you"
+    r"(?:please\s+|pls\s+|plz\s+|and\s+|so\s+|(?:can|could|will|would)\s+you\s+(?:please\s+)?"
+    r"|i\s+want\s+you\s+to\s+know\s+(?=that)"
+    r"|i'?d\s+(?:appreciate\s+it|love\s+it|like\s+it)\s+if\s+you\s+|make\s+sure\s+(?:you\s+)?"
+    r"|i\s+want\s+you\s+to\s+)*"
+    r"(?:(?:(?:remember(?:ed)?|memori[sz]e)(?:\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?)?"
+    r"|remember\s+the\s+(?:convention|rule|fact|lesson|preference)"
+    r"|(?:don'?t\s+forget|never\s+forget|note|save|store|keep|record|hold\s+on(?:\s+to|to)|file)"
+    r"\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?)"
+    r"(?:\s+(?:in|to|into)\s+(?:your\s+|the\s+)?(?:long[-\s]term\s+)?(?:memory|notes|mind|head))?"
     r"|(?:add|put|commit|write|save)\s+(?:that|this|it)\s+(?:to|in|into)\s+(?:your\s+)?"
     r"(?:long[-\s]term\s+)?(?:memory|notes)"
-    r"|(?:this|that|it)\s+is\s+worth\s+(?:remembering|noting|knowing)(?:,?\s+please\s+do)?"
+    r"|(?:(?:this|that|it)\s+is\s+)?worth\s+(?:remembering|noting|knowing)(?:,?\s+please\s+do)?"
     r"|make\s+(?:a\s+)?note\s+of\s+(?:that|this|it)"
     r"|treat\s+(?:that|this|it)\s+as\s+(?:a\s+)?(?:permanent\s+|standing\s+|hard\s+|general\s+)?"
     r"(?:rule|fact|convention|policy)"
     r"|(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind)"
-    # what may follow: when it is to last, whom it is for, why
-    rf"(?:\s+(?:{FOR_LATER}|next\s+time|for\s+(?:me|us|later"
+    # when it is to last, whom it is for
+    rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|for\s+(?:me|us|later"
     r"|(?:all\s+)?(?:future|next)\s+[\w\s-]{1,40}?)))?"
     r"(?:,?\s+(?:please|pls|plz|thanks|thx))?"
-    # ", it'll come up again"
-    r"(?:,\s*(?:it'?ll|it\s+will|this\s+will|that\s+will)\s+[\w\s']{1,30}?)?"
-    r"(?:\s+so\s+(?:that\s+)?you\s+(?:can\s+)?remind\s+me[\w\s]*)?"
+    # why: "…, it'll come up again", "… so you stop inventing keys", "… for when things break"
+    r"(?:,?\s*(?:it'?ll|it\s+will|this\s+will|that\s+will|it|this)\s+[\w\s']{1,30}?"
+    r"|\s+(?:so|because|since|as|for\s+when|next\s+time\s+you|when\s+you)\b[^.!?]{0,100})?"
 )
 ASKS = re.compile(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
 # "That's a hard rule, remember it." points back past its own words.
@@ -254,10 +273,10 @@ RULE_WORDS = (
     r"|standing|house|team|general|important|golden|lasting)?\s*(?:rule|fact|convention|requirement"
     r"|policy)\s*[,;.]?\s*)?"
 )
-BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*[.!?]*[\s{SYMBOLS_TEXT}]*$"
+BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*\)?\s*[.!?]*[\s{SYMBOLS_TEXT}]*$"
 POINTS_BACK = re.compile(rf"^{BACK_END}", re.IGNORECASE)
 ENDS_POINTING_BACK = re.compile(
-    rf"^(?P<fact>.+?)(?:\s*(?:[,;.]|\s[-\u2013\u2014])\s*{BACK_END}"
+    rf"^(?P<fact>.+?)(?:\s*(?:[,;.(]|\s[-\u2013\u2014])\s*{BACK_END}"
     rf"|\s+(?=(?:please\s+|pls\s+)?(?:remember|note|keep|save)\s+(?:that|this|it)\b){BACK_END})",
     re.IGNORECASE | re.DOTALL,
 )
@@ -276,7 +295,8 @@ THIS_SCOPE = re.compile(
     r"|\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:task|session|pr|conversation|chat|day)\b"
     r"|\b(?:of|in|for|from)\s+this\s+(?:pr|task|change|session|ticket|branch|commit|diff)\b"
     r"|\bonly\b[^.]{0,60}\btoday\b|\btoday\s+only\b|\btonight\b"
-    r"|\bthis\s+(?:morning|afternoon|evening|week)\b",
+    r"|\bthis\s+(?:morning|afternoon|evening|week)\b"
+    r"|\bthe\s+(?:goal|point|idea|aim)\s+(?:here|of\s+this)\b|\bwhen\s+you\s+\w+\s+this\b",
     re.IGNORECASE,
 )
 # A statement after "can you remember that": it opens with a determiner, a possessive, a
@@ -312,15 +332,52 @@ FILLER = re.compile(r"(?<![\w-])(?:uh+|um+|erm|uhm)(?![\w-]),?\s*", re.IGNORECAS
 # Any short opening before a colon that asks for something to be kept and says for how long
 # or where: "This is important and I want it to stick across sessions: X", "Burn this into
 # your memory: X".
-KEEP_OPENING = re.compile(r"^(?P<open>[^:\n]{3,100}?):\s+(?P<rest>\S.*)$", re.DOTALL)
+KEEP_OPENING = re.compile(
+    r"^(?P<open>[^:\n]{3,120}?)(?::|\s+is\s+that)\s+(?P<rest>\S.*)$", re.DOTALL
+)
+# A dash only after an opening that starts by asking: "Keep this in the back of your mind
+# for future tasks — X" (not "If I remember correctly, X — check that").
+KEEP_DASH = re.compile(
+    r"^(?P<open>(?:please\s+|pls\s+)?(?:keep|remember|hold|store|save|file|note|bookmark|stash)\b"
+    r"[^:\n\u2013\u2014]{0,100}?)\s[-\u2013\u2014]\s+(?P<rest>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+# "If I remember correctly", "do you remember", "I can't remember": someone remembering.
+NOT_KEEP = re.compile(
+    r"\b(?:i|if\s+i|we|do\s+you|did\s+you|you|can'?t|don'?t|cannot|never|to)\s+remember\b",
+    re.IGNORECASE,
+)
+# Verbs that ask to keep something for good on their own ("I'm going to say this once so
+# please remember it:", "Want you to hold onto this:").
+KEEP_STRONG = re.compile(
+    r"\b(?:remember\w*(?!-)|memori[sz]\w*|retain|hold\s+on(?:to|\s+to)|hang\s+on\s+to"
+    r"|carry\s+\w+\s+over"
+    r"|carry\s+over|bookmark|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch)\b",
+    re.IGNORECASE,
+)
+# Verbs that keep something, for good only when told so ("keep", "save", "store", "stick").
 KEEPISH = re.compile(
-    r"\b(?:remember\w*|memori[sz]\w*|memor(?:y|ies)|stick|keep|note|noting|persist|know|forget"
-    r"|burn|etch|hold\s+on(?:to|\s+to)|retain|save|store|record)\b",
+    r"\b(?:keep|kept|stick|sticks|persist|know|save|store|record|note|noting|log)\b",
+    re.IGNORECASE,
+)
+# Nouns of what is kept for good: "a lasting preference", "team fact", "on file".
+KEPT_NOUN = re.compile(
+    r"\b(?:your\s+(?:long[-\s]term\s+)?(?:memory|memories|brain|head|mind|notes)"
+    r"|(?:long[-\s]term|permanent|project|team|shared)\s+memory|preferences?|facts?"
+    r"|conventions?|lessons?|knowledge|on\s+file|rules?\s+of\s+the\s+house)\b",
     re.IGNORECASE,
 )
 HOW_LONG = re.compile(
-    rf"{FOR_LATER}|\b(?:your\s+(?:memory|brain|head)|long[-\s]term|permanent(?:ly)?"
-    r"|(?:across|between)\s+sessions|every\s+session)\b",
+    rf"{FOR_LATER}|\b(?:long[-\s]term|permanent(?:ly)?|lasting|for\s+(?:the\s+)?long\s+haul"
+    r"|(?:across|between)\s+sessions|every\s+session|next\s+time|later|future|again"
+    r"|for\s+good|still\s+know)\b",
+    re.IGNORECASE,
+)
+# Openings that ask for writing, whose content is not a request: "Write a Slack announcement:
+# from now on, …", "Format this as a quote: remember, remember …".
+WRITING_TASK = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:write|draft|compose|format|translate"
+    r"|summari[sz]e|rewrite|reword|tweet|post|announce|proofread|edit|turn)\b",
     re.IGNORECASE,
 )
 # Markdown around a request: a heading's hashes, bold markers.
@@ -334,7 +391,9 @@ TO_FIND_OUT = re.compile(
     r"\s+(?:whether|if|why|how|what|where|when|which)\b"
     # a to-do of one's own: "I should ask Ravi about the quota"
     r"|^i\s+(?:should|need\s+to|must|have\s+to|gotta)\s+(?:ask|check|look|find|see|talk|ping"
-    r"|email|call|follow\s+up)\b",
+    r"|email|call|follow\s+up)\b"
+    r"|^(?:check|look\s+at|call|email|ping|ask|fix|review|finish|follow\s+up|buy)\b.*"
+    r"\b(?:after\s+lunch|later\s+today|tomorrow|tonight|this\s+afternoon|before\s+\w+day)\b",
     re.IGNORECASE,
 )
 # A short opening clause before the request: "Before you start, remember that …",
@@ -353,7 +412,7 @@ NOT_A_FACT = re.compile(
 CLAUSE = re.compile(
     r"^(?:we|i|you|they|he|she|our|my|your|their|everyone|nobody|no\s+one)\b"
     r"|\b(?:is|are|was|were|be|been|has|have|had|must|should|shall|will|would|can|cannot|"
-    r"can't|won't|doesn't|don't|isn't|aren't|wasn't|needs?|uses?|runs?|lives|goes|takes|"
+    r"can't|won't|doesn't|don't|isn't|aren't|wasn't|needs?|uses?|runs?|lives?|goes|takes|means?|"
     r"means|expects|requires|prefers|wants|belongs|breaks|only)\b",
     re.IGNORECASE,
 )
@@ -395,7 +454,7 @@ LABEL_ONLY = re.compile(
     r"|memory|notes?\s+for\s+(?:you|the\s+agent|claude|codex|later|future\s+\w+)"
     r"(?:\s*\([^()\n]{1,30}\))?"
     # "# Preferences (please remember)", "# Notes for you (permanent)"
-    r"|[^()\n]{1,40}\((?:please\s+)?(?:remember(?:\s+this)?|permanent|long[-\s]term"
+    r"|[^()\n]{1,60}\((?:please\s+)?(?:remember(?:\s+(?:this|it))?|permanent|long[-\s]term"
     r"|for\s+(?:later|future\s+\w+)"
     r"|keep\s+(?:this|in\s+mind))\))\s*:?\s*$",
     re.IGNORECASE,
@@ -411,6 +470,8 @@ PASTE_INTRO = re.compile(
     r"\s+notes|notes|draft|readme|docs?|text|snippet|output|logs?|message|description|spec"
     r"|email|ticket|issue|comment|diff|config|yaml|json|paragraph|section)\b[^:]*:\s*$"
     r"|\b(?:has|have|contains|says|reads)\s+this\s*:\s*$"
+    r"|\S\.(?:toml|ya?ml|json|ini|cfg|conf|py|js|ts|tsx|go|rs|java|kt|rb|sh|env|xml|properties"
+    r"|gradle|tf|sql|diff|patch|log)\s*:\s*$"
     r"|\b(?:proofread|review|check|summari[sz]e|translate|rewrite|fix|explain|improve|tighten"
     r"|edit)\s*:\s*$",
     re.IGNORECASE,
@@ -423,7 +484,10 @@ POINTS_FORWARD = re.compile(
     rf"^{LEAD}(?:(?:(?:can|could|will|would)\s+you\s+(?:please\s+)?)?{REMEMBER}\s+"
     r"(?:this|something|a\s+thing|one\s+thing)(?:\s+for\s+(?:me|us|later))?"
     r"|(?:(?:a|one|another|new)\s+)*(?:new\s+)?(?:thing|fact|rule)\s+to\s+remember"
-    rf"(?:\s+{FOR_LATER})?)\s*[.!?:]*[\s{SYMBOLS}]*$",
+    rf"(?:\s+{FOR_LATER})?"
+    r"|(?:(?:can|could|will|would)\s+you\s+(?:please\s+)?)?(?:never\s+forget|retain|keep|save"
+    r"|store|hang\s+on\s+to|hold\s+on(?:\s+to|to))\s+this(?:\s+one)?"
+    rf"(?:\s+{FOR_LATER})?)(?:,?\s+ok(?:ay)?)?\s*[.!?:]*[\s{SYMBOLS}]*$",
     re.IGNORECASE,
 )
 # What asks for something to be done now, right after what looked like a rule: "Going forward,
@@ -436,5 +500,21 @@ DO_THAT_NOW = re.compile(
 RULE_REMARK = re.compile(
     r"\s*(?:--|[-\u2013\u2014,;])\s*that'?s\s+(?:a|an|the|our)\s+(?:standing|hard|lasting|permanent"
     r"|house|team|firm|strict|general)?\s*rule\.?$",
+    re.IGNORECASE,
+)
+# Lines of a pasted diff: "+        # Keep in mind: …", "@@ -88,7 +88,9 @@".
+DIFF_LINE = re.compile(r"^(?:[+-]\s{2,}|[+-]\t|@@\s|[+-]{3}\s)")
+# Where a pasted diff starts: its following "+", "-" and " " lines are not the person's.
+DIFF_START = re.compile(r"^(?:@@\s|\+\+\+\s|---\s+a/|diff\s+--git\s)")
+# Comment lines of pasted code: "// Remember: …", "/* … */", "-- note: …".
+CODE_COMMENT = re.compile(r"^\s*(?://|/\*|\*/|--\s|;;)")
+# Where a quotation opens: "a banner saying 'Remember: …'" (not the apostrophe of "don't").
+QUOTE_OPENS = re.compile(r"(?:^|[\s(\[])['\u2018]|[\"\u201c]")
+QUOTE_CLOSES = re.compile(r"['\u2019](?=[\s.,;:!?)\]]|$)|[\"\u201d]")
+# What follows "remember that" when "that" points back, not ahead: "… — remember that for
+# when things break", "… make sure you remember that next time you suggest …".
+BACK_TAIL = re.compile(
+    r"^(?:for\s+when|next\s+time\b|when\s+you\b|so\s+(?:that\s+)?you\b|because\b|since\b"
+    r"|too\b|for\s+(?:me|us|later)\b|in\s+the\s+coming\b|this\s+time\b)",
     re.IGNORECASE,
 )
