@@ -59,9 +59,8 @@ from bench.heldout_runs import data as heldout
 from fleetmem.core.ranking import calibration_for
 from fleetmem.embed import query_model
 from fleetmem.embed.local import LocalMiniLM
-from fleetmem.providers.builtin import BuiltinProvider, RankingOptions
+from fleetmem.providers.builtin import RankingOptions
 from fleetmem.service.bootstrap import App
-from fleetmem.service.memory import MemoryService
 
 NAME = "recall-heldout"
 HALVES: tuple[str, ...] = tuple(heldout.SEEDS)
@@ -113,31 +112,11 @@ class Detail:
 def ask(
     app: App, row: brs.Row, cache: DocumentCache, data: rs.RunsSet, to_run: dict[str, str]
 ) -> Detail:
-    """``bench_recall_sets._ask``'s loop, keeping each ranking."""
+    """``bench_recall_sets._ask``'s questions through its :class:`~bench.bench_recall_sets.
+    Ranker`, keeping each ranking."""
     detail = Detail()
     every = [f"project:{repo}" for repo in data.repos]
-    memory: MemoryService | None = None
-    if row.options is not None:
-        embedder = cache if row.vectors else None
-        provider = BuiltinProvider(app.store, embedder, row.options, calibration=row.calibration)
-        memory = MemoryService(
-            store=app.store, settings=lambda: app.config.current, provider=provider
-        )
-
-    def rank(query: str, scopes: list[str]) -> list[str]:
-        started = time.perf_counter()
-        if memory is None:
-            qvec = cache.embed_query(query)
-            hits = app.store.search_vector(qvec, cache.model_id, scopes, brs.LIMIT)
-            ids = [i for i, _ in hits]
-        else:
-            result = memory.recall(query, scopes=scopes, limit=brs.LIMIT)
-            if result.degraded:
-                raise RuntimeError(f"{row.name}: recall degraded: {result.degraded}")
-            ids = [hit.episode_id for hit in result.items]
-        detail.latencies_ms.append(1000 * (time.perf_counter() - started))
-        return [to_run[i] for i in ids]
-
+    rank = brs.Ranker(app, row, cache, to_run)
     try:
         for q in data.questions:
             detail.questions.append(
@@ -146,8 +125,8 @@ def ask(
         for text in data.unrelated:
             detail.unrelated.append(rank(text, every))
     finally:
-        if memory is not None:
-            memory.close()
+        rank.close()
+    detail.latencies_ms.extend(rank.latencies_ms)
     return detail
 
 

@@ -163,33 +163,49 @@ def _ingest(
     return to_run
 
 
+class Ranker:
+    """How one row ranks a question over some scopes, as run ids best first: cosine alone
+    by a direct ``search_vector`` call, every other row through ``MemoryService.recall``
+    with the row's options; each call's time is kept. Close it when done."""
+
+    def __init__(self, app: App, row: Row, cache: DocumentCache, to_run: dict[str, str]):
+        self._app, self._row, self._cache, self._to_run = app, row, cache, to_run
+        self.latencies_ms: list[float] = []
+        self._memory: MemoryService | None = None
+        if row.options is not None:
+            embedder = cache if row.vectors else None
+            provider = BuiltinProvider(
+                app.store, embedder, row.options, calibration=row.calibration
+            )
+            self._memory = MemoryService(
+                store=app.store, settings=lambda: app.config.current, provider=provider
+            )
+
+    def __call__(self, query: str, scopes: list[str]) -> list[str]:
+        started = time.perf_counter()
+        if self._memory is None:
+            qvec = self._cache.embed_query(query)
+            hits = self._app.store.search_vector(qvec, self._cache.model_id, scopes, LIMIT)
+            ids = [i for i, _ in hits]
+        else:
+            result = self._memory.recall(query, scopes=scopes, limit=LIMIT)
+            if result.degraded:
+                raise RuntimeError(f"{self._row.name}: recall degraded: {result.degraded}")
+            ids = [hit.episode_id for hit in result.items]
+        self.latencies_ms.append(1000 * (time.perf_counter() - started))
+        return [self._to_run[i] for i in ids]
+
+    def close(self) -> None:
+        if self._memory is not None:
+            self._memory.close()
+
+
 def _ask(
     app: App, row: Row, cache: DocumentCache, data: rs.RunsSet, to_run: dict[str, str]
 ) -> Tally:
     tally = Tally()
     every = [f"project:{repo}" for repo in data.repos]
-    memory: MemoryService | None = None
-    if row.options is not None:
-        embedder = cache if row.vectors else None
-        provider = BuiltinProvider(app.store, embedder, row.options, calibration=row.calibration)
-        memory = MemoryService(
-            store=app.store, settings=lambda: app.config.current, provider=provider
-        )
-
-    def rank(query: str, scopes: list[str]) -> list[str]:
-        started = time.perf_counter()
-        if memory is None:
-            qvec = cache.embed_query(query)
-            hits = app.store.search_vector(qvec, cache.model_id, scopes, LIMIT)
-            ids = [i for i, _ in hits]
-        else:
-            result = memory.recall(query, scopes=scopes, limit=LIMIT)
-            if result.degraded:
-                raise RuntimeError(f"{row.name}: recall degraded: {result.degraded}")
-            ids = [hit.episode_id for hit in result.items]
-        tally.latencies_ms.append(1000 * (time.perf_counter() - started))
-        return [to_run[i] for i in ids]
-
+    rank = Ranker(app, row, cache, to_run)
     try:
         for q in data.questions:
             group = {"lexical": "words", "paraphrase": "words"}.get(q.kind, "cued")
@@ -202,8 +218,8 @@ def _ask(
             tally.unrelated += 1
             tally.unrelated_answered += bool(rank(text, every))
     finally:
-        if memory is not None:
-            memory.close()
+        rank.close()
+    tally.latencies_ms.extend(rank.latencies_ms)
     return tally
 
 
