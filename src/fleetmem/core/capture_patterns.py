@@ -74,11 +74,11 @@ KEPT_WORDS = (
 )
 # Verbs whose object is what to keep.
 PLAIN = (
-    # "remember it: X" takes "it" only before a colon or a dash: in "remember it is…" the
-    # "it" is the fact's own subject.
     # "Remember this rule: X", "remember my preference: X", "remember once and for all: X":
     # a few words naming what is to be kept, then a colon.
     rf"(?P<verb_remember>{REMEMBER})(?:(?:\s+{KEPT_WORDS}){{1,4}}(?=\s*:)"
+    # "remember it: X" takes "it" only before a colon, a dash or time words: in "remember it
+    # is…" the "it" is the fact's own subject.
     rf"|\s+this|\s+it(?=\s*(?::|\s[-\u2013\u2014]|\s+{FOR_LATER}|\s+please))"
     r"|\s+(?:the|this|our)\s+rule"
     # "Remember where the seeds are: db/seeds": the words are kept with the fact.
