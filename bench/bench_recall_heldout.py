@@ -7,10 +7,10 @@ run's own words), 40 paraphrases sharing no content word with the run, 12 questi
 agent, and 10 unrelated questions. Nothing was chosen on it: it measures, it does not tune.
 
 Machinery: :mod:`bench.bench_recall_sets`'s own (its ``ROWS``, ``LIMIT`` = 20, ``_ingest``
-into the same two stores: ``plain`` for the baselines, ``context`` for the defaults), with a
-per-question loop that mirrors its ``_ask`` but keeps every ranking, so the scores can be
-split by question kind. Every question is asked through ``MemoryService.recall`` twice:
-scoped to its repository (``own``) and across all 10 (``all``). The loop is cross-checked
+into the same two stores: ``plain`` for the baselines, ``context`` for the defaults, and its
+``Ranker`` for each row), keeping every ranking so the scores can be split by question kind.
+Every question is asked through ``MemoryService.recall`` twice: scoped to its repository
+(``own``) and across all 10 (``all``). The loop is cross-checked
 against ``bench_recall_sets._ask`` on the four main rows (``crosscheck_bench_ask``).
 
 Rows:
