@@ -8,10 +8,10 @@ agent, and 10 unrelated questions. Nothing was chosen on it: it measures, it doe
 
 Machinery: :mod:`bench.bench_recall_sets`'s own (its ``ROWS``, ``LIMIT`` = 20, ``_ingest``
 into the same two stores: ``plain`` for the baselines, ``context`` for the defaults, and its
-``Ranker`` for each row), keeping every ranking so the scores can be split by question kind.
+``rankings`` for each row), keeping every ranking so the scores can be split by question kind.
 Every question is asked through ``MemoryService.recall`` twice: scoped to its repository
-(``own``) and across all 10 (``all``). The loop is cross-checked
-against ``bench_recall_sets._ask`` on the four main rows (``crosscheck_bench_ask``).
+(``own``) and across all 10 (``all``). On the four main rows the scores here are checked
+against the same rankings scored by ``bench_recall_sets.tally_of`` (``crosscheck_bench_ask``).
 
 Rows:
 
@@ -47,7 +47,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,6 @@ from fleetmem.core.ranking import calibration_for
 from fleetmem.embed import query_model
 from fleetmem.embed.local import LocalMiniLM
 from fleetmem.providers.builtin import RankingOptions
-from fleetmem.service.bootstrap import App
 
 NAME = "recall-heldout"
 HALVES: tuple[str, ...] = tuple(heldout.SEEDS)
@@ -98,36 +97,10 @@ def queries_by_shipped_model() -> str:
     return os.environ[query_model.ENV]
 
 
-@dataclass
-class Detail:
-    """One row's rankings (run ids, best first, up to ``LIMIT``) for every question."""
-
-    #: per question: {"own": ranking, "all": ranking}
-    questions: list[dict[str, list[str]]] = field(default_factory=list)
-    #: per unrelated question: the ranking across all repositories
-    unrelated: list[list[str]] = field(default_factory=list)
-    latencies_ms: list[float] = field(default_factory=list)
-
-
-def ask(
-    app: App, row: brs.Row, cache: DocumentCache, data: rs.RunsSet, to_run: dict[str, str]
-) -> Detail:
-    """``bench_recall_sets._ask``'s questions through its :class:`~bench.bench_recall_sets.
-    Ranker`, keeping each ranking."""
-    detail = Detail()
-    every = [f"project:{repo}" for repo in data.repos]
-    rank = brs.Ranker(app, row, cache, to_run)
-    try:
-        for q in data.questions:
-            detail.questions.append(
-                {"own": rank(q.text, [f"project:{q.repo}"]), "all": rank(q.text, every)}
-            )
-        for text in data.unrelated:
-            detail.unrelated.append(rank(text, every))
-    finally:
-        rank.close()
-    detail.latencies_ms.extend(rank.latencies_ms)
-    return detail
+#: One row's rankings for every question (kept, so scores can be split by kind).
+Detail = brs.Rankings
+#: Every question of a set asked of one row.
+ask = brs.rankings
 
 
 def rank_of(ranked: Sequence[str], target: str) -> int | None:
@@ -160,8 +133,8 @@ def metrics(questions: Sequence[rs.RunQuestion], detail: Detail) -> dict[str, An
 
 
 def crosscheck(mine: dict[str, Any], bench: dict[str, Any]) -> str | dict[str, Any]:
-    """ "identical" when ``bench_recall_sets._ask`` scored the row as this loop did, else
-    the cells that differ (theirs, ours)."""
+    """ "identical" when ``bench_recall_sets.tally_of`` scored the rankings as :func:`metrics`
+    did, else the cells that differ (theirs, ours)."""
     differ = {
         theirs: {"bench_recall_sets": bench.get(theirs), "here": mine[ours]}
         for theirs, ours in CROSSCHECK.items()
@@ -294,8 +267,8 @@ def run(halves: Sequence[str] = HALVES, repos: int | None = None) -> dict[str, A
                         scores = metrics(data.questions, detail)
                         scores["latency_ms"] = latency_summary(detail.latencies_ms)
                         out["rows"][row.name] = scores
-                        if row.name in MAIN:  # the benchmark's own loop, same store
-                            theirs = brs._ask(app, row, cache, data, to_run).summary()
+                        if row.name in MAIN:  # the same rankings scored as the benchmark does
+                            theirs = brs.tally_of(data, detail).summary()
                             out["crosscheck_bench_ask"][row.name] = crosscheck(scores, theirs)
                 finally:
                     app.close()
@@ -343,7 +316,7 @@ def table(report: dict[str, Any]) -> str:
         same = [n for n, v in checks.items() if v == "identical"]
         differ = [n for n, v in checks.items() if v != "identical"]
         parts.append("")
-        line = f"Cross-check against `bench_recall_sets._ask`: identical for {', '.join(same)}"
+        line = f"Cross-check against `bench_recall_sets.tally_of`: identical for {', '.join(same)}"
         parts.append(line + (f"; DIFFERS for {', '.join(differ)}" if differ else "") + ".")
         if out["data_problems"]:
             parts.append(f"Data problems: {out['data_problems']}")

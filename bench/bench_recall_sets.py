@@ -200,27 +200,54 @@ class Ranker:
             self._memory.close()
 
 
-def _ask(
+@dataclass
+class Rankings:
+    """One row's rankings (run ids, best first, up to :data:`LIMIT`) for every question of a
+    set: ``{"own": …, "all": …}`` per question, one per unrelated question (across all)."""
+
+    questions: list[dict[str, list[str]]] = field(default_factory=list)
+    unrelated: list[list[str]] = field(default_factory=list)
+    latencies_ms: list[float] = field(default_factory=list)
+
+
+def rankings(
     app: App, row: Row, cache: DocumentCache, data: rs.RunsSet, to_run: dict[str, str]
-) -> Tally:
-    tally = Tally()
+) -> Rankings:
+    """Every question of ``data`` asked of ``row``, within its repository and across all."""
+    out = Rankings()
     every = [f"project:{repo}" for repo in data.repos]
     rank = Ranker(app, row, cache, to_run)
     try:
         for q in data.questions:
-            group = {"lexical": "words", "paraphrase": "words"}.get(q.kind, "cued")
-            for where, scopes in (("own", [f"project:{q.repo}"]), ("all", every)):
-                ranked = rank(q.text, scopes)
-                tally.add(f"{where}:{group}", ranked, q.target)
-                if q.kind == "paraphrase":
-                    tally.add(f"{where}:paraphrase", ranked, q.target)
-        for text in data.unrelated:
-            tally.unrelated += 1
-            tally.unrelated_answered += bool(rank(text, every))
+            out.questions.append(
+                {"own": rank(q.text, [f"project:{q.repo}"]), "all": rank(q.text, every)}
+            )
+        out.unrelated = [rank(text, every) for text in data.unrelated]
     finally:
         rank.close()
-    tally.latencies_ms.extend(rank.latencies_ms)
+    out.latencies_ms = rank.latencies_ms
+    return out
+
+
+def tally_of(data: rs.RunsSet, ranked: Rankings) -> Tally:
+    """The scores of ``ranked``: lexical and paraphrased questions as ``words``, the cued ones
+    as ``cued``, paraphrases also on their own; unrelated questions answered."""
+    tally = Tally(latencies_ms=list(ranked.latencies_ms))
+    for q, where_ranked in zip(data.questions, ranked.questions, strict=True):
+        group = {"lexical": "words", "paraphrase": "words"}.get(q.kind, "cued")
+        for where in ("own", "all"):
+            tally.add(f"{where}:{group}", where_ranked[where], q.target)
+            if q.kind == "paraphrase":
+                tally.add(f"{where}:paraphrase", where_ranked[where], q.target)
+    tally.unrelated = len(ranked.unrelated)
+    tally.unrelated_answered = sum(bool(r) for r in ranked.unrelated)
     return tally
+
+
+def _ask(
+    app: App, row: Row, cache: DocumentCache, data: rs.RunsSet, to_run: dict[str, str]
+) -> Tally:
+    return tally_of(data, rankings(app, row, cache, data, to_run))
 
 
 def run(
