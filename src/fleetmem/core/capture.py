@@ -105,17 +105,13 @@ MAX_SENTENCES = 2_000
 
 def captured_facts(prompt: str) -> list[str]:
     """The wording of each fact ``prompt`` asks to be remembered, in order, without repeats."""
-    return list(_captured(prompt))
+    return [body for body, _ in _walk(prompt)]
 
 
-# A hook asks about one prompt up to three times (does it ask? what to store? what to say
-# when it could not be stored?): the rules run once per prompt.
+# A hook asks about one prompt several times (does it ask? what to store? what else does it
+# ask? what to say when it could not be stored?): the rules run once per prompt.
 @functools.lru_cache(maxsize=8)
-def _captured(prompt: str) -> tuple[str, ...]:
-    return tuple(body for body, _ in _walk(prompt))
-
-
-def _walk(prompt: str) -> list[tuple[str, tuple[str, ...]]]:
+def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each fact asked for, in order and without repeats, with the sentences that asked it
     (the request, and the sentence it points at when that is another one)."""
     found: list[tuple[str, tuple[str, ...]]] = []
@@ -149,7 +145,7 @@ def _walk(prompt: str) -> list[tuple[str, tuple[str, ...]]]:
             found.append((body, used))
         if len(found) == MAX_CAPTURES:
             break
-    return found
+    return tuple(found)
 
 
 def _searched(sentences: list[str]) -> list[str]:
@@ -354,9 +350,8 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
         body = f"{match.group('named')}: {body}"  # "remember where the seeds are: db/seeds"
     if sep in ("that", "") and BACK_TAIL.match(body):
         return None  # "that" was the fact before it: "X — remember that for when it breaks"
-    if "?" in body.rstrip().rstrip("?") or THIS_SCOPE.search(body):
-        # "remember the last command you ran? run it again"; "… right now", "… in this PR"
-        return None
+    if "?" in body.rstrip().rstrip("?"):
+        return None  # "remember the last command you ran? run it again"
     lasting = bool(
         match.group("later")
         or match.group("lead_later")
@@ -406,8 +401,6 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
             # The verb must be the statement's own: in "the edge case where X is empty"
             # it belongs to a clause that only describes a thing.
             return None
-    if THIS_TASK.match(body) and not lasting:
-        return None
     return _kept(body)
 
 
@@ -415,10 +408,12 @@ def _kept(body: str) -> str | None:
     """The wording to store, unless it names something to find out or to do now rather than
     a fact."""
     body = body.strip()
-    if TO_FIND_OUT.match(body) or DO_IT_NOW.search(body) or THIS_SCOPE.search(body):
+    if TO_FIND_OUT.match(body) or DO_IT_NOW.search(body):
         return None
-    if THIS_TASK.match(body):
-        return None  # "just so you know, this branch is based on an old main"
+    if THIS_SCOPE.search(body) or THIS_TASK.match(body):
+        # "… right now", "… in this PR", "just so you know, this branch is based on an old
+        # main": this task's, whatever words ask to keep it
+        return None
     return _tidy(body)
 
 

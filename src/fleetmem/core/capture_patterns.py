@@ -231,7 +231,6 @@ DO_IT_NOW = re.compile(
 # Bullets, emphasis and emoji a person puts before a request: "- remember: …",
 # "**Remember:** …", "📌 note for future: …".
 SYMBOLS = "\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d"
-SYMBOLS_TEXT = SYMBOLS
 DECORATION = re.compile(
     rf"^(?:\s*(?:[-*+\u2022]|\d{{1,2}}[.)])\s+|\s*\[[ xX]?\]\s+|\s*\*{{1,3}}|\s*[{SYMBOLS}]+\s*)+"
 )
@@ -273,7 +272,7 @@ RULE_WORDS = (
     r"|standing|house|team|general|important|golden|lasting)?\s*(?:rule|fact|convention|requirement"
     r"|policy)\s*[,;.]?\s*)?"
 )
-BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*\)?\s*[.!?]*[\s{SYMBOLS_TEXT}]*$"
+BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*\)?\s*[.!?]*[\s{SYMBOLS}]*$"
 POINTS_BACK = re.compile(rf"^{BACK_END}", re.IGNORECASE)
 ENDS_POINTING_BACK = re.compile(
     rf"^(?P<fact>.+?)(?:\s*(?:[,;.(]|\s[-\u2013\u2014])\s*{BACK_END}"
@@ -502,8 +501,9 @@ RULE_REMARK = re.compile(
     r"|house|team|firm|strict|general)?\s*rule\.?$",
     re.IGNORECASE,
 )
-# Lines of a pasted diff: "+        # Keep in mind: …", "@@ -88,7 +88,9 @@".
-DIFF_LINE = re.compile(r"^(?:[+-]\s{2,}|[+-]\t|@@\s|[+-]{3}\s)")
+# Added or removed lines of pasted code outside a diff's hunk (which DIFF_START skips whole):
+# "+        # Keep in mind: …".
+DIFF_LINE = re.compile(r"^(?:[+-](?:\s{2,}|\t)|---\s)")
 # Where a pasted diff starts: its following "+", "-" and " " lines are not the person's.
 DIFF_START = re.compile(r"^(?:@@\s|\+\+\+\s|---\s+a/|diff\s+--git\s)")
 # Comment lines of pasted code: "// Remember: …", "/* … */", "-- note: …".
