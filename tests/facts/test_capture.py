@@ -381,6 +381,51 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "Could you retain this for future chats? The registry is npm.acme.dev.",
             "The registry is npm.acme.dev.",
         ),
+        # round 8 (corpus h, 2026-12-07): typos, labels and openings it showed
+        ("rmember: the wiki lives at wiki.lan/eng", "the wiki lives at wiki.lan/eng"),
+        ("pls rmbr we pin node to 20.11", "we pin node to 20.11"),
+        ("As a house rule, never force-push shared branches", "never force-push shared branches"),
+        (
+            "Keep in mind in all our future chats that I read code on a phone.",
+            "I read code on a phone.",
+        ),
+        (
+            "Memory update: Priya now owns the billing service.",
+            "Priya now owns the billing service.",
+        ),
+        (
+            "Something to remember about the monorepo: lib/legacy is frozen.",
+            "lib/legacy is frozen.",
+        ),
+        ("ok new rule from now on no wildcard imports", "no wildcard imports"),
+        (
+            "going forward can you always add type hints to new functions",
+            "can you always add type hints to new functions",
+        ),
+        ("From now on show the plan before editing.", "show the plan before editing."),
+        (
+            "remember this one the nightly job starts at 02:00 UTC",
+            "the nightly job starts at 02:00 UTC",
+        ),
+        ("Etch this into your brain: prod reads from replica-2.", "prod reads from replica-2."),
+        ("Save this: the support rota flips on Mondays.", "the support rota flips on Mondays."),
+        (
+            "The fixtures get rebuilt by `make fx` — worth remembering.",
+            "The fixtures get rebuilt by `make fx`",
+        ),
+        (
+            "Write logs as JSON. That goes for every service from now on.",
+            "Write logs as JSON.",
+        ),
+        (
+            "ugh CI again. remember that the arm runner times out on cold cache, rerun it. "
+            "anyway, can you look at the failing unit test?",
+            "the arm runner times out on cold cache, rerun it.",
+        ),
+        (
+            "## Note for memory\nRelease branches are cut on the 1st.",
+            "Release branches are cut on the 1st.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -455,6 +500,16 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Why does it fail?\n\n// Remember: tabs are 0-indexed from now on\nexpect(tab()).toBe(0)",
         "from now on the sidebar should read the filters from the session - change the code",
         "Remember the user might be on a slow link when you design this loading state.",
+        # round 8: what its new rules must leave alone
+        "Fix both files, and remember that the second one still uses CRLF.",
+        "Remember that the module you're editing is loaded by the cron job too.",
+        "Add a changelog entry: going forward, the `tier` field replaces `plan`.",
+        "Draft the upgrade email. Main point: from now on, tokens expire after 30 days.",
+        'Save this: {"port": 8080, "debug": true}',
+        "Make it reversible. That goes for the other migration too.",
+        "Going forward, load_user should raise NotFound. please implement that change.",
+        "remember the last tab in src/ui/tabs.tsx so the refresh works.",
+        "Remember the schema I pasted earlier in this thread, and write the inserts for it.",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

@@ -32,6 +32,7 @@ import re
 from fleetmem.core.capture_patterns import (
     ASKS,
     BACK_TAIL,
+    BARE_KEEP,
     BOLD,
     BULLET,
     CLAUSE,
@@ -46,6 +47,7 @@ from fleetmem.core.capture_patterns import (
     DO_IT_NOW,
     DO_THAT_NOW,
     ENDS_POINTING_BACK,
+    EXPLICIT_KEEP,
     FACT_VERB,
     FENCE,
     FILLER,
@@ -73,6 +75,7 @@ from fleetmem.core.capture_patterns import (
     PLEASE,
     POINTS_BACK,
     POINTS_FORWARD,
+    PROSE_TASK,
     QUOTE_CLOSES,
     QUOTE_OPENS,
     REFERENCE,
@@ -84,6 +87,7 @@ from fleetmem.core.capture_patterns import (
     TENTATIVE,
     THIS_SCOPE,
     THIS_TASK,
+    THIS_WORK,
     TO,
     TO_FIND_OUT,
     TRAILING_SYMBOLS,
@@ -118,11 +122,18 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     before = ""
     last = False  # the sentence before gave the last fact found
     ahead = False  # the sentence before asked to remember what comes next
+    prose = False  # an earlier sentence asked for text to be written ("Draft the release notes.")
     for sentence in _searched(_sentences(prompt)):
         plain = _plain(sentence)
         body: str | None = None
         used: tuple[str, ...] = (sentence,)
-        if last and DO_THAT_NOW.match(plain):
+        if prose and not EXPLICIT_KEEP.search(plain):
+            # "Draft the release notes. Key point: from now on, API keys expire after 90
+            # days.": what the text is to say, unless it tells the agent what to do.
+            body = _request(sentence)
+            if body is not None and not DIRECTIVE.match(body):
+                body = None
+        elif last and DO_THAT_NOW.match(plain):
             # "Going forward, X should skip weekends. Implement that in next_run()": the
             # sentence before specified this task's change.
             found.pop()
@@ -138,6 +149,7 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         else:
             body = _request(sentence)
         ahead = body is None and bool(POINTS_FORWARD.match(plain))
+        prose = prose or bool(PROSE_TASK.match(plain))
         before = sentence
         last = body is not None and all(body != kept for kept, _ in found)
         if last:
@@ -273,14 +285,23 @@ def _request(sentence: str) -> str | None:
     sentence = TAG_QUESTION.sub(".", _plain(sentence))
     if LOG_LINE.match(sentence):
         return None
-    starts = [0, *(m.end() for m in INNER_START.finditer(sentence))]
-    for start in starts[:MAX_CAPTURES]:
+    starts = [0, *(m.end() for m in INNER_START.finditer(sentence))][:MAX_CAPTURES]
+    for at, start in enumerate(starts):
         body = _asked(_plain(sentence[start:]))
+        if body is None and at + 1 < len(starts):
+            # "remember that the macOS runner is flaky, just rerun it. anyway, can you check
+            # the logs?": the request ends where the next sentence starts in lower case,
+            # unless that sentence asks for it to be done now ("…; please implement that").
+            part, after = sentence[start : starts[at + 1]], _plain(sentence[starts[at + 1] :])
+            if not (part.rstrip().endswith(";") or DO_THAT_NOW.match(PLEASE.sub("", after))):
+                body = _asked(_plain(part))
         if body is not None:
             return body
     keep = KEEP_OPENING.match(sentence) or KEEP_DASH.match(sentence)
-    if keep and _asks_to_keep(keep.group("open")) and "?" not in sentence:
-        return _kept(keep.group("rest"))
+    if keep and "?" not in sentence:
+        opening, rest = keep.group("open"), keep.group("rest")
+        if _asks_to_keep(opening) or (BARE_KEEP.match(opening) and _statement(rest)):
+            return _kept(rest)
     back = ENDS_POINTING_BACK.match(sentence)
     if back is None or (_question(sentence) and not ASKS.search(sentence)):
         return None
@@ -410,6 +431,8 @@ def _kept(body: str) -> str | None:
     body = body.strip()
     if TO_FIND_OUT.match(body) or DO_IT_NOW.search(body):
         return None
+    if THIS_WORK.search(body) and not LASTING.search(body):
+        return None  # "remember that the second one uses tabs": the files in hand
     if THIS_SCOPE.search(body) or THIS_TASK.match(body):
         # "… right now", "… in this PR", "just so you know, this branch is based on an old
         # main": this task's, whatever words ask to keep it

@@ -22,9 +22,9 @@ FOR_LATER = (
     r"|going\s+forward|moving\s+forward|forever|permanently|henceforth"
     r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
     r"|from\s+this\s+point\s+(?:on|forward)|as\s+of\s+(?:now|today)|from\s+today(?:\s+on)?"
-    r"|in\s+(?:all\s+)?(?:the\s+)?(?:later|future|next|upcoming|coming)\s+(?:sessions|runs|chats"
+    r"|in\s+(?:all\s+)?(?:(?:the|our|my|your)\s+)?(?:later|future|next|upcoming|coming)\s+(?:sessions|runs|chats"
     r"|conversations|tasks|weeks)"
-    r"|in\s+(?:all\s+)?(?:the\s+)?future(?:\s+(?:runs|sessions|tasks|work|projects|chats"
+    r"|in\s+(?:all\s+)?(?:(?:the|our|my|your)\s+)?future(?:\s+(?:runs|sessions|tasks|work|projects|chats"
     r"|conversations|prs|changes))?"
     r"|whenever\s+you(?:'re|\s+are)?\s+(?:\w+\s+){0,2}?(?:in|on|with)\s+(?:this|the|our)\s+"
     r"(?:repo|repository|project|codebase|code))"
@@ -37,7 +37,7 @@ LEAD = (
     r"|just|hey(?:\s+(?!remember)\w+)?|fyi|nb|p\.?s\.?|por\s+favor|bitte|svp|by\s+the\s+way"
     r"|claude|codex|copilot|cursor|gemini|assistant|buddy|mate"
     r"|one\s+more\s+thing|important|(?:a\s+)?quick(?:\s+note)?|(?:a\s+)?heads[-\s]+up"
-    r"|let'?s|here'?s|here\s+is|(?:just\s+)?so\s+you\s+know"
+    r"|let'?s|here'?s|here\s+is|(?:just\s+)?so\s+you\s+know|(?:a\s+|another\s+)?new\s+rule"
     # Time words before the verb: "from now on remember that …", "going forward, note …".
     rf"|(?P<lead_later>{FOR_LATER}))\s*[,:;!+&]?\s+)*"
 )
@@ -63,7 +63,8 @@ FRAME = (
 # "remember" as typed in a hurry.
 REMEMBER = (
     r"(?:(?:help\s+me\s+|note\s+and\s+)?(?:remember|remeber|rememeber|remmeber|rember|remembr"
-    r"|rememebr|remembre)"
+    r"|rememebr|remembre|rmember|rmembr|rmbr|remmber|remebmer|rememver|remenber|rememer|remembe"
+    r"(?=\s)|remembwr|rememnber)"
     r"(?:ed)?)"
 )
 # Words that name what is to be kept, between "remember" and a colon.
@@ -79,7 +80,7 @@ PLAIN = (
     rf"(?P<verb_remember>{REMEMBER})(?:(?:\s+{KEPT_WORDS}){{1,4}}(?=\s*:)"
     # "remember it: X" takes "it" only before a colon, a dash or time words: in "remember it
     # is…" the "it" is the fact's own subject.
-    rf"|\s+this|\s+it(?=\s*(?::|\s[-\u2013\u2014]|\s+{FOR_LATER}|\s+please))"
+    rf"|\s+this(?:\s+one)?|\s+it(?=\s*(?::|\s[-\u2013\u2014]|\s+{FOR_LATER}|\s+please))"
     r"|\s+(?:the|this|our)\s+rule"
     # "Remember where the seeds are: db/seeds": the words are kept with the fact.
     r"|\s+(?P<named>(?!that\b|to\b|how\b|why\b|when\b|if\b|whether\b)[\w'*/.-]+"
@@ -118,7 +119,11 @@ LABEL = (
     rf"(?:note|memo|reminder|tip|rule)\s+{L}|(?:notes?|memo)\s+to\s+(?:self|me|you|us)"
     r"(?:\s+and\s+(?:to\s+)?(?:you|me|self))?|(?:a\s+)?mental\s+note"
     r"|for\s+(?:your|the)\s+(?:notes|memory|records|knowledge|reference)"
-    rf"|for\s+the\s+record\s+and\s+{L}|(?:notes?|memo)\s+to\s+memory|memory\s+notes?"
+    rf"|for\s+the\s+record\s+and\s+{L}|(?:notes?|memo)\s+(?:to|for)\s+(?:your\s+|the\s+)?memory"
+    r"|memory\s+(?:notes?|update|item|entry|addition)"
+    # "as a standing rule: …", "As a permanent rule, never log request bodies"
+    r"|as\s+(?:a|an|our)\s+(?:(?:standing|permanent|general|hard|house|firm|strict|golden|team"
+    r"|lasting|fixed|blanket)\s+)+(?:rule|policy|convention|preference)"
     r"|persist\s+(?:this|that)|i\s+want\s+(?:this|that|it)\s+remembered"
     rf"|lessons?\s+{L}"
     rf"|(?:new|permanent|standing|golden|general)\s+(?:rules?|conventions?|polic(?:y|ies)"
@@ -156,7 +161,8 @@ LABEL = (
     rf"(?:{L})?(?:\s+so\s+(?:that\s+)?you\s+(?:remember|know))?"
     r"|rules?\s+of\s+thumb(?:\s+(?:for|in|on)\s+[^:,\n]{1,40}?)?"
     rf"|(?:one\s+(?:more\s+)?thing|something|things?|a\s+thing)\s+to\s+"
-    rf"(?:remember|keep\s+in\s+mind)(?:\s+{L})?"
+    rf"(?:remember|keep\s+in\s+mind)(?:\s+(?:about|regarding|for|on|in)\s+[^:,\n]{{1,40}}?)?"
+    rf"(?:\s+{L})?"
     rf"|(?:save|store|keep|file|stash|retain|record|log)\s+(?:this|that)\s+{L}"
     rf"|(?:just\s+)?so\s+(?:that\s+)?you\s+(?:remember|know)(?:\s+{L})?"
     r"|(?:remember|know|note)\s+this\s+about\s+(?:me|us|myself|the\s+team|our\s+\w+"
@@ -189,11 +195,18 @@ TRIGGER = re.compile(
 # last, an imperative a person gives an agent, or a subject ("we", "our deploys"). "From now
 # on the test should expect 201" opens otherwise: it specifies this change.
 DIRECTIVE = re.compile(
-    r"^(?:(?:please|pls|kindly)\s+[a-z]|(?:please\s+|pls\s+)?(?:always|never|only|don'?t|do\s+not|avoid|prefer|use|write|put|"
+    r"^(?:(?:please|pls|kindly)\s+[a-z]"
+    # "going forward can you always use async/await" asks as a question without its mark
+    r"|(?:(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?)?"
+    r"(?:please\s+|pls\s+)?(?:always|never|only|don'?t|do\s+not|avoid|prefer|use|write|put|"
     r"run|keep|make|add|call|name|reply|respond|answer|ask|check|target|follow|stick|treat|"
     r"default|format|document|log|include|commit|open|send|pin|deploy|test|wrap|return|start|"
     r"sign|tag|squash|rebase|merge|push|review|mention|refer|label|prefix|speak|talk|address|"
-    r"stop|skip|leave|assume|expect|require|let|ping|notify|tell|"
+    r"stop|skip|leave|assume|expect|require|let|ping|notify|tell|show|give|explain|suggest|"
+    r"create|generate|set|bump|remove|delete|drop|split|group|sort|cite|link|quote|verify|"
+    r"confirm|search|read|pick|choose|favou?r|stay|limit|cap|pass|route|store|save|move|place|"
+    r"mark|flag|print|emit|raise|handle|retry|wait|pause|assign|escalate|lint|annotate|"
+    r"comment|describe|summari[sz]e|batch|prompt|double-check|"
     r"when|whenever|if|before|after|once|unless|"
     r"we|i|you|our|all|every|each|no|nothing|nobody|everyone)\b)",
     re.IGNORECASE,
@@ -256,7 +269,10 @@ BACK = (
     r"|make\s+(?:a\s+)?note\s+of\s+(?:that|this|it)"
     r"|treat\s+(?:that|this|it)\s+as\s+(?:a\s+)?(?:permanent\s+|standing\s+|hard\s+|general\s+)?"
     r"(?:rule|fact|convention|policy)"
-    r"|(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind)"
+    r"|(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind"
+    # "That goes for every migration from here on.": only with the time words (see below)
+    rf"|(?:that|this|it)\s+(?:goes|applies|holds|counts)(?:\s+(?:for|to)\s+(?:every|all|any|each)"
+    rf"\s+[\w-]+(?:\s+[\w-]+)?)?(?=\s+{FOR_LATER}))"
     # when it is to last, whom it is for
     rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|for\s+(?:me|us|later"
     r"|(?:all\s+)?(?:future|next)\s+[\w\s-]{1,40}?)))?"
@@ -351,7 +367,8 @@ NOT_KEEP = re.compile(
 KEEP_STRONG = re.compile(
     r"\b(?:remember\w*(?!-)|memori[sz]\w*|retain|hold\s+on(?:to|\s+to)|hang\s+on\s+to"
     r"|carry\s+\w+\s+over"
-    r"|carry\s+over|bookmark|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch)\b",
+    r"|carry\s+over|bookmark|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch"
+    r"|(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory|brain|head|memory\s+bank))\b",
     re.IGNORECASE,
 )
 # Verbs that keep something, for good only when told so ("keep", "save", "store", "stick").
@@ -376,7 +393,9 @@ HOW_LONG = re.compile(
 # from now on, …", "Format this as a quote: remember, remember …".
 WRITING_TASK = re.compile(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:write|draft|compose|format|translate"
-    r"|summari[sz]e|rewrite|reword|tweet|post|announce|proofread|edit|turn)\b",
+    r"|summari[sz]e|rewrite|reword|tweet|post|announce|proofread|edit|turn)\b"
+    r"|^(?:please\s+)?(?:add|insert|include|put)\s+(?:a|an|the|this|one)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:note|comment|section|paragraph|entry|line|docstring|warning|callout|banner|bullet)\b",
     re.IGNORECASE,
 )
 # Markdown around a request: a heading's hashes, bold markers.
@@ -416,7 +435,7 @@ CLAUSE = re.compile(
     re.IGNORECASE,
 )
 RELATIVE = re.compile(
-    r"\b(?:where|when|which|who|whose|that|if|because|while|whenever|unless)\b", re.IGNORECASE
+    r"\b(?:where|when|which|who|whose|that|if|because|while|whenever|unless|so)\b", re.IGNORECASE
 )
 # Present-tense verbs a fact states with ("Dana owns billing"), rarely nouns in a prompt;
 # counted only after a word that is not a determiner ("the holds" is a noun).
@@ -425,7 +444,12 @@ FACT_VERB = re.compile(
     r"\b(?:owns|handles|holds|manages|hosts|contains|sends|pays|approves|deploys|rotates|"
     r"expires|depends|stays|follows|supports|likes|hates|knows|says|maintains|sits|restarts|"
     r"resets|syncs|crashes|belongs|lacks|ignores|rejects|accepts|allows|forbids|blocks|"
-    r"replaces|wraps|calls\s+\w+|reads\s+from|writes\s+to|points\s+to|times\s+out)\b",
+    r"replaces|wraps|calls\s+\w+|reads\s+from|writes\s+to|points\s+to|times\s+out|"
+    r"gets|got|does|makes|works|fails|returns|starts|stops|ends|leaves|happens|comes|lands|"
+    r"ships|triggers|produces|generates|creates|lasts|costs|refers|applies|counts|get|"
+    r"flips|changes|moves|turns|shows|prints|opens|closes|loads|saves|waits|drops|skips|"
+    r"retries|falls|switches|rolls|fires|kicks|boots|reboots|rebuilds|refreshes|updates|renews|"
+    r"lives|listens|serves|talks|speaks|prefers|reviews|signs|merges|builds)\b",
     re.IGNORECASE,
 )
 TO = re.compile(r"^to\s+", re.IGNORECASE)
@@ -516,5 +540,35 @@ QUOTE_CLOSES = re.compile(r"['\u2019](?=[\s.,;:!?)\]]|$)|[\"\u201d]")
 BACK_TAIL = re.compile(
     r"^(?:for\s+when|next\s+time\b|when\s+you\b|so\s+(?:that\s+)?you\b|because\b|since\b"
     r"|too\b|for\s+(?:me|us|later)\b|in\s+the\s+coming\b|this\s+time\b)",
+    re.IGNORECASE,
+)
+# What names the work in hand, not something lasting: "the second one uses tabs", "the file
+# you're editing is imported by the worker" (unless told to last: "whenever you're editing…").
+THIS_WORK = re.compile(
+    r"\bthe\s+(?:first|second|third|last|other)\s+one\b|\bboth\s+(?:files|functions|places)\b"
+    r"|\b(?:you(?:'re|\s+are)|you'?ve\s+been)\s+(?:editing|changing|touching|fixing|writing|adding"
+    r"|refactoring|reviewing|looking\s+at)\b|\byou\s+just\s+(?:wrote|added|changed|edited|made)\b",
+    re.IGNORECASE,
+)
+# "Save this: the deep link scheme is acme://" keeps a statement; "Save this: {json}" is a
+# file to write, so the wording after it must read as a statement.
+BARE_KEEP = re.compile(
+    r"^(?:please\s+|pls\s+)?(?:save|store|keep|note|log|record|stash)\s+(?:this|that)"
+    r"(?:\s+one)?(?:\s+for\s+(?:me|us|later))?$",
+    re.IGNORECASE,
+)
+# Writing of prose for others: the sentences after "Draft the release notes." are its content.
+PROSE_TASK = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:write|draft|compose|prepare|update|edit)\s+"
+    r"(?:(?:a|an|the|our|my|this|some)\s+)?(?:[\w-]+\s+){0,2}?(?:release\s+notes|notes|changelog"
+    r"|announcement|email|message|post|memo|summary|docs?|documentation|readme|newsletter"
+    r"|description|blurb|faq|guide|update)\b",
+    re.IGNORECASE,
+)
+# Words that ask to keep something outright, whatever text is being written around them.
+EXPLICIT_KEEP = re.compile(
+    rf"\b(?:{REMEMBER}|memori[sz]e|forget|memory|keep\s+in\s+mind|for\s+future\s+reference"
+    r"|(?:future|next|later|upcoming|all)\s+(?:sessions?|runs?|chats?|conversations?|tasks?)"
+    r"|notes?\s+(?:for|to)\s+(?:future|later|next|self|you|yourself))\b",
     re.IGNORECASE,
 )
