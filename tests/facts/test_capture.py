@@ -426,6 +426,51 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "## Note for memory\nRelease branches are cut on the 1st.",
             "Release branches are cut on the 1st.",
         ),
+        # round 9 (corpus i): typos, statements before a request, lasting instructions
+        ("rembr the linter runs in CI only", "the linter runs in CI only"),
+        ("rmemeber the queue is FIFO per tenant", "the queue is FIFO per tenant"),
+        (
+            "the cache is warmed at boot, remember that for perf questions",
+            "the cache is warmed at boot",
+        ),
+        (
+            "we ship through argo now. remember that, helm charts are gone",
+            "we ship through argo now",
+        ),
+        ("stop using requests, use httpx going forward", "stop using requests, use httpx"),
+        ("never hand-edit the lockfile again", "never hand-edit the lockfile again"),
+        (
+            "pin every image by digest, never by tag. rmbr",
+            "pin every image by digest, never by tag",
+        ),
+        ("Would you be able to remember that I review on Fridays?", "I review on Fridays"),
+        ("@codex remember the docs site builds from /site", "the docs site builds from /site"),
+        (
+            "pls remember \U0001f64f our API is versioned in the path",
+            "our API is versioned in the path",
+        ),
+        (
+            "Fix the flaky test and remember, all timestamps are stored in UTC.",
+            "all timestamps are stored in UTC.",
+        ),
+        (
+            "don't forget, in future chats too, that staging is reset nightly",
+            "staging is reset nightly",
+        ),
+        (
+            "Here is how we decided to do it, please remember it from now on:\n\n"
+            "feature flags live in flags.yaml, never in code",
+            "feature flags live in flags.yaml, never in code",
+        ),
+        (
+            "# Conventions (remember these)\n## Naming\nservices are named <team>-<thing>",
+            "services are named <team>-<thing>",
+        ),
+        ("Pref: I like early returns over nested ifs", "I like early returns over nested ifs"),
+        (
+            "remember I want `from __future__ import annotations` everywhere",
+            "I want `from __future__ import annotations` everywhere",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -510,6 +555,17 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Going forward, load_user should raise NotFound. please implement that change.",
         "remember the last tab in src/ui/tabs.tsx so the refresh works.",
         "Remember the schema I pasted earlier in this thread, and write the inserts for it.",
+        # round 9: what its new rules must leave alone
+        "Make it so that from now on new accounts get the trial plan.",
+        "never ever do I want to see this warning again, fix it",
+        "Use this commit message: `chore: from now on lint runs in CI`",
+        "Add a banner telling users that from now on exports are CSV.",
+        "Save the draft and remember it between page loads.",
+        "Edit the README, the section is outdated:\n\n## Remember\n- run make setup",
+        "note to self, not to you: renew the domain. anyway, fix the header",
+        "our .editorconfig has this, is it right?\n\n# Rule: tabs in makefiles\n[Makefile]",
+        'Why does `remember("x")` return None? Here\'s the test:\n\ndef test_it():\n    pass',
+        "For the future feature flag, add a stub in flags.py.",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

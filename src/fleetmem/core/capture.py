@@ -53,8 +53,10 @@ from fleetmem.core.capture_patterns import (
     FILLER,
     HEADING,
     HOW_LONG,
+    IMPERATIVE,
     INDENTED,
     INNER_START,
+    INNER_SYMBOLS,
     ITALIC,
     KEEP_DASH,
     KEEP_OPENING,
@@ -63,19 +65,23 @@ from fleetmem.core.capture_patterns import (
     KEPT_NOUN,
     LABEL_ONLY,
     LASTING,
+    LATER_ANYWHERE,
     LATER_OPENING,
     LOG_LINE,
     LONG_STATEMENT,
     MARKER,
     NOT_A_FACT,
     NOT_BEFORE_BACK,
+    NEVER_AGAIN,
     NOT_KEEP,
     OPENING,
+    OPENING_BACK_TAIL,
     PASTE_INTRO,
     PLEASE,
     POINTS_BACK,
     POINTS_FORWARD,
     PROSE_TASK,
+    QUOTED,
     QUOTE_CLOSES,
     QUOTE_OPENS,
     REFERENCE,
@@ -93,6 +99,7 @@ from fleetmem.core.capture_patterns import (
     TRAILING_SYMBOLS,
     TRIGGER,
     WRITING_TASK,
+    YOUR_MIND,
 )
 
 #: At most this many captures from one prompt (a pasted list is not a series of requests).
@@ -225,9 +232,20 @@ def _sentences(prompt: str) -> list[str]:
                 at += 1
             continue
         head = TRAILING_SYMBOLS.sub("", _plain(stripped))  # "Remember 👇"
-        if LABEL_ONLY.match(head) and not MARKER.match(stripped):
+        # A line that only opens what follows: a label ("## Note for future sessions"), or
+        # an opening that asks to keep it ("… please remember it from now on:").
+        opening = SENTENCE_END.split(head)[-1]  # the line's last sentence
+        opens = LABEL_ONLY.match(head) or (
+            opening.endswith(":")
+            and not _quoting(opening)
+            and _asks_to_keep(QUOTED.sub("", opening[:-1]))
+        )
+        if opens and not MARKER.match(stripped):
             below = at
-            while below < len(lines) and not lines[below].strip():
+            # blank lines and sub-headings ("### Commit style") stand between it and the text
+            while below < len(lines) and (
+                not lines[below].strip() or HEADING.match(lines[below].strip())
+            ):
                 below += 1
             text = lines[below].strip() if below < len(lines) else ""
             if text and not FENCE.match(lines[below]) and not text.startswith(">"):
@@ -273,7 +291,7 @@ def _plain(sentence: str) -> str:
     """``sentence`` without the Markdown, bullets and emoji around a request, and without
     the "uh" and "um" of dictation."""
     sentence = FILLER.sub("", ITALIC.sub(r"\1", BOLD.sub("", HEADING.sub("", sentence))))
-    return DECORATION.sub("", sentence).lstrip("(")
+    return INNER_SYMBOLS.sub("", DECORATION.sub("", sentence)).lstrip("(")
 
 
 def _request(sentence: str) -> str | None:
@@ -287,14 +305,14 @@ def _request(sentence: str) -> str | None:
         return None
     starts = [0, *(m.end() for m in INNER_START.finditer(sentence))][:MAX_CAPTURES]
     for at, start in enumerate(starts):
-        body = _asked(_plain(sentence[start:]))
+        body = _asked(_plain(sentence[start:]), after=start > 0)
         if body is None and at + 1 < len(starts):
             # "remember that the macOS runner is flaky, just rerun it. anyway, can you check
             # the logs?": the request ends where the next sentence starts in lower case,
             # unless that sentence asks for it to be done now ("…; please implement that").
             part, after = sentence[start : starts[at + 1]], _plain(sentence[starts[at + 1] :])
             if not (part.rstrip().endswith(";") or DO_THAT_NOW.match(PLEASE.sub("", after))):
-                body = _asked(_plain(part))
+                body = _asked(_plain(part), after=start > 0)
         if body is not None:
             return body
     keep = KEEP_OPENING.match(sentence) or KEEP_DASH.match(sentence)
@@ -303,12 +321,33 @@ def _request(sentence: str) -> str | None:
         if _asks_to_keep(opening) or (BARE_KEEP.match(opening) and _statement(rest)):
             return _kept(rest)
     back = ENDS_POINTING_BACK.match(sentence)
+    if back is None and not _question(sentence):
+        return _standing(sentence)
     if back is None or (_question(sentence) and not ASKS.search(sentence)):
         return None
     fact = back.group("fact").strip()
-    if NOT_BEFORE_BACK.search(fact) or len(fact.split()) < 3 or not _statement(fact):
+    # "I don't remember" says who remembers; "… always. remember" is a request after a stop.
+    joined = not re.match(r"\s*[,;.(\u2013\u2014-]", sentence[back.end("fact") :])
+    if (joined and NOT_BEFORE_BACK.search(fact)) or len(fact.split()) < 3 or not _said(fact):
         return None
     return _kept(fact)
+
+
+def _standing(sentence: str) -> str | None:
+    """An instruction that opens with its verb and is told to last by time words anywhere in
+    it ("stop using moment.js, use date-fns going forward") or by "never … again"."""
+    sentence = TRAILING_SYMBOLS.sub("", sentence)  # "✅ always add a test … from now on ✅"
+    if not IMPERATIVE.match(sentence) or TENTATIVE.search(sentence) or WRITING_TASK.match(sentence):
+        return None
+    later = LATER_ANYWHERE.search(sentence)
+    if later is None and not NEVER_AGAIN.match(sentence):
+        return None
+    before = sentence[: later.start()] if later else sentence
+    if ":" in before or _quoting(before) or before.count("`") % 2:
+        return None  # "Use this commit message: `refactor: from now on …`"
+    if later and not sentence[later.end() :].strip():
+        sentence = before.rstrip(" ,;")  # the time words at its end are not the rule's
+    return _kept(sentence)
 
 
 def _quoting(text: str) -> bool:
@@ -320,16 +359,20 @@ def _asks_to_keep(opening: str) -> bool:
     """Whether an opening before a colon asks to keep what follows for good: "I'm going to
     say this once so please remember it", "Here's a preference I want you to keep", "Make
     sure this sticks for next time", "Keep this on file"."""
-    if WRITING_TASK.match(opening) or THIS_SCOPE.search(opening) or NOT_KEEP.search(opening):
+    if _quoting(opening) or THIS_SCOPE.search(opening) or NOT_KEEP.search(opening):
         return False
-    if _quoting(opening):
+    if YOUR_MIND.search(opening):
+        return True  # "write this on your brain: …" is not a writing task
+    if WRITING_TASK.match(opening):
         return False
     strong = KEEP_STRONG.search(opening)
     verb, noun, long = KEEPISH.search(opening), KEPT_NOUN.search(opening), HOW_LONG.search(opening)
     return bool(strong or (verb and (long or noun)) or (noun and long))
 
 
-def _asked(sentence: str, depth: int = 0) -> str | None:
+def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
+    """The wording ``sentence`` asks to keep when it opens with a request (after a short
+    opening clause); ``after``: words of the same sentence came before it."""
     match = TRIGGER.match(sentence)
     opened = ""
     if match is None:
@@ -371,6 +414,8 @@ def _asked(sentence: str, depth: int = 0) -> str | None:
         body = f"{match.group('named')}: {body}"  # "remember where the seeds are: db/seeds"
     if sep in ("that", "") and BACK_TAIL.match(body):
         return None  # "that" was the fact before it: "X — remember that for when it breaks"
+    if sep in ("that", "") and (opened or after) and OPENING_BACK_TAIL.match(body):
+        return None  # "i'm on WSL2, remember that for paths": see ENDS_POINTING_BACK
     if "?" in body.rstrip().rstrip("?"):
         return None  # "remember the last command you ran? run it again"
     lasting = bool(
@@ -442,6 +487,13 @@ def _kept(body: str) -> str | None:
 
 def _statement(words: str) -> bool:
     return bool(CLAUSE.search(words) or FACT_VERB.search(words))
+
+
+def _said(words: str) -> bool:
+    """Whether ``words`` could be what a request pointing back at them keeps: a statement,
+    an instruction ("always pin actions to a sha") or a definition ("prettier: single
+    quotes")."""
+    return _statement(words) or bool(IMPERATIVE.match(words) or DEFINITION.match(words))
 
 
 def _question(sentence: str) -> bool:

@@ -14,7 +14,10 @@ import re
 FOR_LATER = (
     r"(?:for\s+(?:next\s+time|the\s+future|the\s+long\s+term|good|always"
     r"|(?:your|our)\s+future\s+reference"
-    r"|(?:all\s+)?(?:later|next|future|upcoming|coming|subsequent)"
+    r"|(?:all\s+|any\s+)?(?:the|our|my|your)\s+(?:later|next|future|upcoming|coming|subsequent)"
+    r"\s+(?:sessions?|runs?|chats?|conversations?|tasks?|times?|weeks?|months?|projects?|prs?"
+    r"|changes?|work)"
+    r"|(?:all\s+|any\s+)?(?:later|next|future|upcoming|coming|subsequent)"
     r"(?:\s+(?!(?:the|a|an|this|that|these|we|i|it|our|my|your|keep|remember)\b)\w+){0,2}"
     r"(?:\s+(?:in|on)\s+(?:this|the|our)\s+(?:repo|repository|project|codebase|code))?"
     r"|(?:every|each|all)\s+(?:future\s+)?(?:session|run|task|time|conversation|chat|project)s?"
@@ -35,7 +38,8 @@ LEAD = (
     r"(?:(?:please|plese|pleae|pls|plz|kindly|also|and|oh|ok(?:ay)?|alright|right|well|um+|uh+"
     r"|yeah|yep|yo|btw|so|but|this\s+time"
     r"|just|hey(?:\s+(?!remember)\w+)?|fyi|nb|p\.?s\.?|por\s+favor|bitte|svp|by\s+the\s+way"
-    r"|claude|codex|copilot|cursor|gemini|assistant|buddy|mate"
+    r"|@?(?:claude|codex|copilot|cursor|gemini|assistant|agent)|buddy|mate|quick\s+one"
+    r"|when(?:ever)?\s+possible|if\s+possible|generally|in\s+general"
     r"|one\s+more\s+thing|important|(?:a\s+)?quick(?:\s+note)?|(?:a\s+)?heads[-\s]+up"
     r"|let'?s|here'?s|here\s+is|(?:just\s+)?so\s+you\s+know|(?:a\s+|another\s+)?new\s+rule"
     # Time words before the verb: "from now on remember that …", "going forward, note …".
@@ -55,16 +59,18 @@ FRAME = (
     r"|make\s+sure\s+(?:to|you)\s+|be\s+sure\s+to\s+|try\s+to\s+|do\s+"
     r"|you\s+(?:should|must|need\s+to|have\s+to|can|could|will)?\s*(?:always\s+)?"
     r"|(?:it\s+)?is\s+important\s+(?:that\s+)?you\s+|it'?s\s+important\s+(?:that\s+)?you\s+"
-    r"|(?P<ask>(?:(?:can|could|would|will)\s+(?:you|u)|is\s+it\s+possible\s+(?:for\s+you\s+)?to"
+    r"|(?P<ask>(?:(?:can|could|would|will)\s+(?:you|u)(?:\s+be\s+able\s+to)?"
+    r"|is\s+it\s+possible\s+(?:for\s+you\s+)?to"
     r"|(?:can|could|may)\s+i\s+ask\s+you\s+to"
     r"|any\s+chance\s+(?:you\s+)?(?:could|can))(?:\s+(?:please|pls|also|maybe|possibly))*"
     r"(?:\s+always)?)\s+){0,2}"
 )
 # "remember" as typed in a hurry.
 REMEMBER = (
-    r"(?:(?:help\s+me\s+|note\s+and\s+)?(?:remember|remeber|rememeber|remmeber|rember|remembr"
-    r"|rememebr|remembre|rmember|rmembr|rmbr|remmber|remebmer|rememver|remenber|rememer|remembe"
-    r"(?=\s)|remembwr|rememnber)"
+    r"(?:(?:help\s+me\s+|note\s+and\s+)?(?:remember"
+    # typed in a hurry: "rember", "rmbr", "remebr", "rmemeber", "rememver" (an r, then only
+    # the word's letters and its neighbours on the keyboard, with an m and a b or v)
+    r"|r(?=[emnbvwr]*m)(?=[emnbvwr]*[bv])[emnbvwr]{2,9}(?:e?d)?(?![a-z])|rememer|rem(?=\s*:))"
     r"(?:ed)?)"
 )
 # Words that name what is to be kept, between "remember" and a colon.
@@ -81,6 +87,7 @@ PLAIN = (
     # "remember it: X" takes "it" only before a colon, a dash or time words: in "remember it
     # is…" the "it" is the fact's own subject.
     rf"|\s+this(?:\s+one)?|\s+it(?=\s*(?::|\s[-\u2013\u2014]|\s+{FOR_LATER}|\s+please))"
+    r"|\s+me(?=\s+that\b)"
     r"|\s+(?:the|this|our)\s+rule"
     # "Remember where the seeds are: db/seeds": the words are kept with the fact.
     r"|\s+(?P<named>(?!that\b|to\b|how\b|why\b|when\b|if\b|whether\b)[\w'*/.-]+"
@@ -116,8 +123,11 @@ MIND = r"(?:keep|bear)\s+(?:this\s+|that\s+)?in\s+mind|note|know|be\s+aware"
 # Labels that open a line or sentence and are followed by a colon, a comma or a dash.
 L = FOR_LATER
 LABEL = (
-    rf"(?:note|memo|reminder|tip|rule)\s+{L}|(?:notes?|memo)\s+to\s+(?:self|me|you|us)"
-    r"(?:\s+and\s+(?:to\s+)?(?:you|me|self))?|(?:a\s+)?mental\s+note"
+    rf"(?:note|memo|reminder|tip|rule|psa|fyi|pro\s+tip|heads[-\s]up)\s+{L}"
+    r"|(?:notes?|memo)\s+(?:to|2)\s+(?:self|me|you|us)"
+    r"(?:\s*(?:and|&|\+)\s*(?:to\s+)?(?:you|u|me|self|(?:the\s+)?agent|claude|codex))?"
+    r"|(?:a\s+)?mental\s+note"
+    r"|prefs?(?:\s*\((?:permanent|global|always|lasting)\))?|preference"
     r"|for\s+(?:your|the)\s+(?:notes|memory|records|knowledge|reference)"
     rf"|for\s+the\s+record\s+and\s+{L}|(?:notes?|memo)\s+(?:to|for)\s+(?:your\s+|the\s+)?memory"
     r"|memory\s+(?:notes?|update|item|entry|addition)"
@@ -160,7 +170,7 @@ LABEL = (
     r"|(?:noting|saving|storing|recording|writing)\s+(?:this|that)\s+(?:down\s+)?"
     rf"(?:{L})?(?:\s+so\s+(?:that\s+)?you\s+(?:remember|know))?"
     r"|rules?\s+of\s+thumb(?:\s+(?:for|in|on)\s+[^:,\n]{1,40}?)?"
-    rf"|(?:one\s+(?:more\s+)?thing|something|things?|a\s+thing)\s+to\s+"
+    rf"|(?:one\s+(?:more\s+)?thing|something|things?|(?:a|the)\s+thing)\s+to\s+"
     rf"(?:remember|keep\s+in\s+mind)(?:\s+(?:about|regarding|for|on|in)\s+[^:,\n]{{1,40}}?)?"
     rf"(?:\s+{L})?"
     rf"|(?:save|store|keep|file|stash|retain|record|log)\s+(?:this|that)\s+{L}"
@@ -168,7 +178,7 @@ LABEL = (
     r"|(?:remember|know|note)\s+this\s+about\s+(?:me|us|myself|the\s+team|our\s+\w+"
     r"|the\s+\w+(?:\s+team)?)"
     rf"|knowledge\s+{L}|update\s+your\s+(?:memory|notes)|store\s+this"
-    r"|corrections?\s+to\s+(?:what\s+you\s+(?:have\s+stored|remember|know)"
+    r"|corrections?\s+(?:to|for)\s+(?:what\s+you\s+(?:have\s+stored|remember|know)"
     r"|your\s+(?:memory|notes))"
     rf"|{L}|(?:next|every)\s+time(?:\s+and\s+every\s+time(?:\s+after(?:wards)?)?)?"
     r"|notes?\s+to\s+(?:future|later)\s+(?:you|me|self|agents?|runs?|sessions?)"
@@ -183,7 +193,8 @@ TRIGGER = re.compile(
     rf"^{LEAD}(?:#remember\b\s*:?\s*(?P<tag>.*)"
     rf"|(?:{LABEL})\s*(?:{MARK})\s*(?P<label>.*)"
     rf"|{FRAME}(?:{PLAIN}|(?P<memory>{MEMORY})|(?P<mind>{MIND}))"
-    rf"(?P<later>,?\s+{FOR_LATER}(?=[\s,:]),?|\s+always(?=\s*:))?(?:,?\s+please)?{SEP}"
+    rf"(?P<later>,?\s+{FOR_LATER}(?=[\s,:])(?:\s+(?:too|as\s+well|also))?,?|\s+always(?=\s*:)"
+    rf"|\s+(?:generally|in\s+general)(?=\s+that\b))?(?:,?\s+please)?{SEP}"
     r"(?P<plain>.*)"
     # "Rule: never commit to main" (a bare label pasted tool output also uses: see
     # _request), and "from now on always use pnpm" with no comma after the time words.
@@ -249,7 +260,11 @@ DECORATION = re.compile(
 )
 TRAILING_SYMBOLS = re.compile(rf"[\s{SYMBOLS}]+$")
 # Where a second request may start inside one sentence: "ok cool. from now on please…".
-INNER_START = re.compile(r"[.!?;]\s+")
+INNER_START = re.compile(
+    r"[.!?;]\s+|\s(?:and|but|also|oh\s+and|plus)\s+(?=(?:please\s+|pls\s+|also\s+)?"
+    r"(?:remember|don'?t\s+forget|never\s+forget)\b)",
+    re.IGNORECASE,
+)
 # A request that points back at what was just said: "…, please remember that." /
 # "Remember that." after a sentence.
 BACK = (
@@ -258,8 +273,9 @@ BACK = (
     r"|i\s+want\s+you\s+to\s+know\s+(?=that)"
     r"|i'?d\s+(?:appreciate\s+it|love\s+it|like\s+it)\s+if\s+you\s+|make\s+sure\s+(?:you\s+)?"
     r"|i\s+want\s+you\s+to\s+)*"
-    r"(?:(?:(?:remember(?:ed)?|memori[sz]e)(?:\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?)?"
-    r"|remember\s+the\s+(?:convention|rule|fact|lesson|preference)"
+    rf"(?:(?:(?:{REMEMBER}|memori[sz]e)(?:\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?)?"
+    r"|remember\s+the\s+(?:new\s+|updated\s+)?(?:convention|rule|fact|lesson|preference)"
+    r"|update\s+your\s+(?:memory|notes)"
     r"|(?:don'?t\s+forget|never\s+forget|note|save|store|keep|record|hold\s+on(?:\s+to|to)|file)"
     r"\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?)"
     r"(?:\s+(?:in|to|into)\s+(?:your\s+|the\s+)?(?:long[-\s]term\s+)?(?:memory|notes|mind|head))?"
@@ -274,12 +290,14 @@ BACK = (
     rf"|(?:that|this|it)\s+(?:goes|applies|holds|counts)(?:\s+(?:for|to)\s+(?:every|all|any|each)"
     rf"\s+[\w-]+(?:\s+[\w-]+)?)?(?=\s+{FOR_LATER}))"
     # when it is to last, whom it is for
-    rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|for\s+(?:me|us|later"
-    r"|(?:all\s+)?(?:future|next)\s+[\w\s-]{1,40}?)))?"
+    rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|instead|too|as\s+well|for\s+(?:me|us|later"
+    r"|(?:all\s+|any\s+)?(?:future|next)\s+[\w\s/-]{1,40}?"
+    r"|(?:every|each|all|any)\s+[^.!?:]{1,60}?))){0,2}"
     r"(?:,?\s+(?:please|pls|plz|thanks|thx))?"
     # why: "…, it'll come up again", "… so you stop inventing keys", "… for when things break"
     r"(?:,?\s*(?:it'?ll|it\s+will|this\s+will|that\s+will|it|this)\s+[\w\s']{1,30}?"
-    r"|\s+(?:so|because|since|as|for\s+when|next\s+time\s+you|when\s+you)\b[^.!?]{0,100})?"
+    r"|\s+(?:so|because|since|as|for\s+when|next\s+time\s+you|when\s+you|if|in\s+case"
+    r"|whenever)\b[^.!?:]{0,100}|\s+for\b(?![^.!?:]*\bthat\b)[^.!?:]{0,100}|\s*,\s*[^!?:]{0,100})?"
 )
 ASKS = re.compile(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
 # "That's a hard rule, remember it." points back past its own words.
@@ -298,7 +316,8 @@ ENDS_POINTING_BACK = re.compile(
 # "I don't remember.", "we never remember that": the words before say who remembers, not
 # what to keep.
 NOT_BEFORE_BACK = re.compile(
-    r"\b(?:i|we|you|they|don'?t|do\s+not|can'?t|cannot|never|not|to|always)$", re.IGNORECASE
+    r"\b(?:i|we|you|they|don'?t|do\s+not|can'?t|cannot|never|not|to|always|and|or|then)$",
+    re.IGNORECASE,
 )
 # An opening that keeps what follows to this task: "For this task, remember that the staging
 # db is down", "just for this session, remember …".
@@ -359,7 +378,8 @@ KEEP_DASH = re.compile(
 )
 # "If I remember correctly", "do you remember", "I can't remember": someone remembering.
 NOT_KEEP = re.compile(
-    r"\b(?:i|if\s+i|we|do\s+you|did\s+you|you|can'?t|don'?t|cannot|never|to)\s+remember\b",
+    r"\b(?:i|if\s+i|we|do\s+you|did\s+you|you|can'?t|don'?t|cannot|never"
+    r"|(?:want|need|have|trying|try|tried|hard|how|easy)\s+to)\s+remember\b",
     re.IGNORECASE,
 )
 # Verbs that ask to keep something for good on their own ("I'm going to say this once so
@@ -368,6 +388,7 @@ KEEP_STRONG = re.compile(
     r"\b(?:remember\w*(?!-)|memori[sz]\w*|retain|hold\s+on(?:to|\s+to)|hang\s+on\s+to"
     r"|carry\s+\w+\s+over"
     r"|carry\s+over|bookmark|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch"
+    r"|lock\s+(?:this|it|that)\s+in"
     r"|(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory|brain|head|memory\s+bank))\b",
     re.IGNORECASE,
 )
@@ -400,12 +421,13 @@ WRITING_TASK = re.compile(
 )
 # Markdown around a request: a heading's hashes, bold markers.
 HEADING = re.compile(r"^#{1,6}\s+")
-BOLD = re.compile(r"\*\*|__(?=\s)|(?<=\s)__")
+BOLD = re.compile(r"\*\*|(?<![\w`])__(?=\s)|(?<=\s)__(?![\w`])")
 # "_Memory:_ X": underscores around a word or two, as Markdown italics.
 ITALIC = re.compile(r"^_([^_\s][^_]{0,40}?)_(?![\w_])")
 # Something to find out, not something known: "check whether this breaks the tests".
 TO_FIND_OUT = re.compile(
-    r"^(?:check|see|find\s+out|figure\s+out|verify|test|ask|look\s+into|investigate|confirm)"
+    r"^not\s+(?:to|for)\s+(?:you|u|the\s+agent|claude|codex)\b"
+    r"|^(?:check|see|find\s+out|figure\s+out|verify|test|ask|look\s+into|investigate|confirm)"
     r"\s+(?:whether|if|why|how|what|where|when|which)\b"
     # a to-do of one's own: "I should ask Ravi about the quota"
     r"|^i\s+(?:should|need\s+to|must|have\s+to|gotta)\s+(?:ask|check|look|find|see|talk|ping"
@@ -428,7 +450,7 @@ NOT_A_FACT = re.compile(
 )
 # A statement rather than a bare name: a subject pronoun first, or a verb a fact would use.
 CLAUSE = re.compile(
-    r"^(?:we|i|you|they|he|she|our|my|your|their|everyone|nobody|no\s+one)\b"
+    r"^(?:we|i|im|ive|you|u|they|he|she|our|my|your|their|everyone|nobody|no\s+one)\b"
     r"|\b(?:is|are|was|were|be|been|has|have|had|must|should|shall|will|would|can|cannot|"
     r"can't|won't|doesn't|don't|isn't|aren't|wasn't|needs?|uses?|runs?|lives?|goes|takes|means?|"
     r"means|expects|requires|prefers|wants|belongs|breaks|only)\b",
@@ -441,6 +463,7 @@ RELATIVE = re.compile(
 # counted only after a word that is not a determiner ("the holds" is a noun).
 FACT_VERB = re.compile(
     r"(?<!\bthe )(?<!\ba )(?<!\ban )(?<!\bour )(?<!\bmy )(?<!\byour )(?<!\bthis )(?<!\bthose )"
+    r"(?<![./\\-])"  # "main.go", "src/live" are names, not verbs
     r"\b(?:owns|handles|holds|manages|hosts|contains|sends|pays|approves|deploys|rotates|"
     r"expires|depends|stays|follows|supports|likes|hates|knows|says|maintains|sits|restarts|"
     r"resets|syncs|crashes|belongs|lacks|ignores|rejects|accepts|allows|forbids|blocks|"
@@ -449,7 +472,9 @@ FACT_VERB = re.compile(
     r"ships|triggers|produces|generates|creates|lasts|costs|refers|applies|counts|get|"
     r"flips|changes|moves|turns|shows|prints|opens|closes|loads|saves|waits|drops|skips|"
     r"retries|falls|switches|rolls|fires|kicks|boots|reboots|rebuilds|refreshes|updates|renews|"
-    r"lives|listens|serves|talks|speaks|prefers|reviews|signs|merges|builds)\b",
+    r"lives|listens|serves|talks|speaks|prefers|reviews|signs|merges|builds|go|live|stay|"
+    r"belong|sit|moved|switched|migrated|changed|left|joined|renamed|retired|replaced|upgraded|"
+    r"decided|agreed|landed|dropped)\b",
     re.IGNORECASE,
 )
 TO = re.compile(r"^to\s+", re.IGNORECASE)
@@ -477,7 +502,8 @@ LABEL_ONLY = re.compile(
     r"|memory|notes?\s+for\s+(?:you|the\s+agent|claude|codex|later|future\s+\w+)"
     r"(?:\s*\([^()\n]{1,30}\))?"
     # "# Preferences (please remember)", "# Notes for you (permanent)"
-    r"|[^()\n]{1,60}\((?:please\s+)?(?:remember(?:\s+(?:this|it))?|permanent|long[-\s]term"
+    r"|[^()\n]{1,60}\((?:please\s+)?(?:remember(?:\s+(?:this|it|these|them|that))?|permanent"
+    r"|long[-\s]term"
     r"|for\s+(?:later|future\s+\w+)"
     r"|keep\s+(?:this|in\s+mind))\))\s*:?\s*$",
     re.IGNORECASE,
@@ -492,7 +518,11 @@ PASTE_INTRO = re.compile(
     r"|\b(?:this|the|these|following|below|my|our)\s+(?:[\w.-]+\s+){0,3}?(?:changelog|release"
     r"\s+notes|notes|draft|readme|docs?|text|snippet|output|logs?|message|description|spec"
     r"|email|ticket|issue|comment|diff|config|yaml|json|paragraph|section)\b[^:]*:\s*$"
-    r"|\b(?:has|have|contains|says|reads)\s+this\s*:\s*$"
+    r"|\b(?:has|have|contains|says|reads|looks\s+like)\s+this\b[^:]*[:?]\s*$"
+    r"|^(?:please\s+)?(?:edit|update|fix|change|rewrite|review|proofread|reword|shorten|tidy"
+    r"|clean\s+up)\b[^:]*:\s*$"
+    r"|^(?:here'?s|here\s+is|below\s+is)\s+(?:the|a|an|my|our|some|their)\b[^.]*?"
+    r"\b(?:wrote|written|says|description|draft|text|message|email|doc|notes|copy)\b[^:]*[:?]\s*$"
     r"|\S\.(?:toml|ya?ml|json|ini|cfg|conf|py|js|ts|tsx|go|rs|java|kt|rb|sh|env|xml|properties"
     r"|gradle|tf|sql|diff|patch|log)\s*:\s*$"
     r"|\b(?:proofread|review|check|summari[sz]e|translate|rewrite|fix|explain|improve|tighten"
@@ -539,7 +569,8 @@ QUOTE_CLOSES = re.compile(r"['\u2019](?=[\s.,;:!?)\]]|$)|[\"\u201d]")
 # when things break", "… make sure you remember that next time you suggest …".
 BACK_TAIL = re.compile(
     r"^(?:for\s+when|next\s+time\b|when\s+you\b|so\s+(?:that\s+)?you\b|because\b|since\b"
-    r"|too\b|for\s+(?:me|us|later)\b|in\s+the\s+coming\b|this\s+time\b)",
+    r"|too\b|for\s+(?:me|us|later)\b|in\s+the\s+coming\b|this\s+time\b"
+    rf"|{FOR_LATER}\s*(?:this\s+time|too|as\s+well)?\s*[.!]*$)",
     re.IGNORECASE,
 )
 # What names the work in hand, not something lasting: "the second one uses tabs", "the file
@@ -572,3 +603,48 @@ EXPLICIT_KEEP = re.compile(
     r"|notes?\s+(?:for|to)\s+(?:future|later|next|self|you|yourself))\b",
     re.IGNORECASE,
 )
+# An instruction to the agent that opens with its verb (or "never", "no", "always"): with time
+# words anywhere ("stop using moment.js, use date-fns going forward") or "never … again" it
+# is a standing rule.
+IMPERATIVE = re.compile(
+    r"^(?:(?:please|pls|plz|kindly)\s+)?(?:always|never|only|no|don'?t|do\s+not|dont|avoid|prefer"
+    r"|use|write|put|run|keep|make|add|call|name|reply|respond|answer|ask|check|target|follow"
+    r"|stick|treat|default|format|document|log|include|commit|open|send|pin|deploy|test|wrap"
+    r"|return|start|sign|tag|squash|rebase|merge|push|review|mention|refer|label|prefix|stop"
+    r"|quit|skip|leave|assume|expect|require|ping|notify|tell|show|give|explain|suggest|create"
+    r"|generate|set|bump|remove|delete|drop|split|group|sort|cite|link|verify|confirm|pick"
+    r"|choose|favou?r|stay|limit|cap|pass|route|store|save|move|place|mark|flag|print|emit"
+    r"|raise|handle|retry|wait|lint|annotate|comment|describe|batch|prompt|double-check)\b",
+    re.IGNORECASE,
+)
+# The time words that make such an instruction last, standing at a clause's start or end
+# ("…, use date-fns going forward", "default to 3.11 from here on, …"), not inside a clause
+# that describes behaviour ("make it so that from now on new users get …").
+LATER_ANYWHERE = re.compile(
+    r"(?:^|[,;]\s*|\s)(?:going\s+forward|moving\s+forward|from\s+(?:now|here|today)\s+on(?:\s+out)?"
+    r"|from\s+here\s+out|henceforth|in\s+(?:the\s+)?future|for\s+(?:the\s+)?future|for\s+good"
+    r"|from\s+this\s+point\s+(?:on|forward))(?:\s*(?:[,.;!]|$))",
+    re.IGNORECASE,
+)
+NEVER_AGAIN = re.compile(
+    r"^(?:(?:please|pls)\s+)?never\s+(?:ever\s+)?"
+    r"(?!(?:ever|do|did|does|will|would|have|had|has|want|wanted|is|was|am|are|can|could|i|we)\b)"
+    r"\w+\b.*\bagain\b",
+    re.IGNORECASE,
+)
+# What follows "remember that" when "that" pointed back at a statement before it: "i'm on
+# WSL2, remember that for paths and stuff", "…, remember that, some compose flags don't work".
+OPENING_BACK_TAIL = re.compile(
+    r"^(?:$|[,;]|(?:for|if|in\s+case|whenever|when|because|since|so|as|too|instead)\b)",
+    re.IGNORECASE,
+)
+# Emoji between words ("pls remember 🙏 our designers want …") are not part of the wording.
+INNER_SYMBOLS = re.compile(rf"(?<=\s)[{SYMBOLS}]+\s+")
+# Where a request to keep something names the mind it is kept in: "write this on your brain:"
+# asks to keep even though it opens like a writing task.
+YOUR_MIND = re.compile(
+    r"\b(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory|brain|head|memory\s+bank)\b",
+    re.IGNORECASE,
+)
+# Quoted text inside a line: "captured_facts("Remember that …") returns []" quotes a request.
+QUOTED = re.compile(r"\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|`[^`\n]*`")
