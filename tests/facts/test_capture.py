@@ -471,6 +471,45 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "remember I want `from __future__ import annotations` everywhere",
             "I want `from __future__ import annotations` everywhere",
         ),
+        # round 10 (corpus j): "keep in mind" a statement, standing instructions, labels
+        ("Keep in mind that our e2e suite needs a seeded DB.", "our e2e suite needs a seeded DB."),
+        (
+            "Could you keep in mind that the ledger table is sharded by year?",
+            "the ledger table is sharded by year",
+        ),
+        (
+            "Whenever you change a proto file, regenerate the stubs with `buf generate`.",
+            "Whenever you change a proto file, regenerate the stubs with `buf generate`.",
+        ),
+        (
+            "every time you add a route make sure it has an auth check",
+            "every time you add a route make sure it has an auth check",
+        ),
+        (
+            "Always use UTC timestamps in this codebase, never local time.",
+            "Always use UTC timestamps in this codebase, never local time.",
+        ),
+        (
+            "Memory: the nightly export lands in s3://exports/nightly.",
+            "the nightly export lands in s3://exports/nightly.",
+        ),
+        (
+            "[memory] the wiki is the source of truth for runbooks",
+            "the wiki is the source of truth for runbooks",
+        ),
+        ("As a rule, we squash feature branches.", "we squash feature branches."),
+        (
+            "Our convention is kebab-case for CSS classes. Stick to it.",
+            "Our convention is kebab-case for CSS classes.",
+        ),
+        (
+            "Can you make a note in your memory that Lena owns the iOS app?",
+            "Lena owns the iOS app",
+        ),
+        (
+            "Remember for the rest of this project that prices are stored in cents.",
+            "prices are stored in cents.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -566,6 +605,17 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "our .editorconfig has this, is it right?\n\n# Rule: tabs in makefiles\n[Makefile]",
         'Why does `remember("x")` return None? Here\'s the test:\n\ndef test_it():\n    pass',
         "For the future feature flag, add a stub in flags.py.",
+        # round 10: what its new rules must leave alone
+        "Keep in mind the function is called from two places when you change it.",
+        "Keep in mind that I've already run the migration locally.",
+        "Keep in mind the import is 3GB, so stream it for this script.",
+        "Whenever you're ready, run the full test suite.",
+        "Memory: 4096",
+        "Set the lifecycle rule so that, going forward, logs older than a week are deleted.",
+        "Update the fee in `fees.yaml` — going forward, Basic costs $9. Fix the tests too.",
+        "Always close the file handle in the finally block here.",
+        "Implement a 'remember this device' checkbox: on login, skip MFA for 30 days.",
+        'Translate these strings to German:\n\n"remember": "Remember me"',
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

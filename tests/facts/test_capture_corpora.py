@@ -19,7 +19,8 @@ MAX_FALSE_RATE = 0.01
 #: Corpora never used to widen the rules (see the README), each kept at the figure it read
 #: when it arrived, less one request, so that a regression on unseen phrasings shows.
 #: (h read 297 of 316 when it arrived, then widened the rules in the eighth round.)
-HELD: dict[str, float] = {"j": 0.815}  # 311 of 380 on 2026-12-07, after the ninth round
+#: (j read 311 of 380 when it arrived, then widened the rules in the tenth round.)
+HELD: dict[str, float] = {}
 
 
 def _norm(text: str) -> str:

@@ -88,8 +88,11 @@ from fleetmem.core.capture_patterns import (
     RELATIVE,
     RULE_REMARK,
     SENTENCE_END,
+    SO_THAT,
+    STANDING_PLACE,
     STATED,
     TAG_QUESTION,
+    TASK_HINT,
     TENTATIVE,
     THIS_SCOPE,
     THIS_TASK,
@@ -98,6 +101,7 @@ from fleetmem.core.capture_patterns import (
     TO_FIND_OUT,
     TRAILING_SYMBOLS,
     TRIGGER,
+    WHENEVER,
     WRITING_TASK,
     YOUR_MIND,
 )
@@ -337,12 +341,23 @@ def _standing(sentence: str) -> str | None:
     """An instruction that opens with its verb and is told to last by time words anywhere in
     it ("stop using moment.js, use date-fns going forward") or by "never … again"."""
     sentence = TRAILING_SYMBOLS.sub("", sentence)  # "✅ always add a test … from now on ✅"
+    whenever = WHENEVER.match(sentence)
+    if whenever and not TENTATIVE.search(sentence) and not THIS_SCOPE.search(sentence):
+        # "Whenever you touch the GraphQL schema, regenerate the types."
+        rest = PLEASE.sub("", whenever.group("rest"))
+        if IMPERATIVE.match(rest) or rest.lower().startswith("make sure"):
+            return _kept(sentence)
     if not IMPERATIVE.match(sentence) or TENTATIVE.search(sentence) or WRITING_TASK.match(sentence):
         return None
     later = LATER_ANYWHERE.search(sentence)
-    if later is None and not NEVER_AGAIN.match(sentence):
+    placed = re.match(r"(?:please\s+)?(?:always|never)\b(?!\s+mind\b)", sentence, re.I) and STANDING_PLACE.search(
+        sentence
+    )
+    if later is None and not NEVER_AGAIN.match(sentence) and not placed:
         return None
     before = sentence[: later.start()] if later else sentence
+    if later and SO_THAT.search(before.rstrip(" ,")):
+        return None  # "Set the policy so that, going forward, objects expire": behaviour
     if ":" in before or _quoting(before) or before.count("`") % 2:
         return None  # "Use this commit message: `refactor: from now on …`"
     if later and not sentence[later.end() :].strip():
@@ -359,6 +374,7 @@ def _asks_to_keep(opening: str) -> bool:
     """Whether an opening before a colon asks to keep what follows for good: "I'm going to
     say this once so please remember it", "Here's a preference I want you to keep", "Make
     sure this sticks for next time", "Keep this on file"."""
+    opening = QUOTED.sub("", opening)  # "Implement a 'remember last project' feature"
     if _quoting(opening) or THIS_SCOPE.search(opening) or NOT_KEEP.search(opening):
         return False
     if YOUR_MIND.search(opening):
@@ -382,6 +398,8 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         opened = opening.group(0)
         if THIS_TASK.match(opened) or THIS_SCOPE.search(opened) or WRITING_TASK.match(opened):
             return None  # "this PR is a draft, remember — …", "for this task, remember …"
+        if SO_THAT.search(opened.rstrip()):
+            return None  # "Set the policy so that, going forward, objects expire": behaviour
         if opened.count("`") % 2 or _quoting(opened):
             # inside inline code or a quotation: "prints `hint: Remember to …`", "a banner
             # saying 'Remember: …'"
@@ -393,6 +411,11 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         return None if _question(sentence) else _tidy(match.group("tag"))
     if THIS_SCOPE.search(sentence[: match.start("plain")] if match.group("plain") else ""):
         return None  # "just for this session remember …"
+    weak = match.group("weak")
+    if weak is not None:
+        # "Memory: the staging DB is read-only on weekends", not "memory: 512Mi"
+        weak = weak.strip()
+        return _kept(weak) if len(weak.split()) >= 3 and _said(weak) and "?" not in weak else None
     for bare in ("rule", "directed"):
         said = match.group(bare)
         if said is not None:
@@ -437,7 +460,11 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
             return None
         body = body.rstrip().rstrip("?")
     if match.group("mind") is not None and not lasting:
-        return None  # "keep in mind that…", "note that…": about this task unless told to last
+        # "note that…", "be aware…": about this task unless told to last; "keep in mind
+        # that X" keeps a statement unless it names the work in hand ("… when you change it")
+        kept = match.group("kim") and _statement(body) and not TASK_HINT.search(sentence)
+        if not kept:
+            return None
     if match.group("memory") is not None and not (
         match.group("your")
         or match.group("long")

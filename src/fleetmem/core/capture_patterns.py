@@ -25,6 +25,10 @@ FOR_LATER = (
     r"|going\s+forward|moving\s+forward|forever|permanently|henceforth"
     r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
     r"|from\s+this\s+point\s+(?:on|forward)|as\s+of\s+(?:now|today)|from\s+today(?:\s+on)?"
+    r"|from\s+(?:now|today|here)\s+onwards?"
+    r"|in\s+(?:every|each|all)\s+(?:future\s+)?(?:sessions?|runs?|chats?|conversations?|tasks?)"
+    r"|for\s+the\s+(?:rest|remainder|duration|life)\s+of\s+(?:this|the|our)\s+(?:project|repo"
+    r"|repository|codebase|engagement|product)"
     r"|in\s+(?:all\s+)?(?:(?:the|our|my|your)\s+)?(?:later|future|next|upcoming|coming)\s+(?:sessions|runs|chats"
     r"|conversations|tasks|weeks)"
     r"|in\s+(?:all\s+)?(?:(?:the|our|my|your)\s+)?future(?:\s+(?:runs|sessions|tasks|work|projects|chats"
@@ -99,11 +103,14 @@ PLAIN = (
     r"|make\s+(?:it|this)\s+a\s+(?:permanent\s+|lasting\s+)?(?:memory|rule|note)"
     r"|(?P<ask_mind>(?:(?:would|do)\s+you\s+)?mind)\s+(?:remembering|noting|keeping\s+in\s+mind)"
     # "can you store for future sessions that …": a keeping verb told how long
-    rf"|(?:store|save|keep|record|note\s+down)(?=\s+{FOR_LATER})"
+    rf"|(?:store|save|keep|record|note\s+down)(?=,?\s+{FOR_LATER})"
     r"|(?:don'?t|do\s+not)\s+(?:you\s+)?(?:ever\s+)?forget(?:\s+this)?"
     r"|(?P<never>never)\s+(?:ever\s+)?forget(?:\s+this)?"
     r"|jot\s+(?:this\s+|it\s+)?down|write\s+(?:this\s+|it\s+)?down"
     r"|(?:make|take|keep)\s+(?:a\s+)?(?:mental\s+)?note(?:\s+of\s+(?:this|that))?"
+    r"(?:\s+in\s+your\s+(?:long[-\s]term\s+)?memory)?"
+    r"|(?:save|store|record|keep|note)\s+(?:it\s+|this\s+)?as\s+(?:a\s+)?(?:permanent\s+)?"
+    r"(?:preference|rule|fact|convention)(?=\s+that\b)"
     r"|note\s+(?:this\s+)?down(?:\s+somewhere(?:\s+(?:permanent|safe))?)?|note\s+this"
     r"|commit\s+(?:this\s+|it\s+)?to\s+(?:your\s+)?memory"
 )
@@ -119,21 +126,30 @@ MEMORY = (
 )
 # "keep in mind" and a bare "note" are as often about this task ("keep in mind that the
 # endpoint is slow", "note that it returns 404"): they count only when told to last.
-MIND = r"(?:keep|bear)\s+(?:this\s+|that\s+)?in\s+mind|note|know|be\s+aware"
+MIND = (
+    r"(?P<kim>(?:keep|bear)\s+(?:this\s+|that\s+|it\s+)?in\s+(?:mind|mnd|mnid)"
+    r"(?:,?\s+long[-\s]term,?)?)|note|know|be\s+aware"
+)
 # Labels that open a line or sentence and are followed by a colon, a comma or a dash.
 L = FOR_LATER
 LABEL = (
     rf"(?:note|memo|reminder|tip|rule|psa|fyi|pro\s+tip|heads[-\s]up)\s+{L}"
     r"|(?:notes?|memo)\s+(?:to|2)\s+(?:self|me|you|us)"
     r"(?:\s*(?:and|&|\+)\s*(?:to\s+)?(?:you|u|me|self|(?:the\s+)?agent|claude|codex))?"
+    r"(?:\s+for\s+(?:the\s+)?(?:agent|you|claude|codex|ai))?"
     r"|(?:a\s+)?mental\s+note"
-    r"|prefs?(?:\s*\((?:permanent|global|always|lasting)\))?|preference"
+    r"|prefs?(?:\s*\((?:permanent|global|always|lasting)\))?|preference|save\s+pref(?:erence)?"
+    r"|(?:fyi\s*)?\((?:save|keep|remember)\s+(?:this|that)\)"
+    r"|(?:for|to)\s+your\s+(?:long[-\s]term\s+)?memory(?:\s+file)?|tl;?\s*dr\s+for\s+your\s+memory"
+    rf"|make\s+(?:it|this)\s+a\s+habit(?:\s+{L})?|let'?s\s+make\s+(?:this|it)\s+permanent"
+    r"|(?:background|context)\s+(?:you\s+should\s+keep|to\s+keep|worth\s+keeping)\s+(?:for\s+later|"
+    r"in\s+mind)"
     r"|for\s+(?:your|the)\s+(?:notes|memory|records|knowledge|reference)"
     rf"|for\s+the\s+record\s+and\s+{L}|(?:notes?|memo)\s+(?:to|for)\s+(?:your\s+|the\s+)?memory"
     r"|memory\s+(?:notes?|update|item|entry|addition)"
     # "as a standing rule: …", "As a permanent rule, never log request bodies"
     r"|as\s+(?:a|an|our)\s+(?:(?:standing|permanent|general|hard|house|firm|strict|golden|team"
-    r"|lasting|fixed|blanket)\s+)+(?:rule|policy|convention|preference)"
+    r"|lasting|fixed|blanket)\s+)*(?:rule|policy|convention|preference)"
     r"|persist\s+(?:this|that)|i\s+want\s+(?:this|that|it)\s+remembered"
     rf"|lessons?\s+{L}"
     rf"|(?:new|permanent|standing|golden|general)\s+(?:rules?|conventions?|polic(?:y|ies)"
@@ -199,6 +215,9 @@ TRIGGER = re.compile(
     # "Rule: never commit to main" (a bare label pasted tool output also uses: see
     # _request), and "from now on always use pnpm" with no comma after the time words.
     rf"|rules?\s*(?:{MARK})\s*(?P<rule>.*)"
+    # "Memory: the staging DB is read-only on weekends" (not "memory: 512Mi")
+    rf"|(?:(?:memory|permanent|durable\s+fact|persistent\s+note|lasting\s+fact)\s*(?:{MARK})"
+    rf"|\[(?:memory|remember|permanent)\]\s*(?:{MARK})?)\s*(?P<weak>.*)"
     rf"|(?P<when>{FOR_LATER})\s+(?P<directed>.*))$",
     re.IGNORECASE | re.DOTALL,
 )
@@ -217,7 +236,8 @@ DIRECTIVE = re.compile(
     r"create|generate|set|bump|remove|delete|drop|split|group|sort|cite|link|quote|verify|"
     r"confirm|search|read|pick|choose|favou?r|stay|limit|cap|pass|route|store|save|move|place|"
     r"mark|flag|print|emit|raise|handle|retry|wait|pause|assign|escalate|lint|annotate|"
-    r"comment|describe|summari[sz]e|batch|prompt|double-check|"
+    r"comment|describe|summari[sz]e|batch|prompt|double-check|import|export|inline|extract|"
+    r"rename|refactor|reuse|update|regenerate|rebuild|rerun|re-run|refresh|restart|reload|"
     r"when|whenever|if|before|after|once|unless|"
     r"we|i|you|our|all|every|each|no|nothing|nobody|everyone)\b)",
     re.IGNORECASE,
@@ -272,6 +292,7 @@ BACK = (
     r"(?:please\s+|pls\s+|plz\s+|and\s+|so\s+|(?:can|could|will|would)\s+you\s+(?:please\s+)?"
     r"|i\s+want\s+you\s+to\s+know\s+(?=that)"
     r"|i'?d\s+(?:appreciate\s+it|love\s+it|like\s+it)\s+if\s+you\s+|make\s+sure\s+(?:you\s+)?"
+    r"|i'?d\s+like\s+you\s+to\s+|(?:that'?s\s+)?important,?\s+"
     r"|i\s+want\s+you\s+to\s+)*"
     rf"(?:(?:(?:{REMEMBER}|memori[sz]e)(?:\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?)?"
     r"|remember\s+the\s+(?:new\s+|updated\s+)?(?:convention|rule|fact|lesson|preference)"
@@ -286,6 +307,14 @@ BACK = (
     r"|treat\s+(?:that|this|it)\s+as\s+(?:a\s+)?(?:permanent\s+|standing\s+|hard\s+|general\s+)?"
     r"(?:rule|fact|convention|policy)"
     r"|(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind"
+    # "Our convention is snake_case. Stick to it." "… Please follow that from now on."
+    r"|(?:stick|keep)\s+(?:to|with)\s+(?:that|this|it)|follow\s+(?:that|this|it)"
+    r"|make\s+sure\s+of\s+(?:that|this)|(?:that'?s\s+)?good\s+to\s+(?:remember|know)"
+    r"|keep\s+(?:that|this)\s+(?:fact\s+)?around"
+    r"|remember\s+(?:that|this)\s+(?:flow|setup|detail|one|bit|part|convention|rule)"
+    r"|(?:this|that|it)\s+applies\s+to\s+(?:all|every|each|any)\s+(?:of\s+)?(?:our|my|your|future)?"
+    r"\s*[\w-]+(?:\s+[\w-]+)?"
+    r"|don'?t\s+mix\s+(?:them|those|these|the\s+two)\s+up"
     # "That goes for every migration from here on.": only with the time words (see below)
     rf"|(?:that|this|it)\s+(?:goes|applies|holds|counts)(?:\s+(?:for|to)\s+(?:every|all|any|each)"
     rf"\s+[\w-]+(?:\s+[\w-]+)?)?(?=\s+{FOR_LATER}))"
@@ -385,10 +414,10 @@ NOT_KEEP = re.compile(
 # Verbs that ask to keep something for good on their own ("I'm going to say this once so
 # please remember it:", "Want you to hold onto this:").
 KEEP_STRONG = re.compile(
-    r"\b(?:remember\w*(?!-)|memori[sz]\w*|retain|hold\s+on(?:to|\s+to)|hang\s+on\s+to"
+    r"\b(?:remember\w*+(?!-)|memori[sz]\w*+(?!-)|retain|hold\s+on(?:to|\s+to)|hang\s+on\s+to"
     r"|carry\s+\w+\s+over"
-    r"|carry\s+over|bookmark|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch"
-    r"|lock\s+(?:this|it|that)\s+in"
+    r"|carry\s+over|bookmark(?!-)|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch"
+    r"|lock\s+(?:this|it|that)\s+in|(?:want|like|need)\s+you\s+to\s+keep\s+(?:it|this|that)"
     r"|(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory|brain|head|memory\s+bank))\b",
     re.IGNORECASE,
 )
@@ -474,7 +503,7 @@ FACT_VERB = re.compile(
     r"retries|falls|switches|rolls|fires|kicks|boots|reboots|rebuilds|refreshes|updates|renews|"
     r"lives|listens|serves|talks|speaks|prefers|reviews|signs|merges|builds|go|live|stay|"
     r"belong|sit|moved|switched|migrated|changed|left|joined|renamed|retired|replaced|upgraded|"
-    r"decided|agreed|landed|dropped)\b",
+    r"decided|agreed|landed|dropped|expire|rotate|require|break|fail)\b",
     re.IGNORECASE,
 )
 TO = re.compile(r"^to\s+", re.IGNORECASE)
@@ -520,6 +549,7 @@ PASTE_INTRO = re.compile(
     r"|email|ticket|issue|comment|diff|config|yaml|json|paragraph|section)\b[^:]*:\s*$"
     r"|\b(?:has|have|contains|says|reads|looks\s+like)\s+this\b[^:]*[:?]\s*$"
     r"|^(?:please\s+)?(?:edit|update|fix|change|rewrite|review|proofread|reword|shorten|tidy"
+    r"|translate|locali[sz]e|convert"
     r"|clean\s+up)\b[^:]*:\s*$"
     r"|^(?:here'?s|here\s+is|below\s+is)\s+(?:the|a|an|my|our|some|their)\b[^.]*?"
     r"\b(?:wrote|written|says|description|draft|text|message|email|doc|notes|copy)\b[^:]*[:?]\s*$"
@@ -614,7 +644,10 @@ IMPERATIVE = re.compile(
     r"|quit|skip|leave|assume|expect|require|ping|notify|tell|show|give|explain|suggest|create"
     r"|generate|set|bump|remove|delete|drop|split|group|sort|cite|link|verify|confirm|pick"
     r"|choose|favou?r|stay|limit|cap|pass|route|store|save|move|place|mark|flag|print|emit"
-    r"|raise|handle|retry|wait|lint|annotate|comment|describe|batch|prompt|double-check)\b",
+    # (not one-off edits such as "update", "rename", "refactor": "Update the price — going
+    # forward, Pro costs $24" specifies a change)
+    r"|raise|handle|retry|wait|lint|annotate|comment|describe|batch|prompt|double-check|import"
+    r"|reuse|regenerate|rebuild|rerun|re-run|refresh|restart|reload|also\s+\w+)\b",
     re.IGNORECASE,
 )
 # The time words that make such an instruction last, standing at a clause's start or end
@@ -647,4 +680,39 @@ YOUR_MIND = re.compile(
     re.IGNORECASE,
 )
 # Quoted text inside a line: "captured_facts("Remember that …") returns []" quotes a request.
-QUOTED = re.compile(r"\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|`[^`\n]*`")
+QUOTED = re.compile(
+    r"\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|`[^`\n]*`|(?<!\w)['\u2018][^'\u2019\n]*['\u2019](?!\w)"
+)
+# What keeps "keep in mind that X" to the work in hand: "… when you change the signature",
+# "while you test this", "for now", "the demo is in an hour", "this is a prototype".
+TASK_HINT = re.compile(
+    r"\b(?:while|when)\s+(?:you|you're|doing|writing|fixing|refactoring|parsing|testing|working)\b"
+    r"|\bfor\s+now\b|\bprototype\b|\bdemo\b|\bhot\s+(?:path|loop)\b|\bpresenting\b"
+    r"|\bthe\s+(?:file|csv|input|function|fixture|script|signature|parser|output)\b"
+    r"|\bthis\s+(?:file|csv|function|script|refactor|one|particular|migration|test|code|change)\b"
+    r"|\bin\s+(?:an?|\d+)\s+(?:minutes?|hours?)\b|\bnext\s+hour\b|\btomorrow\b|\btonight\b"
+    r"|\bshort\s+on\s+time\b|\bquick\s+fix\b|\balready\b"
+    r"|\b(?:i|we)(?:'ve|\s+have)\s+(?:just\s+)?(?:run|ran|done|made|changed|pushed|merged|fixed"
+    r"|deleted|added|updated|started|tried)\b"
+    r"|\bthe\s+(?:fix|patch|bug|ticket|pr)\b|;\s*(?:please\s+)?\w+\s+(?:it|this|that)\b",
+    re.IGNORECASE,
+)
+# "Whenever you touch the schema, regenerate the types": a standing instruction.
+WHENEVER = re.compile(
+    r"^(?:(?:please|pls|also|and)\s+)?(?:whenever|every\s+time|each\s+time|any\s*time)\s+"
+    r"(?:you|we|i)\s+(?!(?:are|'re|get\s+a\s+chance|have\s+a\s+(?:moment|minute|sec)|can|want"
+    r"|like|feel\s+like)\b)(?P<when>[^,;:]{1,80}?)(?:,\s*|\s+(?=make\s+sure\b))(?P<rest>\S.*)$",
+    re.IGNORECASE,
+)
+# The opening of a sentence that describes behaviour: "… so that, going forward, objects …".
+SO_THAT = re.compile(r"\b(?:so\s+that|such\s+that|so|that)\s*[,:]?\s*$", re.IGNORECASE)
+# What makes an instruction opening with "always" or "never" last without time words: the
+# place it holds for ("Always use Decimal for money in this project"), or a remark that it is
+# a rule ("… — that's a permanent rule").
+STANDING_PLACE = re.compile(
+    r"\bin\s+(?:this|our|the)\s+(?:repo|repository|project|codebase|solution|org|team|monorepo"
+    r"|workspace)\b"
+    r"|(?:--|[-\u2013\u2014,;])\s*that'?s\s+(?:a|an|the|our)\s+(?:standing|hard|lasting|permanent"
+    r"|house|team|firm|strict|general)?\s*rule\b",
+    re.IGNORECASE,
+)
