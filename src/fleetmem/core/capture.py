@@ -30,6 +30,7 @@ import functools
 import re
 
 from fleetmem.core.capture_patterns import (
+    ALWAYS_NEVER,
     ASKS,
     BACK_TAIL,
     BARE_KEEP,
@@ -350,9 +351,7 @@ def _standing(sentence: str) -> str | None:
     if not IMPERATIVE.match(sentence) or TENTATIVE.search(sentence) or WRITING_TASK.match(sentence):
         return None
     later = LATER_ANYWHERE.search(sentence)
-    placed = re.match(
-        r"(?:please\s+)?(?:always|never)\b(?!\s+mind\b)", sentence, re.I
-    ) and STANDING_PLACE.search(sentence)
+    placed = ALWAYS_NEVER.match(sentence) and STANDING_PLACE.search(sentence)
     if later is None and not NEVER_AGAIN.match(sentence) and not placed:
         return None
     before = sentence[: later.start()] if later else sentence

@@ -716,3 +716,4 @@ STANDING_PLACE = re.compile(
     r"|house|team|firm|strict|general)?\s*rule\b",
     re.IGNORECASE,
 )
+ALWAYS_NEVER = re.compile(r"(?:please\s+)?(?:always|never)\b(?!\s+mind\b)", re.IGNORECASE)
