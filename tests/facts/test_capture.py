@@ -510,6 +510,46 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "Remember for the rest of this project that prices are stored in cents.",
             "prices are stored in cents.",
         ),
+        # round 11 (corpora k and l): openings for later sessions, "always" instructions
+        (
+            "To be clear for future sessions: releases are cut from the `release/*` branches.",
+            "releases are cut from the `release/*` branches.",
+        ),
+        (
+            "Just so you have it for future chats - the VPN profile is in 1Password.",
+            "the VPN profile is in 1Password.",
+        ),
+        (
+            "Always run the e2e suite on Firefox too, our users are mostly on it.",
+            "Always run the e2e suite on Firefox too, our users are mostly on it.",
+        ),
+        (
+            "I'd like you to always use ISO dates in anything you write for me.",
+            "I'd like you to always use ISO dates in anything you write for me.",
+        ),
+        (
+            "Reminder for you going forward: queue consumers must be idempotent.",
+            "queue consumers must be idempotent.",
+        ),
+        (
+            "The api crate must not depend on diesel. It has to stay storage-agnostic. "
+            "Keep that in mind.",
+            "The api crate must not depend on diesel. It has to stay storage-agnostic.",
+        ),
+        (
+            "Let me give you some context you should keep for future sessions. The old "
+            "billing repo is frozen.",
+            "The old billing repo is frozen.",
+        ),
+        (
+            "wrong host again. it's db2 for reporting. remember it!!",
+            "wrong host again. it's db2 for reporting",
+        ),
+        ("Wait, remember this. Our JDK is 21 everywhere.", "Our JDK is 21 everywhere."),
+        (
+            "A standing instruction, please: when a build takes long, tell me first.",
+            "when a build takes long, tell me first.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -616,6 +656,19 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Always close the file handle in the finally block here.",
         "Implement a 'remember this device' checkbox: on login, skip MFA for 30 days.",
         'Translate these strings to German:\n\n"remember": "Remember me"',
+        # round 11: what its new rules must leave alone
+        "Always return an empty list from this function when nothing matches.",
+        "Always run make lint on src/app.py before you push.",
+        "Explain this Dockerfile:\n\nFROM node:20\n# Always pin npm, never upgrade it\nRUN npm i",
+        "What does this mean?\n\n# NOTE: always call setup() first.\n# never share the client.",
+        "Our checklist has these lines:\n\n- [ ] Always tag from main\n\nMake it a template.",
+        "Remember what I said earlier: only touch the parser.",
+        "Here's a Slack thread from today:\n\nAna: remember that the demo is at 3\n\nMake a timer.",
+        "Summarize this email: 'Hi. Please remember our logo goes on the cover. Thanks.'",
+        "Write a test for this function:\n\ndef remember(key, value):\n    return key",
+        "No need to keep this for later: I'm on a train today.",
+        "Add a long-term memory table for the chat feature: user_id, key, value.",
+        "Write a notice for customers: 'Please note that from now on, fees are monthly.'",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

@@ -31,13 +31,18 @@ import re
 
 from fleetmem.core.capture_patterns import (
     ALWAYS_NEVER,
+    ANY_DASH,
     ASKS,
     BACK_TAIL,
     BARE_KEEP,
     BOLD,
+    BUILD_TASK,
     BULLET,
     CLAUSE,
     CODE_COMMENT,
+    CODE_LINE,
+    COMMENT_TAG,
+    CODE_SPOT,
     CODE_WORD,
     COURTESY,
     DECORATION,
@@ -52,6 +57,8 @@ from fleetmem.core.capture_patterns import (
     FACT_VERB,
     FENCE,
     FILLER,
+    FOR_SESSIONS,
+    GOES_ON,
     HEADING,
     HOW_LONG,
     IMPERATIVE,
@@ -70,6 +77,7 @@ from fleetmem.core.capture_patterns import (
     LATER_OPENING,
     LOG_LINE,
     LONG_STATEMENT,
+    LOOSE_VERB,
     MARKER,
     NEVER_AGAIN,
     NOT_A_FACT,
@@ -91,6 +99,7 @@ from fleetmem.core.capture_patterns import (
     SENTENCE_END,
     SO_THAT,
     STANDING_PLACE,
+    STANDING_VERB,
     STATED,
     TAG_QUESTION,
     TASK_HINT,
@@ -132,13 +141,20 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     (the request, and the sentence it points at when that is another one)."""
     found: list[tuple[str, tuple[str, ...]]] = []
     before = ""
+    earlier = ""  # the sentence before ``before``
     last = False  # the sentence before gave the last fact found
     ahead = False  # the sentence before asked to remember what comes next
     prose = False  # an earlier sentence asked for text to be written ("Draft the release notes.")
+    quoted = False  # inside a quotation that spans sentences ("Summarize this email: 'Hi, …")
     for sentence in _searched(_sentences(prompt)):
         plain = _plain(sentence)
         body: str | None = None
         used: tuple[str, ...] = (sentence,)
+        opens, closes = len(QUOTE_OPENS.findall(sentence)), len(QUOTE_CLOSES.findall(sentence))
+        if quoted:
+            quoted = closes <= opens
+            continue
+        quoted = opens > closes and not sentence.rstrip().endswith(("'", '"', "\u2019"))
         if prose and not EXPLICIT_KEEP.search(plain):
             # "Draft the release notes. Key point: from now on, API keys expire after 90
             # days.": what the text is to say, unless it tells the agent what to do.
@@ -158,11 +174,17 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
             if not last and not _question(before) and not POINTS_BACK.match(_plain(before)):
                 body = _kept(_plain(before))
                 used = (before, sentence)
+                if body is not None and earlier and GOES_ON.match(_plain(before)):
+                    # "The core crate must not depend on tokio. It has to stay runtime-
+                    # agnostic. Keep that in mind.": the fact is the sentence it goes on from
+                    whole = _kept(_plain(earlier) + " " + _plain(before))
+                    if whole is not None and not _question(earlier):
+                        body, used = whole, (earlier, before, sentence)
         else:
             body = _request(sentence)
-        ahead = body is None and bool(POINTS_FORWARD.match(plain))
+        ahead = body is None and _points_forward(plain)
         prose = prose or bool(PROSE_TASK.match(plain))
-        before = sentence
+        earlier, before = before, sentence
         last = body is not None and all(body != kept for kept, _ in found)
         if last:
             assert body is not None
@@ -224,6 +246,8 @@ def _sentences(prompt: str) -> list[str]:
         in_diff = False
         if DIFF_LINE.match(line) or CODE_COMMENT.match(line):
             continue
+        if stripped.startswith("#") and _code_comment(lines, at - 1):
+            continue
         if (
             PASTE_INTRO.search(stripped)
             and not MARKER.match(stripped)
@@ -242,6 +266,7 @@ def _sentences(prompt: str) -> list[str]:
         opening = SENTENCE_END.split(head)[-1]  # the line's last sentence
         opens = LABEL_ONLY.match(head) or (
             opening.endswith(":")
+            and not CODE_LINE.match(stripped)
             and not _quoting(opening)
             and _asks_to_keep(QUOTED.sub("", opening[:-1]))
         )
@@ -292,6 +317,19 @@ def _sentences(prompt: str) -> list[str]:
     return out
 
 
+def _code_comment(lines: list[str], at: int) -> bool:
+    """Whether the "#" line ``lines[at]`` comments pasted code rather than heads Markdown:
+    it is tagged like code ("# NOTE:"), or a neighbouring line is code or another "#" line."""
+    if COMMENT_TAG.match(lines[at].strip()):
+        return True
+    for near in (at - 1, at + 1):
+        if 0 <= near < len(lines):
+            text = lines[near].strip()
+            if text and (CODE_LINE.match(text) or (text.startswith("#") and near == at - 1)):
+                return True
+    return False
+
+
 def _plain(sentence: str) -> str:
     """``sentence`` without the Markdown, bullets and emoji around a request, and without
     the "uh" and "um" of dictation."""
@@ -321,6 +359,9 @@ def _request(sentence: str) -> str | None:
         if body is not None:
             return body
     keep = KEEP_OPENING.match(sentence) or KEEP_DASH.match(sentence)
+    if keep is None:
+        dash = ANY_DASH.match(sentence)  # "Just so you have it for future sessions - X"
+        keep = dash if dash and FOR_SESSIONS.search(dash.group("open")) else None
     if keep and "?" not in sentence:
         opening, rest = keep.group("open"), keep.group("rest")
         if _asks_to_keep(opening) or (BARE_KEEP.match(opening) and _statement(rest)):
@@ -332,6 +373,8 @@ def _request(sentence: str) -> str | None:
         return None
     fact = back.group("fact").strip()
     # "I don't remember" says who remembers; "… always. remember" is a request after a stop.
+    if fact.endswith((":", "'", '"', "\u2018", "\u201c")) or _quoting(fact):
+        return None  # "Write an email template: 'Please note that from now on, …'"
     joined = not re.match(r"\s*[,;.(\u2013\u2014-]", sentence[back.end("fact") :])
     if (joined and NOT_BEFORE_BACK.search(fact)) or len(fact.split()) < 3 or not _said(fact):
         return None
@@ -351,7 +394,10 @@ def _standing(sentence: str) -> str | None:
     if not IMPERATIVE.match(sentence) or TENTATIVE.search(sentence) or WRITING_TASK.match(sentence):
         return None
     later = LATER_ANYWHERE.search(sentence)
-    placed = ALWAYS_NEVER.match(sentence) and STANDING_PLACE.search(sentence)
+    placed = ALWAYS_NEVER.match(sentence) and (
+        STANDING_PLACE.search(sentence)
+        or (STANDING_VERB.match(sentence) and not _names_the_work(sentence))
+    )
     if later is None and not NEVER_AGAIN.match(sentence) and not placed:
         return None
     before = sentence[: later.start()] if later else sentence
@@ -362,6 +408,32 @@ def _standing(sentence: str) -> str | None:
     if later and not sentence[later.end() :].strip():
         sentence = before.rstrip(" ,;")  # the time words at its end are not the rule's
     return _kept(sentence)
+
+
+def _names_the_work(sentence: str) -> bool:
+    """Whether ``sentence`` is about the code or task in hand: "in this function", "here",
+    "for this PR", "when you change it"."""
+    return bool(
+        CODE_SPOT.search(sentence)
+        or TASK_HINT.search(sentence)
+        or THIS_SCOPE.search(sentence)
+        or THIS_WORK.search(sentence)
+    )
+
+
+def _points_forward(sentence: str) -> bool:
+    """Whether ``sentence`` asks to keep what comes next: "Can you remember something for
+    me?", "New thing to remember.", "Let me give you some context you should keep for future
+    sessions." """
+    if POINTS_FORWARD.match(sentence):
+        return True
+    opening = sentence.rstrip().rstrip(".:!")
+    return (
+        sentence.rstrip().endswith((".", ":"))
+        and len(opening.split()) <= 20
+        and FOR_SESSIONS.search(opening) is not None
+        and _asks_to_keep(opening)
+    )
 
 
 def _quoting(text: str) -> bool:
@@ -378,8 +450,12 @@ def _asks_to_keep(opening: str) -> bool:
         return False
     if YOUR_MIND.search(opening):
         return True  # "write this on your brain: …" is not a writing task
-    if WRITING_TASK.match(opening):
-        return False
+    if WRITING_TASK.match(opening) or BUILD_TASK.match(opening):
+        return False  # "Add a long-term memory table for the assistant feature: …"
+    if any(THIS_TASK.match(part) for part in re.split(r",\s*", opening)[1:]):
+        return False  # "Remember, this is just a spike - no tests needed."
+    if FOR_SESSIONS.search(opening):
+        return True  # "To be clear for future sessions: …"
     strong = KEEP_STRONG.search(opening)
     verb, noun, long = KEEPISH.search(opening), KEPT_NOUN.search(opening), HOW_LONG.search(opening)
     return bool(strong or (verb and (long or noun)) or (noun and long))
@@ -519,7 +595,10 @@ def _said(words: str) -> bool:
     """Whether ``words`` could be what a request pointing back at them keeps: a statement,
     an instruction ("always pin actions to a sha") or a definition ("prettier: single
     quotes")."""
-    return _statement(words) or bool(IMPERATIVE.match(words) or DEFINITION.match(words))
+    if _statement(words) or IMPERATIVE.match(words) or DEFINITION.match(words):
+        return True
+    # "TIL our CI restores node_modules by the lockfile hash. remember that"
+    return len(words.split()) >= 4 and bool(LOOSE_VERB.search(words))
 
 
 def _question(sentence: str) -> bool:

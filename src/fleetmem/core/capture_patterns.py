@@ -17,12 +17,15 @@ FOR_LATER = (
     r"|(?:all\s+|any\s+)?(?:the|our|my|your)\s+(?:later|next|future|upcoming|coming|subsequent)"
     r"\s+(?:sessions?|runs?|chats?|conversations?|tasks?|times?|weeks?|months?|projects?|prs?"
     r"|changes?|work)"
-    r"|(?:all\s+|any\s+)?(?:later|next|future|upcoming|coming|subsequent)"
+    r"|(?:all\s+|any\s+)?(?:later|next|futur(?:e)?|upcoming|coming|subsequent)"
     r"(?:\s+(?!(?:the|a|an|this|that|these|we|i|it|our|my|your|keep|remember)\b)\w+){0,2}"
     r"(?:\s+(?:in|on)\s+(?:this|the|our)\s+(?:repo|repository|project|codebase|code))?"
     r"|(?:every|each|all)\s+(?:future\s+)?(?:session|run|task|time|conversation|chat|project)s?"
     r"(?:\s+of\s+(?:mine|ours))?)"
-    r"|going\s+forward|moving\s+forward|forever|permanently|henceforth"
+    r"|going\s+fo(?:r)?ward|moving\s+forward|forever|permanently|henceforth"
+    r"|(?:across|between)\s+(?:all\s+)?(?:sessions|chats|conversations|runs)"
+    r"|for\s+this\s+and\s+(?:all\s+)?(?:future|next|later)\s+(?:sessions?|chats?|runs?|tasks?)"
+    r"|from\s+now(?=\s+(?:you|we|i|please|pls|always|never)\b|\s*,)"
     r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
     r"|from\s+this\s+point\s+(?:on|forward)|as\s+of\s+(?:now|today)|from\s+today(?:\s+on)?"
     r"|from\s+(?:now|today|here)\s+onwards?"
@@ -31,7 +34,7 @@ FOR_LATER = (
     r"|repository|codebase|engagement|product)"
     r"|in\s+(?:all\s+)?(?:(?:the|our|my|your)\s+)?(?:later|future|next|upcoming|coming)\s+(?:sessions|runs|chats"
     r"|conversations|tasks|weeks)"
-    r"|in\s+(?:all\s+)?(?:(?:the|our|my|your)\s+)?future(?:\s+(?:runs|sessions|tasks|work|projects|chats"
+    r"|in\s+(?:all\s+)?(?:(?:the|our|my|your)\s+)?futur(?:e)?(?:\s+(?:runs|sessions|tasks|work|projects|chats"
     r"|conversations|prs|changes))?"
     r"|whenever\s+you(?:'re|\s+are)?\s+(?:\w+\s+){0,2}?(?:in|on|with)\s+(?:this|the|our)\s+"
     r"(?:repo|repository|project|codebase|code))"
@@ -43,12 +46,15 @@ LEAD = (
     r"|yeah|yep|yo|btw|so|but|this\s+time"
     r"|just|hey(?:\s+(?!remember)\w+)?|fyi|nb|p\.?s\.?|por\s+favor|bitte|svp|by\s+the\s+way"
     r"|@?(?:claude|codex|copilot|cursor|gemini|assistant|agent)|buddy|mate|quick\s+one"
+    r"|wait|actually|hold\s+on|ah|nope|no|correction"
     r"|when(?:ever)?\s+possible|if\s+possible|generally|in\s+general"
     r"|one\s+more\s+thing|important|(?:a\s+)?quick(?:\s+note)?|(?:a\s+)?heads[-\s]+up"
     r"|let'?s|here'?s|here\s+is|(?:just\s+)?so\s+you\s+know|(?:a\s+|another\s+)?new\s+rule"
     # Time words before the verb: "from now on remember that …", "going forward, note …".
     rf"|(?P<lead_later>{FOR_LATER}))\s*[,:;!+&]?\s+)*"
 )
+# "I'd like you to always …": a wish that opens an instruction.
+YOU_TO = r"(?:(?:i'?d\s+like|i\s+want|i\s+need|i'?d\s+love)\s+you\s+to\s+)"
 # Ways of asking that wrap the verb: "I want you to remember", "make sure you remember",
 # "could you please remember", "always remember". ``ask`` marks a question-shaped request.
 FRAME = (
@@ -67,6 +73,7 @@ FRAME = (
     r"|is\s+it\s+possible\s+(?:for\s+you\s+)?to"
     r"|(?:can|could|may)\s+i\s+ask\s+you\s+to"
     r"|any\s+chance\s+(?:you\s+)?(?:could|can))(?:\s+(?:please|pls|also|maybe|possibly))*"
+    rf"(?:,?\s+{FOR_LATER},?)?"
     r"(?:\s+always)?)\s+){0,2}"
 )
 # "remember" as typed in a hurry.
@@ -94,7 +101,7 @@ PLAIN = (
     r"|\s+me(?=\s+that\b)"
     r"|\s+(?:the|this|our)\s+rule"
     # "Remember where the seeds are: db/seeds": the words are kept with the fact.
-    r"|\s+(?P<named>(?!that\b|to\b|how\b|why\b|when\b|if\b|whether\b)[\w'*/.-]+"
+    r"|\s+(?P<named>(?!that\b|to\b|how\b|why\b|when\b|if\b|whether\b|what\b)[\w'*/.-]+"
     r"(?:\s+[\w'*/.-]+){0,4})(?=\s*:\s))?|(?P<memorize>memori[sz]e)(?:\s+this)?"
     r"|learn\s+this|retain(?:\s+this)?|make\s+(?:it\s+)?a\s+rule"
     # "store the fact that X", "save a memory that X", "make it a permanent memory that X"
@@ -120,7 +127,7 @@ MEMORY = (
     r"(?:(?P<saving>save|add|stash|file|log|record|persist)|store|put|keep|write)\s+"
     r"(?P<this>this\s+|a\s+(?:rule|fact|note|preference|reminder)\s+)?"
     r"(?:it\s+|that\s+)?"
-    r"(?:to|in|into)\s+(?:the\s+)?(?P<your>(?:your|the\s+agent'?s|project|team|shared)\s+)?"
+    r"(?:to|in|into)\s+(?:the\s+)?(?P<your>(?:your|ur|the\s+agent'?s|project|team|shared)\s+)?"
     r"(?P<long>(?:long[-\s]term|permanent)"
     r"\s+)?(?:memory|memories|notes|knowledge(?:\s+base)?)"
 )
@@ -133,7 +140,11 @@ MIND = (
 # Labels that open a line or sentence and are followed by a colon, a comma or a dash.
 L = FOR_LATER
 LABEL = (
-    rf"(?:note|memo|reminder|tip|rule|psa|fyi|pro\s+tip|heads[-\s]up)\s+{L}"
+    rf"(?:note|memo|reminder|tip|rule|psa|fyi|pro\s+tip|heads[-\s]up)"
+    rf"(?:\s+for\s+(?:you|u|the\s+agent|claude|codex),?)?\s+{L}"
+    r"|(?:notes?|memos?|reminders?|things?|tips?)\s+(?:for\s+(?:you|u)\s*,?\s*)?(?:long[-\s]term"
+    r"|for\s+the\s+long\s+(?:run|term|haul))"
+    r"|long[-\s]term\s+(?:thing|note|fact|memo|preference|reminder)"
     r"|(?:notes?|memo)\s+(?:to|2)\s+(?:self|me|you|us)"
     r"(?:\s*(?:and|&|\+)\s*(?:to\s+)?(?:you|u|me|self|(?:the\s+)?agent|claude|codex))?"
     r"(?:\s+for\s+(?:the\s+)?(?:agent|you|claude|codex|ai))?"
@@ -178,8 +189,9 @@ LABEL = (
     r"|(?:(?:new|permanent|standing|house|team|general|golden)\s+)?rules?\s+(?:of\s+thumb\s+)?"
     r"(?:for|in|on)\s+(?:(?:this|our|the|my)\s+(?:repo|repository|project|codebase|code\s*base"
     rf"|team|org|company|monorepo|service|app)|you|us|me|future\s+\w+)\b(?:\s+{L})?"
-    r"|(?:permanent|standing|general|lasting|global)\s+(?:preferences?|conventions?|facts?"
-    r"|instructions?)"
+    r"|(?:(?:a|an|one|my|our)\s+)?(?:permanent|standing|general|lasting|global)\s+(?:preferences?"
+    r"|conventions?|facts?|instructions?|rules?)(?:\s+for\s+(?:you|u|the\s+agent))?(?:,?\s*please)?"
+    r"|(?:this\s+is\s+)?(?:important\s+and\s+)?permanent"
     # "for all my assignments from now on:"
     rf"|for\s+(?:all|every|each)\s+(?:(?:of\s+)?(?:my|our)\s+)?[\w-]+(?:\s+[\w-]+)?\s+{L}"
     # "Ok, noting this for the future so you remember:"
@@ -204,7 +216,7 @@ LABEL = (
 # A colon, a comma or a dash (hyphen, en or em) after a space.
 MARK = r"[:,]|\s[-\u2013\u2014]"
 # "remember!! X" reads like "remember X": what follows must be a statement.
-SEP = rf"\s*(?P<sep>{MARK}|!+|\s+that\b|\s+(?=\S))\s*"
+SEP = rf"\s*(?P<sep>{MARK}|!+|\.(?=\s)|\s+that\b|\s+(?=\S))\s*"
 TRIGGER = re.compile(
     rf"^{LEAD}(?:#remember\b\s*:?\s*(?P<tag>.*)"
     rf"|(?:{LABEL})\s*(?:{MARK})\s*(?P<label>.*)"
@@ -294,7 +306,9 @@ BACK = (
     r"|i'?d\s+(?:appreciate\s+it|love\s+it|like\s+it)\s+if\s+you\s+|make\s+sure\s+(?:you\s+)?"
     r"|i'?d\s+like\s+you\s+to\s+|(?:that'?s\s+)?important,?\s+"
     r"|i\s+want\s+you\s+to\s+)*"
-    rf"(?:(?:(?:{REMEMBER}|memori[sz]e)(?:\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?)?"
+    rf"(?:(?:(?:{REMEMBER}|memori[sz]e)(?:\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?"
+    # a bare "remember" followed by a colon or a dash asks ahead: "And remember — X"
+    r"|(?!\s*(?:[,:]|\s[-\u2013\u2014])))"
     r"|remember\s+the\s+(?:new\s+|updated\s+)?(?:convention|rule|fact|lesson|preference)"
     r"|update\s+your\s+(?:memory|notes)"
     r"|(?:don'?t\s+forget|never\s+forget|note|save|store|keep|record|hold\s+on(?:\s+to|to)|file)"
@@ -315,25 +329,30 @@ BACK = (
     r"|(?:this|that|it)\s+applies\s+to\s+(?:all|every|each|any)\s+(?:of\s+)?(?:our|my|your|future)?"
     r"\s*[\w-]+(?:\s+[\w-]+)?"
     r"|don'?t\s+mix\s+(?:them|those|these|the\s+two)\s+up"
+    r"|(?:that'?s|this\s+is|it'?s)\s+(?:a|an|one)\s+(?:[\w-]+\s+){0,2}?(?:gotcha|rule|fact|thing"
+    r"|lesson|detail|preference|convention)\s+(?:to\s+(?:remember|keep\s+in\s+mind|know)"
+    rf"|(?:worth\s+)?(?:remembering|keeping))"
     # "That goes for every migration from here on.": only with the time words (see below)
     rf"|(?:that|this|it)\s+(?:goes|applies|holds|counts)(?:\s+(?:for|to)\s+(?:every|all|any|each)"
     rf"\s+[\w-]+(?:\s+[\w-]+)?)?(?=\s+{FOR_LATER}))"
     # when it is to last, whom it is for
-    rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|instead|too|as\s+well|for\s+(?:me|us|later"
+    rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|instead|too|as\s+well|from\s+now"
+    r"|for\s+(?:me|us|later"
     r"|(?:all\s+|any\s+)?(?:future|next)\s+[\w\s/-]{1,40}?"
     r"|(?:every|each|all|any)\s+[^.!?:]{1,60}?))){0,2}"
     r"(?:,?\s+(?:please|pls|plz|thanks|thx))?"
     # why: "…, it'll come up again", "… so you stop inventing keys", "… for when things break"
     r"(?:,?\s*(?:it'?ll|it\s+will|this\s+will|that\s+will|it|this)\s+[\w\s']{1,30}?"
     r"|\s+(?:so|because|since|as|for\s+when|next\s+time\s+you|when\s+you|if|in\s+case"
-    r"|whenever)\b[^.!?:]{0,100}|\s+for\b(?![^.!?:]*\bthat\b)[^.!?:]{0,100}|\s*,\s*[^!?:]{0,100})?"
+    r"|whenever)\b[^.!?:]{0,100}|\s+for\b(?![^.!?:]*\bthat\b)[^.!?:]{0,100}"
+    r"|\s*(?:,|\s[-\u2013\u2014])\s*[^!?:]{0,100}|\s+and\s+[^.!?:]{0,80})?"
 )
 ASKS = re.compile(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
 # "That's a hard rule, remember it." points back past its own words.
 RULE_WORDS = (
     r"(?:(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)?\s*(?:hard|strict|firm|permanent"
     r"|standing|house|team|general|important|golden|lasting)?\s*(?:rule|fact|convention|requirement"
-    r"|policy)\s*[,;.]?\s*)?"
+    r"|policy|preference|gotcha)\s*[,;.]?\s*)?"
 )
 BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*\)?\s*[.!?]*[\s{SYMBOLS}]*$"
 POINTS_BACK = re.compile(rf"^{BACK_END}", re.IGNORECASE)
@@ -358,6 +377,7 @@ THIS_SCOPE = re.compile(
     r"|\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:task|session|pr|conversation|chat|day)\b"
     r"|\b(?:of|in|for|from)\s+this\s+(?:pr|task|change|session|ticket|branch|commit|diff)\b"
     r"|\bonly\b[^.]{0,60}\btoday\b|\btoday\s+only\b|\btonight\b"
+    r"|(?<!\bof\s)(?<!\bfrom\s)(?<!\bstarting\s)(?<!\bdecided\s)(?<!\bthis\s)\btoday\s*[.!]*$"
     r"|\bthis\s+(?:morning|afternoon|evening|week)\b"
     r"|\bthe\s+(?:goal|point|idea|aim)\s+(?:here|of\s+this)\b|\bwhen\s+you\s+\w+\s+this\b",
     re.IGNORECASE,
@@ -407,15 +427,18 @@ KEEP_DASH = re.compile(
 )
 # "If I remember correctly", "do you remember", "I can't remember": someone remembering.
 NOT_KEEP = re.compile(
-    r"\b(?:i|if\s+i|we|do\s+you|did\s+you|you|can'?t|don'?t|cannot|never"
-    r"|(?:want|need|have|trying|try|tried|hard|how|easy)\s+to)\s+remember\b",
+    r"\b(?:i|if\s+i|we|do\s+you|did\s+you|(?<!\bso\s)you|can'?t|don'?t|cannot|never"
+    r"|(?:want|need|have|trying|try|tried|hard|how|easy)\s+to)\s+remember\b"
+    r"|\bremember\s+what\s+(?:i|we|you)\s+(?:said|told|mentioned|discussed|asked|wrote)\b"
+    r"|\bno\s+need\s+to\s+(?:keep|remember|save|store|note)\b"
+    r"|\b(?:don'?t|do\s+not|never)\s+(?:need\s+to\s+)?(?:keep|save|store|note)\b",
     re.IGNORECASE,
 )
 # Verbs that ask to keep something for good on their own ("I'm going to say this once so
 # please remember it:", "Want you to hold onto this:").
 KEEP_STRONG = re.compile(
     r"\b(?:remember\w*+(?!-)|memori[sz]\w*+(?!-)|retain|hold\s+on(?:to|\s+to)|hang\s+on\s+to"
-    r"|carry\s+\w+\s+over"
+    r"|carry\s+\w+\s+over|carry\s+(?:\w+\s+)?(?:into|forward)"
     r"|carry\s+over|bookmark(?!-)|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch"
     r"|lock\s+(?:this|it|that)\s+in|(?:want|like|need)\s+you\s+to\s+keep\s+(?:it|this|that)"
     r"|(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory|brain|head|memory\s+bank))\b",
@@ -430,13 +453,14 @@ KEEPISH = re.compile(
 KEPT_NOUN = re.compile(
     r"\b(?:your\s+(?:long[-\s]term\s+)?(?:memory|memories|brain|head|mind|notes)"
     r"|(?:long[-\s]term|permanent|project|team|shared)\s+memory|preferences?|facts?"
-    r"|conventions?|lessons?|knowledge|on\s+file|rules?\s+of\s+the\s+house)\b",
+    r"|conventions?|lessons?|knowledge|on\s+file|rules?\s+of\s+the\s+house"
+    r"|(?:permanent|standing|lasting)\s+rules?)\b",
     re.IGNORECASE,
 )
 HOW_LONG = re.compile(
     rf"{FOR_LATER}|\b(?:long[-\s]term|permanent(?:ly)?|lasting|for\s+(?:the\s+)?long\s+haul"
     r"|(?:across|between)\s+sessions|every\s+session|next\s+time|later|future|again"
-    r"|for\s+good|still\s+know)\b",
+    r"|for\s+good|still\s+know|(?:for\s+)?the\s+long\s+run|whenever\s+you|so\s+we'?re\s+clear)\b",
     re.IGNORECASE,
 )
 # Openings that ask for writing, whose content is not a request: "Write a Slack announcement:
@@ -480,6 +504,7 @@ NOT_A_FACT = re.compile(
 # A statement rather than a bare name: a subject pronoun first, or a verb a fact would use.
 CLAUSE = re.compile(
     r"^(?:we|i|im|ive|you|u|they|he|she|our|my|your|their|everyone|nobody|no\s+one)\b"
+    r"|\b(?:it|that|there|here|what|who|he|she)'s\b"
     r"|\b(?:is|are|was|were|be|been|has|have|had|must|should|shall|will|would|can|cannot|"
     r"can't|won't|doesn't|don't|isn't|aren't|wasn't|needs?|uses?|runs?|lives?|goes|takes|means?|"
     r"means|expects|requires|prefers|wants|belongs|breaks|only)\b",
@@ -546,13 +571,16 @@ PASTE_INTRO = re.compile(
     r"|here)\b[^.!?]*$"
     r"|\b(?:this|the|these|following|below|my|our)\s+(?:[\w.-]+\s+){0,3}?(?:changelog|release"
     r"\s+notes|notes|draft|readme|docs?|text|snippet|output|logs?|message|description|spec"
-    r"|email|ticket|issue|comment|diff|config|yaml|json|paragraph|section)\b[^:]*:\s*$"
-    r"|\b(?:has|have|contains|says|reads|looks\s+like)\s+this\b[^:]*[:?]\s*$"
+    r"|email|ticket|issue|comment|diff|config|yaml|json|paragraph|section|function|class"
+    r"|method|code|script|snippet|query|component|module|thread|conversation)\b[^:]*:\s*$"
+    r"|\b(?:has|have|contains|says|reads|looks\s+like)\s+(?:this|these\s+\w+|the\s+following"
+    r"(?:\s+\w+)?)\b[^:]*[:?]\s*$"
     r"|^(?:please\s+)?(?:edit|update|fix|change|rewrite|review|proofread|reword|shorten|tidy"
     r"|translate|locali[sz]e|convert"
     r"|clean\s+up)\b[^:]*:\s*$"
     r"|^(?:here'?s|here\s+is|below\s+is)\s+(?:the|a|an|my|our|some|their)\b[^.]*?"
-    r"\b(?:wrote|written|says|description|draft|text|message|email|doc|notes|copy)\b[^:]*[:?]\s*$"
+    r"\b(?:wrote|written|says|description|draft|text|message|email|doc|notes|copy|thread"
+    r"|conversation|chat|transcript|excerpt|quote|reply|comment|review|feedback)\b[^:]*[:?]\s*$"
     r"|\S\.(?:toml|ya?ml|json|ini|cfg|conf|py|js|ts|tsx|go|rs|java|kt|rb|sh|env|xml|properties"
     r"|gradle|tf|sql|diff|patch|log)\s*:\s*$"
     r"|\b(?:proofread|review|check|summari[sz]e|translate|rewrite|fix|explain|improve|tighten"
@@ -637,7 +665,8 @@ EXPLICIT_KEEP = re.compile(
 # words anywhere ("stop using moment.js, use date-fns going forward") or "never … again" it
 # is a standing rule.
 IMPERATIVE = re.compile(
-    r"^(?:(?:please|pls|plz|kindly)\s+)?(?:always|never|only|no|don'?t|do\s+not|dont|avoid|prefer"
+    rf"^(?:(?:please|pls|plz|kindly)\s+)?{YOU_TO}?(?:always|never|only|no|don'?t|do\s+not|dont|avoid"
+    r"|prefer"
     r"|use|write|put|run|keep|make|add|call|name|reply|respond|answer|ask|check|target|follow"
     r"|stick|treat|default|format|document|log|include|commit|open|send|pin|deploy|test|wrap"
     r"|return|start|sign|tag|squash|rebase|merge|push|review|mention|refer|label|prefix|stop"
@@ -691,7 +720,7 @@ TASK_HINT = re.compile(
     r"|\bthe\s+(?:file|csv|input|function|fixture|script|signature|parser|output)\b"
     r"|\bthis\s+(?:file|csv|function|script|refactor|one|particular|migration|test|code|change)\b"
     r"|\bin\s+(?:an?|\d+)\s+(?:minutes?|hours?)\b|\bnext\s+hour\b|\btomorrow\b|\btonight\b"
-    r"|\bshort\s+on\s+time\b|\bquick\s+fix\b|\balready\b"
+    r"|\bshort\s+on\s+time\b|\bquick\s+fix\b|\balready\b|\b(?:rough\s+)?draft\b"
     r"|\b(?:i|we)(?:'ve|\s+have)\s+(?:just\s+)?(?:run|ran|done|made|changed|pushed|merged|fixed"
     r"|deleted|added|updated|started|tried)\b"
     r"|\bthe\s+(?:fix|patch|bug|ticket|pr)\b|;\s*(?:please\s+)?\w+\s+(?:it|this|that)\b",
@@ -705,7 +734,11 @@ WHENEVER = re.compile(
     re.IGNORECASE,
 )
 # The opening of a sentence that describes behaviour: "… so that, going forward, objects …".
-SO_THAT = re.compile(r"\b(?:so\s+that|such\s+that|so|that)\s*[,:]?\s*$", re.IGNORECASE)
+SO_THAT = re.compile(
+    r"\b(?:so\s+that|such\s+that|so|(?:saying|telling\s+\w+|stating|announcing|explaining|means?)"
+    r"\s+that)\s*[,:]?\s*$",
+    re.IGNORECASE,
+)
 # What makes an instruction opening with "always" or "never" last without time words: the
 # place it holds for ("Always use Decimal for money in this project"), or a remark that it is
 # a rule ("… — that's a permanent rule").
@@ -716,4 +749,61 @@ STANDING_PLACE = re.compile(
     r"|house|team|firm|strict|general)?\s*rule\b",
     re.IGNORECASE,
 )
-ALWAYS_NEVER = re.compile(r"(?:please\s+)?(?:always|never)\b(?!\s+mind\b)", re.IGNORECASE)
+ALWAYS_NEVER = re.compile(
+    rf"(?:please\s+)?{YOU_TO}?(?:always|never)\b(?!\s+mind\b)", re.IGNORECASE
+)
+# An opening that asks to build something, not to keep it: "Add a long-term memory table for
+# the assistant feature: user_id, key, value".
+BUILD_TASK = re.compile(
+    r"^(?:please\s+)?(?:add|create|implement|build|design|make|set\s+up|define|introduce|scaffold)"
+    r"\s+(?:a|an|the|new|some)\s+(?!(?:(?:new|permanent|standing|mental|quick)\s+)?(?:note|rule"
+    r"|preference|fact|reminder|memory\b(?!\s+\w)))",
+    re.IGNORECASE,
+)
+# An opening before a colon or a dash that says the text is for later sessions: "To be clear
+# for future sessions:", "So we're clear for the future:", "Just so you have it for future
+# sessions -".
+FOR_SESSIONS = re.compile(
+    r"\b(?:future|next|later|coming|upcoming|all|every|across|between)\s+(?:\w+\s+)?(?:sessions?"
+    r"|chats?|conversations?)\b|\bfor\s+the\s+future\b|\blong[-\s]term\b",
+    re.IGNORECASE,
+)
+ANY_DASH = re.compile(
+    r"^(?P<open>[^:\n\u2013\u2014]{3,100}?)\s[-\u2013\u2014]\s+(?P<rest>\S.*)$", re.DOTALL
+)
+# A sentence that goes on from the one before it: "It has to stay runtime-agnostic."
+GOES_ON = re.compile(r"^(?:it|this|that|they|so|because|otherwise|the\s+reason)\b", re.IGNORECASE)
+# A verb in the third person, loosely: what a sentence a request points back at says.
+LOOSE_VERB = re.compile(
+    r"\b(?!(?:its|this|is|was|has|as|us|yes|thus|always|perhaps|does|his|hers|ours|yours"
+    r"|theirs|less|unless|across|process|access|address|class|status|alias|bus|plus)\b)"
+    r"[a-z]{3,}s\b"
+)
+# Instructions to the agent (not the code's behaviour) that "always" or "never" make standing:
+# "Always test on the iPhone SE simulator too", "Never use `any` in our TypeScript".
+STANDING_VERB = re.compile(
+    rf"^(?:please\s+)?{YOU_TO}?(?:always|never)\s+(?:ever\s+)?(?:use|put|test|set|run|write|add|ask"
+    r"|commit"
+    r"|prefer|follow|check|pin|format|name|document|include|tag|sign|squash|rebase|target|stick"
+    r"|treat|default|avoid|import|create|open|reply|respond|answer|explain|mention|push|merge"
+    r"|deploy|install|upgrade|bump|call|cite|link|lint|type|keep|leave|give|show\s+me|tell\s+me"
+    r"|send|ping|review|start|structure|organi[sz]e|store|save|wrap|prefix|suffix|label|respect)\b",
+    re.IGNORECASE,
+)
+# Where the code in hand is named: "in this function", "here", "in handle_webhook()".
+CODE_SPOT = re.compile(
+    r"\b(?:this|that|the)\s+(?:function|method|class|module|file|script|component|endpoint"
+    r"|handler|query|loop|test|change|pr|branch|commit|exercise|snippet|block|wrapper|view|page"
+    r"|route|one|diff|notebook|cell|readme|makefile|migration|dockerfile)\b|\bhere\b|\b\w+\(\)"
+    r"|[\w/-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|swift|md|sh|ya?ml|json|toml|sql|css|html)\b",
+    re.IGNORECASE,
+)
+# A line of pasted code or shell beside a "#" comment line: "RUN pip install", "x = 1",
+# "if [[ … ]]; then", "#!/bin/bash".
+CODE_LINE = re.compile(
+    r"^\s*(?:#!|[A-Z]{2,}\s+\S|\w[\w.]*\s*[-+*/]?=\s*\S|(?:if|for|while|def|class|import|from"
+    r"|return|fn|let|const|var|func|echo|export|set)\b.*[^.]$|\$\s|[{}\[\]();]|.*[;{]\s*$"
+    r"|\w+\(.*\)\s*;?\s*$)"
+)
+# A "#" comment in the style of code rather than a Markdown heading: "# NOTE: …", "# TODO".
+COMMENT_TAG = re.compile(r"^#\s*(?:NOTE|TODO|FIXME|XXX|HACK|WARNING|IMPORTANT)\b")
