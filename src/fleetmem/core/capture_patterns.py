@@ -749,9 +749,7 @@ STANDING_PLACE = re.compile(
     r"|house|team|firm|strict|general)?\s*rule\b",
     re.IGNORECASE,
 )
-ALWAYS_NEVER = re.compile(
-    rf"(?:please\s+)?{YOU_TO}?(?:always|never)\b(?!\s+mind\b)", re.IGNORECASE
-)
+ALWAYS_NEVER = re.compile(rf"(?:please\s+)?{YOU_TO}?(?:always|never)\b(?!\s+mind\b)", re.IGNORECASE)
 # An opening that asks to build something, not to keep it: "Add a long-term memory table for
 # the assistant feature: user_id, key, value".
 BUILD_TASK = re.compile(
