@@ -550,6 +550,20 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "A standing instruction, please: when a build takes long, tell me first.",
             "when a build takes long, tell me first.",
         ),
+        # round 12
+        (
+            "Standing instruction for this repo: run `make fmt` before every commit.",
+            "run `make fmt` before every commit.",
+        ),
+        ("Persist this please: the docs site builds with Hugo.", "the docs site builds with Hugo."),
+        (
+            "The endpoint needs the X-Org header on each call. Please remember that about our API.",
+            "The endpoint needs the X-Org header on each call.",
+        ),
+        (
+            "Going forward, image tags must be lowercase.",
+            "image tags must be lowercase.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -669,6 +683,13 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "No need to keep this for later: I'm on a train today.",
         "Add a long-term memory table for the chat feature: user_id, key, value.",
         "Write a notice for customers: 'Please note that from now on, fees are monthly.'",
+        # round 12 (corpus m): changes specified with "from now on", code beside a comment
+        "From now on, new accounts should start on the free tier. Update the signup flow.",
+        "Going forward, refunds should be batched nightly. Write the cron job.",
+        "Is this right?\n# remember: never cache /auth\nlocation /auth { proxy_pass http://a; }",
+        "The config has `remember_tabs: true` but tabs still reset. Why?",
+        "Remember, in this refactor we only move code.",
+        "Help me write a note to the team: from now on standup is at 10.",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

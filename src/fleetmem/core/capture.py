@@ -75,6 +75,7 @@ from fleetmem.core.capture_patterns import (
     LASTING,
     LATER_ANYWHERE,
     LATER_OPENING,
+    LATER_SPEC,
     LOG_LINE,
     LONG_STATEMENT,
     LOOSE_VERB,
@@ -103,6 +104,7 @@ from fleetmem.core.capture_patterns import (
     STATED,
     TAG_QUESTION,
     TASK_HINT,
+    TASK_NOW,
     TENTATIVE,
     THIS_SCOPE,
     THIS_TASK,
@@ -161,9 +163,12 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
             body = _request(sentence)
             if body is not None and not DIRECTIVE.match(body):
                 body = None
-        elif last and DO_THAT_NOW.match(plain):
-            # "Going forward, X should skip weekends. Implement that in next_run()": the
-            # sentence before specified this task's change.
+        elif last and (
+            DO_THAT_NOW.match(plain) or (LATER_SPEC.match(_plain(before)) and TASK_NOW.match(plain))
+        ):
+            # "Going forward, X should skip weekends. Implement that in next_run()", "From now
+            # on, new users should get the free plan. Update the signup handler.": the sentence
+            # before specified this task's change.
             found.pop()
         elif ahead and not _question(plain) and not POINTS_FORWARD.match(plain):
             body = _request(sentence) or _kept(plain)  # "Can you remember something? X."
@@ -450,6 +455,8 @@ def _asks_to_keep(opening: str) -> bool:
         return False
     if YOUR_MIND.search(opening):
         return True  # "write this on your brain: …" is not a writing task
+    if opening.count("`") % 2:
+        return False  # "The config has `remember_last_project: true`": a colon inside code
     if WRITING_TASK.match(opening) or BUILD_TASK.match(opening):
         return False  # "Add a long-term memory table for the assistant feature: …"
     if any(THIS_TASK.match(part) for part in re.split(r",\s*", opening)[1:]):
@@ -597,6 +604,8 @@ def _said(words: str) -> bool:
     quotes")."""
     if _statement(words) or IMPERATIVE.match(words) or DEFINITION.match(words):
         return True
+    if re.search(r"\b(?:i|we|you|they)\s+(?!to\b)\w+", words, re.IGNORECASE):
+        return True  # "For this repo I commit as j@example.com"
     # "TIL our CI restores node_modules by the lockfile hash. remember that"
     return len(words.split()) >= 4 and bool(LOOSE_VERB.search(words))
 

@@ -161,7 +161,7 @@ LABEL = (
     # "as a standing rule: …", "As a permanent rule, never log request bodies"
     r"|as\s+(?:a|an|our)\s+(?:(?:standing|permanent|general|hard|house|firm|strict|golden|team"
     r"|lasting|fixed|blanket)\s+)*(?:rule|policy|convention|preference)"
-    r"|persist\s+(?:this|that)|i\s+want\s+(?:this|that|it)\s+remembered"
+    r"|persist\s+(?:this|that)(?:,?\s+please)?|i\s+want\s+(?:this|that|it)\s+remembered"
     rf"|lessons?\s+{L}"
     rf"|(?:new|permanent|standing|golden|general)\s+(?:rules?|conventions?|polic(?:y|ies)"
     rf"|guidelines?)(?:\s+{L}|\s+as\s+of\s+\w+)?"
@@ -190,7 +190,8 @@ LABEL = (
     r"(?:for|in|on)\s+(?:(?:this|our|the|my)\s+(?:repo|repository|project|codebase|code\s*base"
     rf"|team|org|company|monorepo|service|app)|you|us|me|future\s+\w+)\b(?:\s+{L})?"
     r"|(?:(?:a|an|one|my|our)\s+)?(?:permanent|standing|general|lasting|global)\s+(?:preferences?"
-    r"|conventions?|facts?|instructions?|rules?)(?:\s+for\s+(?:you|u|the\s+agent))?(?:,?\s*please)?"
+    r"|conventions?|facts?|instructions?|rules?)(?:\s+for\s+(?:you|u|the\s+agent|(?:this|the|our)"
+    r"\s+(?:repo|project|codebase|team)))?(?:,?\s*please)?"
     r"|(?:this\s+is\s+)?(?:important\s+and\s+)?permanent"
     # "for all my assignments from now on:"
     rf"|for\s+(?:all|every|each)\s+(?:(?:of\s+)?(?:my|our)\s+)?[\w-]+(?:\s+[\w-]+)?\s+{L}"
@@ -337,9 +338,10 @@ BACK = (
     rf"\s+[\w-]+(?:\s+[\w-]+)?)?(?=\s+{FOR_LATER}))"
     # when it is to last, whom it is for
     rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|instead|too|as\s+well|from\s+now"
+    r"|about\s+(?:our|the|this|my|your)\s+[^.!?:]{1,60}?"
     r"|for\s+(?:me|us|later"
-    r"|(?:all\s+|any\s+)?(?:future|next)\s+[\w\s/-]{1,40}?"
-    r"|(?:every|each|all|any)\s+[^.!?:]{1,60}?))){0,2}"
+    r"|(?:all\s+|any\s+)?(?:future|next)\s+(?:(?!that\b)[\w\s/-]){1,40}?"
+    r"|(?:every|each|all|any)\s+(?:(?!that\b)[^.!?:]){1,60}?))){0,2}"
     r"(?:,?\s+(?:please|pls|plz|thanks|thx))?"
     # why: "…, it'll come up again", "… so you stop inventing keys", "… for when things break"
     r"(?:,?\s*(?:it'?ll|it\s+will|this\s+will|that\s+will|it|this)\s+[\w\s']{1,30}?"
@@ -372,7 +374,8 @@ NOT_BEFORE_BACK = re.compile(
 THIS_SCOPE = re.compile(
     r"\bfor\s+(?:this|the\s+current)\s+(?:task|session|pr|change|ticket|branch|run|one|fix|bug"
     r"|issue|conversation|chat|commit)\b|\bfor\s+(?:now|today)\b|\bjust\s+today\b|\bright\s+now\b"
-    r"|\bin\s+this\s+(?:pr|task|change|session|ticket|branch|commit|answer|reply|response|diff)\b"
+    r"|\bin\s+this\s+(?:pr|task|change|session|ticket|branch|commit|answer|reply|response|diff"
+    r"|refactor|rewrite|cleanup|spike|fix|patch)\b"
     r"|\bstill\s+need\s+to\b|\bbefore\s+we'?re\s+done\b"
     r"|\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:task|session|pr|conversation|chat|day)\b"
     r"|\b(?:of|in|for|from)\s+this\s+(?:pr|task|change|session|ticket|branch|commit|diff)\b"
@@ -466,7 +469,7 @@ HOW_LONG = re.compile(
 # Openings that ask for writing, whose content is not a request: "Write a Slack announcement:
 # from now on, …", "Format this as a quote: remember, remember …".
 WRITING_TASK = re.compile(
-    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:write|draft|compose|format|translate"
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:help\s+me\s+)?(?:write|draft|compose|format|translate"
     r"|summari[sz]e|rewrite|reword|tweet|post|announce|proofread|edit|turn)\b"
     r"|^(?:please\s+)?(?:add|insert|include|put)\s+(?:a|an|the|this|one)\s+(?:[\w-]+\s+){0,2}?"
     r"(?:note|comment|section|paragraph|entry|line|docstring|warning|callout|banner|bullet)\b",
@@ -627,6 +630,7 @@ QUOTE_CLOSES = re.compile(r"['\u2019](?=[\s.,;:!?)\]]|$)|[\"\u201d]")
 # when things break", "… make sure you remember that next time you suggest …".
 BACK_TAIL = re.compile(
     r"^(?:for\s+when|next\s+time\b|when\s+you\b|so\s+(?:that\s+)?you\b|because\b|since\b"
+    r"|about\b(?![^:]*:)"
     r"|too\b|for\s+(?:me|us|later)\b|in\s+the\s+coming\b|this\s+time\b"
     rf"|{FOR_LATER}\s*(?:this\s+time|too|as\s+well)?\s*[.!]*$)",
     re.IGNORECASE,
@@ -800,8 +804,21 @@ CODE_SPOT = re.compile(
 # "if [[ … ]]; then", "#!/bin/bash".
 CODE_LINE = re.compile(
     r"^\s*(?:#!|[A-Z]{2,}\s+\S|\w[\w.]*\s*[-+*/]?=\s*\S|(?:if|for|while|def|class|import|from"
-    r"|return|fn|let|const|var|func|echo|export|set)\b.*[^.]$|\$\s|[{}\[\]();]|.*[;{]\s*$"
+    r"|return|fn|let|const|var|func|echo|export|set)\b.*[^.]$|\$\s|[{}\[\]();]|.*[;{}]\s*$"
     r"|\w+\(.*\)\s*;?\s*$)"
 )
 # A "#" comment in the style of code rather than a Markdown heading: "# NOTE: …", "# TODO".
 COMMENT_TAG = re.compile(r"^#\s*(?:NOTE|TODO|FIXME|XXX|HACK|WARNING|IMPORTANT)\b")
+# How some code is to behave from now on ("From now on, the logger should redact JWTs"): with
+# the change asked next ("Update the signup handler."), it specifies this task.
+LATER_SPEC = re.compile(
+    rf"^{LEAD}(?:from\s+(?:now|here)\s+on|going\s+forward|moving\s+forward|henceforth)\s*[,:]?\s+"
+    r"(?!(?:we|i|you|our|my)\b)(?:[\w'/.%-]+\s+){1,6}?should\b",
+    re.IGNORECASE,
+)
+# A sentence asking for a change now: "Write the migration.", "Add the check to CI."
+TASK_NOW = re.compile(
+    r"^(?:please\s+|now\s+|then\s+)?(?:update|write|implement|add|use|make|fix|change|create|build"
+    r"|wire|handle|refactor|migrate|put|set|apply|adjust|modify)\b",
+    re.IGNORECASE,
+)
