@@ -564,6 +564,30 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "Going forward, image tags must be lowercase.",
             "image tags must be lowercase.",
         ),
+        # round 13 (corpus n): what a long session slips in
+        (
+            "add this to what you know about me: I work on a 13-inch laptop",
+            "I work on a 13-inch laptop",
+        ),
+        (
+            "I've told you this before: we deploy with Argo, not Helm. don't forget it again.",
+            "we deploy with Argo, not Helm. don't forget it again.",
+        ),
+        ("also (note for later) the load tests live in perf/", "the load tests live in perf/"),
+        ("# our CI runners are ARM64 machines", "our CI runners are ARM64 machines"),
+        (
+            "quick one \u2014 going forward, when you open a PR, tag me as reviewer.",
+            "when you open a PR, tag me as reviewer.",
+        ),
+        (
+            "Remember that I hate the word 'basically' in docs. Never write it.",
+            "I hate the word 'basically' in docs. Never write it.",
+        ),
+        (
+            "The Go side: Go 1.22, no generics in public APIs. Remember those versions for "
+            "future sessions since you keep suggesting 1.23 syntax.",
+            "The Go side: Go 1.22, no generics in public APIs.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -690,6 +714,14 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "The config has `remember_tabs: true` but tabs still reset. Why?",
         "Remember, in this refactor we only move code.",
         "Help me write a note to the team: from now on standup is at 10.",
+        # round 13: what its new rules must leave alone
+        "Create `docs/style.md` with these points:\n- never use tabs\n- always sort imports",
+        "I don't want you to remember this as a preference: skip the type hints here.",
+        "write a review comment telling Ana that we use ruff and she should remember it",
+        "from now on, failed uploads should be retried three times before giving up",
+        "Spec for the new export:\n\n1. always include a header row\n2. never quote numbers",
+        "# Fix the login redirect",
+        "# TODO: the cache is always cold on boot",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

@@ -59,6 +59,7 @@ from fleetmem.core.capture_patterns import (
     FILLER,
     FOR_SESSIONS,
     GOES_ON,
+    HASH_NOTE,
     HEADING,
     HOW_LONG,
     IMPERATIVE,
@@ -90,6 +91,7 @@ from fleetmem.core.capture_patterns import (
     PLEASE,
     POINTS_BACK,
     POINTS_FORWARD,
+    PRONOUN,
     PROSE_TASK,
     QUOTE_CLOSES,
     QUOTE_OPENS,
@@ -97,6 +99,7 @@ from fleetmem.core.capture_patterns import (
     REFERENCE,
     RELATIVE,
     RULE_REMARK,
+    RUNTIME_SPEC,
     SENTENCE_END,
     SO_THAT,
     STANDING_PLACE,
@@ -141,6 +144,11 @@ def captured_facts(prompt: str) -> list[str]:
 def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each fact asked for, in order and without repeats, with the sentences that asked it
     (the request, and the sentence it points at when that is another one)."""
+    note = HASH_NOTE.match(prompt.strip())
+    if note and not COMMENT_TAG.match(prompt.strip()) and _statement(note.group("note")):
+        # A one-line prompt "# <a statement>": Claude Code's shortcut for adding a memory.
+        kept = _kept(note.group("note"))
+        return ((kept, (prompt.strip(),)),) if kept else ()
     found: list[tuple[str, tuple[str, ...]]] = []
     before = ""
     earlier = ""  # the sentence before ``before``
@@ -179,7 +187,8 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
             if not last and not _question(before) and not POINTS_BACK.match(_plain(before)):
                 body = _kept(_plain(before))
                 used = (before, sentence)
-                if body is not None and earlier and GOES_ON.match(_plain(before)):
+                fragment = not _said(_plain(before))  # "Top-level public functions only."
+                if body is not None and earlier and (GOES_ON.match(_plain(before)) or fragment):
                     # "The core crate must not depend on tokio. It has to stay runtime-
                     # agnostic. Keep that in mind.": the fact is the sentence it goes on from
                     whole = _kept(_plain(earlier) + " " + _plain(before))
@@ -189,6 +198,12 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
             body = _request(sentence)
         ahead = body is None and _points_forward(plain)
         prose = prose or bool(PROSE_TASK.match(plain))
+        if body is not None and last and found and PRONOUN.search(body) and _standing(plain):
+            # "Remember that I hate the word 'simply'. Never write it.": one fact
+            joined = _kept(found[-1][0].rstrip(".") + ". " + body)
+            if joined is not None:
+                found[-1] = (joined, (*found[-1][1], sentence))
+                body = None
         earlier, before = before, sentence
         last = body is not None and all(body != kept for kept, _ in found)
         if last:
@@ -349,8 +364,8 @@ def _request(sentence: str) -> str | None:
     if len(sentence) > MAX_SENTENCE:
         return None
     sentence = TAG_QUESTION.sub(".", _plain(sentence))
-    if LOG_LINE.match(sentence):
-        return None
+    if LOG_LINE.match(sentence) or RUNTIME_SPEC.match(sentence):
+        return None  # a log line; "from now on, failed deliveries should be stored …"
     starts = [0, *(m.end() for m in INNER_START.finditer(sentence))][:MAX_CAPTURES]
     for at, start in enumerate(starts):
         body = _asked(_plain(sentence[start:]), after=start > 0)
@@ -377,6 +392,8 @@ def _request(sentence: str) -> str | None:
     if back is None or (_question(sentence) and not ASKS.search(sentence)):
         return None
     fact = back.group("fact").strip()
+    if WRITING_TASK.match(fact):
+        return None  # "write a review comment telling him … he should remember it"
     # "I don't remember" says who remembers; "… always. remember" is a request after a stop.
     if fact.endswith((":", "'", '"', "\u2018", "\u201c")) or _quoting(fact):
         return None  # "Write an email template: 'Please note that from now on, …'"
@@ -508,7 +525,7 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
                 or (stated and _statement(said))
             )
             return _kept(said) if spoken and "?" not in said else None
-    body = (match.group("label") or match.group("plain") or "").strip()
+    body = (match.group("label") or match.group("paren") or match.group("plain") or "").strip()
     if match.group("plain") is None:
         if depth == 0 and TRIGGER.match(body):
             # "Team rule, please remember it: X" / "In future sessions, remember that X".

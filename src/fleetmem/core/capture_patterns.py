@@ -51,7 +51,7 @@ LEAD = (
     r"|one\s+more\s+thing|important|(?:a\s+)?quick(?:\s+note)?|(?:a\s+)?heads[-\s]+up"
     r"|let'?s|here'?s|here\s+is|(?:just\s+)?so\s+you\s+know|(?:a\s+|another\s+)?new\s+rule"
     # Time words before the verb: "from now on remember that …", "going forward, note …".
-    rf"|(?P<lead_later>{FOR_LATER}))\s*[,:;!+&]?\s+)*"
+    rf"|(?P<lead_later>{FOR_LATER}))\s*(?:[,:;!+&]|\s[-\u2013\u2014])?\s+)*"
 )
 # "I'd like you to always …": a wish that opens an instruction.
 YOU_TO = r"(?:(?:i'?d\s+like|i\s+want|i\s+need|i'?d\s+love)\s+you\s+to\s+)"
@@ -145,6 +145,20 @@ LABEL = (
     r"|(?:notes?|memos?|reminders?|things?|tips?)\s+(?:for\s+(?:you|u)\s*,?\s*)?(?:long[-\s]term"
     r"|for\s+the\s+long\s+(?:run|term|haul))"
     r"|long[-\s]term\s+(?:thing|note|fact|memo|preference|reminder)"
+    # "add this to what you know about me:", "Update your memory about me:"
+    r"|(?:(?:i\s+want\s+to\s+)?(?:add|put|save)\s+(?:this|that|something)\s+to|add\s+to|update)\s+"
+    r"(?:what\s+you\s+know|your\s+(?:knowledge|mental\s+model|notes|memory|picture))"
+    r"(?:\s+about\s+(?:me|us|myself|the\s+project|this\s+project|this\s+repo|the\s+repo"
+    r"|the\s+codebase|this\s+codebase|our\s+\w+|the\s+team))?"
+    # "I've told you this before:", "don't make me repeat this:"
+    r"|(?:i'?ve|i\s+have)\s+(?:told|said|mentioned|asked)\s+(?:you\s+)?(?:this|that)\s+(?:before"
+    r"|already|(?:a\s+)?(?:few|many|several|multiple)\s+times)(?:\s+but\s+it\s+didn'?t\s+stick)?"
+    r"(?:,\s+don'?t\s+forget\s+it\s+again)?"
+    r"|don'?t\s+make\s+me\s+(?:repeat|say)\s+(?:this|it)(?:\s+again)?"
+    r"|(?:one|a|another)\s+(?:more\s+)?(?:lasting|permanent|long[-\s]term|general)\s+(?:thing|note"
+    r"|rule|preference|fact)"
+    r"|(?:something|one\s+thing|a\s+thing)\s+for\s+(?:your|the)\s+(?:memory|notes|records)"
+    r"|(?:general\s+)?things?\s+about\s+me\s+you\s+should\s+(?:keep|know|remember)"
     r"|(?:notes?|memo)\s+(?:to|2)\s+(?:self|me|you|us)"
     r"(?:\s*(?:and|&|\+)\s*(?:to\s+)?(?:you|u|me|self|(?:the\s+)?agent|claude|codex))?"
     r"(?:\s+for\s+(?:the\s+)?(?:agent|you|claude|codex|ai))?"
@@ -204,8 +218,8 @@ LABEL = (
     rf"(?:\s+{L})?"
     rf"|(?:save|store|keep|file|stash|retain|record|log)\s+(?:this|that)\s+{L}"
     rf"|(?:just\s+)?so\s+(?:that\s+)?you\s+(?:remember|know)(?:\s+{L})?"
-    r"|(?:remember|know|note)\s+this\s+about\s+(?:me|us|myself|the\s+team|our\s+\w+"
-    r"|the\s+\w+(?:\s+team)?)"
+    r"|(?:remember|know|note|learn)\s+this\s+about\s+(?:me|us|myself|the\s+team|our\s+\w+"
+    r"|the\s+\w+(?:\s+team)?)(?:,?\s+please)?"
     rf"|knowledge\s+{L}|update\s+your\s+(?:memory|notes)|store\s+this"
     r"|corrections?\s+(?:to|for)\s+(?:what\s+you\s+(?:have\s+stored|remember|know)"
     r"|your\s+(?:memory|notes))"
@@ -231,7 +245,9 @@ TRIGGER = re.compile(
     # "Memory: the staging DB is read-only on weekends" (not "memory: 512Mi")
     rf"|(?:(?:memory|permanent|durable\s+fact|persistent\s+note|lasting\s+fact)\s*(?:{MARK})"
     rf"|\[(?:memory|remember|permanent)\]\s*(?:{MARK})?)\s*(?P<weak>.*)"
-    rf"|(?P<when>{FOR_LATER})\s+(?P<directed>.*))$",
+    rf"|(?P<when>{FOR_LATER})\s+(?P<directed>.*)"
+    r"|\((?:note|reminder|memo|fyi)\s+(?:for\s+(?:later|the\s+future|next\s+time|future\s+\w+|you)"
+    r"|to\s+(?:self|you))\)\s*:?\s*(?P<paren>.*))$",
     re.IGNORECASE | re.DOTALL,
 )
 # How a standing instruction opens after "from now on" or "Rule:": a word that makes it
@@ -260,7 +276,9 @@ DIRECTIVE = re.compile(
 REFERENCE = re.compile(r"^for\s+(?:future\s+reference|reference|next\s+time|later)$", re.I)
 # A plan or a guess is not a standing instruction: "In the future we might move the export".
 TENTATIVE = re.compile(
-    r"\b(?:might|may|maybe|perhaps|possibly|probably|could|for\s+now)\b", re.IGNORECASE
+    r"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bwho\s)"  # "any command that could delete data" describes
+    r"\b(?:might|may|maybe|perhaps|possibly|probably|could|for\s+now)\b",
+    re.IGNORECASE,
 )
 # A first word that is code, not speech ("Rule: no-unused-vars 'x' is defined…" pasted from
 # a linter): it holds a separator or a digit.
@@ -302,7 +320,7 @@ INNER_START = re.compile(
 # "Remember that." after a sentence.
 BACK = (
     # who asks: "please", "can you", "I'd appreciate it if you", "make sure you"
-    r"(?:please\s+|pls\s+|plz\s+|and\s+|so\s+|(?:can|could|will|would)\s+you\s+(?:please\s+)?"
+    r"(?:please,?\s+|pls\s+|plz\s+|and\s+|so\s+|(?:can|could|will|would)\s+you\s+(?:please\s+)?"
     r"|i\s+want\s+you\s+to\s+know\s+(?=that)"
     r"|i'?d\s+(?:appreciate\s+it|love\s+it|like\s+it)\s+if\s+you\s+|make\s+sure\s+(?:you\s+)?"
     r"|i'?d\s+like\s+you\s+to\s+|(?:that'?s\s+)?important,?\s+"
@@ -326,7 +344,9 @@ BACK = (
     r"|(?:stick|keep)\s+(?:to|with)\s+(?:that|this|it)|follow\s+(?:that|this|it)"
     r"|make\s+sure\s+of\s+(?:that|this)|(?:that'?s\s+)?good\s+to\s+(?:remember|know)"
     r"|keep\s+(?:that|this)\s+(?:fact\s+)?around"
-    r"|remember\s+(?:that|this)\s+(?:flow|setup|detail|one|bit|part|convention|rule)"
+    r"|remember\s+(?:that|this|the|these|those)\s+"
+    r"(?:(?!(?:the|a|an|our|my|your|all|every|each|we|i|you)\b)[\w-]+\s+){0,2}?(?:flow|setup|detail|one|bit"
+    r"|part|convention|rule|layout|versions?|path|naming|preference|prefix|pattern|fact|host|port)s?"
     r"|(?:this|that|it)\s+applies\s+to\s+(?:all|every|each|any)\s+(?:of\s+)?(?:our|my|your|future)?"
     r"\s*[\w-]+(?:\s+[\w-]+)?"
     r"|don'?t\s+mix\s+(?:them|those|these|the\s+two)\s+up"
@@ -337,7 +357,7 @@ BACK = (
     rf"|(?:that|this|it)\s+(?:goes|applies|holds|counts)(?:\s+(?:for|to)\s+(?:every|all|any|each)"
     rf"\s+[\w-]+(?:\s+[\w-]+)?)?(?=\s+{FOR_LATER}))"
     # when it is to last, whom it is for
-    rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|instead|too|as\s+well|from\s+now"
+    rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|instead|too|as\s+well|from\s+now|again"
     r"|about\s+(?:our|the|this|my|your)\s+[^.!?:]{1,60}?"
     r"|for\s+(?:me|us|later"
     r"|(?:all\s+|any\s+)?(?:future|next)\s+(?:(?!that\b)[\w\s/-]){1,40}?"
@@ -346,7 +366,7 @@ BACK = (
     # why: "…, it'll come up again", "… so you stop inventing keys", "… for when things break"
     r"(?:,?\s*(?:it'?ll|it\s+will|this\s+will|that\s+will|it|this)\s+[\w\s']{1,30}?"
     r"|\s+(?:so|because|since|as|for\s+when|next\s+time\s+you|when\s+you|if|in\s+case"
-    r"|whenever)\b[^.!?:]{0,100}|\s+for\b(?![^.!?:]*\bthat\b)[^.!?:]{0,100}"
+    r"|whenever)\b(?:[^.!?:]|[.:](?=\S)){0,100}|\s+for\b(?![^.!?:]*\bthat\b)(?:[^.!?:]|[.:](?=\S)){0,100}"
     r"|\s*(?:,|\s[-\u2013\u2014])\s*[^!?:]{0,100}|\s+and\s+[^.!?:]{0,80})?"
 )
 ASKS = re.compile(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
@@ -354,7 +374,7 @@ ASKS = re.compile(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
 RULE_WORDS = (
     r"(?:(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)?\s*(?:hard|strict|firm|permanent"
     r"|standing|house|team|general|important|golden|lasting)?\s*(?:rule|fact|convention|requirement"
-    r"|policy|preference|gotcha)\s*[,;.]?\s*)?"
+    r"|policy|preference|gotcha)(?:\s+of\s+(?:mine|ours))?\s*[,;.]?\s*)?"
 )
 BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*\)?\s*[.!?]*[\s{SYMBOLS}]*$"
 POINTS_BACK = re.compile(rf"^{BACK_END}", re.IGNORECASE)
@@ -366,7 +386,8 @@ ENDS_POINTING_BACK = re.compile(
 # "I don't remember.", "we never remember that": the words before say who remembers, not
 # what to keep.
 NOT_BEFORE_BACK = re.compile(
-    r"\b(?:i|we|you|they|don'?t|do\s+not|can'?t|cannot|never|not|to|always|and|or|then)$",
+    r"\b(?:i|we|you|they|he|she|don'?t|do\s+not|can'?t|cannot|never|not|to|always|and|or|then"
+    r"|should|must|will|would|can|could)$",
     re.IGNORECASE,
 )
 # An opening that keeps what follows to this task: "For this task, remember that the staging
@@ -381,6 +402,7 @@ THIS_SCOPE = re.compile(
     r"|\b(?:of|in|for|from)\s+this\s+(?:pr|task|change|session|ticket|branch|commit|diff)\b"
     r"|\bonly\b[^.]{0,60}\btoday\b|\btoday\s+only\b|\btonight\b"
     r"|(?<!\bof\s)(?<!\bfrom\s)(?<!\bstarting\s)(?<!\bdecided\s)(?<!\bthis\s)\btoday\s*[.!]*$"
+    r"|\bjust\s+(?:what\s+i\s+need\s+)?(?:right\s+)?now\b"
     r"|\bthis\s+(?:morning|afternoon|evening|week)\b"
     r"|\bthe\s+(?:goal|point|idea|aim)\s+(?:here|of\s+this)\b|\bwhen\s+you\s+\w+\s+this\b",
     re.IGNORECASE,
@@ -434,6 +456,7 @@ NOT_KEEP = re.compile(
     r"|(?:want|need|have|trying|try|tried|hard|how|easy)\s+to)\s+remember\b"
     r"|\bremember\s+what\s+(?:i|we|you)\s+(?:said|told|mentioned|discussed|asked|wrote)\b"
     r"|\bno\s+need\s+to\s+(?:keep|remember|save|store|note)\b"
+    r"|\b(?:don'?t|do\s+not)\s+want\s+you\s+to\s+(?:remember|keep|save|store)\b"
     r"|\b(?:don'?t|do\s+not|never)\s+(?:need\s+to\s+)?(?:keep|save|store|note)\b",
     re.IGNORECASE,
 )
@@ -444,6 +467,7 @@ KEEP_STRONG = re.compile(
     r"|carry\s+\w+\s+over|carry\s+(?:\w+\s+)?(?:into|forward)"
     r"|carry\s+over|bookmark(?!-)|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch"
     r"|lock\s+(?:this|it|that)\s+in|(?:want|like|need)\s+you\s+to\s+keep\s+(?:it|this|that)"
+    r"|make\s+(?:it|this|that)\s+stick"
     r"|(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory|brain|head|memory\s+bank))\b",
     re.IGNORECASE,
 )
@@ -576,6 +600,9 @@ PASTE_INTRO = re.compile(
     r"\s+notes|notes|draft|readme|docs?|text|snippet|output|logs?|message|description|spec"
     r"|email|ticket|issue|comment|diff|config|yaml|json|paragraph|section|function|class"
     r"|method|code|script|snippet|query|component|module|thread|conversation)\b[^:]*:\s*$"
+    r"|\b(?:with|containing)\s+(?:these|the\s+following)(?:\s+\w+)?\s*:\s*$"
+    r"|^(?:the\s+)?(?:spec|specification|requirements?|acceptance\s+criteria|steps|plan|todo"
+    r"|checklist)\b[^:]*:\s*$"
     r"|\b(?:has|have|contains|says|reads|looks\s+like)\s+(?:this|these\s+\w+|the\s+following"
     r"(?:\s+\w+)?)\b[^:]*[:?]\s*$"
     r"|^(?:please\s+)?(?:edit|update|fix|change|rewrite|review|proofread|reword|shorten|tidy"
@@ -610,10 +637,12 @@ DO_THAT_NOW = re.compile(
     r"^(?:please\s+)?(?:implement|apply|do|make|add|code|write|build)\s+(?:that|this|it)\b",
     re.IGNORECASE,
 )
-# A trailing remark that the words before are a rule: "… -- that's a standing rule."
+# A trailing remark that the words before are a rule: "… -- that's a standing rule.", or the
+# request itself after its fact: "…, remember that".
 RULE_REMARK = re.compile(
     r"\s*(?:--|[-\u2013\u2014,;])\s*that'?s\s+(?:a|an|the|our)\s+(?:standing|hard|lasting|permanent"
-    r"|house|team|firm|strict|general)?\s*rule\.?$",
+    r"|house|team|firm|strict|general)?\s*rule\.?$"
+    r"|\s*[,;]\s*(?:please\s+|pls\s+)?remember\s+(?:that|this|it)\s*[.!]*$",
     re.IGNORECASE,
 )
 # Added or removed lines of pasted code outside a diff's hunk (which DIFF_START skips whole):
@@ -767,7 +796,8 @@ BUILD_TASK = re.compile(
 # sessions -".
 FOR_SESSIONS = re.compile(
     r"\b(?:future|next|later|coming|upcoming|all|every|across|between)\s+(?:\w+\s+)?(?:sessions?"
-    r"|chats?|conversations?)\b|\bfor\s+the\s+future\b|\blong[-\s]term\b",
+    r"|chats?|conversations?|answers|replies|responses|prs|reviews|projects)\b|\bfor\s+the\s+future\b"
+    r"|\blong[-\s]term\b",
     re.IGNORECASE,
 )
 ANY_DASH = re.compile(
@@ -789,7 +819,7 @@ STANDING_VERB = re.compile(
     r"|prefer|follow|check|pin|format|name|document|include|tag|sign|squash|rebase|target|stick"
     r"|treat|default|avoid|import|create|open|reply|respond|answer|explain|mention|push|merge"
     r"|deploy|install|upgrade|bump|call|cite|link|lint|type|keep|leave|give|show\s+me|tell\s+me"
-    r"|send|ping|review|start|structure|organi[sz]e|store|save|wrap|prefix|suffix|label|respect)\b",
+    r"|ping|review|start|structure|organi[sz]e|prefix|suffix|label|respect)\b",
     re.IGNORECASE,
 )
 # Where the code in hand is named: "in this function", "here", "in handle_webhook()".
@@ -822,3 +852,18 @@ TASK_NOW = re.compile(
     r"|wire|handle|refactor|migrate|put|set|apply|adjust|modify)\b",
     re.IGNORECASE,
 )
+# How some code is to behave at run time from now on, with or without the change asked next:
+# "from now on, failed deliveries should be stored in a dead-letter table".
+RUNTIME_SPEC = re.compile(
+    rf"^{LEAD}(?:from\s+(?:now|here)\s+on|going\s+forward|moving\s+forward|henceforth)\s*[,:]?\s+"
+    r"(?!(?:we|i|you|our|my)\b)(?:[\w'/.%`-]+\s+){1,6}?should\s+(?:not\s+|never\s+|always\s+)?"
+    r"(?:be\s+)?(?:skip|default|raise|validate|redact|stay|fail|return|respond|retry|reject|accept"
+    r"|allow|block|expire|log|send|show|display|render|emit|cache|dedupe|drop|delete|archive"
+    r"|notify|sort|paginate|round|trim|truncate|stored|dropped|deleted|numbered|sorted|cached"
+    r"|logged|rejected|retried|hidden|shown|displayed|sent|redirect|redirected|get|receive)\b",
+    re.IGNORECASE,
+)
+# A prompt of one line that opens with "# " and states a fact: Claude Code's memory shortcut
+# ("# our staging API base URL is https://…").
+HASH_NOTE = re.compile(r"^#\s+(?!#)(?P<note>[^\n]{8,})$")
+PRONOUN = re.compile(r"\b(?:it|that|them|this|those)\b", re.IGNORECASE)
