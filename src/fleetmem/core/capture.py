@@ -11,16 +11,21 @@ person pasted rather than said: fenced code, quoted (``>``) and indented lines, 
 the paragraph after "the changelog draft says:".
 
 A request opens a sentence (after "please", "btw", "from now on", a vocative or a short
-opening clause), or points back at the sentence before it. "Remember to …", "don't forget
-to …", "keep in mind …" and a bare "note …" usually concern this task ("don't forget to add
-a test", "note that it returns 404"); they count only with a word that makes them last
-("always", "never", "from now on", "next time", …). Wording about this task alone ("for
-this task", "in this PR", "today"), a plan, something to find out, a question ("do you
-remember how…") and a request to edit a file are not facts; "can you remember that <a
-statement>?" is a request.
+opening clause), points back at what was just said ("X. remember that", "X. It has to stay
+that way. Keep that in mind."), or opens what follows ("To be clear for future sessions:",
+a line ending "… please remember it from now on:"). An instruction to the agent is a request
+when it is told to last ("… going forward", "never … again", "always … in this repo",
+"whenever you touch X, …"). "Remember to …", "don't forget to …" and a bare "note …" usually
+concern this task ("don't forget to add a test", "note that it returns 404"); they count
+only with a word that makes them last ("always", "never", "from now on", "next time", …);
+"keep in mind that <a statement>" counts unless it names the work in hand ("… when you
+change it"). Wording about this task alone ("for this task", "in this PR", "today"), a plan,
+something to find out, a change specified for the code ("from now on, failed uploads should
+be retried"), a question ("do you remember how…") and a request to edit a file are not
+facts; "can you remember that <a statement>?" is a request.
 
 The patterns are in :mod:`fleetmem.core.capture_patterns`. Pure: no I/O. The measured
-rates (generated prompts in three halves, and five corpora written apart from the rules)
+rates (generated prompts in three halves, and sixteen corpora written apart from the rules)
 are in ``tests/facts/`` and docs/facts.md.
 """
 
