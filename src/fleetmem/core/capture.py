@@ -399,9 +399,9 @@ def _request(sentence: str) -> str | None:
     fact = back.group("fact").strip()
     if WRITING_TASK.match(fact):
         return None  # "write a review comment telling him … he should remember it"
-    # "I don't remember" says who remembers; "… always. remember" is a request after a stop.
     if fact.endswith((":", "'", '"', "\u2018", "\u201c")) or _quoting(fact):
         return None  # "Write an email template: 'Please note that from now on, …'"
+    # "I don't remember" says who remembers; "… always. remember" is a request after a stop.
     joined = not re.match(r"\s*[,;.(\u2013\u2014-]", sentence[back.end("fact") :])
     if (joined and NOT_BEFORE_BACK.search(fact)) or len(fact.split()) < 3 or not _said(fact):
         return None
@@ -409,8 +409,11 @@ def _request(sentence: str) -> str | None:
 
 
 def _standing(sentence: str) -> str | None:
-    """An instruction that opens with its verb and is told to last by time words anywhere in
-    it ("stop using moment.js, use date-fns going forward") or by "never … again"."""
+    """An instruction that opens with its verb and is told to last: by time words anywhere
+    in it ("stop using moment.js, use date-fns going forward"), by "never … again", by the
+    place it holds for ("always use Decimal for money in this project"), or by being one to
+    the agent rather than about the code in hand ("always run the e2e suite on Firefox too");
+    or one given for every time something is done ("whenever you touch the schema, …")."""
     sentence = TRAILING_SYMBOLS.sub("", sentence)  # "✅ always add a test … from now on ✅"
     whenever = WHENEVER.match(sentence)
     if whenever and not TENTATIVE.search(sentence) and not THIS_SCOPE.search(sentence):
