@@ -51,3 +51,27 @@ def test_the_corpora_are_the_size_the_issue_asks_for() -> None:
     for path in CORPORA.glob("*.json"):
         corpus = json.loads(path.read_text(encoding="utf-8"))
         assert len(corpus["requests"]) >= 50 and len(corpus["ordinary"]) >= 200, path.stem
+
+
+def test_the_hint_gate_never_changes_a_capture(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prompt without any word of ``HINT`` is answered without running (or compiling) the
+    rules: on every corpus prompt, the rules run ungated find exactly what the gated ones do."""
+    from fleetmem.core import capture
+    from fleetmem.core.capture_patterns import LazyPattern
+
+    prompts = []
+    for path in sorted(CORPORA.glob("*.json")):
+        corpus = json.loads(path.read_text(encoding="utf-8"))
+        prompts += [prompt for prompt, _ in corpus["requests"]] + corpus["ordinary"]
+    capture._walk.cache_clear()
+    gated = [captured_facts(p) for p in prompts]
+    skipped = sum(1 for p in prompts if not capture.HINT.search(p))
+    monkeypatch.setattr(capture, "HINT", LazyPattern(""))  # matches every prompt
+    capture._walk.cache_clear()
+    try:
+        ungated = [captured_facts(p) for p in prompts]
+    finally:
+        capture._walk.cache_clear()
+    changed = [(p, a, b) for p, a, b in zip(prompts, gated, ungated, strict=True) if a != b]
+    assert not changed, changed[:5]
+    assert skipped > len(prompts) // 10  # the gate does spare a share of them

@@ -66,6 +66,7 @@ from fleetmem.core.capture_patterns import (
     GOES_ON,
     HASH_NOTE,
     HEADING,
+    HINT,
     HOW_LONG,
     IMPERATIVE,
     INDENTED,
@@ -149,6 +150,8 @@ def captured_facts(prompt: str) -> list[str]:
 def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each fact asked for, in order and without repeats, with the sentences that asked it
     (the request, and the sentence it points at when that is another one)."""
+    if not HINT.search(prompt):
+        return ()  # no word any rule needs: the rules are not even compiled
     note = HASH_NOTE.match(prompt.strip())
     if note and not COMMENT_TAG.match(prompt.strip()) and _statement(note.group("note")):
         # A one-line prompt "# <a statement>": Claude Code's shortcut for adding a memory.
@@ -289,11 +292,18 @@ def _sentences(prompt: str) -> list[str]:
         # A line that only opens what follows: a label ("## Note for future sessions"), or
         # an opening that asks to keep it ("… please remember it from now on:").
         opening = SENTENCE_END.split(head)[-1]  # the line's last sentence
-        opens = LABEL_ONLY.match(head) or (
-            opening.endswith(":")
-            and not CODE_LINE.match(stripped)
-            and not _quoting(opening)
-            and _asks_to_keep(QUOTED.sub("", opening[:-1]))
+        # (only with a line below it to open: a one-line prompt never compiles LABEL_ONLY)
+        below = at
+        while below < len(lines) and not lines[below].strip():
+            below += 1
+        opens = below < len(lines) and (
+            LABEL_ONLY.match(head)
+            or (
+                opening.endswith(":")
+                and not CODE_LINE.match(stripped)
+                and not _quoting(opening)
+                and _asks_to_keep(QUOTED.sub("", opening[:-1]))
+            )
         )
         if opens and not MARKER.match(stripped):
             below = at

@@ -8,6 +8,60 @@ Pure: regular expressions only.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+class LazyPattern:
+    """A regular expression compiled when first used. The patterns here are large (one is
+    25 KB) and a hook process that answers an event without capturing anything should not
+    pay for compiling them: together they take about 0.2 s."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source, self._flags = source, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
+
+    @property
+    def pattern(self) -> str:
+        return self._source
+
+    @property
+    def flags(self) -> int:
+        return self.compiled.flags
+
+    def match(self, text: str, *args: int) -> re.Match[str] | None:
+        return self.compiled.match(text, *args)
+
+    def fullmatch(self, text: str, *args: int) -> re.Match[str] | None:
+        return self.compiled.fullmatch(text, *args)
+
+    def search(self, text: str, *args: int) -> re.Match[str] | None:
+        return self.compiled.search(text, *args)
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], text: str, count: int = 0) -> str:
+        return self.compiled.sub(repl, text, count)
+
+    def split(self, text: str, maxsplit: int = 0) -> list[Any]:
+        return self.compiled.split(text, maxsplit)
+
+    def finditer(self, text: str, *args: int) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text, *args)
+
+    def findall(self, text: str, *args: int) -> list[Any]:
+        return self.compiled.findall(text, *args)
+
+
+def _lazy(source: str, flags: int = 0) -> LazyPattern:
+    return LazyPattern(source, flags)
+
 
 # When it is to last: "for next time", "for future sessions", "going forward", "whenever you
 # work in this repo".
@@ -242,7 +296,7 @@ LABEL = (
 MARK = r"[:,]|\s[-\u2013\u2014]"
 # "remember!! X" reads like "remember X": what follows must be a statement.
 SEP = rf"\s*(?P<sep>{MARK}|!+|\.(?=\s)|\s+that\b|\s+(?=\S))\s*"
-TRIGGER = re.compile(
+TRIGGER = _lazy(
     rf"^{LEAD}(?:#remember\b\s*:?\s*(?P<tag>.*)"
     rf"|(?:{LABEL})\s*(?:{MARK})\s*(?P<label>.*)"
     rf"|{FRAME}(?:{PLAIN}|(?P<memory>{MEMORY})|(?P<mind>{MIND}))"
@@ -263,7 +317,7 @@ TRIGGER = re.compile(
 # How a standing instruction opens after "from now on" or "Rule:": a word that makes it
 # last, an imperative a person gives an agent, or a subject ("we", "our deploys"). "From now
 # on the test should expect 201" opens otherwise: it specifies this change.
-DIRECTIVE = re.compile(
+DIRECTIVE = _lazy(
     r"^(?:(?:please|pls|kindly)\s+[a-z]"
     # "going forward can you always use async/await" asks as a question without its mark
     r"|(?:(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?)?"
@@ -283,18 +337,18 @@ DIRECTIVE = re.compile(
 )
 # Labels that say "keep this" outright: a statement after them counts even with no comma
 # ("also for future reference the API allows 600 requests a minute").
-REFERENCE = re.compile(r"^for\s+(?:future\s+reference|reference|next\s+time|later)$", re.I)
+REFERENCE = _lazy(r"^for\s+(?:future\s+reference|reference|next\s+time|later)$", re.I)
 # A plan or a guess is not a standing instruction: "In the future we might move the export".
-TENTATIVE = re.compile(
+TENTATIVE = _lazy(
     r"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bwho\s)"  # "any command that could delete data" describes
     r"\b(?:might|may|maybe|perhaps|possibly|probably|could|for\s+now)\b",
     re.IGNORECASE,
 )
 # A first word that is code, not speech ("Rule: no-unused-vars 'x' is defined…" pasted from
 # a linter): it holds a separator or a digit.
-CODE_WORD = re.compile(r"^\S*[-_./:=\d]")
+CODE_WORD = _lazy(r"^\S*[-_./:=\d]")
 # What a remembered sentence says about this task only: "Remember, this is a draft PR".
-THIS_TASK = re.compile(
+THIS_TASK = _lazy(
     r"^(?:this|it'?s|it\s+is)\s+(?:(?:is|was)\s+)?(?:(?:a|an|just|only|still|the)\s+)*"
     r"(?:draft|wip|prototype|quick|temporary|throwaway|one-off|spike|poc|experiment|pr|"
     r"pull\s+request|branch|task|change|ticket|commit|diff|session|patch|hotfix)\b",
@@ -302,7 +356,7 @@ THIS_TASK = re.compile(
 )
 # What the person wants done now, inside what reads as a rule: "Going forward, fetch_user
 # should raise — please implement that change"; "write this down as a TODO comment".
-DO_IT_NOW = re.compile(
+DO_IT_NOW = _lazy(
     r"\b(?:implement|apply|make|do)\s+(?:that|this|the)\s+change\b|\bupdate\s+the\s+callers\b"
     r"|\bupdate\s+(?:\S+\s+){0,3}?(?:to\s+match|accordingly)\b"
     r"|^in\s+(?:the|a|this)\s+(?:comment|code|docstring|function|file|test)\b"
@@ -316,12 +370,12 @@ DO_IT_NOW = re.compile(
 # Bullets, emphasis and emoji a person puts before a request: "- remember: …",
 # "**Remember:** …", "📌 note for future: …".
 SYMBOLS = "\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d"
-DECORATION = re.compile(
+DECORATION = _lazy(
     rf"^(?:\s*(?:[-*+\u2022]|\d{{1,2}}[.)])\s+|\s*\[[ xX]?\]\s+|\s*\*{{1,3}}|\s*[{SYMBOLS}]+\s*)+"
 )
-TRAILING_SYMBOLS = re.compile(rf"[\s{SYMBOLS}]+$")
+TRAILING_SYMBOLS = _lazy(rf"[\s{SYMBOLS}]+$")
 # Where a second request may start inside one sentence: "ok cool. from now on please…".
-INNER_START = re.compile(
+INNER_START = _lazy(
     r"[.!?;]\s+|\s(?:and|but|also|oh\s+and|plus)\s+(?=(?:please\s+|pls\s+|also\s+)?"
     r"(?:remember|don'?t\s+forget|never\s+forget)\b)",
     re.IGNORECASE,
@@ -379,7 +433,7 @@ BACK = (
     r"|whenever)\b(?:[^.!?:]|[.:](?=\S)){0,100}|\s+for\b(?![^.!?:]*\bthat\b)(?:[^.!?:]|[.:](?=\S)){0,100}"
     r"|\s*(?:,|\s[-\u2013\u2014])\s*[^!?:]{0,100}|\s+and\s+[^.!?:]{0,80})?"
 )
-ASKS = re.compile(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
+ASKS = _lazy(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
 # "That's a hard rule, remember it." points back past its own words.
 RULE_WORDS = (
     r"(?:(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)?\s*(?:hard|strict|firm|permanent"
@@ -387,22 +441,22 @@ RULE_WORDS = (
     r"|policy|preference|gotcha)(?:\s+of\s+(?:mine|ours))?\s*[,;.]?\s*)?"
 )
 BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*\)?\s*[.!?]*[\s{SYMBOLS}]*$"
-POINTS_BACK = re.compile(rf"^{BACK_END}", re.IGNORECASE)
-ENDS_POINTING_BACK = re.compile(
+POINTS_BACK = _lazy(rf"^{BACK_END}", re.IGNORECASE)
+ENDS_POINTING_BACK = _lazy(
     rf"^(?P<fact>.+?)(?:\s*(?:[,;.(]|\s[-\u2013\u2014])\s*{BACK_END}"
     rf"|\s+(?=(?:please\s+|pls\s+)?(?:remember|note|keep|save)\s+(?:that|this|it)\b){BACK_END})",
     re.IGNORECASE | re.DOTALL,
 )
 # "I don't remember.", "we never remember that": the words before say who remembers, not
 # what to keep.
-NOT_BEFORE_BACK = re.compile(
+NOT_BEFORE_BACK = _lazy(
     r"\b(?:i|we|you|they|he|she|don'?t|do\s+not|can'?t|cannot|never|not|to|always|and|or|then"
     r"|should|must|will|would|can|could)$",
     re.IGNORECASE,
 )
 # An opening that keeps what follows to this task: "For this task, remember that the staging
 # db is down", "just for this session, remember …".
-THIS_SCOPE = re.compile(
+THIS_SCOPE = _lazy(
     r"\bfor\s+(?:this|the\s+current)\s+(?:task|session|pr|change|ticket|branch|run|one|fix|bug"
     r"|issue|conversation|chat|commit)\b|\bfor\s+(?:now|today)\b|\bjust\s+today\b|\bright\s+now\b"
     r"|\bin\s+this\s+(?:pr|task|change|session|ticket|branch|commit|answer|reply|response|diff"
@@ -419,49 +473,47 @@ THIS_SCOPE = re.compile(
 )
 # A statement after "can you remember that": it opens with a determiner, a possessive, a
 # subject or a condition ("can you remember that the gateway drops idle connections?").
-STATED = re.compile(
+STATED = _lazy(
     r"^(?!\S+\s+(?:we|i|you|they|he|she)\b)\S+\s+\S+\s+\S+\s+\S+",
     re.IGNORECASE,
 )
 # A statement after a bare "remember" with no "that": a determiner and at least five words
 # before any relative clause ("pls remember the auth service issues JWTs that expire…").
-LONG_STATEMENT = re.compile(
+LONG_STATEMENT = _lazy(
     r"^(?=(?:\S+\s+){4}\S)(?:the|our|my|all|every|each|these|those)\s+(?:[\w'-]+\s+){0,4}?"
     r"[a-z]+s(?!\s+(?:for|in|on|of|at|to|from|with|by|and|or)\b)\s+\S+",
     re.IGNORECASE,
 )
 # A tag question that does not make a request a question: "…, ok?", "…, right?".
-TAG_QUESTION = re.compile(
+TAG_QUESTION = _lazy(
     r"[,\s]+(?:ok(?:ay)?|right|yeah|yes|alright|got\s+it|understood|deal)\s*\?+\s*$", re.I
 )
 # Lines of a pasted log: "keepalived[812]: …", "2024-05-01 12:00 …", "[ERROR] …".
-LOG_LINE = re.compile(
+LOG_LINE = _lazy(
     r"^(?:\S+\[\d+\]:|\d{4}-\d\d-\d\d[T ]\d|\[?\d\d:\d\d:\d\d|\[(?:INFO|WARN|WARNING|ERROR"
     r"|DEBUG|TRACE)\]|(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE)\b[:\s])"
 )
 # Courtesy at the end of a request, not part of the fact: ", thanks!", " thx".
-COURTESY = re.compile(
+COURTESY = _lazy(
     r"[\s,;.!-]*\b(?:thanks(?:\s+a\s+lot)?|thank\s+you|thx|ty|cheers|please|pls|ok(?:ay)?)\b"
     r"[\s.!]*$",
     re.IGNORECASE,
 )
 # Dictation's hesitations.
-FILLER = re.compile(r"(?<![\w-])(?:uh+|um+|erm|uhm)(?![\w-]),?\s*", re.IGNORECASE)
+FILLER = _lazy(r"(?<![\w-])(?:uh+|um+|erm|uhm)(?![\w-]),?\s*", re.IGNORECASE)
 # Any short opening before a colon that asks for something to be kept and says for how long
 # or where: "This is important and I want it to stick across sessions: X", "Burn this into
 # your memory: X".
-KEEP_OPENING = re.compile(
-    r"^(?P<open>[^:\n]{3,120}?)(?::|\s+is\s+that)\s+(?P<rest>\S.*)$", re.DOTALL
-)
+KEEP_OPENING = _lazy(r"^(?P<open>[^:\n]{3,120}?)(?::|\s+is\s+that)\s+(?P<rest>\S.*)$", re.DOTALL)
 # A dash only after an opening that starts by asking: "Keep this in the back of your mind
 # for future tasks — X" (not "If I remember correctly, X — check that").
-KEEP_DASH = re.compile(
+KEEP_DASH = _lazy(
     r"^(?P<open>(?:please\s+|pls\s+)?(?:keep|remember|hold|store|save|file|note|bookmark|stash)\b"
     r"[^:\n\u2013\u2014]{0,100}?)\s[-\u2013\u2014]\s+(?P<rest>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 # "If I remember correctly", "do you remember", "I can't remember": someone remembering.
-NOT_KEEP = re.compile(
+NOT_KEEP = _lazy(
     r"\b(?:i|if\s+i|we|do\s+you|did\s+you|(?<!\bso\s)you|can'?t|don'?t|cannot|never"
     r"|(?:want|need|have|trying|try|tried|hard|how|easy)\s+to)\s+remember\b"
     r"|\bremember\s+what\s+(?:i|we|you)\s+(?:said|told|mentioned|discussed|asked|wrote)\b"
@@ -472,7 +524,7 @@ NOT_KEEP = re.compile(
 )
 # Verbs that ask to keep something for good on their own ("I'm going to say this once so
 # please remember it:", "Want you to hold onto this:").
-KEEP_STRONG = re.compile(
+KEEP_STRONG = _lazy(
     r"\b(?:remember\w*+(?!-)|memori[sz]\w*+(?!-)|retain|hold\s+on(?:to|\s+to)|hang\s+on\s+to"
     r"|carry\s+\w+\s+over|carry\s+(?:\w+\s+)?(?:into|forward)"
     r"|carry\s+over|bookmark(?!-)|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch"
@@ -482,19 +534,19 @@ KEEP_STRONG = re.compile(
     re.IGNORECASE,
 )
 # Verbs that keep something, for good only when told so ("keep", "save", "store", "stick").
-KEEPISH = re.compile(
+KEEPISH = _lazy(
     r"\b(?:keep|kept|stick|sticks|persist|know|save|store|record|note|noting|log)\b",
     re.IGNORECASE,
 )
 # Nouns of what is kept for good: "a lasting preference", "team fact", "on file".
-KEPT_NOUN = re.compile(
+KEPT_NOUN = _lazy(
     r"\b(?:your\s+(?:long[-\s]term\s+)?(?:memory|memories|brain|head|mind|notes)"
     r"|(?:long[-\s]term|permanent|project|team|shared)\s+memory|preferences?|facts?"
     r"|conventions?|lessons?|knowledge|on\s+file|rules?\s+of\s+the\s+house"
     r"|(?:permanent|standing|lasting)\s+rules?)\b",
     re.IGNORECASE,
 )
-HOW_LONG = re.compile(
+HOW_LONG = _lazy(
     rf"{FOR_LATER}|\b(?:long[-\s]term|permanent(?:ly)?|lasting|for\s+(?:the\s+)?long\s+haul"
     r"|(?:across|between)\s+sessions|every\s+session|next\s+time|later|future|again"
     r"|for\s+good|still\s+know|(?:for\s+)?the\s+long\s+run|whenever\s+you|so\s+we'?re\s+clear)\b",
@@ -502,7 +554,7 @@ HOW_LONG = re.compile(
 )
 # Openings that ask for writing, whose content is not a request: "Write a Slack announcement:
 # from now on, …", "Format this as a quote: remember, remember …".
-WRITING_TASK = re.compile(
+WRITING_TASK = _lazy(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:help\s+me\s+)?(?:write|draft|compose|format|translate"
     r"|summari[sz]e|rewrite|reword|tweet|post|announce|proofread|edit|turn)\b"
     r"|^(?:please\s+)?(?:add|insert|include|put)\s+(?:a|an|the|this|one)\s+(?:[\w-]+\s+){0,2}?"
@@ -510,12 +562,12 @@ WRITING_TASK = re.compile(
     re.IGNORECASE,
 )
 # Markdown around a request: a heading's hashes, bold markers.
-HEADING = re.compile(r"^#{1,6}\s+")
-BOLD = re.compile(r"\*\*|(?<![\w`])__(?=\s)|(?<=\s)__(?![\w`])")
+HEADING = _lazy(r"^#{1,6}\s+")
+BOLD = _lazy(r"\*\*|(?<![\w`])__(?=\s)|(?<=\s)__(?![\w`])")
 # "_Memory:_ X": underscores around a word or two, as Markdown italics.
-ITALIC = re.compile(r"^_([^_\s][^_]{0,40}?)_(?![\w_])")
+ITALIC = _lazy(r"^_([^_\s][^_]{0,40}?)_(?![\w_])")
 # Something to find out, not something known: "check whether this breaks the tests".
-TO_FIND_OUT = re.compile(
+TO_FIND_OUT = _lazy(
     r"^not\s+(?:to|for)\s+(?:you|u|the\s+agent|claude|codex)\b"
     r"|^(?:check|see|find\s+out|figure\s+out|verify|test|ask|look\s+into|investigate|confirm)"
     r"\s+(?:whether|if|why|how|what|where|when|which)\b"
@@ -528,18 +580,18 @@ TO_FIND_OUT = re.compile(
 )
 # A short opening clause before the request: "Before you start, remember that …",
 # "Important - don't forget: …". At most ten words, ending in a comma, colon or dash.
-OPENING = re.compile(r"^(?:[^\s,:;]+\s+){0,9}[^\s,:;]+\s*(?:[,:;]|\s[-\u2013\u2014])\s+")
+OPENING = _lazy(r"^(?:[^\s,:;]+\s+){0,9}[^\s,:;]+\s*(?:[,:;]|\s[-\u2013\u2014])\s+")
 # The time words that may open the kept wording: "remember this going forward: X".
-LATER_OPENING = re.compile(rf"^{FOR_LATER}\s*[:,]?\s*", re.IGNORECASE)
+LATER_OPENING = _lazy(rf"^{FOR_LATER}\s*[:,]?\s*", re.IGNORECASE)
 # After "remember" or "don't forget": openings that make a question or a present-task
 # instruction rather than something to keep.
-NOT_A_FACT = re.compile(
+NOT_A_FACT = _lazy(
     r"^(?:how|why|what|where|when|which|who|whom|whose|if|whether|me|us|him|her|them|"
     r"of|it\b(?!\s+is\b)|doing|seeing|having|being|the\s+(?:time|day|way)\s+when)\b",
     re.IGNORECASE,
 )
 # A statement rather than a bare name: a subject pronoun first, or a verb a fact would use.
-CLAUSE = re.compile(
+CLAUSE = _lazy(
     r"^(?:we|i|im|ive|you|u|they|he|she|our|my|your|their|everyone|nobody|no\s+one)\b"
     r"|\b(?:it|that|there|here|what|who|he|she)'s\b"
     r"|\b(?:is|are|was|were|be|been|has|have|had|must|should|shall|will|would|can|cannot|"
@@ -547,12 +599,12 @@ CLAUSE = re.compile(
     r"means|expects|requires|prefers|wants|belongs|breaks|only)\b",
     re.IGNORECASE,
 )
-RELATIVE = re.compile(
+RELATIVE = _lazy(
     r"\b(?:where|when|which|who|whose|that|if|because|while|whenever|unless|so)\b", re.IGNORECASE
 )
 # Present-tense verbs a fact states with ("Dana owns billing"), rarely nouns in a prompt;
 # counted only after a word that is not a determiner ("the holds" is a noun).
-FACT_VERB = re.compile(
+FACT_VERB = _lazy(
     r"(?<!\bthe )(?<!\ba )(?<!\ban )(?<!\bour )(?<!\bmy )(?<!\byour )(?<!\bthis )(?<!\bthose )"
     r"(?<![./\\-])"  # "main.go", "src/live" are names, not verbs
     r"\b(?:owns|handles|holds|manages|hosts|contains|sends|pays|approves|deploys|rotates|"
@@ -568,11 +620,11 @@ FACT_VERB = re.compile(
     r"decided|agreed|landed|dropped|expire|rotate|require|break|fail)\b",
     re.IGNORECASE,
 )
-TO = re.compile(r"^to\s+", re.IGNORECASE)
-DEFINITION = re.compile(r"^[^:]{3,80}:\s+\S")
-PLEASE = re.compile(r"^(?:please|pls|kindly)\b[,\s]*", re.IGNORECASE)
+TO = _lazy(r"^to\s+", re.IGNORECASE)
+DEFINITION = _lazy(r"^[^:]{3,80}:\s+\S")
+PLEASE = _lazy(r"^(?:please|pls|kindly)\b[,\s]*", re.IGNORECASE)
 # Words that make "remember to …" a standing instruction rather than a step of this task.
-LASTING = re.compile(
+LASTING = _lazy(
     r"\b(?:always|never|every\s+time|each\s+time|whenever|from\s+now\s+on|going\s+forward|"
     r"in\s+(?:the\s+)?future|next\s+time|from\s+here\s+on|any\s+time|anytime|in\s+every|"
     r"forever|permanently|for\s+good)\b",
@@ -580,15 +632,15 @@ LASTING = re.compile(
 )
 # A sentence ends at . ! ? followed by space and a capital, or at a line's end; dots inside
 # names (config.py, e.g.) do not end one.
-SENTENCE_END = re.compile(
+SENTENCE_END = _lazy(
     r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)\s+(?=[A-Z\"'(#])"
 )
-FENCE = re.compile(r"^\s*(?:```|~~~)")
-BULLET = re.compile(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
-MARKER = re.compile(rf"^(?:#remember\b|{REMEMBER}\s*:)\s*:?\s*(?P<rest>.*)$", re.IGNORECASE)
+FENCE = _lazy(r"^\s*(?:```|~~~)")
+BULLET = _lazy(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
+MARKER = _lazy(rf"^(?:#remember\b|{REMEMBER}\s*:)\s*:?\s*(?P<rest>.*)$", re.IGNORECASE)
 # A line that is only a label ("## Note for future sessions", "Remember this:"): the next
 # line is what it labels.
-LABEL_ONLY = re.compile(
+LABEL_ONLY = _lazy(
     rf"^{LEAD}(?:{LABEL}|{REMEMBER}(?:\s+{KEPT_WORDS}){{0,4}}(?:\s+{FOR_LATER})?"
     r"|memory|notes?\s+for\s+(?:you|the\s+agent|claude|codex|later|future\s+\w+)"
     r"(?:\s*\([^()\n]{1,30}\))?"
@@ -601,7 +653,7 @@ LABEL_ONLY = re.compile(
 )
 # A line that introduces pasted text ("the changelog draft says:", "here is the output:"):
 # its next paragraph is someone else's words.
-PASTE_INTRO = re.compile(
+PASTE_INTRO = _lazy(
     r"\b(?:says|said|reads|wrote|writes|draft|message|output|log|logs|below|following"
     r"|looks\s+like|is\s+this)\s*:\s*$"
     r"|\b(?:output|log|logs|error|trace|traceback)\s+(?:i\s+(?:get|got|see|saw)|is|was|below"
@@ -628,10 +680,10 @@ PASTE_INTRO = re.compile(
     re.IGNORECASE,
 )
 # Indented lines are pasted code (a Markdown code block, a docstring), not speech.
-INDENTED = re.compile(r"^(?: {4}|\t)")
+INDENTED = _lazy(r"^(?: {4}|\t)")
 # A request whose fact comes next: "Can you remember something for me? The VPN config is…",
 # "New thing to remember.", "remember this!!!".
-POINTS_FORWARD = re.compile(
+POINTS_FORWARD = _lazy(
     rf"^{LEAD}(?:(?:(?:can|could|will|would)\s+you\s+(?:please\s+)?)?{REMEMBER}\s+"
     r"(?:this|something|a\s+thing|one\s+thing)(?:\s+for\s+(?:me|us|later))?"
     r"|(?:(?:a|one|another|new)\s+)*(?:new\s+)?(?:thing|fact|rule)\s+to\s+remember"
@@ -643,13 +695,13 @@ POINTS_FORWARD = re.compile(
 )
 # What asks for something to be done now, right after what looked like a rule: "Going forward,
 # the scheduler should skip weekends. Implement that in next_run()."
-DO_THAT_NOW = re.compile(
+DO_THAT_NOW = _lazy(
     r"^(?:please\s+)?(?:implement|apply|do|make|add|code|write|build)\s+(?:that|this|it)\b",
     re.IGNORECASE,
 )
 # A trailing remark that the words before are a rule: "… -- that's a standing rule.", or the
 # request itself after its fact: "…, remember that".
-RULE_REMARK = re.compile(
+RULE_REMARK = _lazy(
     r"\s*(?:--|[-\u2013\u2014,;])\s*that'?s\s+(?:a|an|the|our)\s+(?:standing|hard|lasting|permanent"
     r"|house|team|firm|strict|general)?\s*rule\.?$"
     r"|\s*[,;]\s*(?:please\s+|pls\s+)?remember\s+(?:that|this|it)\s*[.!]*$",
@@ -657,17 +709,17 @@ RULE_REMARK = re.compile(
 )
 # Added or removed lines of pasted code outside a diff's hunk (which DIFF_START skips whole):
 # "+        # Keep in mind: …".
-DIFF_LINE = re.compile(r"^(?:[+-](?:\s{2,}|\t)|---\s)")
+DIFF_LINE = _lazy(r"^(?:[+-](?:\s{2,}|\t)|---\s)")
 # Where a pasted diff starts: its following "+", "-" and " " lines are not the person's.
-DIFF_START = re.compile(r"^(?:@@\s|\+\+\+\s|---\s+a/|diff\s+--git\s)")
+DIFF_START = _lazy(r"^(?:@@\s|\+\+\+\s|---\s+a/|diff\s+--git\s)")
 # Comment lines of pasted code: "// Remember: …", "/* … */", "-- note: …".
-CODE_COMMENT = re.compile(r"^\s*(?://|/\*|\*/|--\s|;;)")
+CODE_COMMENT = _lazy(r"^\s*(?://|/\*|\*/|--\s|;;)")
 # Where a quotation opens: "a banner saying 'Remember: …'" (not the apostrophe of "don't").
-QUOTE_OPENS = re.compile(r"(?:^|[\s(\[])['\u2018]|[\"\u201c]")
-QUOTE_CLOSES = re.compile(r"['\u2019](?=[\s.,;:!?)\]]|$)|[\"\u201d]")
+QUOTE_OPENS = _lazy(r"(?:^|[\s(\[])['\u2018]|[\"\u201c]")
+QUOTE_CLOSES = _lazy(r"['\u2019](?=[\s.,;:!?)\]]|$)|[\"\u201d]")
 # What follows "remember that" when "that" points back, not ahead: "… — remember that for
 # when things break", "… make sure you remember that next time you suggest …".
-BACK_TAIL = re.compile(
+BACK_TAIL = _lazy(
     r"^(?:for\s+when|next\s+time\b|when\s+you\b|so\s+(?:that\s+)?you\b|because\b|since\b"
     r"|about\b(?![^:]*:)"
     r"|too\b|for\s+(?:me|us|later)\b|in\s+the\s+coming\b|this\s+time\b"
@@ -676,7 +728,7 @@ BACK_TAIL = re.compile(
 )
 # What names the work in hand, not something lasting: "the second one uses tabs", "the file
 # you're editing is imported by the worker" (unless told to last: "whenever you're editing…").
-THIS_WORK = re.compile(
+THIS_WORK = _lazy(
     r"\bthe\s+(?:first|second|third|last|other)\s+one\b|\bboth\s+(?:files|functions|places)\b"
     r"|\b(?:you(?:'re|\s+are)|you'?ve\s+been)\s+(?:editing|changing|touching|fixing|writing|adding"
     r"|refactoring|reviewing|looking\s+at)\b|\byou\s+just\s+(?:wrote|added|changed|edited|made)\b",
@@ -684,13 +736,13 @@ THIS_WORK = re.compile(
 )
 # "Save this: the deep link scheme is acme://" keeps a statement; "Save this: {json}" is a
 # file to write, so the wording after it must read as a statement.
-BARE_KEEP = re.compile(
+BARE_KEEP = _lazy(
     r"^(?:please\s+|pls\s+)?(?:save|store|keep|note|log|record|stash)\s+(?:this|that)"
     r"(?:\s+one)?(?:\s+for\s+(?:me|us|later))?$",
     re.IGNORECASE,
 )
 # Writing of prose for others: the sentences after "Draft the release notes." are its content.
-PROSE_TASK = re.compile(
+PROSE_TASK = _lazy(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:write|draft|compose|prepare|update|edit)\s+"
     r"(?:(?:a|an|the|our|my|this|some)\s+)?(?:[\w-]+\s+){0,2}?(?:release\s+notes|notes|changelog"
     r"|announcement|email|message|post|memo|summary|docs?|documentation|readme|newsletter"
@@ -698,7 +750,7 @@ PROSE_TASK = re.compile(
     re.IGNORECASE,
 )
 # Words that ask to keep something outright, whatever text is being written around them.
-EXPLICIT_KEEP = re.compile(
+EXPLICIT_KEEP = _lazy(
     rf"\b(?:{REMEMBER}|memori[sz]e|forget|memory|keep\s+in\s+mind|for\s+future\s+reference"
     r"|(?:future|next|later|upcoming|all)\s+(?:sessions?|runs?|chats?|conversations?|tasks?)"
     r"|notes?\s+(?:for|to)\s+(?:future|later|next|self|you|yourself))\b",
@@ -707,7 +759,7 @@ EXPLICIT_KEEP = re.compile(
 # An instruction to the agent that opens with its verb (or "never", "no", "always"): with time
 # words anywhere ("stop using moment.js, use date-fns going forward") or "never … again" it
 # is a standing rule.
-IMPERATIVE = re.compile(
+IMPERATIVE = _lazy(
     rf"^(?:(?:please|pls|plz|kindly)\s+)?{YOU_TO}?(?:always|never|only|no|don'?t|do\s+not|dont|avoid"
     r"|prefer"
     r"|use|write|put|run|keep|make|add|call|name|reply|respond|answer|ask|check|target|follow"
@@ -725,13 +777,13 @@ IMPERATIVE = re.compile(
 # The time words that make such an instruction last, standing at a clause's start or end
 # ("…, use date-fns going forward", "default to 3.11 from here on, …"), not inside a clause
 # that describes behaviour ("make it so that from now on new users get …").
-LATER_ANYWHERE = re.compile(
+LATER_ANYWHERE = _lazy(
     r"(?:^|[,;]\s*|\s)(?:going\s+forward|moving\s+forward|from\s+(?:now|here|today)\s+on(?:\s+out)?"
     r"|from\s+here\s+out|henceforth|in\s+(?:the\s+)?future|for\s+(?:the\s+)?future|for\s+good"
     r"|from\s+this\s+point\s+(?:on|forward))(?:\s*(?:[,.;!]|$))",
     re.IGNORECASE,
 )
-NEVER_AGAIN = re.compile(
+NEVER_AGAIN = _lazy(
     r"^(?:(?:please|pls)\s+)?never\s+(?:ever\s+)?"
     r"(?!(?:ever|do|did|does|will|would|have|had|has|want|wanted|is|was|am|are|can|could|i|we)\b)"
     r"\w+\b.*\bagain\b",
@@ -739,25 +791,25 @@ NEVER_AGAIN = re.compile(
 )
 # What follows "remember that" when "that" pointed back at a statement before it: "i'm on
 # WSL2, remember that for paths and stuff", "…, remember that, some compose flags don't work".
-OPENING_BACK_TAIL = re.compile(
+OPENING_BACK_TAIL = _lazy(
     r"^(?:$|[,;]|(?:for|if|in\s+case|whenever|when|because|since|so|as|too|instead)\b)",
     re.IGNORECASE,
 )
 # Emoji between words ("pls remember 🙏 our designers want …") are not part of the wording.
-INNER_SYMBOLS = re.compile(rf"(?<=\s)[{SYMBOLS}]+\s+")
+INNER_SYMBOLS = _lazy(rf"(?<=\s)[{SYMBOLS}]+\s+")
 # Where a request to keep something names the mind it is kept in: "write this on your brain:"
 # asks to keep even though it opens like a writing task.
-YOUR_MIND = re.compile(
+YOUR_MIND = _lazy(
     r"\b(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory|brain|head|memory\s+bank)\b",
     re.IGNORECASE,
 )
 # Quoted text inside a line: "captured_facts("Remember that …") returns []" quotes a request.
-QUOTED = re.compile(
+QUOTED = _lazy(
     r"\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|`[^`\n]*`|(?<!\w)['\u2018][^'\u2019\n]*['\u2019](?!\w)"
 )
 # What keeps "keep in mind that X" to the work in hand: "… when you change the signature",
 # "while you test this", "for now", "the demo is in an hour", "this is a prototype".
-TASK_HINT = re.compile(
+TASK_HINT = _lazy(
     r"\b(?:while|when)\s+(?:you|you're|doing|writing|fixing|refactoring|parsing|testing|working)\b"
     r"|\bfor\s+now\b|\bprototype\b|\bdemo\b|\bhot\s+(?:path|loop)\b|\bpresenting\b"
     r"|\bthe\s+(?:file|csv|input|function|fixture|script|signature|parser|output)\b"
@@ -770,14 +822,14 @@ TASK_HINT = re.compile(
     re.IGNORECASE,
 )
 # "Whenever you touch the schema, regenerate the types": a standing instruction.
-WHENEVER = re.compile(
+WHENEVER = _lazy(
     r"^(?:(?:please|pls|also|and)\s+)?(?:whenever|every\s+time|each\s+time|any\s*time)\s+"
     r"(?:you|we|i)\s+(?!(?:are|'re|get\s+a\s+chance|have\s+a\s+(?:moment|minute|sec)|can|want"
     r"|like|feel\s+like)\b)(?P<when>[^,;:]{1,80}?)(?:,\s*|\s+(?=make\s+sure\b))(?P<rest>\S.*)$",
     re.IGNORECASE,
 )
 # The opening of a sentence that describes behaviour: "… so that, going forward, objects …".
-SO_THAT = re.compile(
+SO_THAT = _lazy(
     r"\b(?:so\s+that|such\s+that|so|(?:saying|telling\s+\w+|stating|announcing|explaining|means?)"
     r"\s+that)\s*[,:]?\s*$",
     re.IGNORECASE,
@@ -785,17 +837,17 @@ SO_THAT = re.compile(
 # What makes an instruction opening with "always" or "never" last without time words: the
 # place it holds for ("Always use Decimal for money in this project"), or a remark that it is
 # a rule ("… — that's a permanent rule").
-STANDING_PLACE = re.compile(
+STANDING_PLACE = _lazy(
     r"\bin\s+(?:this|our|the)\s+(?:repo|repository|project|codebase|solution|org|team|monorepo"
     r"|workspace)\b"
     r"|(?:--|[-\u2013\u2014,;])\s*that'?s\s+(?:a|an|the|our)\s+(?:standing|hard|lasting|permanent"
     r"|house|team|firm|strict|general)?\s*rule\b",
     re.IGNORECASE,
 )
-ALWAYS_NEVER = re.compile(rf"(?:please\s+)?{YOU_TO}?(?:always|never)\b(?!\s+mind\b)", re.IGNORECASE)
+ALWAYS_NEVER = _lazy(rf"(?:please\s+)?{YOU_TO}?(?:always|never)\b(?!\s+mind\b)", re.IGNORECASE)
 # An opening that asks to build something, not to keep it: "Add a long-term memory table for
 # the assistant feature: user_id, key, value".
-BUILD_TASK = re.compile(
+BUILD_TASK = _lazy(
     r"^(?:please\s+)?(?:add|create|implement|build|design|make|set\s+up|define|introduce|scaffold)"
     r"\s+(?:a|an|the|new|some)\s+(?!(?:(?:new|permanent|standing|mental|quick)\s+)?(?:note|rule"
     r"|preference|fact|reminder|memory\b(?!\s+\w)))",
@@ -804,26 +856,26 @@ BUILD_TASK = re.compile(
 # An opening before a colon or a dash that says the text is for later sessions: "To be clear
 # for future sessions:", "So we're clear for the future:", "Just so you have it for future
 # sessions -".
-FOR_SESSIONS = re.compile(
+FOR_SESSIONS = _lazy(
     r"\b(?:future|next|later|coming|upcoming|all|every|across|between)\s+(?:\w+\s+)?(?:sessions?"
     r"|chats?|conversations?|answers|replies|responses|prs|reviews|projects)\b|\bfor\s+the\s+future\b"
     r"|\blong[-\s]term\b",
     re.IGNORECASE,
 )
-ANY_DASH = re.compile(
+ANY_DASH = _lazy(
     r"^(?P<open>[^:\n\u2013\u2014]{3,100}?)\s[-\u2013\u2014]\s+(?P<rest>\S.*)$", re.DOTALL
 )
 # A sentence that goes on from the one before it: "It has to stay runtime-agnostic."
-GOES_ON = re.compile(r"^(?:it|this|that|they|so|because|otherwise|the\s+reason)\b", re.IGNORECASE)
+GOES_ON = _lazy(r"^(?:it|this|that|they|so|because|otherwise|the\s+reason)\b", re.IGNORECASE)
 # A verb in the third person, loosely: what a sentence a request points back at says.
-LOOSE_VERB = re.compile(
+LOOSE_VERB = _lazy(
     r"\b(?!(?:its|this|is|was|has|as|us|yes|thus|always|perhaps|does|his|hers|ours|yours"
     r"|theirs|less|unless|across|process|access|address|class|status|alias|bus|plus)\b)"
     r"[a-z]{3,}s\b"
 )
 # Instructions to the agent (not the code's behaviour) that "always" or "never" make standing:
 # "Always test on the iPhone SE simulator too", "Never use `any` in our TypeScript".
-STANDING_VERB = re.compile(
+STANDING_VERB = _lazy(
     rf"^(?:please\s+)?{YOU_TO}?(?:always|never)\s+(?:ever\s+)?(?:use|put|test|set|run|write|add|ask"
     r"|commit"
     r"|prefer|follow|check|pin|format|name|document|include|tag|sign|squash|rebase|target|stick"
@@ -833,7 +885,7 @@ STANDING_VERB = re.compile(
     re.IGNORECASE,
 )
 # Where the code in hand is named: "in this function", "here", "in handle_webhook()".
-CODE_SPOT = re.compile(
+CODE_SPOT = _lazy(
     r"\b(?:this|that|the)\s+(?:function|method|class|module|file|script|component|endpoint"
     r"|handler|query|loop|test|change|pr|branch|commit|exercise|snippet|block|wrapper|view|page"
     r"|route|one|diff|notebook|cell|readme|makefile|migration|dockerfile)\b|\bhere\b|\b\w+\(\)"
@@ -842,29 +894,29 @@ CODE_SPOT = re.compile(
 )
 # A line of pasted code or shell beside a "#" comment line: "RUN pip install", "x = 1",
 # "if [[ … ]]; then", "#!/bin/bash".
-CODE_LINE = re.compile(
+CODE_LINE = _lazy(
     r"^\s*(?:#!|[A-Z]{2,}\s+\S|\w[\w.]*\s*[-+*/]?=\s*\S|(?:if|for|while|def|class|import|from"
     r"|return|fn|let|const|var|func|echo|export|set)\b.*[^.]$|\$\s|[{}\[\]();]|.*[;{}]\s*$"
     r"|\w+\(.*\)\s*;?\s*$)"
 )
 # A "#" comment in the style of code rather than a Markdown heading: "# NOTE: …", "# TODO".
-COMMENT_TAG = re.compile(r"^#\s*(?:NOTE|TODO|FIXME|XXX|HACK|WARNING|IMPORTANT)\b")
+COMMENT_TAG = _lazy(r"^#\s*(?:NOTE|TODO|FIXME|XXX|HACK|WARNING|IMPORTANT)\b")
 # How some code is to behave from now on ("From now on, the logger should redact JWTs"): with
 # the change asked next ("Update the signup handler."), it specifies this task.
-LATER_SPEC = re.compile(
+LATER_SPEC = _lazy(
     rf"^{LEAD}(?:from\s+(?:now|here)\s+on|going\s+forward|moving\s+forward|henceforth)\s*[,:]?\s+"
     r"(?!(?:we|i|you|our|my)\b)(?:[\w'/.%-]+\s+){1,6}?should\b",
     re.IGNORECASE,
 )
 # A sentence asking for a change now: "Write the migration.", "Add the check to CI."
-TASK_NOW = re.compile(
+TASK_NOW = _lazy(
     r"^(?:please\s+|now\s+|then\s+)?(?:update|write|implement|add|use|make|fix|change|create|build"
     r"|wire|handle|refactor|migrate|put|set|apply|adjust|modify)\b",
     re.IGNORECASE,
 )
 # How some code is to behave at run time from now on, with or without the change asked next:
 # "from now on, failed deliveries should be stored in a dead-letter table".
-RUNTIME_SPEC = re.compile(
+RUNTIME_SPEC = _lazy(
     rf"^{LEAD}(?:from\s+(?:now|here)\s+on|going\s+forward|moving\s+forward|henceforth)\s*[,:]?\s+"
     r"(?!(?:we|i|you|our|my)\b)(?:[\w'/.%`-]+\s+){1,6}?should\s+(?:not\s+|never\s+|always\s+)?"
     r"(?:be\s+)?(?:skip|default|raise|validate|redact|stay|fail|return|respond|retry|reject|accept"
@@ -875,5 +927,21 @@ RUNTIME_SPEC = re.compile(
 )
 # A prompt of one line that opens with "# " and states a fact: Claude Code's memory shortcut
 # ("# our staging API base URL is https://…").
-HASH_NOTE = re.compile(r"^#\s+(?!#)(?P<note>[^\n]{8,})$")
-PRONOUN = re.compile(r"\b(?:it|that|them|this|those)\b", re.IGNORECASE)
+HASH_NOTE = _lazy(r"^#\s+(?!#)(?P<note>[^\n]{8,})$")
+PRONOUN = _lazy(r"\b(?:it|that|them|this|those)\b", re.IGNORECASE)
+# A word without which no rule above can find a request: a prompt that has none is answered
+# without compiling the rules (most prompts of a session; a hook process saves about 0.1 s).
+# Broad on purpose; tests/facts/test_capture_corpora.py checks that every prompt of every
+# corpus the rules capture from has one.
+HINT = _lazy(
+    r"r[emnbvwr]{2,}|memor|forget|mind|mnd|\bnot(?:e|ing)|memo|keep|kept|\bsav|\bstor|record"
+    r"|persist|retain|rule|always|never|futur|forward|foward|\bnow\b|henceforth|permanent"
+    r"|standing|lasting|durable|\bfacts?\b|\bpref|when\s?ever|every|each\s+time|any\s*time|lesson"
+    r"|convention|\bknow|learn|stick|told|habit|later|next|long|jot|write|\bfile|stash|bookmark"
+    r"|burn|etch|tattoo|lock|carry|hold|hang|commit|psa|fyi|heads|tip|remind|instruct|polic"
+    r"|guideline|reference|correct|update|onward|good|repeat|context|background|^\s*#"
+    r"|\[memory\]|golden|house|important|ground|worth|again|from\s+(?:here|today)|starting"
+    r"|as\s+of|across|between|so\s+you|thing\s+to|add\s+(?:this|to)|clear|have\s+it"
+    r"|\bin\s+(?:this|our|the)\s+(?:repo|project|codebase|solution|org|team|monorepo|workspace)",
+    re.IGNORECASE | re.MULTILINE,
+)

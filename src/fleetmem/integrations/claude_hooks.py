@@ -38,7 +38,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fleetmem.core.capture import captured_facts, without_requests
 from fleetmem.core.facts import Actor
 from fleetmem.core.hosts import CLAUDE_CODE_SESSION
 from fleetmem.errors import FleetmemError, InvalidInput, UnknownAgentWorkspace
@@ -354,6 +353,10 @@ class ClaudeHooks:
 
     # ---- UserPromptSubmit ---------------------------------------------------------------
     def user_prompt_submit(self, payload: Mapping[str, Any]) -> str:
+        # Imported here: the capture rules' patterns take a hook process about 0.1 s to
+        # compile, which no other event should pay.
+        from fleetmem.core.capture import without_requests
+
         prompt = payload.get("prompt")
         if not isinstance(prompt, str):
             return ""
@@ -373,6 +376,8 @@ class ClaudeHooks:
     ) -> tuple[list[str], list[str]]:
         """Store each request to remember in the prompt: one line per fact for the person,
         and the same news for the model with the stored words fenced."""
+        from fleetmem.core.capture import captured_facts
+
         wanted = captured_facts(prompt)
         if not wanted:
             return [], []

@@ -417,10 +417,12 @@ def _noted_without_the_store(
 def _worth_a_store(event: str, payload: Mapping[str, object], home: Path, integration: str) -> bool:
     """False for hook calls that cannot change anything, answered without opening the store:
     an empty prompt, a tool that neither edits nor runs a command."""
-    from fleetmem.core.capture import captured_facts
     from fleetmem.integrations.adapters.claude_code import command_of, edit_path
 
     if event == "UserPromptSubmit":
+        # Only here: compiling the capture rules costs a hook process about 0.1 s.
+        from fleetmem.core.capture import captured_facts
+
         # A prompt of an open session is given the facts relevant to it when its agent takes
         # them (read from the configuration alone); otherwise only a request to remember
         # needs the store.
