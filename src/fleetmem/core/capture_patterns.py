@@ -8,55 +8,8 @@ Pure: regular expressions only.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from typing import Any
 
-
-class LazyPattern:
-    """A regular expression compiled when first used. The patterns here are large (one is
-    25 KB) and a hook process that answers an event without capturing anything should not
-    pay for compiling them: together they take about 0.2 s."""
-
-    __slots__ = ("_compiled", "_flags", "_source")
-
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self._source, self._flags = source, flags
-        self._compiled: re.Pattern[str] | None = None
-
-    @property
-    def compiled(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self._source, self._flags)
-        return self._compiled
-
-    @property
-    def pattern(self) -> str:
-        return self._source
-
-    @property
-    def flags(self) -> int:
-        return self.compiled.flags
-
-    def match(self, text: str, *args: int) -> re.Match[str] | None:
-        return self.compiled.match(text, *args)
-
-    def fullmatch(self, text: str, *args: int) -> re.Match[str] | None:
-        return self.compiled.fullmatch(text, *args)
-
-    def search(self, text: str, *args: int) -> re.Match[str] | None:
-        return self.compiled.search(text, *args)
-
-    def sub(self, repl: str | Callable[[re.Match[str]], str], text: str, count: int = 0) -> str:
-        return self.compiled.sub(repl, text, count)
-
-    def split(self, text: str, maxsplit: int = 0) -> list[Any]:
-        return self.compiled.split(text, maxsplit)
-
-    def finditer(self, text: str, *args: int) -> Iterator[re.Match[str]]:
-        return self.compiled.finditer(text, *args)
-
-    def findall(self, text: str, *args: int) -> list[Any]:
-        return self.compiled.findall(text, *args)
+from fleetmem.core.lazy_pattern import LazyPattern
 
 
 def _lazy(source: str, flags: int = 0) -> LazyPattern:
@@ -934,7 +887,7 @@ PRONOUN = _lazy(r"\b(?:it|that|them|this|those)\b", re.IGNORECASE)
 # Broad on purpose; tests/facts/test_capture_corpora.py checks that every prompt of every
 # corpus the rules capture from has one.
 HINT = _lazy(
-    r"r[emnbvwr]{2,}|memor|forget|mind|mnd|\bnot(?:e|ing)|memo|keep|kept|\bsav|\bstor|record"
+    r"r(?=[emnbvwr]*m)(?=[emnbvwr]*[bv])[emnbvwr]{2,9}|\brem\b|memor|forget|mind|mnd|\bnot(?:e|ing)|memo|keep|kept|\bsav|\bstor|record"
     r"|persist|retain|rule|always|never|futur|forward|foward|\bnow\b|henceforth|permanent"
     r"|standing|lasting|durable|\bfacts?\b|\bpref|when\s?ever|every|each\s+time|any\s*time|lesson"
     r"|convention|\bknow|learn|stick|told|habit|later|next|long|jot|write|\bfile|stash|bookmark"

@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from fleetmem.core.lazy_pattern import LazyPattern
+
 #: What a secret is replaced by. A value that already starts with it was redacted before and
 #: is not reported again (redacting twice changes nothing).
 REDACTED: str = "[REDACTED]"
@@ -189,48 +191,6 @@ def regex_finder(
             yield start, end
 
     return find
-
-
-class LazyPattern:
-    """A pattern compiled the first time it is used.
-
-    The rule modules hold a few hundred patterns, and most texts trigger none of them (the
-    prefilter skips a rule whose literals are absent), so compiling them all when the
-    redactor is imported cost every process about 20 ms before it redacted anything: every
-    agent hook and every command. Each method compiles once, then hands over to `re`.
-    """
-
-    __slots__ = ("_compiled", "_flags", "_source")
-
-    def __init__(self, source: str, flags: int) -> None:
-        self._source = source
-        self._flags = flags
-        self._compiled: re.Pattern[str] | None = None
-
-    @property
-    def compiled(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self._source, self._flags)
-        return self._compiled
-
-    def search(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match[str] | None:
-        compiled = self.compiled
-        return compiled.search(text, pos) if endpos is None else compiled.search(text, pos, endpos)
-
-    def match(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match[str] | None:
-        compiled = self.compiled
-        return compiled.match(text, pos) if endpos is None else compiled.match(text, pos, endpos)
-
-    def finditer(
-        self, text: str, pos: int = 0, endpos: int | None = None
-    ) -> Iterator[re.Match[str]]:
-        compiled = self.compiled
-        return (
-            compiled.finditer(text, pos) if endpos is None else compiled.finditer(text, pos, endpos)
-        )
-
-    def __repr__(self) -> str:
-        return f"LazyPattern({self._source!r}, {self._flags!r})"
 
 
 def rx(pattern: str, flags: int = 0) -> LazyPattern:

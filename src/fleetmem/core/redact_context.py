@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from fleetmem.core.lazy_pattern import LazyPattern
 from fleetmem.core.redact_base import (
-    LazyPattern,
     Rule,
     Span,
     has_digit,
