@@ -152,11 +152,12 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     (the request, and the sentence it points at when that is another one)."""
     if not HINT.search(prompt):
         return ()  # no word any rule needs: the rules are not even compiled
-    note = HASH_NOTE.match(prompt.strip())
-    if note and not COMMENT_TAG.match(prompt.strip()) and _statement(note.group("note")):
+    one_line = prompt.strip()
+    note = HASH_NOTE.match(one_line)
+    if note and not COMMENT_TAG.match(one_line) and _statement(note.group("note")):
         # A one-line prompt "# <a statement>": Claude Code's shortcut for adding a memory.
         kept = _kept(note.group("note"))
-        return ((kept, (prompt.strip(),)),) if kept else ()
+        return ((kept, (one_line,)),) if kept else ()
     found: list[tuple[str, tuple[str, ...]]] = []
     before = ""
     earlier = ""  # the sentence before ``before``

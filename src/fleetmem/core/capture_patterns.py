@@ -11,11 +11,17 @@ import re
 
 from fleetmem.core.lazy_pattern import LazyPattern
 
-
-def _lazy(source: str, flags: int = 0) -> LazyPattern:
-    return LazyPattern(source, flags)
-
-
+# Where a thing is kept in the agent's head: "burn this into your memory", "write this on your
+# brain" (KEEP_STRONG and YOUR_MIND).
+IN_YOUR_MIND = (
+    r"(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory|brain|head|memory\s+bank)"
+)
+# A remark that what was said is a rule: "… -- that's a standing rule" (RULE_REMARK and
+# STANDING_PLACE).
+THATS_A_RULE = (
+    r"(?:--|[-\u2013\u2014,;])\s*that'?s\s+(?:a|an|the|our)\s+(?:standing|hard|lasting|permanent"
+    r"|house|team|firm|strict|general)?\s*rule"
+)
 # When it is to last: "for next time", "for future sessions", "going forward", "whenever you
 # work in this repo".
 FOR_LATER = (
@@ -249,7 +255,7 @@ LABEL = (
 MARK = r"[:,]|\s[-\u2013\u2014]"
 # "remember!! X" reads like "remember X": what follows must be a statement.
 SEP = rf"\s*(?P<sep>{MARK}|!+|\.(?=\s)|\s+that\b|\s+(?=\S))\s*"
-TRIGGER = _lazy(
+TRIGGER = LazyPattern(
     rf"^{LEAD}(?:#remember\b\s*:?\s*(?P<tag>.*)"
     rf"|(?:{LABEL})\s*(?:{MARK})\s*(?P<label>.*)"
     rf"|{FRAME}(?:{PLAIN}|(?P<memory>{MEMORY})|(?P<mind>{MIND}))"
@@ -270,7 +276,7 @@ TRIGGER = _lazy(
 # How a standing instruction opens after "from now on" or "Rule:": a word that makes it
 # last, an imperative a person gives an agent, or a subject ("we", "our deploys"). "From now
 # on the test should expect 201" opens otherwise: it specifies this change.
-DIRECTIVE = _lazy(
+DIRECTIVE = LazyPattern(
     r"^(?:(?:please|pls|kindly)\s+[a-z]"
     # "going forward can you always use async/await" asks as a question without its mark
     r"|(?:(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?)?"
@@ -290,18 +296,18 @@ DIRECTIVE = _lazy(
 )
 # Labels that say "keep this" outright: a statement after them counts even with no comma
 # ("also for future reference the API allows 600 requests a minute").
-REFERENCE = _lazy(r"^for\s+(?:future\s+reference|reference|next\s+time|later)$", re.I)
+REFERENCE = LazyPattern(r"^for\s+(?:future\s+reference|reference|next\s+time|later)$", re.I)
 # A plan or a guess is not a standing instruction: "In the future we might move the export".
-TENTATIVE = _lazy(
+TENTATIVE = LazyPattern(
     r"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bwho\s)"  # "any command that could delete data" describes
     r"\b(?:might|may|maybe|perhaps|possibly|probably|could|for\s+now)\b",
     re.IGNORECASE,
 )
 # A first word that is code, not speech ("Rule: no-unused-vars 'x' is defined…" pasted from
 # a linter): it holds a separator or a digit.
-CODE_WORD = _lazy(r"^\S*[-_./:=\d]")
+CODE_WORD = LazyPattern(r"^\S*[-_./:=\d]")
 # What a remembered sentence says about this task only: "Remember, this is a draft PR".
-THIS_TASK = _lazy(
+THIS_TASK = LazyPattern(
     r"^(?:this|it'?s|it\s+is)\s+(?:(?:is|was)\s+)?(?:(?:a|an|just|only|still|the)\s+)*"
     r"(?:draft|wip|prototype|quick|temporary|throwaway|one-off|spike|poc|experiment|pr|"
     r"pull\s+request|branch|task|change|ticket|commit|diff|session|patch|hotfix)\b",
@@ -309,7 +315,7 @@ THIS_TASK = _lazy(
 )
 # What the person wants done now, inside what reads as a rule: "Going forward, fetch_user
 # should raise — please implement that change"; "write this down as a TODO comment".
-DO_IT_NOW = _lazy(
+DO_IT_NOW = LazyPattern(
     r"\b(?:implement|apply|make|do)\s+(?:that|this|the)\s+change\b|\bupdate\s+the\s+callers\b"
     r"|\bupdate\s+(?:\S+\s+){0,3}?(?:to\s+match|accordingly)\b"
     r"|^in\s+(?:the|a|this)\s+(?:comment|code|docstring|function|file|test)\b"
@@ -323,12 +329,12 @@ DO_IT_NOW = _lazy(
 # Bullets, emphasis and emoji a person puts before a request: "- remember: …",
 # "**Remember:** …", "📌 note for future: …".
 SYMBOLS = "\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d"
-DECORATION = _lazy(
+DECORATION = LazyPattern(
     rf"^(?:\s*(?:[-*+\u2022]|\d{{1,2}}[.)])\s+|\s*\[[ xX]?\]\s+|\s*\*{{1,3}}|\s*[{SYMBOLS}]+\s*)+"
 )
-TRAILING_SYMBOLS = _lazy(rf"[\s{SYMBOLS}]+$")
+TRAILING_SYMBOLS = LazyPattern(rf"[\s{SYMBOLS}]+$")
 # Where a second request may start inside one sentence: "ok cool. from now on please…".
-INNER_START = _lazy(
+INNER_START = LazyPattern(
     r"[.!?;]\s+|\s(?:and|but|also|oh\s+and|plus)\s+(?=(?:please\s+|pls\s+|also\s+)?"
     r"(?:remember|don'?t\s+forget|never\s+forget)\b)",
     re.IGNORECASE,
@@ -386,7 +392,7 @@ BACK = (
     r"|whenever)\b(?:[^.!?:]|[.:](?=\S)){0,100}|\s+for\b(?![^.!?:]*\bthat\b)(?:[^.!?:]|[.:](?=\S)){0,100}"
     r"|\s*(?:,|\s[-\u2013\u2014])\s*[^!?:]{0,100}|\s+and\s+[^.!?:]{0,80})?"
 )
-ASKS = _lazy(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
+ASKS = LazyPattern(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
 # "That's a hard rule, remember it." points back past its own words.
 RULE_WORDS = (
     r"(?:(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)?\s*(?:hard|strict|firm|permanent"
@@ -394,22 +400,22 @@ RULE_WORDS = (
     r"|policy|preference|gotcha)(?:\s+of\s+(?:mine|ours))?\s*[,;.]?\s*)?"
 )
 BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*\)?\s*[.!?]*[\s{SYMBOLS}]*$"
-POINTS_BACK = _lazy(rf"^{BACK_END}", re.IGNORECASE)
-ENDS_POINTING_BACK = _lazy(
+POINTS_BACK = LazyPattern(rf"^{BACK_END}", re.IGNORECASE)
+ENDS_POINTING_BACK = LazyPattern(
     rf"^(?P<fact>.+?)(?:\s*(?:[,;.(]|\s[-\u2013\u2014])\s*{BACK_END}"
     rf"|\s+(?=(?:please\s+|pls\s+)?(?:remember|note|keep|save)\s+(?:that|this|it)\b){BACK_END})",
     re.IGNORECASE | re.DOTALL,
 )
 # "I don't remember.", "we never remember that": the words before say who remembers, not
 # what to keep.
-NOT_BEFORE_BACK = _lazy(
+NOT_BEFORE_BACK = LazyPattern(
     r"\b(?:i|we|you|they|he|she|don'?t|do\s+not|can'?t|cannot|never|not|to|always|and|or|then"
     r"|should|must|will|would|can|could)$",
     re.IGNORECASE,
 )
 # An opening that keeps what follows to this task: "For this task, remember that the staging
 # db is down", "just for this session, remember …".
-THIS_SCOPE = _lazy(
+THIS_SCOPE = LazyPattern(
     r"\bfor\s+(?:this|the\s+current)\s+(?:task|session|pr|change|ticket|branch|run|one|fix|bug"
     r"|issue|conversation|chat|commit)\b|\bfor\s+(?:now|today)\b|\bjust\s+today\b|\bright\s+now\b"
     r"|\bin\s+this\s+(?:pr|task|change|session|ticket|branch|commit|answer|reply|response|diff"
@@ -426,47 +432,49 @@ THIS_SCOPE = _lazy(
 )
 # A statement after "can you remember that": it opens with a determiner, a possessive, a
 # subject or a condition ("can you remember that the gateway drops idle connections?").
-STATED = _lazy(
+STATED = LazyPattern(
     r"^(?!\S+\s+(?:we|i|you|they|he|she)\b)\S+\s+\S+\s+\S+\s+\S+",
     re.IGNORECASE,
 )
 # A statement after a bare "remember" with no "that": a determiner and at least five words
 # before any relative clause ("pls remember the auth service issues JWTs that expire…").
-LONG_STATEMENT = _lazy(
+LONG_STATEMENT = LazyPattern(
     r"^(?=(?:\S+\s+){4}\S)(?:the|our|my|all|every|each|these|those)\s+(?:[\w'-]+\s+){0,4}?"
     r"[a-z]+s(?!\s+(?:for|in|on|of|at|to|from|with|by|and|or)\b)\s+\S+",
     re.IGNORECASE,
 )
 # A tag question that does not make a request a question: "…, ok?", "…, right?".
-TAG_QUESTION = _lazy(
+TAG_QUESTION = LazyPattern(
     r"[,\s]+(?:ok(?:ay)?|right|yeah|yes|alright|got\s+it|understood|deal)\s*\?+\s*$", re.I
 )
 # Lines of a pasted log: "keepalived[812]: …", "2024-05-01 12:00 …", "[ERROR] …".
-LOG_LINE = _lazy(
+LOG_LINE = LazyPattern(
     r"^(?:\S+\[\d+\]:|\d{4}-\d\d-\d\d[T ]\d|\[?\d\d:\d\d:\d\d|\[(?:INFO|WARN|WARNING|ERROR"
     r"|DEBUG|TRACE)\]|(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE)\b[:\s])"
 )
 # Courtesy at the end of a request, not part of the fact: ", thanks!", " thx".
-COURTESY = _lazy(
+COURTESY = LazyPattern(
     r"[\s,;.!-]*\b(?:thanks(?:\s+a\s+lot)?|thank\s+you|thx|ty|cheers|please|pls|ok(?:ay)?)\b"
     r"[\s.!]*$",
     re.IGNORECASE,
 )
 # Dictation's hesitations.
-FILLER = _lazy(r"(?<![\w-])(?:uh+|um+|erm|uhm)(?![\w-]),?\s*", re.IGNORECASE)
+FILLER = LazyPattern(r"(?<![\w-])(?:uh+|um+|erm|uhm)(?![\w-]),?\s*", re.IGNORECASE)
 # Any short opening before a colon that asks for something to be kept and says for how long
 # or where: "This is important and I want it to stick across sessions: X", "Burn this into
 # your memory: X".
-KEEP_OPENING = _lazy(r"^(?P<open>[^:\n]{3,120}?)(?::|\s+is\s+that)\s+(?P<rest>\S.*)$", re.DOTALL)
+KEEP_OPENING = LazyPattern(
+    r"^(?P<open>[^:\n]{3,120}?)(?::|\s+is\s+that)\s+(?P<rest>\S.*)$", re.DOTALL
+)
 # A dash only after an opening that starts by asking: "Keep this in the back of your mind
 # for future tasks — X" (not "If I remember correctly, X — check that").
-KEEP_DASH = _lazy(
+KEEP_DASH = LazyPattern(
     r"^(?P<open>(?:please\s+|pls\s+)?(?:keep|remember|hold|store|save|file|note|bookmark|stash)\b"
     r"[^:\n\u2013\u2014]{0,100}?)\s[-\u2013\u2014]\s+(?P<rest>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 # "If I remember correctly", "do you remember", "I can't remember": someone remembering.
-NOT_KEEP = _lazy(
+NOT_KEEP = LazyPattern(
     r"\b(?:i|if\s+i|we|do\s+you|did\s+you|(?<!\bso\s)you|can'?t|don'?t|cannot|never"
     r"|(?:want|need|have|trying|try|tried|hard|how|easy)\s+to)\s+remember\b"
     r"|\bremember\s+what\s+(?:i|we|you)\s+(?:said|told|mentioned|discussed|asked|wrote)\b"
@@ -477,29 +485,28 @@ NOT_KEEP = _lazy(
 )
 # Verbs that ask to keep something for good on their own ("I'm going to say this once so
 # please remember it:", "Want you to hold onto this:").
-KEEP_STRONG = _lazy(
+KEEP_STRONG = LazyPattern(
     r"\b(?:remember\w*+(?!-)|memori[sz]\w*+(?!-)|retain|hold\s+on(?:to|\s+to)|hang\s+on\s+to"
     r"|carry\s+\w+\s+over|carry\s+(?:\w+\s+)?(?:into|forward)"
     r"|carry\s+over|bookmark(?!-)|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch"
     r"|lock\s+(?:this|it|that)\s+in|(?:want|like|need)\s+you\s+to\s+keep\s+(?:it|this|that)"
-    r"|make\s+(?:it|this|that)\s+stick"
-    r"|(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory|brain|head|memory\s+bank))\b",
+    rf"|make\s+(?:it|this|that)\s+stick|{IN_YOUR_MIND})\b",
     re.IGNORECASE,
 )
 # Verbs that keep something, for good only when told so ("keep", "save", "store", "stick").
-KEEPISH = _lazy(
+KEEPISH = LazyPattern(
     r"\b(?:keep|kept|stick|sticks|persist|know|save|store|record|note|noting|log)\b",
     re.IGNORECASE,
 )
 # Nouns of what is kept for good: "a lasting preference", "team fact", "on file".
-KEPT_NOUN = _lazy(
+KEPT_NOUN = LazyPattern(
     r"\b(?:your\s+(?:long[-\s]term\s+)?(?:memory|memories|brain|head|mind|notes)"
     r"|(?:long[-\s]term|permanent|project|team|shared)\s+memory|preferences?|facts?"
     r"|conventions?|lessons?|knowledge|on\s+file|rules?\s+of\s+the\s+house"
     r"|(?:permanent|standing|lasting)\s+rules?)\b",
     re.IGNORECASE,
 )
-HOW_LONG = _lazy(
+HOW_LONG = LazyPattern(
     rf"{FOR_LATER}|\b(?:long[-\s]term|permanent(?:ly)?|lasting|for\s+(?:the\s+)?long\s+haul"
     r"|(?:across|between)\s+sessions|every\s+session|next\s+time|later|future|again"
     r"|for\s+good|still\s+know|(?:for\s+)?the\s+long\s+run|whenever\s+you|so\s+we'?re\s+clear)\b",
@@ -507,7 +514,7 @@ HOW_LONG = _lazy(
 )
 # Openings that ask for writing, whose content is not a request: "Write a Slack announcement:
 # from now on, …", "Format this as a quote: remember, remember …".
-WRITING_TASK = _lazy(
+WRITING_TASK = LazyPattern(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:help\s+me\s+)?(?:write|draft|compose|format|translate"
     r"|summari[sz]e|rewrite|reword|tweet|post|announce|proofread|edit|turn)\b"
     r"|^(?:please\s+)?(?:add|insert|include|put)\s+(?:a|an|the|this|one)\s+(?:[\w-]+\s+){0,2}?"
@@ -515,12 +522,12 @@ WRITING_TASK = _lazy(
     re.IGNORECASE,
 )
 # Markdown around a request: a heading's hashes, bold markers.
-HEADING = _lazy(r"^#{1,6}\s+")
-BOLD = _lazy(r"\*\*|(?<![\w`])__(?=\s)|(?<=\s)__(?![\w`])")
+HEADING = LazyPattern(r"^#{1,6}\s+")
+BOLD = LazyPattern(r"\*\*|(?<![\w`])__(?=\s)|(?<=\s)__(?![\w`])")
 # "_Memory:_ X": underscores around a word or two, as Markdown italics.
-ITALIC = _lazy(r"^_([^_\s][^_]{0,40}?)_(?![\w_])")
+ITALIC = LazyPattern(r"^_([^_\s][^_]{0,40}?)_(?![\w_])")
 # Something to find out, not something known: "check whether this breaks the tests".
-TO_FIND_OUT = _lazy(
+TO_FIND_OUT = LazyPattern(
     r"^not\s+(?:to|for)\s+(?:you|u|the\s+agent|claude|codex)\b"
     r"|^(?:check|see|find\s+out|figure\s+out|verify|test|ask|look\s+into|investigate|confirm)"
     r"\s+(?:whether|if|why|how|what|where|when|which)\b"
@@ -533,18 +540,18 @@ TO_FIND_OUT = _lazy(
 )
 # A short opening clause before the request: "Before you start, remember that …",
 # "Important - don't forget: …". At most ten words, ending in a comma, colon or dash.
-OPENING = _lazy(r"^(?:[^\s,:;]+\s+){0,9}[^\s,:;]+\s*(?:[,:;]|\s[-\u2013\u2014])\s+")
+OPENING = LazyPattern(r"^(?:[^\s,:;]+\s+){0,9}[^\s,:;]+\s*(?:[,:;]|\s[-\u2013\u2014])\s+")
 # The time words that may open the kept wording: "remember this going forward: X".
-LATER_OPENING = _lazy(rf"^{FOR_LATER}\s*[:,]?\s*", re.IGNORECASE)
+LATER_OPENING = LazyPattern(rf"^{FOR_LATER}\s*[:,]?\s*", re.IGNORECASE)
 # After "remember" or "don't forget": openings that make a question or a present-task
 # instruction rather than something to keep.
-NOT_A_FACT = _lazy(
+NOT_A_FACT = LazyPattern(
     r"^(?:how|why|what|where|when|which|who|whom|whose|if|whether|me|us|him|her|them|"
     r"of|it\b(?!\s+is\b)|doing|seeing|having|being|the\s+(?:time|day|way)\s+when)\b",
     re.IGNORECASE,
 )
 # A statement rather than a bare name: a subject pronoun first, or a verb a fact would use.
-CLAUSE = _lazy(
+CLAUSE = LazyPattern(
     r"^(?:we|i|im|ive|you|u|they|he|she|our|my|your|their|everyone|nobody|no\s+one)\b"
     r"|\b(?:it|that|there|here|what|who|he|she)'s\b"
     r"|\b(?:is|are|was|were|be|been|has|have|had|must|should|shall|will|would|can|cannot|"
@@ -552,12 +559,12 @@ CLAUSE = _lazy(
     r"means|expects|requires|prefers|wants|belongs|breaks|only)\b",
     re.IGNORECASE,
 )
-RELATIVE = _lazy(
+RELATIVE = LazyPattern(
     r"\b(?:where|when|which|who|whose|that|if|because|while|whenever|unless|so)\b", re.IGNORECASE
 )
 # Present-tense verbs a fact states with ("Dana owns billing"), rarely nouns in a prompt;
 # counted only after a word that is not a determiner ("the holds" is a noun).
-FACT_VERB = _lazy(
+FACT_VERB = LazyPattern(
     r"(?<!\bthe )(?<!\ba )(?<!\ban )(?<!\bour )(?<!\bmy )(?<!\byour )(?<!\bthis )(?<!\bthose )"
     r"(?<![./\\-])"  # "main.go", "src/live" are names, not verbs
     r"\b(?:owns|handles|holds|manages|hosts|contains|sends|pays|approves|deploys|rotates|"
@@ -573,11 +580,11 @@ FACT_VERB = _lazy(
     r"decided|agreed|landed|dropped|expire|rotate|require|break|fail)\b",
     re.IGNORECASE,
 )
-TO = _lazy(r"^to\s+", re.IGNORECASE)
-DEFINITION = _lazy(r"^[^:]{3,80}:\s+\S")
-PLEASE = _lazy(r"^(?:please|pls|kindly)\b[,\s]*", re.IGNORECASE)
+TO = LazyPattern(r"^to\s+", re.IGNORECASE)
+DEFINITION = LazyPattern(r"^[^:]{3,80}:\s+\S")
+PLEASE = LazyPattern(r"^(?:please|pls|kindly)\b[,\s]*", re.IGNORECASE)
 # Words that make "remember to …" a standing instruction rather than a step of this task.
-LASTING = _lazy(
+LASTING = LazyPattern(
     r"\b(?:always|never|every\s+time|each\s+time|whenever|from\s+now\s+on|going\s+forward|"
     r"in\s+(?:the\s+)?future|next\s+time|from\s+here\s+on|any\s+time|anytime|in\s+every|"
     r"forever|permanently|for\s+good)\b",
@@ -585,15 +592,15 @@ LASTING = _lazy(
 )
 # A sentence ends at . ! ? followed by space and a capital, or at a line's end; dots inside
 # names (config.py, e.g.) do not end one.
-SENTENCE_END = _lazy(
+SENTENCE_END = LazyPattern(
     r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)\s+(?=[A-Z\"'(#])"
 )
-FENCE = _lazy(r"^\s*(?:```|~~~)")
-BULLET = _lazy(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
-MARKER = _lazy(rf"^(?:#remember\b|{REMEMBER}\s*:)\s*:?\s*(?P<rest>.*)$", re.IGNORECASE)
+FENCE = LazyPattern(r"^\s*(?:```|~~~)")
+BULLET = LazyPattern(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
+MARKER = LazyPattern(rf"^(?:#remember\b|{REMEMBER}\s*:)\s*:?\s*(?P<rest>.*)$", re.IGNORECASE)
 # A line that is only a label ("## Note for future sessions", "Remember this:"): the next
 # line is what it labels.
-LABEL_ONLY = _lazy(
+LABEL_ONLY = LazyPattern(
     rf"^{LEAD}(?:{LABEL}|{REMEMBER}(?:\s+{KEPT_WORDS}){{0,4}}(?:\s+{FOR_LATER})?"
     r"|memory|notes?\s+for\s+(?:you|the\s+agent|claude|codex|later|future\s+\w+)"
     r"(?:\s*\([^()\n]{1,30}\))?"
@@ -606,7 +613,7 @@ LABEL_ONLY = _lazy(
 )
 # A line that introduces pasted text ("the changelog draft says:", "here is the output:"):
 # its next paragraph is someone else's words.
-PASTE_INTRO = _lazy(
+PASTE_INTRO = LazyPattern(
     r"\b(?:says|said|reads|wrote|writes|draft|message|output|log|logs|below|following"
     r"|looks\s+like|is\s+this)\s*:\s*$"
     r"|\b(?:output|log|logs|error|trace|traceback)\s+(?:i\s+(?:get|got|see|saw)|is|was|below"
@@ -633,10 +640,10 @@ PASTE_INTRO = _lazy(
     re.IGNORECASE,
 )
 # Indented lines are pasted code (a Markdown code block, a docstring), not speech.
-INDENTED = _lazy(r"^(?: {4}|\t)")
+INDENTED = LazyPattern(r"^(?: {4}|\t)")
 # A request whose fact comes next: "Can you remember something for me? The VPN config is…",
 # "New thing to remember.", "remember this!!!".
-POINTS_FORWARD = _lazy(
+POINTS_FORWARD = LazyPattern(
     rf"^{LEAD}(?:(?:(?:can|could|will|would)\s+you\s+(?:please\s+)?)?{REMEMBER}\s+"
     r"(?:this|something|a\s+thing|one\s+thing)(?:\s+for\s+(?:me|us|later))?"
     r"|(?:(?:a|one|another|new)\s+)*(?:new\s+)?(?:thing|fact|rule)\s+to\s+remember"
@@ -648,31 +655,30 @@ POINTS_FORWARD = _lazy(
 )
 # What asks for something to be done now, right after what looked like a rule: "Going forward,
 # the scheduler should skip weekends. Implement that in next_run()."
-DO_THAT_NOW = _lazy(
+DO_THAT_NOW = LazyPattern(
     r"^(?:please\s+)?(?:implement|apply|do|make|add|code|write|build)\s+(?:that|this|it)\b",
     re.IGNORECASE,
 )
 # A trailing remark that the words before are a rule: "… -- that's a standing rule.", or the
 # request itself after its fact: "…, remember that".
-RULE_REMARK = _lazy(
-    r"\s*(?:--|[-\u2013\u2014,;])\s*that'?s\s+(?:a|an|the|our)\s+(?:standing|hard|lasting|permanent"
-    r"|house|team|firm|strict|general)?\s*rule\.?$"
+RULE_REMARK = LazyPattern(
+    rf"\s*{THATS_A_RULE}\.?$"
     r"|\s*[,;]\s*(?:please\s+|pls\s+)?remember\s+(?:that|this|it)\s*[.!]*$",
     re.IGNORECASE,
 )
 # Added or removed lines of pasted code outside a diff's hunk (which DIFF_START skips whole):
 # "+        # Keep in mind: …".
-DIFF_LINE = _lazy(r"^(?:[+-](?:\s{2,}|\t)|---\s)")
+DIFF_LINE = LazyPattern(r"^(?:[+-](?:\s{2,}|\t)|---\s)")
 # Where a pasted diff starts: its following "+", "-" and " " lines are not the person's.
-DIFF_START = _lazy(r"^(?:@@\s|\+\+\+\s|---\s+a/|diff\s+--git\s)")
+DIFF_START = LazyPattern(r"^(?:@@\s|\+\+\+\s|---\s+a/|diff\s+--git\s)")
 # Comment lines of pasted code: "// Remember: …", "/* … */", "-- note: …".
-CODE_COMMENT = _lazy(r"^\s*(?://|/\*|\*/|--\s|;;)")
+CODE_COMMENT = LazyPattern(r"^\s*(?://|/\*|\*/|--\s|;;)")
 # Where a quotation opens: "a banner saying 'Remember: …'" (not the apostrophe of "don't").
-QUOTE_OPENS = _lazy(r"(?:^|[\s(\[])['\u2018]|[\"\u201c]")
-QUOTE_CLOSES = _lazy(r"['\u2019](?=[\s.,;:!?)\]]|$)|[\"\u201d]")
+QUOTE_OPENS = LazyPattern(r"(?:^|[\s(\[])['\u2018]|[\"\u201c]")
+QUOTE_CLOSES = LazyPattern(r"['\u2019](?=[\s.,;:!?)\]]|$)|[\"\u201d]")
 # What follows "remember that" when "that" points back, not ahead: "… — remember that for
 # when things break", "… make sure you remember that next time you suggest …".
-BACK_TAIL = _lazy(
+BACK_TAIL = LazyPattern(
     r"^(?:for\s+when|next\s+time\b|when\s+you\b|so\s+(?:that\s+)?you\b|because\b|since\b"
     r"|about\b(?![^:]*:)"
     r"|too\b|for\s+(?:me|us|later)\b|in\s+the\s+coming\b|this\s+time\b"
@@ -681,7 +687,7 @@ BACK_TAIL = _lazy(
 )
 # What names the work in hand, not something lasting: "the second one uses tabs", "the file
 # you're editing is imported by the worker" (unless told to last: "whenever you're editing…").
-THIS_WORK = _lazy(
+THIS_WORK = LazyPattern(
     r"\bthe\s+(?:first|second|third|last|other)\s+one\b|\bboth\s+(?:files|functions|places)\b"
     r"|\b(?:you(?:'re|\s+are)|you'?ve\s+been)\s+(?:editing|changing|touching|fixing|writing|adding"
     r"|refactoring|reviewing|looking\s+at)\b|\byou\s+just\s+(?:wrote|added|changed|edited|made)\b",
@@ -689,13 +695,13 @@ THIS_WORK = _lazy(
 )
 # "Save this: the deep link scheme is acme://" keeps a statement; "Save this: {json}" is a
 # file to write, so the wording after it must read as a statement.
-BARE_KEEP = _lazy(
+BARE_KEEP = LazyPattern(
     r"^(?:please\s+|pls\s+)?(?:save|store|keep|note|log|record|stash)\s+(?:this|that)"
     r"(?:\s+one)?(?:\s+for\s+(?:me|us|later))?$",
     re.IGNORECASE,
 )
 # Writing of prose for others: the sentences after "Draft the release notes." are its content.
-PROSE_TASK = _lazy(
+PROSE_TASK = LazyPattern(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:write|draft|compose|prepare|update|edit)\s+"
     r"(?:(?:a|an|the|our|my|this|some)\s+)?(?:[\w-]+\s+){0,2}?(?:release\s+notes|notes|changelog"
     r"|announcement|email|message|post|memo|summary|docs?|documentation|readme|newsletter"
@@ -703,7 +709,7 @@ PROSE_TASK = _lazy(
     re.IGNORECASE,
 )
 # Words that ask to keep something outright, whatever text is being written around them.
-EXPLICIT_KEEP = _lazy(
+EXPLICIT_KEEP = LazyPattern(
     rf"\b(?:{REMEMBER}|memori[sz]e|forget|memory|keep\s+in\s+mind|for\s+future\s+reference"
     r"|(?:future|next|later|upcoming|all)\s+(?:sessions?|runs?|chats?|conversations?|tasks?)"
     r"|notes?\s+(?:for|to)\s+(?:future|later|next|self|you|yourself))\b",
@@ -712,7 +718,7 @@ EXPLICIT_KEEP = _lazy(
 # An instruction to the agent that opens with its verb (or "never", "no", "always"): with time
 # words anywhere ("stop using moment.js, use date-fns going forward") or "never … again" it
 # is a standing rule.
-IMPERATIVE = _lazy(
+IMPERATIVE = LazyPattern(
     rf"^(?:(?:please|pls|plz|kindly)\s+)?{YOU_TO}?(?:always|never|only|no|don'?t|do\s+not|dont|avoid"
     r"|prefer"
     r"|use|write|put|run|keep|make|add|call|name|reply|respond|answer|ask|check|target|follow"
@@ -730,13 +736,13 @@ IMPERATIVE = _lazy(
 # The time words that make such an instruction last, standing at a clause's start or end
 # ("…, use date-fns going forward", "default to 3.11 from here on, …"), not inside a clause
 # that describes behaviour ("make it so that from now on new users get …").
-LATER_ANYWHERE = _lazy(
+LATER_ANYWHERE = LazyPattern(
     r"(?:^|[,;]\s*|\s)(?:going\s+forward|moving\s+forward|from\s+(?:now|here|today)\s+on(?:\s+out)?"
     r"|from\s+here\s+out|henceforth|in\s+(?:the\s+)?future|for\s+(?:the\s+)?future|for\s+good"
     r"|from\s+this\s+point\s+(?:on|forward))(?:\s*(?:[,.;!]|$))",
     re.IGNORECASE,
 )
-NEVER_AGAIN = _lazy(
+NEVER_AGAIN = LazyPattern(
     r"^(?:(?:please|pls)\s+)?never\s+(?:ever\s+)?"
     r"(?!(?:ever|do|did|does|will|would|have|had|has|want|wanted|is|was|am|are|can|could|i|we)\b)"
     r"\w+\b.*\bagain\b",
@@ -744,25 +750,22 @@ NEVER_AGAIN = _lazy(
 )
 # What follows "remember that" when "that" pointed back at a statement before it: "i'm on
 # WSL2, remember that for paths and stuff", "…, remember that, some compose flags don't work".
-OPENING_BACK_TAIL = _lazy(
+OPENING_BACK_TAIL = LazyPattern(
     r"^(?:$|[,;]|(?:for|if|in\s+case|whenever|when|because|since|so|as|too|instead)\b)",
     re.IGNORECASE,
 )
 # Emoji between words ("pls remember 🙏 our designers want …") are not part of the wording.
-INNER_SYMBOLS = _lazy(rf"(?<=\s)[{SYMBOLS}]+\s+")
+INNER_SYMBOLS = LazyPattern(rf"(?<=\s)[{SYMBOLS}]+\s+")
 # Where a request to keep something names the mind it is kept in: "write this on your brain:"
 # asks to keep even though it opens like a writing task.
-YOUR_MIND = _lazy(
-    r"\b(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory|brain|head|memory\s+bank)\b",
-    re.IGNORECASE,
-)
+YOUR_MIND = LazyPattern(rf"\b{IN_YOUR_MIND}\b", re.IGNORECASE)
 # Quoted text inside a line: "captured_facts("Remember that …") returns []" quotes a request.
-QUOTED = _lazy(
+QUOTED = LazyPattern(
     r"\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|`[^`\n]*`|(?<!\w)['\u2018][^'\u2019\n]*['\u2019](?!\w)"
 )
 # What keeps "keep in mind that X" to the work in hand: "… when you change the signature",
 # "while you test this", "for now", "the demo is in an hour", "this is a prototype".
-TASK_HINT = _lazy(
+TASK_HINT = LazyPattern(
     r"\b(?:while|when)\s+(?:you|you're|doing|writing|fixing|refactoring|parsing|testing|working)\b"
     r"|\bfor\s+now\b|\bprototype\b|\bdemo\b|\bhot\s+(?:path|loop)\b|\bpresenting\b"
     r"|\bthe\s+(?:file|csv|input|function|fixture|script|signature|parser|output)\b"
@@ -775,14 +778,14 @@ TASK_HINT = _lazy(
     re.IGNORECASE,
 )
 # "Whenever you touch the schema, regenerate the types": a standing instruction.
-WHENEVER = _lazy(
+WHENEVER = LazyPattern(
     r"^(?:(?:please|pls|also|and)\s+)?(?:whenever|every\s+time|each\s+time|any\s*time)\s+"
     r"(?:you|we|i)\s+(?!(?:are|'re|get\s+a\s+chance|have\s+a\s+(?:moment|minute|sec)|can|want"
     r"|like|feel\s+like)\b)(?P<when>[^,;:]{1,80}?)(?:,\s*|\s+(?=make\s+sure\b))(?P<rest>\S.*)$",
     re.IGNORECASE,
 )
 # The opening of a sentence that describes behaviour: "… so that, going forward, objects …".
-SO_THAT = _lazy(
+SO_THAT = LazyPattern(
     r"\b(?:so\s+that|such\s+that|so|(?:saying|telling\s+\w+|stating|announcing|explaining|means?)"
     r"\s+that)\s*[,:]?\s*$",
     re.IGNORECASE,
@@ -790,17 +793,17 @@ SO_THAT = _lazy(
 # What makes an instruction opening with "always" or "never" last without time words: the
 # place it holds for ("Always use Decimal for money in this project"), or a remark that it is
 # a rule ("… — that's a permanent rule").
-STANDING_PLACE = _lazy(
+STANDING_PLACE = LazyPattern(
     r"\bin\s+(?:this|our|the)\s+(?:repo|repository|project|codebase|solution|org|team|monorepo"
-    r"|workspace)\b"
-    r"|(?:--|[-\u2013\u2014,;])\s*that'?s\s+(?:a|an|the|our)\s+(?:standing|hard|lasting|permanent"
-    r"|house|team|firm|strict|general)?\s*rule\b",
+    rf"|workspace)\b|{THATS_A_RULE}\b",
     re.IGNORECASE,
 )
-ALWAYS_NEVER = _lazy(rf"(?:please\s+)?{YOU_TO}?(?:always|never)\b(?!\s+mind\b)", re.IGNORECASE)
+ALWAYS_NEVER = LazyPattern(
+    rf"(?:please\s+)?{YOU_TO}?(?:always|never)\b(?!\s+mind\b)", re.IGNORECASE
+)
 # An opening that asks to build something, not to keep it: "Add a long-term memory table for
 # the assistant feature: user_id, key, value".
-BUILD_TASK = _lazy(
+BUILD_TASK = LazyPattern(
     r"^(?:please\s+)?(?:add|create|implement|build|design|make|set\s+up|define|introduce|scaffold)"
     r"\s+(?:a|an|the|new|some)\s+(?!(?:(?:new|permanent|standing|mental|quick)\s+)?(?:note|rule"
     r"|preference|fact|reminder|memory\b(?!\s+\w)))",
@@ -809,26 +812,26 @@ BUILD_TASK = _lazy(
 # An opening before a colon or a dash that says the text is for later sessions: "To be clear
 # for future sessions:", "So we're clear for the future:", "Just so you have it for future
 # sessions -".
-FOR_SESSIONS = _lazy(
+FOR_SESSIONS = LazyPattern(
     r"\b(?:future|next|later|coming|upcoming|all|every|across|between)\s+(?:\w+\s+)?(?:sessions?"
     r"|chats?|conversations?|answers|replies|responses|prs|reviews|projects)\b|\bfor\s+the\s+future\b"
     r"|\blong[-\s]term\b",
     re.IGNORECASE,
 )
-ANY_DASH = _lazy(
+ANY_DASH = LazyPattern(
     r"^(?P<open>[^:\n\u2013\u2014]{3,100}?)\s[-\u2013\u2014]\s+(?P<rest>\S.*)$", re.DOTALL
 )
 # A sentence that goes on from the one before it: "It has to stay runtime-agnostic."
-GOES_ON = _lazy(r"^(?:it|this|that|they|so|because|otherwise|the\s+reason)\b", re.IGNORECASE)
+GOES_ON = LazyPattern(r"^(?:it|this|that|they|so|because|otherwise|the\s+reason)\b", re.IGNORECASE)
 # A verb in the third person, loosely: what a sentence a request points back at says.
-LOOSE_VERB = _lazy(
+LOOSE_VERB = LazyPattern(
     r"\b(?!(?:its|this|is|was|has|as|us|yes|thus|always|perhaps|does|his|hers|ours|yours"
     r"|theirs|less|unless|across|process|access|address|class|status|alias|bus|plus)\b)"
     r"[a-z]{3,}s\b"
 )
 # Instructions to the agent (not the code's behaviour) that "always" or "never" make standing:
 # "Always test on the iPhone SE simulator too", "Never use `any` in our TypeScript".
-STANDING_VERB = _lazy(
+STANDING_VERB = LazyPattern(
     rf"^(?:please\s+)?{YOU_TO}?(?:always|never)\s+(?:ever\s+)?(?:use|put|test|set|run|write|add|ask"
     r"|commit"
     r"|prefer|follow|check|pin|format|name|document|include|tag|sign|squash|rebase|target|stick"
@@ -838,7 +841,7 @@ STANDING_VERB = _lazy(
     re.IGNORECASE,
 )
 # Where the code in hand is named: "in this function", "here", "in handle_webhook()".
-CODE_SPOT = _lazy(
+CODE_SPOT = LazyPattern(
     r"\b(?:this|that|the)\s+(?:function|method|class|module|file|script|component|endpoint"
     r"|handler|query|loop|test|change|pr|branch|commit|exercise|snippet|block|wrapper|view|page"
     r"|route|one|diff|notebook|cell|readme|makefile|migration|dockerfile)\b|\bhere\b|\b\w+\(\)"
@@ -847,31 +850,30 @@ CODE_SPOT = _lazy(
 )
 # A line of pasted code or shell beside a "#" comment line: "RUN pip install", "x = 1",
 # "if [[ … ]]; then", "#!/bin/bash".
-CODE_LINE = _lazy(
+CODE_LINE = LazyPattern(
     r"^\s*(?:#!|[A-Z]{2,}\s+\S|\w[\w.]*\s*[-+*/]?=\s*\S|(?:if|for|while|def|class|import|from"
     r"|return|fn|let|const|var|func|echo|export|set)\b.*[^.]$|\$\s|[{}\[\]();]|.*[;{}]\s*$"
     r"|\w+\(.*\)\s*;?\s*$)"
 )
 # A "#" comment in the style of code rather than a Markdown heading: "# NOTE: …", "# TODO".
-COMMENT_TAG = _lazy(r"^#\s*(?:NOTE|TODO|FIXME|XXX|HACK|WARNING|IMPORTANT)\b")
+COMMENT_TAG = LazyPattern(r"^#\s*(?:NOTE|TODO|FIXME|XXX|HACK|WARNING|IMPORTANT)\b")
 # How some code is to behave from now on ("From now on, the logger should redact JWTs"): with
 # the change asked next ("Update the signup handler."), it specifies this task.
-LATER_SPEC = _lazy(
+LATER_SHOULD = (
     rf"^{LEAD}(?:from\s+(?:now|here)\s+on|going\s+forward|moving\s+forward|henceforth)\s*[,:]?\s+"
-    r"(?!(?:we|i|you|our|my)\b)(?:[\w'/.%-]+\s+){1,6}?should\b",
-    re.IGNORECASE,
+    r"(?!(?:we|i|you|our|my)\b)(?:[\w'/.%`-]+\s+){1,6}?should\b"
 )
+LATER_SPEC = LazyPattern(LATER_SHOULD, re.IGNORECASE)
 # A sentence asking for a change now: "Write the migration.", "Add the check to CI."
-TASK_NOW = _lazy(
+TASK_NOW = LazyPattern(
     r"^(?:please\s+|now\s+|then\s+)?(?:update|write|implement|add|use|make|fix|change|create|build"
     r"|wire|handle|refactor|migrate|put|set|apply|adjust|modify)\b",
     re.IGNORECASE,
 )
 # How some code is to behave at run time from now on, with or without the change asked next:
 # "from now on, failed deliveries should be stored in a dead-letter table".
-RUNTIME_SPEC = _lazy(
-    rf"^{LEAD}(?:from\s+(?:now|here)\s+on|going\s+forward|moving\s+forward|henceforth)\s*[,:]?\s+"
-    r"(?!(?:we|i|you|our|my)\b)(?:[\w'/.%`-]+\s+){1,6}?should\s+(?:not\s+|never\s+|always\s+)?"
+RUNTIME_SPEC = LazyPattern(
+    rf"{LATER_SHOULD}\s+(?:not\s+|never\s+|always\s+)?"
     r"(?:be\s+)?(?:skip|default|raise|validate|redact|stay|fail|return|respond|retry|reject|accept"
     r"|allow|block|expire|log|send|show|display|render|emit|cache|dedupe|drop|delete|archive"
     r"|notify|sort|paginate|round|trim|truncate|stored|dropped|deleted|numbered|sorted|cached"
@@ -880,14 +882,15 @@ RUNTIME_SPEC = _lazy(
 )
 # A prompt of one line that opens with "# " and states a fact: Claude Code's memory shortcut
 # ("# our staging API base URL is https://…").
-HASH_NOTE = _lazy(r"^#\s+(?!#)(?P<note>[^\n]{8,})$")
-PRONOUN = _lazy(r"\b(?:it|that|them|this|those)\b", re.IGNORECASE)
+HASH_NOTE = LazyPattern(r"^#\s+(?!#)(?P<note>[^\n]{8,})$")
+PRONOUN = LazyPattern(r"\b(?:it|that|them|this|those)\b", re.IGNORECASE)
 # A word without which no rule above can find a request: a prompt that has none is answered
 # without compiling the rules (most prompts of a session; a hook process saves about 0.1 s).
-# Broad on purpose; tests/facts/test_capture_corpora.py checks that every prompt of every
-# corpus the rules capture from has one.
-HINT = _lazy(
-    r"r(?=[emnbvwr]*m)(?=[emnbvwr]*[bv])[emnbvwr]{2,9}|\brem\b|memor|forget|mind|mnd|\bnot(?:e|ing)|memo|keep|kept|\bsav|\bstor|record"
+# Broad on purpose; tests/facts/test_capture_corpora.py checks that the rules with and without
+# this gate find the same in every corpus prompt.
+HINT = LazyPattern(
+    r"r(?=[emnbvwr]*m)(?=[emnbvwr]*[bv])[emnbvwr]{2,9}|\brem\b|memor|forget|mind|mnd"
+    r"|\bnot(?:e|ing)|memo|keep|kept|\bsav|\bstor|record"
     r"|persist|retain|rule|always|never|futur|forward|foward|\bnow\b|henceforth|permanent"
     r"|standing|lasting|durable|\bfacts?\b|\bpref|when\s?ever|every|each\s+time|any\s*time|lesson"
     r"|convention|\bknow|learn|stick|told|habit|later|next|long|jot|write|\bfile|stash|bookmark"

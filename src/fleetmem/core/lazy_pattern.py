@@ -30,10 +30,6 @@ class LazyPattern:
             self._compiled = re.compile(self._source, self._flags)
         return self._compiled
 
-    @property
-    def pattern(self) -> str:
-        return self._source
-
     def search(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match[str] | None:
         compiled = self.compiled
         return compiled.search(text, pos) if endpos is None else compiled.search(text, pos, endpos)
