@@ -83,7 +83,7 @@ def _write_config(home: Path, upstream: str | None) -> None:
 def _env(home: Path, base: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETMEM_")}
     # The bench's own user cache, not one under the throwaway HOME: compiled dataclass
-    # methods live there (bench.common.warm_dataclass_cache), as they do for a real user.
+    # methods and patterns live there (bench.common.warm_user_caches), as for a real user.
     env.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
     env.update({"FLEETMEM_HOME": str(home), "HOME": str(base), "HF_HUB_OFFLINE": "1"})
     return env

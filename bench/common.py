@@ -129,12 +129,13 @@ def compile_sources() -> None:
     import fleetmem
 
     compileall.compile_dir(str(Path(fleetmem.__file__).parent), quiet=1)
-    warm_dataclass_cache()
+    warm_user_caches()
 
 
-def warm_dataclass_cache() -> None:
-    """Fill the user's table of compiled dataclass methods (:mod:`fleetmem.dataclass_cache`)
-    as a user's first fleetmem commands do: a child imports every fleetmem module with
+def warm_user_caches() -> None:
+    """Fill the user's tables of compiled dataclass methods and regular expressions
+    (:mod:`fleetmem.dataclass_cache`, :mod:`fleetmem.pattern_cache`) as a user's first fleetmem
+    commands do: a child imports every fleetmem module and compiles its patterns, with
     bytecode writing allowed. Hook processes the benchmarks start must then point
     ``XDG_CACHE_HOME`` here (:func:`bench.bench_hooks._env`), since they run with a
     ``HOME`` of their own."""
@@ -149,6 +150,7 @@ def warm_dataclass_cache() -> None:
         "        importlib.import_module(m.name)\n"
         "    except Exception:\n"
         "        pass\n"
+        "fleetmem.pattern_cache.warm()\n"
     )
     subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True)
 

@@ -10,24 +10,48 @@ the redactor's, 0.2 s for the capture rules'. Each method compiles once, then ha
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
+
+Compiler = Callable[[str, int], "re.Pattern[str]"]
+
+#: How every pattern is compiled: plain :func:`re.compile` unless a process installed another.
+_compiler: Compiler = re.compile
+#: Every pattern made, so that :func:`compile_all` can warm a cache with all of them.
+_made: weakref.WeakSet[LazyPattern] = weakref.WeakSet()
+
+
+def use_compiler(compiler: Compiler) -> None:
+    """Compile patterns with ``compiler`` from now on: it must return what
+    ``re.compile(source, flags)`` would."""
+    global _compiler
+    _compiler = compiler
+
+
+def compile_all() -> int:
+    """Compile every pattern made so far that is not compiled yet; returns how many."""
+    waiting = [pattern for pattern in list(_made) if pattern._compiled is None]
+    for pattern in waiting:
+        pattern.compiled  # noqa: B018 (compiling is the point)
+    return len(waiting)
 
 
 class LazyPattern:
     """A pattern compiled the first time it is used."""
 
-    __slots__ = ("_compiled", "_flags", "_source")
+    __slots__ = ("__weakref__", "_compiled", "_flags", "_source")
 
     def __init__(self, source: str, flags: int = 0) -> None:
         self._source = source
         self._flags = flags
         self._compiled: re.Pattern[str] | None = None
+        _made.add(self)
 
     @property
     def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
-            self._compiled = re.compile(self._source, self._flags)
+            self._compiled = _compiler(self._source, self._flags)
         return self._compiled
 
     def search(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match[str] | None:

@@ -102,7 +102,8 @@ def main() -> int:
 
 if __name__ == "__main__":
     main()
-    from fleetmem import dataclass_cache
+    from fleetmem import dataclass_cache, pattern_cache
 
     dataclass_cache.save()
+    pattern_cache.save()
     os._exit(0)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fleetmem import dataclass_cache, metrics
+from fleetmem import dataclass_cache, metrics, pattern_cache
 from fleetmem.core import strictjson
 
 if TYPE_CHECKING:
@@ -531,8 +531,10 @@ def main(argv: Sequence[str], *, home: str | None = None) -> int:
         log.warning("hook.answer_lost error=%s", type(exc).__name__)
     watchdog.cancel()
     # The store is closed; skip the interpreter's teardown of the libraries it loaded (and
-    # so its exit handlers: the one that keeps newly compiled dataclass methods runs here).
+    # so its exit handlers: those that keep newly compiled dataclass methods and patterns run
+    # here).
     dataclass_cache.save()
+    pattern_cache.save()
     logging.shutdown()
     sys.stderr.flush()
     os._exit(0)
