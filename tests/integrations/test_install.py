@@ -375,3 +375,32 @@ def test_install_keeps_the_hooks_compiled_dataclass_methods(world: World) -> Non
         capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     assert not quiet.exists()
+
+
+def test_install_keeps_the_hooks_patterns_compiled_for_their_first_event(world: World) -> None:
+    """The capture rules and the redactor's patterns are compiled by `install` and kept
+    (fleetmem.pattern_cache), so the first prompt that asks to remember something does not
+    compile them; nothing is kept where Python may not write bytecode."""
+    from fleetmem import pattern_cache
+    from fleetmem.core import capture_patterns
+
+    def install(cache: Path, **extra: str) -> None:
+        env = env_for(
+            world.home, HOME=str(world.tmp), CODEX_HOME=str(world.tmp / "codex"),
+            XDG_CACHE_HOME=str(cache), **extra,
+        )  # fmt: skip
+        if "PYTHONDONTWRITEBYTECODE" not in extra:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+        subprocess.run(
+            [FLEETMEM, "install", "claude-code", "--json"], env=env, cwd=world.repo,
+            capture_output=True, timeout=120, check=True,
+        )  # fmt: skip
+
+    install(world.tmp / "cache")
+    (kept,) = (world.tmp / "cache" / "fleetmem").glob("patterns-*.marshal")
+    sources = {source for source, _ in pattern_cache.read_table(kept)}
+    assert {capture_patterns.TRIGGER._source, capture_patterns.HINT._source} <= sources
+    assert len(sources) >= 100  # the redactor's too (fleetmem defines about 110 in all)
+
+    install(world.tmp / "unwritten", PYTHONDONTWRITEBYTECODE="1")
+    assert not list((world.tmp / "unwritten").glob("fleetmem/patterns-*"))
