@@ -621,6 +621,8 @@ def _kept(body: str) -> str | None:
     body = body.strip()
     if TO_FIND_OUT.match(body) or DO_IT_NOW.search(body):
         return None
+    if re.match(r"(?:or|but)\b", body, re.IGNORECASE):
+        return None  # "will you remember this next time, or do I need to …?": a second clause
     if THIS_WORK.search(body) and not LASTING.search(body):
         return None  # "remember that the second one uses tabs": the files in hand
     if THIS_SCOPE.search(body) or THIS_TASK.match(body):

@@ -14,7 +14,7 @@ from fleetmem.core.lazy_pattern import LazyPattern
 # Where a thing is kept in the agent's head: "burn this into your memory", "write this on your
 # brain" (KEEP_STRONG and YOUR_MIND).
 IN_YOUR_MIND = (
-    r"(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory|brain|head|memory\s+bank)"
+    r"(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|brain|head)"
 )
 # A remark that what was said is a rule: "… -- that's a standing rule" (RULE_REMARK and
 # STANDING_PLACE).
@@ -29,7 +29,8 @@ FOR_LATER = (
     r"|(?:your|our)\s+future\s+reference"
     r"|(?:all\s+|any\s+)?(?:the|our|my|your)\s+(?:later|next|future|upcoming|coming|subsequent)"
     r"\s+(?:sessions?|runs?|chats?|conversations?|tasks?|times?|weeks?|months?|projects?|prs?"
-    r"|changes?|work)"
+    r"|changes?|work|interactions?)"
+    r"|ever(?:\s+and\s+ever)?\b"
     r"|(?:all\s+|any\s+)?(?:later|next|futur(?:e)?|upcoming|coming|subsequent)"
     r"(?:\s+(?!(?:the|a|an|this|that|these|we|i|it|our|my|your|keep|remember)\b)\w+){0,2}"
     r"(?:\s+(?:in|on)\s+(?:this|the|our)\s+(?:repo|repository|project|codebase|code))?"
@@ -40,7 +41,8 @@ FOR_LATER = (
     r"|for\s+this\s+and\s+(?:all\s+)?(?:future|next|later)\s+(?:sessions?|chats?|runs?|tasks?)"
     r"|from\s+now(?=\s+(?:you|we|i|please|pls|always|never)\b|\s*,)"
     r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
-    r"|from\s+this\s+point\s+(?:on|forward)|as\s+of\s+(?:now|today)|from\s+today(?:\s+on)?"
+    r"|from\s+this\s+point\s+(?:on(?:wards?)?|forward)|as\s+of\s+(?:now|today)"
+    r"|from\s+today(?:\s+on)?"
     r"|from\s+(?:now|today|here)\s+onwards?"
     r"|in\s+(?:every|each|all)\s+(?:future\s+)?(?:sessions?|runs?|chats?|conversations?|tasks?)"
     r"|for\s+the\s+(?:rest|remainder|duration|life)\s+of\s+(?:this|the|our)\s+(?:project|repo"
@@ -57,7 +59,9 @@ FOR_LATER = (
 LEAD = (
     r"(?:(?:please|plese|pleae|pls|plz|kindly|also|and|oh|ok(?:ay)?|alright|right|well|um+|uh+"
     r"|yeah|yep|yo|btw|so|but|this\s+time"
-    r"|just|hey(?:\s+(?!remember)\w+)?|fyi|nb|p\.?s\.?|por\s+favor|bitte|svp|by\s+the\s+way"
+    r"|just|hey(?:\s+(?!remember)\w+)?|heya|hiya|hi|hello|aight|bro|dude|ngl|tbh|honestly"
+    r"|fyi|for\s+your\s+(?:information|info|reference)|nb|p\.?s\.?|por\s+favor|bitte|svp"
+    r"|by\s+the\s+way"
     r"|@?(?:claude|codex|copilot|cursor|gemini|assistant|agent)|buddy|mate|quick\s+one"
     r"|wait|actually|hold\s+on|ah|nope|no|correction"
     r"|when(?:ever)?\s+possible|if\s+possible|generally|in\s+general"
@@ -72,14 +76,17 @@ YOU_TO = r"(?:(?:i'?d\s+like|i\s+want|i\s+need|i'?d\s+love)\s+you\s+to\s+)"
 # "could you please remember", "always remember". ``ask`` marks a question-shaped request.
 FRAME = (
     r"(?:(?P<always>always|never\s+ever|permanently|forever)\s+"
-    r"|(?:i\s+(?:want|need|ask)|i'?d\s+like|i\s+would\s+like|i'?ll\s+need|i\s+will\s+need)"
+    r"|(?:i\s+(?:really\s+)?(?:want|need|ask)|i'?d\s+(?:really\s+)?like"
+    r"|i\s+would\s+(?:really\s+)?like|i'?ll\s+need|i\s+will\s+need)"
     r"\s+you\s+to\s+(?:always\s+)?"
     r"|i\s+want\s+that\s+you\s+|to\s+"
     r"|i'?d\s+(?:appreciate|love|like)\s+it\s+if\s+you\s+(?:could\s+|would\s+)?"
-    r"|(?:it'?d|it\s+would)\s+(?:be\s+(?:great|nice|good|helpful|awesome|ideal)|help)\s+if\s+"
+    r"|(?:it'?d|it\s+would)\s+(?:be\s+(?:great|nice|good|helpful|awesome|ideal)"
+    r"|help(?:\s+(?:a\s+lot|a\s+ton|so\s+much|me))?)\s+if\s+"
     r"you\s+(?:could|would)?"
     r"\s+(?:always\s+)?"
     r"|make\s+sure\s+(?:to|you)\s+|be\s+sure\s+to\s+|try\s+to\s+|do\s+"
+    r"|if\s+you\s+(?:could|would|can)\s+"
     r"|you\s+(?:should|must|need\s+to|have\s+to|can|could|will)?\s*(?:always\s+)?"
     r"|(?:it\s+)?is\s+important\s+(?:that\s+)?you\s+|it'?s\s+important\s+(?:that\s+)?you\s+"
     r"|(?P<ask>(?:(?:can|could|would|will)\s+(?:you|u)(?:\s+be\s+able\s+to)?"
@@ -123,15 +130,19 @@ PLAIN = (
     r"|make\s+(?:it|this)\s+a\s+(?:permanent\s+|lasting\s+)?(?:memory|rule|note)"
     r"|(?P<ask_mind>(?:(?:would|do)\s+you\s+)?mind)\s+(?:remembering|noting|keeping\s+in\s+mind)"
     # "can you store for future sessions that …": a keeping verb told how long
-    rf"|(?:store|save|keep|record|note\s+down)(?=,?\s+{FOR_LATER})"
+    rf"|(?:store|save|keep|record|note\s+down)(?=,?\s+(?:{FOR_LATER}|as\s+(?:a\s+)?(?:long[-\s]term"
+    r"|permanent|standing|lasting)\s+\w+))"
     r"|(?:don'?t|do\s+not)\s+(?:you\s+)?(?:ever\s+)?forget(?:\s+this)?"
     r"|(?P<never>never)\s+(?:ever\s+)?forget(?:\s+this)?"
-    r"|jot\s+(?:this\s+|it\s+)?down|write\s+(?:this\s+|it\s+)?down"
-    r"|(?:make|take|keep)\s+(?:a\s+)?(?:mental\s+)?note(?:\s+of\s+(?:this|that))?"
+    r"|jot\s+(?:this\s+(?:one\s+)?|it\s+)?down|write\s+(?:this\s+(?:one\s+)?|it\s+)?down"
+    r"|(?:make|take|keep)\s+(?:a\s+)?(?:mental\s+|permanent\s+|standing\s+|lasting\s+)?note"
+    r"(?:\s+of\s+(?:this|that))?(?:\s+somewhere(?:\s+(?:permanent|safe))?)?"
     r"(?:\s+in\s+your\s+(?:long[-\s]term\s+)?memory)?"
+    r"|(?:keep|put)\s+(?:it\s+|this\s+)?on\s+record"
     r"|(?:save|store|record|keep|note)\s+(?:it\s+|this\s+)?as\s+(?:a\s+)?(?:permanent\s+)?"
     r"(?:preference|rule|fact|convention)(?=\s+that\b)"
     r"|note\s+(?:this\s+)?down(?:\s+somewhere(?:\s+(?:permanent|safe))?)?|note\s+this"
+    r"|note\s+somewhere(?:\s+(?:permanent|safe))?"
     r"|commit\s+(?:this\s+|it\s+)?to\s+(?:your\s+)?memory"
 )
 # Verbs that put something in memory also name RAM in a coding prompt ("keep the session in
@@ -147,8 +158,8 @@ MEMORY = (
 # "keep in mind" and a bare "note" are as often about this task ("keep in mind that the
 # endpoint is slow", "note that it returns 404"): they count only when told to last.
 MIND = (
-    r"(?P<kim>(?:keep|bear)\s+(?:this\s+|that\s+|it\s+)?in\s+(?:mind|mnd|mnid)"
-    r"(?:,?\s+long[-\s]term,?)?)|note|know|be\s+aware"
+    r"(?P<kim>(?:keep|bear)\s+(?:this\s+|that\s+|it\s+)?in\s+(?:your\s+)?(?:mind|mnd|mnid)"
+    r"(?:,?\s+long[-\s]term,?)?)|note|know|be\s+aware|recall"
 )
 # Labels that open a line or sentence and are followed by a colon, a comma or a dash.
 L = FOR_LATER
@@ -169,12 +180,17 @@ MAY_TAKE_LATER = (
     r"|(?:new|permanent|standing|golden|general)\s+(?:rules?|conventions?|polic(?:y|ies)"
     r"|guidelines?)"
     # "Save this as a preference:", "record this as a team convention:", "Save this rule:"
-    r"|(?:save|store|record|log|keep|add|file|persist|make|mark|put)\s+(?:(?:this|that|it)\s+)?"
+    r"|(?:save|store|record|log|keep|add|file|persist|make|mark|put|register|take)"
+    r"\s+(?:(?:this|that|it)\s+)?"
     r"(?:(?:as|in|to|into|for)\s+)?(?:(?:a|an|the|my|our|your|team|new|standing|permanent"
     r"|long[-\s]term|house|general|project|repo)\s+){0,3}"
     r"(?:rules?|conventions?|preferences?|facts?|lessons?|reminders?|standards?|polic(?:y|ies)"
-    r"|guidelines?|principles?)"
+    r"|guidelines?|principles?|guidance|instructions?)"
     r"|(?:[\w'-]+\s+){0,5}?(?:to|should|must)\s+(?:always\s+)?(?:remember|keep\s+in\s+mind)"
+    # "As a general rule for you from today onward, …"
+    r"|as\s+(?:a|an|our)\s+(?:(?:standing|permanent|general|hard|house|firm|strict|golden|team"
+    r"|lasting|fixed|blanket|long[-\s]standing|ongoing|persistent)\s+)*(?:rule|policy|convention"
+    r"|preference|instruction|guidance)(?:\s+for\s+(?:you|us|me))?"
     # "Lesson learned from today's outage:"
     r"|lessons?\s+learn(?:ed|t)"
     # "new rule for this repo:", "rules for us going forward:" (not "rules for the bracket
@@ -212,13 +228,16 @@ LABEL = (
     r"|(?:a\s+)?mental\s+note"
     r"|prefs?(?:\s*\((?:permanent|global|always|lasting)\))?|preference|save\s+pref(?:erence)?"
     r"|(?:fyi\s*)?\((?:save|keep|remember)\s+(?:this|that)\)"
-    r"|(?:for|to)\s+your\s+(?:long[-\s]term\s+)?memory(?:\s+file)?|tl;?\s*dr\s+for\s+your\s+memory"
+    r"|(?:for|to)\s+your\s+(?:long[-\s]term\s+)?memory(?:\s+(?:file|bank))?"
+    r"|tl;?\s*dr\s+for\s+your\s+memory"
+    r"|(?:note|save|store|put|keep|write|log|record)\s+(?:it|this|that)\s+(?:down\s+)?(?:in|into|to)"
+    r"\s+your\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|notes|records)"
     r"|let'?s\s+make\s+(?:this|it)\s+permanent"
     r"|(?:background|context)\s+(?:you\s+should\s+keep|to\s+keep|worth\s+keeping)\s+(?:for\s+later|"
     r"in\s+mind)"
     r"|for\s+(?:your|the)\s+(?:notes|memory|records|knowledge|reference)"
-    r"|(?:notes?|memo)\s+(?:to|for)\s+(?:your\s+|the\s+)?memory"
-    r"|memory\s+(?:notes?|update|item|entry|addition)"
+    r"|(?:notes?|memo|reminders?)\s+(?:to|for)\s+(?:your\s+|the\s+)?memory"
+    r"|memory\s+(?:notes?|update|item|entry|addition|request)"
     # "as a standing rule: …", "As a permanent rule, never log request bodies"
     r"|as\s+(?:a|an|our)\s+(?:(?:standing|permanent|general|hard|house|firm|strict|golden|team"
     r"|lasting|fixed|blanket)\s+)*(?:rule|policy|convention|preference)"
@@ -234,8 +253,9 @@ LABEL = (
     r"|lessons?\s+learn(?:ed|t)\s+(?:from|in|on|at|with)\s+[^:,\n]{1,40}?"
     r"|(?:(?:a|an|one|our|my|new|the)\s+)?(?:(?:new|permanent|important)\s+)?"
     r"(?:(?:house|team|project|repo|standing|golden|general|ground)\s+rules?"
-    r"|(?:permanent|standing|lasting)\s+(?:notes?|reminders?))"
-    r"|(?:(?:a|an|one|my|our)\s+)?(?:permanent|standing|general|lasting|global)\s+(?:preferences?"
+    r"|(?:permanent|standing|lasting|persistent)\s+(?:notes?|reminders?))"
+    r"|(?:(?:a|an|one|my|our)\s+)?(?:permanent|standing|general|lasting|global)\s+(?:prefs?"
+    r"|preferences?"
     r"|conventions?|facts?|instructions?|rules?)(?:\s+for\s+(?:you|u|the\s+agent|(?:this|the|our)"
     r"\s+(?:repo|project|codebase|team)))?(?:,?\s*please)?"
     r"|(?:this\s+is\s+)?(?:important\s+and\s+)?permanent"
@@ -251,15 +271,19 @@ LABEL = (
     r"|(?:next|every)\s+time(?:\s+and\s+every\s+time(?:\s+after(?:wards)?)?)?"
     r"|notes?\s+to\s+(?:future|later)\s+(?:you|me|self|agents?|runs?|sessions?)"
 )
-# A colon, a comma or a dash (hyphen, en or em) after a space.
-MARK = r"[:,]|\s[-\u2013\u2014]"
+# A colon, a comma, a dash (hyphen, en or em) or an arrow ("->", "→") after a space.
+ARROW = r"->|=>|[\u2192\u21d2\u27a1]"
+MARK = rf"[:,]|\s(?:[-\u2013\u2014]|{ARROW})"
 # "remember!! X" reads like "remember X": what follows must be a statement.
 SEP = rf"\s*(?P<sep>{MARK}|!+|\.(?=\s)|\s+that\b|\s+(?=\S))\s*"
 TRIGGER = LazyPattern(
-    rf"^{LEAD}(?:#remember\b\s*:?\s*(?P<tag>.*)"
-    rf"|(?:{LABEL})\s*(?:{MARK})\s*(?P<label>.*)"
+    rf"^{LEAD}(?:#(?:remember|memory)\b\s*:?\s*(?P<tag>.*)"
+    rf"|(?:{LABEL})(?:,?\s+(?:please|pls|plz))?\s*(?:{MARK})\s*(?P<label>.*)"
     rf"|{FRAME}(?:{PLAIN}|(?P<memory>{MEMORY})|(?P<mind>{MIND}))"
-    rf"(?P<later>,?\s+{FOR_LATER}(?=[\s,:])(?:\s+(?:too|as\s+well|also))?,?|\s+always(?=\s*:)"
+    rf"(?P<later>,?\s+(?:{FOR_LATER}|next\s+time(?!\s+and\b)|in\s+(?:the\s+)?future)(?=[\s,:])"
+    r"(?:\s+(?:too|as\s+well|also))?,?|\s+always(?=\s*:)"
+    r"|,?\s+as\s+(?:a\s+)?(?:long[-\s]term|permanent|standing|lasting)\s+(?:preference|rule|fact"
+    r"|note|convention|instruction),?"
     rf"|\s+(?:generally|in\s+general)(?=\s+that\b))?(?:,?\s+please)?{SEP}"
     r"(?P<plain>.*)"
     # "Rule: never commit to main" (a bare label pasted tool output also uses: see
@@ -268,7 +292,7 @@ TRIGGER = LazyPattern(
     # "Memory: the staging DB is read-only on weekends" (not "memory: 512Mi")
     rf"|(?:(?:memory|permanent|durable\s+fact|persistent\s+note|lasting\s+fact)\s*(?:{MARK})"
     rf"|\[(?:memory|remember|permanent)\]\s*(?:{MARK})?)\s*(?P<weak>.*)"
-    rf"|(?P<when>{FOR_LATER})\s+(?P<directed>.*)"
+    rf"|(?P<when>{FOR_LATER}),?\s+(?P<directed>.*)"
     r"|\((?:note|reminder|memo|fyi)\s+(?:for\s+(?:later|the\s+future|next\s+time|future\s+\w+|you)"
     r"|to\s+(?:self|you))\)\s*:?\s*(?P<paren>.*))$",
     re.IGNORECASE | re.DOTALL,
@@ -335,8 +359,8 @@ DECORATION = LazyPattern(
 TRAILING_SYMBOLS = LazyPattern(rf"[\s{SYMBOLS}]+$")
 # Where a second request may start inside one sentence: "ok cool. from now on please…".
 INNER_START = LazyPattern(
-    r"[.!?;]\s+|\s(?:and|but|also|oh\s+and|plus)\s+(?=(?:please\s+|pls\s+|also\s+)?"
-    r"(?:remember|don'?t\s+forget|never\s+forget)\b)",
+    r"[.!?;]\s+|\s(?:and|but|also|oh\s+and|plus)\s+(?=(?:please\s+|pls\s+|also\s+|kindly\s+)?"
+    r"(?:remember|don'?t\s+forget|never\s+forget|keep\s+in\s+mind|bear\s+in\s+mind)\b)",
     re.IGNORECASE,
 )
 # A request that points back at what was just said: "…, please remember that." /
@@ -353,7 +377,8 @@ BACK = (
     r"|(?!\s*(?:[,:]|\s[-\u2013\u2014])))"
     r"|remember\s+the\s+(?:new\s+|updated\s+)?(?:convention|rule|fact|lesson|preference)"
     r"|update\s+your\s+(?:memory|notes)"
-    r"|(?:don'?t\s+forget|never\s+forget|note|save|store|keep|record|hold\s+on(?:\s+to|to)|file)"
+    r"|(?:don'?t\s+forget|never\s+forget|note|save|store|keep|record|retain|hold\s+on(?:\s+to|to)"
+    r"|file)"
     r"\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?)"
     r"(?:\s+(?:in|to|into)\s+(?:your\s+|the\s+)?(?:long[-\s]term\s+)?(?:memory|notes|mind|head))?"
     r"|(?:add|put|commit|write|save)\s+(?:that|this|it)\s+(?:to|in|into)\s+(?:your\s+)?"
@@ -388,7 +413,7 @@ BACK = (
     r"(?:,?\s+(?:please|pls|plz|thanks|thx))?"
     # why: "…, it'll come up again", "… so you stop inventing keys", "… for when things break"
     r"(?:,?\s*(?:it'?ll|it\s+will|this\s+will|that\s+will|it|this)\s+[\w\s']{1,30}?"
-    r"|\s+(?:so|because|since|as|for\s+when|next\s+time\s+you|when\s+you|if|in\s+case"
+    r"|\s+(?:so|because|since|as|for\s+when|next\s+time\s+you|when\s+(?:you|we)|if|in\s+case"
     r"|whenever)\b(?:[^.!?:]|[.:](?=\S)){0,100}|\s+for\b(?![^.!?:]*\bthat\b)(?:[^.!?:]|[.:](?=\S)){0,100}"
     r"|\s*(?:,|\s[-\u2013\u2014])\s*[^!?:]{0,100}|\s+and\s+[^.!?:]{0,80})?"
 )
@@ -410,14 +435,14 @@ ENDS_POINTING_BACK = LazyPattern(
 # what to keep.
 NOT_BEFORE_BACK = LazyPattern(
     r"\b(?:i|we|you|they|he|she|don'?t|do\s+not|can'?t|cannot|never|not|to|always|and|or|then"
-    r"|should|must|will|would|can|could)$",
+    r"|should|must|will|would|can|could|i'?ll|we'?ll|you'?ll)$",
     re.IGNORECASE,
 )
 # An opening that keeps what follows to this task: "For this task, remember that the staging
 # db is down", "just for this session, remember …".
 THIS_SCOPE = LazyPattern(
     r"\bfor\s+(?:this|the\s+current)\s+(?:task|session|pr|change|ticket|branch|run|one|fix|bug"
-    r"|issue|conversation|chat|commit)\b|\bfor\s+(?:now|today)\b|\bjust\s+today\b|\bright\s+now\b"
+    r"|issue|conversation|chat|commit)\b|\bfor\s+(?:now|today)\b|(?<!\bnot\s)\bjust\s+today\b|\bright\s+now\b"
     r"|\bin\s+this\s+(?:pr|task|change|session|ticket|branch|commit|answer|reply|response|diff"
     r"|refactor|rewrite|cleanup|spike|fix|patch)\b"
     r"|\bstill\s+need\s+to\b|\bbefore\s+we'?re\s+done\b"
@@ -469,18 +494,21 @@ KEEP_OPENING = LazyPattern(
 # A dash only after an opening that starts by asking: "Keep this in the back of your mind
 # for future tasks — X" (not "If I remember correctly, X — check that").
 KEEP_DASH = LazyPattern(
-    r"^(?P<open>(?:please\s+|pls\s+)?(?:keep|remember|hold|store|save|file|note|bookmark|stash)\b"
-    r"[^:\n\u2013\u2014]{0,100}?)\s[-\u2013\u2014]\s+(?P<rest>\S.*)$",
+    r"^(?P<open>(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?"
+    r"(?:keep|remember|hold|store|save|file|note|bookmark|stash)\b"
+    rf"[^:\n\u2013\u2014]{{0,100}}?)\s(?:[-\u2013\u2014]|{ARROW})\s+(?P<rest>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 # "If I remember correctly", "do you remember", "I can't remember": someone remembering.
 NOT_KEEP = LazyPattern(
-    r"\b(?:i|if\s+i|we|do\s+you|did\s+you|(?<!\bso\s)you|can'?t|don'?t|cannot|never"
-    r"|(?:want|need|have|trying|try|tried|hard|how|easy)\s+to)\s+remember\b"
+    r"\b(?:i|if\s+i|we|do\s+you|did\s+you|(?<!\bso\s)(?<!\bsure\s)you|can'?t|don'?t|cannot"
+    r"|never|(?<!\byou'll\s)(?<!\byou\s)(?:want|need|have|trying|try|tried|hard|how|easy)\s+to)"
+    r"\s+remember\b"
     r"|\bremember\s+what\s+(?:i|we|you)\s+(?:said|told|mentioned|discussed|asked|wrote)\b"
     r"|\bno\s+need\s+to\s+(?:keep|remember|save|store|note)\b"
     r"|\b(?:don'?t|do\s+not)\s+want\s+you\s+to\s+(?:remember|keep|save|store)\b"
-    r"|\b(?:don'?t|do\s+not|never)\s+(?:need\s+to\s+)?(?:keep|save|store|note)\b",
+    r"|\b(?:don'?t|do\s+not|never)\s+(?:need\s+to\s+)?(?:keep|save|store|note|add|put|write"
+    r"|record|commit)\b",
     re.IGNORECASE,
 )
 # Verbs that ask to keep something for good on their own ("I'm going to say this once so
@@ -490,26 +518,35 @@ KEEP_STRONG = LazyPattern(
     r"|carry\s+\w+\s+over|carry\s+(?:\w+\s+)?(?:into|forward)"
     r"|carry\s+over|bookmark(?!-)|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch"
     r"|lock\s+(?:this|it|that)\s+in|(?:want|like|need)\s+you\s+to\s+keep\s+(?:it|this|that)"
-    rf"|make\s+(?:it|this|that)\s+stick|{IN_YOUR_MIND})\b",
+    rf"|make\s+(?:it|this|that)\s+(?:stick|permanent)|{IN_YOUR_MIND}"
+    r"|so\s+(?:that\s+)?(?:it|this)\s+sticks|remember-(?:forever|for-good|permanently)"
+    r"|(?:for|to|in|into)\s+your\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|memories|records)"
+    r"|for\s+the\s+memory|future[-\s](?:you|me|self)"
+    r"|(?:establish|set)\s+(?:a|the|this|one)\s+(?:norm|rule|convention|habit|standard)\s+"
+    r"(?:with|for)\s+(?:you|us))\b",
     re.IGNORECASE,
 )
 # Verbs that keep something, for good only when told so ("keep", "save", "store", "stick").
 KEEPISH = LazyPattern(
-    r"\b(?:keep|kept|stick|sticks|persist|know|save|store|record|note|noting|log)\b",
+    r"\b(?:keep|kept|stick|sticks|persist|know|save|saved|store|stored|record|recorded|note|noted"
+    r"|noting|log|register|registered|remembered|give\s+you|take\s+this)\b",
     re.IGNORECASE,
 )
 # Nouns of what is kept for good: "a lasting preference", "team fact", "on file".
 KEPT_NOUN = LazyPattern(
     r"\b(?:your\s+(?:long[-\s]term\s+)?(?:memory|memories|brain|head|mind|notes)"
+    r"|your\s+(?:long[-\s]term\s+|permanent\s+|lasting\s+)?(?:context|records)"
     r"|(?:long[-\s]term|permanent|project|team|shared)\s+memory|preferences?|facts?"
-    r"|conventions?|lessons?|knowledge|on\s+file|rules?\s+of\s+the\s+house"
-    r"|(?:permanent|standing|lasting)\s+rules?)\b",
+    r"|conventions?|lessons?|knowledge|on\s+file|rules?\s+of\s+the\s+house|instructions?|guidance"
+    r"|(?:permanent|standing|lasting|persistent)\s+(?:rules?|notes?))\b",
     re.IGNORECASE,
 )
 HOW_LONG = LazyPattern(
     rf"{FOR_LATER}|\b(?:long[-\s]term|permanent(?:ly)?|lasting|for\s+(?:the\s+)?long\s+haul"
     r"|(?:across|between)\s+sessions|every\s+session|next\s+time|later|future|again"
-    r"|for\s+good|still\s+know|(?:for\s+)?the\s+long\s+run|whenever\s+you|so\s+we'?re\s+clear)\b",
+    r"|for\s+good|still\s+know|(?:for\s+)?the\s+long\s+run|whenever\s+you|so\s+we'?re\s+clear"
+    r"|ongoing|long[-\s]standing|persistent|outlive\w*|in\s+general|we\s+work\s+together"
+    r"|not\s+just\s+(?:today|now|for\s+(?:now|today|this\s+\w+))|subsequent|onwards?)\b",
     re.IGNORECASE,
 )
 # Openings that ask for writing, whose content is not a request: "Write a Slack announcement:
@@ -681,7 +718,7 @@ QUOTE_CLOSES = LazyPattern(r"['\u2019](?=[\s.,;:!?)\]]|$)|[\"\u201d]")
 BACK_TAIL = LazyPattern(
     r"^(?:for\s+when|next\s+time\b|when\s+you\b|so\s+(?:that\s+)?you\b|because\b|since\b"
     r"|about\b(?![^:]*:)"
-    r"|too\b|for\s+(?:me|us|later)\b|in\s+the\s+coming\b|this\s+time\b"
+    r"|too\b|for\s+(?:me|us|later)\b(?!,\s*\S)|in\s+the\s+coming\b|this\s+time\b"
     rf"|{FOR_LATER}\s*(?:this\s+time|too|as\s+well)?\s*[.!]*$)",
     re.IGNORECASE,
 )
@@ -696,8 +733,8 @@ THIS_WORK = LazyPattern(
 # "Save this: the deep link scheme is acme://" keeps a statement; "Save this: {json}" is a
 # file to write, so the wording after it must read as a statement.
 BARE_KEEP = LazyPattern(
-    r"^(?:please\s+|pls\s+)?(?:save|store|keep|note|log|record|stash)\s+(?:this|that)"
-    r"(?:\s+one)?(?:\s+for\s+(?:me|us|later))?$",
+    r"^(?:please\s+|pls\s+)?(?:(?:save|store|keep|note|log|record|stash)\s+(?:this|that)"
+    r"(?:\s+one)?(?:\s+for\s+(?:me|us|later))?|(?:save|store|stash|record))(?:,?\s+(?:please|pls))?$",
     re.IGNORECASE,
 )
 # Writing of prose for others: the sentences after "Draft the release notes." are its content.
@@ -819,7 +856,8 @@ FOR_SESSIONS = LazyPattern(
     re.IGNORECASE,
 )
 ANY_DASH = LazyPattern(
-    r"^(?P<open>[^:\n\u2013\u2014]{3,100}?)\s[-\u2013\u2014]\s+(?P<rest>\S.*)$", re.DOTALL
+    rf"^(?P<open>[^:\n\u2013\u2014]{{3,100}}?)\s(?:[-\u2013\u2014]|{ARROW})\s+(?P<rest>\S.*)$",
+    re.DOTALL,
 )
 # A sentence that goes on from the one before it: "It has to stay runtime-agnostic."
 GOES_ON = LazyPattern(r"^(?:it|this|that|they|so|because|otherwise|the\s+reason)\b", re.IGNORECASE)
