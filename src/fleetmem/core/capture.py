@@ -64,10 +64,12 @@ from fleetmem.core.capture_patterns import (
     FILLER,
     FOR_SESSIONS,
     GOES_ON,
+    GOES_ON_RULE,
     HASH_NOTE,
     HEADING,
     HINT,
     HOW_LONG,
+    HOW_LONG_STRONG,
     IMPERATIVE,
     INDENTED,
     INNER_START,
@@ -87,10 +89,12 @@ from fleetmem.core.capture_patterns import (
     LONG_STATEMENT,
     LOOSE_VERB,
     MARKER,
+    MUST,
     NEVER_AGAIN,
     NOT_A_FACT,
     NOT_BEFORE_BACK,
     NOT_KEEP,
+    NOW_WORDS,
     OPENING,
     OPENING_BACK_TAIL,
     PASTE_INTRO,
@@ -104,10 +108,13 @@ from fleetmem.core.capture_patterns import (
     QUOTED,
     REFERENCE,
     RELATIVE,
+    RULE_ADDS,
     RULE_REMARK,
     RUNTIME_SPEC,
+    SAID_BY,
     SENTENCE_END,
     SO_THAT,
+    SPOKEN_START,
     STANDING_PLACE,
     STANDING_VERB,
     STATED,
@@ -205,6 +212,14 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
                         body, used = whole, (earlier, before, sentence)
         else:
             body = _request(sentence)
+            if body is None and last and found and _continues(plain):
+                # "Remember that the Android minSdk is 24. Anything that needs a newer API
+                # must be guarded.": the rule goes on in the next sentence
+                joined = _kept(found[-1][0].rstrip(". ") + ". " + plain)
+                if joined is not None:
+                    found[-1] = (joined, (*found[-1][1], sentence))
+                    earlier, before = before, sentence
+                    continue
         ahead = body is None and _points_forward(plain)
         prose = prose or bool(PROSE_TASK.match(plain))
         if body is not None and last and found and PRONOUN.search(body) and _standing(plain):
@@ -382,7 +397,10 @@ def _request(sentence: str) -> str | None:
     sentence = TAG_QUESTION.sub(".", _plain(sentence))
     if LOG_LINE.match(sentence) or RUNTIME_SPEC.match(sentence):
         return None  # a log line; "from now on, failed deliveries should be stored …"
-    starts = [0, *(m.end() for m in INNER_START.finditer(sentence))][:MAX_CAPTURES]
+    starts = sorted(
+        {0, *(m.end() for m in INNER_START.finditer(sentence)), *_spoken_starts(sentence)}
+    )
+    starts = starts[:MAX_CAPTURES]
     for at, start in enumerate(starts):
         body = _asked(_plain(sentence[start:]), after=start > 0)
         if body is None and at + 1 < len(starts):
@@ -397,10 +415,14 @@ def _request(sentence: str) -> str | None:
     keep = KEEP_OPENING.match(sentence) or KEEP_DASH.match(sentence)
     if keep is None:
         dash = ANY_DASH.match(sentence)  # "Just so you have it for future sessions - X"
-        keep = dash if dash and FOR_SESSIONS.search(dash.group("open")) else None
+        keep = dash if dash and _keeps_ahead(dash.group("open")) else None
     if keep and "?" not in sentence:
         opening, rest = keep.group("open"), keep.group("rest")
-        if _asks_to_keep(opening) or (BARE_KEEP.match(opening) and _statement(rest)):
+        if (
+            _asks_to_keep(opening)
+            or (BARE_KEEP.match(opening) and _statement(rest))
+            or (keep.re is ANY_DASH.compiled and not THIS_TASK.match(opening))
+        ):
             return _kept(rest)
     back = ENDS_POINTING_BACK.match(sentence)
     if back is None and not _question(sentence):
@@ -417,6 +439,34 @@ def _request(sentence: str) -> str | None:
     if (joined and NOT_BEFORE_BACK.search(fact)) or len(fact.split()) < 3 or not _said(fact):
         return None
     return _kept(fact)
+
+
+def _spoken_starts(sentence: str) -> list[int]:
+    """Where "remember that" starts a request inside a sentence without a stop before it:
+    after a colon ("… sorry, in English: please remember that X") or relayed ("my manager
+    told me to tell you to remember that X"); not after words that scope it to this task
+    ("For this task: …"), quote it ('The doc says: "Please remember that …'), ask for text
+    to be written, or only consider it ("I was going to tell you to remember that …")."""
+    starts = []
+    for found in SPOKEN_START.finditer(sentence):
+        before = sentence[: found.start()]
+        colon = sentence[found.start()] == ":"
+        relayed = re.search(r"\b(?:tell|ask|remind)\s+(?:you|u)\s+to$", before, re.IGNORECASE)
+        if not (colon or relayed):
+            continue
+        if (
+            _quoting(before)
+            or before.count('"') % 2
+            or THIS_TASK.match(before)
+            or THIS_SCOPE.search(before)
+            or WRITING_TASK.match(before)
+            or PROSE_TASK.match(before)
+            or SAID_BY.search(before)
+            or TENTATIVE.search(before)
+        ):
+            continue
+        starts.append(found.end())
+    return starts
 
 
 def _standing(sentence: str) -> str | None:
@@ -451,6 +501,24 @@ def _standing(sentence: str) -> str | None:
     return _kept(sentence)
 
 
+def _continues(sentence: str) -> bool:
+    """Whether ``sentence``, right after a request, goes on with the same rule rather than
+    turning to the task: it says what the rule is for, or adds to it ("It is a contract
+    requirement.", "No exceptions.", "Only document public APIs.", "PCI scope must stay
+    minimal."), in a few words and about no time but for good."""
+    if _question(sentence) or len(sentence.split()) > 25 or ":" in sentence:
+        return False
+    if (
+        TASK_NOW.match(sentence)
+        or DO_THAT_NOW.match(PLEASE.sub("", sentence))
+        or NOW_WORDS.search(sentence)
+        or _names_the_work(sentence)
+        or TENTATIVE.search(sentence)
+    ):
+        return False
+    return bool(GOES_ON_RULE.match(sentence) or RULE_ADDS.match(sentence) or MUST.search(sentence))
+
+
 def _names_the_work(sentence: str) -> bool:
     """Whether ``sentence`` is about the code or task in hand: "in this function", "here",
     "for this PR", "when you change it"."""
@@ -474,6 +542,26 @@ def _points_forward(sentence: str) -> bool:
         and len(opening.split()) <= 20
         and FOR_SESSIONS.search(opening) is not None
         and _asks_to_keep(opening)
+    )
+
+
+def _keeps_ahead(opening: str) -> bool:
+    """Whether an opening before a dash or an arrow says what follows is to be kept: it names
+    later sessions ("Just so you have it for future sessions -"), or it is a few words that
+    ask to keep without being an instruction themselves ("preference to remember ->",
+    "Quick one for your memory bank -", not "remember to run the tests - they are flaky")."""
+    if FOR_SESSIONS.search(opening):
+        return True
+    if len(opening.split()) > 8 or THIS_SCOPE.search(opening):
+        return False
+    if HOW_LONG_STRONG.search(opening):
+        return True  # "Another thing, and this is a permanent one -"
+    # "preference to remember ->", not "this PR is a draft, remember -" (a statement of its
+    # own) nor "remember to run the tests -" (an instruction of its own)
+    return (
+        bool(KEEP_STRONG.search(opening))
+        and not _statement(opening)
+        and not re.search(r"\b(?:remember|keep\s+in\s+mind)\s+to\b", opening, re.IGNORECASE)
     )
 
 
@@ -501,7 +589,9 @@ def _asks_to_keep(opening: str) -> bool:
         return True  # "To be clear for future sessions: …"
     strong = KEEP_STRONG.search(opening)
     verb, noun, long = KEEPISH.search(opening), KEPT_NOUN.search(opening), HOW_LONG.search(opening)
-    return bool(strong or (verb and (long or noun)) or (noun and long))
+    # "One rule forever:" (a rule with nothing that says for good is often a program's)
+    ruled = re.search(r"\brules?\b", opening, re.IGNORECASE) and HOW_LONG_STRONG.search(opening)
+    return bool(strong or (verb and (long or noun)) or (noun and long) or ruled)
 
 
 def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
@@ -538,7 +628,12 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         said = match.group(bare)
         if said is not None:
             said = said.strip()
-            stated = bare == "rule" or bool(REFERENCE.match(match.group("when") or ""))
+            when = match.group("when") or ""
+            # (not "in this repo: run …", whose opening goes on to a colon: see _request)
+            stated = bare == "rule" or bool(
+                REFERENCE.match(when)
+                or (FOR_SESSIONS.search(when) and not re.match(r"[^:]{0,40}:\s", said))
+            )
             spoken = not CODE_WORD.match(said) and (
                 (DIRECTIVE.match(said) and not TENTATIVE.search(said))
                 or (stated and _statement(said))
@@ -580,7 +675,12 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
     if match.group("mind") is not None and not lasting:
         # "note that…", "be aware…": about this task unless told to last; "keep in mind
         # that X" keeps a statement unless it names the work in hand ("… when you change it")
-        kept = match.group("kim") and _statement(body) and not TASK_HINT.search(sentence)
+        kept = (
+            match.group("kim")
+            and _statement(body)
+            and not TASK_HINT.search(sentence)
+            and not NOW_WORDS.search(body)  # "keep in mind the CI is slow today"
+        )
         if not kept:
             return None
     if match.group("memory") is not None and not (

@@ -83,7 +83,7 @@ FRAME = (
     r"|i'?d\s+(?:appreciate|love|like)\s+it\s+if\s+you\s+(?:could\s+|would\s+)?"
     r"|(?:it'?d|it\s+would)\s+(?:be\s+(?:great|nice|good|helpful|awesome|ideal)"
     r"|help(?:\s+(?:a\s+lot|a\s+ton|so\s+much|me))?)\s+if\s+"
-    r"you\s+(?:could|would)?"
+    r"you(?:\s+(?:could|would))?"
     r"\s+(?:always\s+)?"
     r"|make\s+sure\s+(?:to|you)\s+|be\s+sure\s+to\s+|try\s+to\s+|do\s+"
     r"|if\s+you\s+(?:could|would|can)\s+"
@@ -92,7 +92,7 @@ FRAME = (
     r"|(?P<ask>(?:(?:can|could|would|will)\s+(?:you|u)(?:\s+be\s+able\s+to)?"
     r"|is\s+it\s+possible\s+(?:for\s+you\s+)?to"
     r"|(?:can|could|may)\s+i\s+ask\s+you\s+to"
-    r"|any\s+chance\s+(?:you\s+)?(?:could|can))(?:\s+(?:please|pls|also|maybe|possibly))*"
+    r"|any\s+chance\s+(?:you\s+)?(?:could|can))(?:\s+(?:please|pls|also|maybe|possibly|kindly))*"
     rf"(?:,?\s+{FOR_LATER},?)?"
     r"(?:\s+always)?)\s+){0,2}"
 )
@@ -549,6 +549,24 @@ HOW_LONG = LazyPattern(
     r"|not\s+just\s+(?:today|now|for\s+(?:now|today|this\s+\w+))|subsequent|onwards?)\b",
     re.IGNORECASE,
 )
+# Words that say on their own that something is for good ("this is a permanent one -",
+# "lasting pref:"), unlike "later" or "again".
+HOW_LONG_STRONG = LazyPattern(
+    r"\b(?:long[-\s]term|long[-\s]standing|permanent(?:ly)?|lasting|forever|for\s+ever"
+    r"|for\s+good|persistent|ongoing)\b",
+    re.IGNORECASE,
+)
+# Words that say a text is someone else's or only considered: "our doc says:", "she wrote:",
+# "I was going to tell you to".
+SAID_BY = LazyPattern(
+    r"\b(?:says?|said|wrote|writes|reads|replied|posted|quoted?|quotes|going\s+to|never\s*mind)\b",
+    re.IGNORECASE,
+)
+# Where "remember that" starts a request inside a sentence with no stop before it: after a
+# colon or a space (see capture._spoken_starts for the words that may not come before).
+SPOKEN_START = LazyPattern(
+    r"(?::\s+|\s)(?=(?:please\s+|pls\s+|kindly\s+)?remember\s+(?:that|this)\b)", re.IGNORECASE
+)
 # Openings that ask for writing, whose content is not a request: "Write a Slack announcement:
 # from now on, …", "Format this as a quote: remember, remember …".
 WRITING_TASK = LazyPattern(
@@ -630,7 +648,8 @@ LASTING = LazyPattern(
 # A sentence ends at . ! ? followed by space and a capital, or at a line's end; dots inside
 # names (config.py, e.g.) do not end one.
 SENTENCE_END = LazyPattern(
-    r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)\s+(?=[A-Z\"'(#])"
+    r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)(?<!\bMr\.)(?<!\bMs\.)"
+    r"(?<!\bMrs\.)(?<!\bDr\.)(?<!\bSt\.)\s+(?=[A-Z\"'(#])"
 )
 FENCE = LazyPattern(r"^\s*(?:```|~~~)")
 BULLET = LazyPattern(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
@@ -747,7 +766,7 @@ PROSE_TASK = LazyPattern(
 )
 # Words that ask to keep something outright, whatever text is being written around them.
 EXPLICIT_KEEP = LazyPattern(
-    rf"\b(?:{REMEMBER}|memori[sz]e|forget|memory|keep\s+in\s+mind|for\s+future\s+reference"
+    rf"\b(?:{REMEMBER}|memori[sz]e|forget|memory|keep\s+in\s+mind\s+that|for\s+future\s+reference"
     r"|(?:future|next|later|upcoming|all)\s+(?:sessions?|runs?|chats?|conversations?|tasks?)"
     r"|notes?\s+(?:for|to)\s+(?:future|later|next|self|you|yourself))\b",
     re.IGNORECASE,
@@ -851,7 +870,8 @@ BUILD_TASK = LazyPattern(
 # sessions -".
 FOR_SESSIONS = LazyPattern(
     r"\b(?:future|next|later|coming|upcoming|all|every|across|between)\s+(?:\w+\s+)?(?:sessions?"
-    r"|chats?|conversations?|answers|replies|responses|prs|reviews|projects)\b|\bfor\s+the\s+future\b"
+    r"|chats?|conversations?|answers|replies|responses|prs|reviews|projects|work|interactions?)\b"
+    r"|\bfor\s+the\s+future\b"
     r"|\blong[-\s]term\b",
     re.IGNORECASE,
 )
@@ -861,6 +881,31 @@ ANY_DASH = LazyPattern(
 )
 # A sentence that goes on from the one before it: "It has to stay runtime-agnostic."
 GOES_ON = LazyPattern(r"^(?:it|this|that|they|so|because|otherwise|the\s+reason)\b", re.IGNORECASE)
+# A sentence that says more about the rule just asked to be kept (capture._continues): why it
+# holds ("It is a contract requirement."), what it rules out ("No exceptions.", "Only document
+# public APIs.", "There is no staging."), or what it requires ("PCI scope must stay minimal").
+GOES_ON_RULE = LazyPattern(
+    r"^(?!that'?s\s+(?:it|all)\b)(?:it|this|that|they|these|those)(?:'s|\s+(?:is|are|was|has|have"
+    r"|must|should|can'?t|cannot"
+    r"|won'?t|will|needs?|applies|means|comes|keeps|breaks))\b",
+    re.IGNORECASE,
+)
+RULE_ADDS = LazyPattern(
+    r"^(?:always|never|only|no|not|don'?t|do\s+not|avoid|nothing|anything|everything|every|all"
+    r"|each|any|there\s+(?:is|are)\s+no|no\s+exceptions?)\b",
+    re.IGNORECASE,
+)
+MUST = LazyPattern(
+    r"\b(?:must|mustn'?t|shall|has\s+to|have\s+to|needs?\s+to"
+    r"|is\s+(?:required|mandatory|forbidden|not\s+allowed|deprecated|being\s+(?:removed|phased\s+out)))\b",
+    re.IGNORECASE,
+)
+# Words about now rather than for good: "the deadline is today", "the CI is slow right now".
+NOW_WORDS = LazyPattern(
+    r"\b(?:today|tonight|tomorrow|yesterday|right\s+now|now|currently|at\s+the\s+moment"
+    r"|this\s+(?:morning|afternoon|evening|week|sprint|time))\b",
+    re.IGNORECASE,
+)
 # A verb in the third person, loosely: what a sentence a request points back at says.
 LOOSE_VERB = LazyPattern(
     r"\b(?!(?:its|this|is|was|has|as|us|yes|thus|always|perhaps|does|his|hers|ours|yours"
@@ -930,6 +975,7 @@ HINT = LazyPattern(
     r"r(?=[emnbvwr]*m)(?=[emnbvwr]*[bv])[emnbvwr]{2,9}|\brem\b|memor|forget|mind|mnd"
     r"|\bnot(?:e|ing)|memo|keep|kept|\bsav|\bstor|record"
     r"|persist|retain|rule|always|never|futur|forward|foward|\bnow\b|henceforth|permanent"
+    r"|recall|subsequent|ever\b|ongoing|outliv|register|establish|\bnorm\b|guidance"
     r"|standing|lasting|durable|\bfacts?\b|\bpref|when\s?ever|every|each\s+time|any\s*time|lesson"
     r"|convention|\bknow|learn|stick|told|habit|later|next|long|jot|write|\bfile|stash|bookmark"
     r"|burn|etch|tattoo|lock|carry|hold|hang|commit|psa|fyi|heads|tip|remind|instruct|polic"
