@@ -88,6 +88,7 @@ from fleetmem.core.capture_patterns import (
     LOG_LINE,
     LONG_STATEMENT,
     LOOSE_VERB,
+    LOWER_END,
     MARKER,
     MUST,
     NEVER_AGAIN,
@@ -364,8 +365,38 @@ def _sentences(prompt: str) -> list[str]:
                 stripped = " ".join([stripped, *block])
             out.append(stripped)
             continue
-        out.extend(part.strip() for part in SENTENCE_END.split(stripped) if part.strip())
+        for part in SENTENCE_END.split(stripped):
+            out.extend(_lower_sentences(part.strip()))
+    return [part for part in out if part]
+
+
+def _lower_sentences(text: str) -> list[str]:
+    """``text`` split where a sentence that points back at the one before it, or the task
+    after such a one, starts in lower case ("X. remember that pls. now commit what we have"):
+    typed in a hurry, the request is still a sentence of its own."""
+    parts = LOWER_END.split(text)
+    if len(parts) == 1:
+        return [text]
+    out = [parts[0]]
+    for part in parts[1:]:
+        # (a request that opens the text, "remember!! X", is not split from what it asks)
+        if _bare_back(part) or (len(out) > 1 and _bare_back(out[-1])):
+            out.append(part)
+        else:
+            out[-1] = f"{out[-1]} {part}"
     return out
+
+
+def _bare_back(part: str) -> bool:
+    """Whether ``part`` only points back at what was said ("remember that pls.", "keep that
+    in mind going forward and redo the diff"), holding no statement of its own after a comma,
+    a dash or a colon ("remember this for later, path aliases only work in src/")."""
+    plain = _plain(part)
+    return (
+        len(plain.split()) <= 12
+        and not re.search(r"[,:;\u2013\u2014]|\s-\s", plain)
+        and bool(POINTS_BACK.match(plain))
+    )
 
 
 def _code_comment(lines: list[str], at: int) -> bool:

@@ -651,6 +651,10 @@ SENTENCE_END = LazyPattern(
     r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)(?<!\bMr\.)(?<!\bMs\.)"
     r"(?<!\bMrs\.)(?<!\bDr\.)(?<!\bSt\.)\s+(?=[A-Z\"'(#])"
 )
+# A full stop before a sentence typed in lower case (see capture._lower_sentences).
+LOWER_END = LazyPattern(
+    r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)\s+(?=[a-z])"
+)
 FENCE = LazyPattern(r"^\s*(?:```|~~~)")
 BULLET = LazyPattern(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
 MARKER = LazyPattern(rf"^(?:#remember\b|{REMEMBER}\s*:)\s*:?\s*(?P<rest>.*)$", re.IGNORECASE)
@@ -869,8 +873,10 @@ BUILD_TASK = LazyPattern(
 # for future sessions:", "So we're clear for the future:", "Just so you have it for future
 # sessions -".
 FOR_SESSIONS = LazyPattern(
-    r"\b(?:future|next|later|coming|upcoming|all|every|across|between)\s+(?:\w+\s+)?(?:sessions?"
-    r"|chats?|conversations?|answers|replies|responses|prs|reviews|projects|work|interactions?)\b"
+    r"(?:\b(?:future|next|later|coming|upcoming)\s+(?:\w+\s+)?"
+    r"|\b(?:all|every|across|between)\s+(?:(?:all|your|our|my|the|future|of\s+(?:your|our|my))\s+){0,2})"
+    r"(?:sessions?|chats?|conversations?|answers|replies|responses|prs|reviews|projects|work"
+    r"|interactions?)\b"
     r"|\bfor\s+the\s+future\b"
     r"|\blong[-\s]term\b",
     re.IGNORECASE,
