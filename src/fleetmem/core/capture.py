@@ -377,10 +377,13 @@ def _lower_sentences(text: str) -> list[str]:
     parts = LOWER_END.split(text)
     if len(parts) == 1:
         return [text]
+    # Only a request with a task after it is split off: at the end of the text the rules read
+    # "X. remember it!!" whole, and one that opens the text ("remember!! X") asks for what
+    # follows it.
+    back = {at for at in range(1, len(parts) - 1) if _bare_back(parts[at])}
     out = [parts[0]]
-    for part in parts[1:]:
-        # (a request that opens the text, "remember!! X", is not split from what it asks)
-        if _bare_back(part) or (len(out) > 1 and _bare_back(out[-1])):
+    for at, part in enumerate(parts[1:], 1):
+        if at in back or at - 1 in back:
             out.append(part)
         else:
             out[-1] = f"{out[-1]} {part}"
