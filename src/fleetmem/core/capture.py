@@ -380,10 +380,15 @@ def _lower_sentences(text: str) -> list[str]:
     # Only a request with a task after it is split off: at the end of the text the rules read
     # "X. remember it!!" whole, and one that opens the text ("remember!! X") asks for what
     # follows it.
-    back = {at for at in range(1, len(parts) - 1) if _bare_back(parts[at])}
+    back = {
+        at
+        for at in range(len(parts))
+        if 0 < at < len(parts) - 1 and _bare_back(parts[at])
+        or (at < len(parts) - 1 and ENDS_POINTING_BACK.match(_plain(parts[at])) is not None)
+    }
     out = [parts[0]]
     for at, part in enumerate(parts[1:], 1):
-        if at in back or at - 1 in back:
+        if (at in back and not ENDS_POINTING_BACK.match(_plain(part))) or at - 1 in back:
             out.append(part)
         else:
             out[-1] = f"{out[-1]} {part}"
