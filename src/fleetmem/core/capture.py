@@ -383,7 +383,7 @@ def _lower_sentences(text: str) -> list[str]:
     back = {
         at
         for at in range(len(parts))
-        if 0 < at < len(parts) - 1 and _bare_back(parts[at])
+        if (0 < at < len(parts) - 1 and _bare_back(parts[at]))
         or (at < len(parts) - 1 and ENDS_POINTING_BACK.match(_plain(parts[at])) is not None)
     }
     out = [parts[0]]
@@ -731,6 +731,8 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         # "store it in memory: a dict is enough" is about RAM; "save this to memory: …",
         # "add to memory: …" and "keep this in your memory" are not.
         return None
+    if sep == "" and re.match(r"and\b", body, re.IGNORECASE):
+        return None  # "keep that in mind going forward and redo the diff": the task after it
     if sep == "":
         # "remember X" with neither "that" nor a colon: X must state something lasting,
         # not ask ("how…"), name a thing for this task ("the changelog"), or be a step.

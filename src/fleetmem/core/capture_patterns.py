@@ -410,6 +410,7 @@ BACK = (
     rf"\s+[\w-]+(?:\s+[\w-]+)?)?(?=\s+{FOR_LATER}))"
     # when it is to last, whom it is for
     rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|instead|too|as\s+well|from\s+now|again"
+    r"|in\s+general|generally"
     r"|about\s+(?:our|the|this|my|your)\s+[^.!?:]{1,60}?"
     r"|for\s+(?:me|us|later"
     r"|(?:all\s+|any\s+)?(?:future|next)\s+(?:(?!that\b)[\w\s/-]){1,40}?"
@@ -525,6 +526,7 @@ KEEP_STRONG = LazyPattern(
     rf"|make\s+(?:it|this|that)\s+(?:stick|permanent)|{IN_YOUR_MIND}"
     r"|so\s+(?:that\s+)?(?:it|this)\s+sticks|remember-(?:forever|for-good|permanently)"
     r"|(?:should|must|needs?\s+to|has\s+to)\s+stick"
+    r"|(?:want|need|like)\s+(?:this|it|that)\s+(?:to\s+be\s+)?(?:permanent|remembered|kept)"
     r"|(?:for|to|in|into)\s+your\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|memories|records)"
     r"|for\s+the\s+memory|future[-\s](?:you|me|self)"
     r"|(?:establish|set)\s+(?:a|the|this|one)\s+(?:norm|rule|convention|habit|standard)\s+"
@@ -549,7 +551,7 @@ KEPT_NOUN = LazyPattern(
 HOW_LONG = LazyPattern(
     rf"{FOR_LATER}|\b(?:long[-\s]term|permanent(?:ly)?|lasting|for\s+(?:the\s+)?long\s+haul"
     r"|(?:across|between)\s+sessions|every\s+session|next\s+time|later|future|again"
-    r"|for\s+good|still\s+know|(?:for\s+)?the\s+long\s+run|whenever\s+you|so\s+we'?re\s+clear"
+    r"|for\s+good|still\s+know|(?:for\s+)?the\s+long\s+run|whenever\s+(?:you|we)|so\s+we'?re\s+clear"
     r"|ongoing|long[-\s]standing|standing|persistent|outlive\w*|in\s+general|we\s+work\s+together"
     r"|not\s+just\s+(?:today|now|for\s+(?:now|today|this\s+\w+))|subsequent|onwards?)\b",
     re.IGNORECASE,
@@ -864,7 +866,8 @@ STANDING_PLACE = LazyPattern(
     re.IGNORECASE,
 )
 ALWAYS_NEVER = LazyPattern(
-    rf"(?:please\s+)?{YOU_TO}?(?:always|never)\b(?!\s+mind\b)", re.IGNORECASE
+    rf"(?:please\s+)?{YOU_TO}?(?:always|never|(?:don'?t|do\s+not)\s+ever)\b(?!\s+mind\b)",
+    re.IGNORECASE,
 )
 # An opening that asks to build something, not to keep it: "Add a long-term memory table for
 # the assistant feature: user_id, key, value".
