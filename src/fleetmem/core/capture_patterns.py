@@ -378,10 +378,11 @@ BACK = (
     r"|(?!\s*(?:[,:]|\s[-\u2013\u2014])))"
     r"|remember\s+the\s+(?:new\s+|updated\s+)?(?:convention|rule|fact|lesson|preference)"
     r"|update\s+your\s+(?:memory|notes)"
-    r"|(?:don'?t\s+forget|never\s+forget|note|save|store|keep|record|retain|hold\s+on(?:\s+to|to)"
-    r"|file)"
+    r"|(?:don'?t\s+forget|never\s+forget|note|noting|save|store|keep|record|retain"
+    r"|hold\s+on(?:\s+to|to)|file)"
     r"\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?)"
-    r"(?:\s+(?:in|to|into)\s+(?:your\s+|the\s+)?(?:long[-\s]term\s+)?(?:memory|notes|mind|head))?"
+    r"(?:\s+(?:in|to|into)\s+(?:your\s+|the\s+)?(?:long[-\s]term\s+)?(?:memory|notes|mind|head)"
+    r"|\s+(?:somewhere(?:\s+(?:safe|permanent))?|here|down))?"
     r"|(?:add|put|commit|write|save)\s+(?:that|this|it)\s+(?:to|in|into)\s+(?:your\s+)?"
     r"(?:long[-\s]term\s+)?(?:memory|notes)"
     r"|(?:(?:this|that|it)\s+is\s+)?worth\s+(?:remembering|noting|knowing)(?:,?\s+please\s+do)?"
@@ -418,7 +419,9 @@ BACK = (
     r"(?:,?\s+(?:please|pls|plz|thanks|thx))?"
     # why: "…, it'll come up again", "… so you stop inventing keys", "… for when things break"
     r"(?:,?\s*(?:it'?ll|it\s+will|this\s+will|that\s+will|it|this)\s+[\w\s']{1,30}?"
-    r"|\s+(?:so|because|since|as|for\s+when|next\s+time\s+you|when\s+(?:you|we)|if|in\s+case"
+    r"|\s+(?:so|because|since|as(?!\s+(?:a|an|my|our)\s+(?:[\w-]+\s+)?(?:preference|rule|fact"
+    r"|convention|note|standard)\s+that\b)|for\s+when|next\s+time\s+you|when\s+(?:you|we)|if"
+    r"|in\s+case"
     r"|whenever)\b(?:[^.!?:]|[.:](?=\S)){0,100}|\s+for\b(?![^.!?:]*\bthat\b)(?:[^.!?:]|[.:](?=\S)){0,100}"
     r"|\s*(?:,|\s[-\u2013\u2014])\s*[^!?:]{0,100}|\s+and\s+[^.!?:]{0,80})?"
 )
@@ -426,8 +429,9 @@ ASKS = LazyPattern(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
 # "That's a hard rule, remember it." points back past its own words.
 RULE_WORDS = (
     r"(?:(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)?\s*(?:hard|strict|firm|permanent"
-    r"|standing|house|team|general|important|golden|lasting)?\s*(?:rule|fact|convention|requirement"
-    r"|policy|preference|gotcha)(?:\s+of\s+(?:mine|ours))?\s*[,;.]?\s*)?"
+    r"|standing|house|team|general|important|golden|lasting|[\w-]+)?\s*(?:rule|fact|convention"
+    r"|requirement|policy|preference|gotcha|pattern|standard|approach)(?:\s+of\s+(?:mine|ours))?"
+    r"\s*[,;.]?\s*)?"
 )
 BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*\)?\s*[.!?]*[\s{SYMBOLS}]*$"
 POINTS_BACK = LazyPattern(rf"^{BACK_END}", re.IGNORECASE)
