@@ -588,6 +588,89 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "future sessions since you keep suggesting 1.23 syntax.",
             "The Go side: Go 1.22, no generics in public APIs.",
         ),
+        # round 14 (corpus r): many voices
+        (
+            "Snippet for your memory bank \u2014 the nightly export lands in s3://acme-exports/raw",
+            "the nightly export lands in s3://acme-exports/raw",
+        ),
+        (
+            "worth keeping long-term -> staging resets every Sunday at 02:00 UTC",
+            "staging resets every Sunday at 02:00 UTC",
+        ),
+        (
+            "Kindly make a permanent note that invoices are numbered per legal entity.",
+            "invoices are numbered per legal entity.",
+        ),
+        (
+            "It would help me a lot if you remembered that our pager rota starts on Mondays.",
+            "our pager rota starts on Mondays.",
+        ),
+        (
+            "For subsequent chats, recall that the mobile app ships through Fastlane.",
+            "the mobile app ships through Fastlane.",
+        ),
+        (
+            "As a general rule for you from today onward, run the linter before committing.",
+            "run the linter before committing.",
+        ),
+        (
+            "For all future work in this repo the API schema lives in openapi/main.yaml.",
+            "the API schema lives in openapi/main.yaml.",
+        ),
+        (
+            "Pardon my German, auf Englisch: please remember that builds run on Debian 12.",
+            "builds run on Debian 12.",
+        ),
+        (
+            "My lead asked me to tell you to remember that releases are cut on Thursdays.",
+            "releases are cut on Thursdays.",
+        ),
+        (
+            "Please remember that payroll exports are CSV in ISO-8859-1. It is a bank requirement.",
+            "payroll exports are CSV in ISO-8859-1. It is a bank requirement.",
+        ),
+        (
+            "Remember that the admin panel is for staff. No customer ever sees it.",
+            "the admin panel is for staff. No customer ever sees it.",
+        ),
+        (
+            "Note it in your memory, the design tokens are generated from tokens.yaml.",
+            "the design tokens are generated from tokens.yaml.",
+        ),
+        ("One rule forever: migrations are reversible.", "migrations are reversible."),
+        (
+            "Please keep in mind for all our future interactions that Dr. Ibe owns the ML stack.",
+            "Dr. Ibe owns the ML stack.",
+        ),
+        # round 15 (corpus q): a request inside the work
+        (
+            "payouts are batched hourly. remember that pls. now fix the retry loop",
+            "payouts are batched hourly.",
+        ),
+        (
+            "reports use the replica, remember that for the future. for now, add the filter",
+            "reports use the replica",
+        ),
+        (
+            "we keep fixtures in tests/data. keep that in mind going forward and move the file",
+            "we keep fixtures in tests/data",
+        ),
+        (
+            "Refund amounts are negative in the ledger. That's the house convention, remember it.",
+            "Refund amounts are negative in the ledger.",
+        ),
+        (
+            "Fix the header. Save it as a preference that I like dark charts in every report.",
+            "I like dark charts in every report.",
+        ),
+        (
+            "don't ever run the seed script in this repo, it wipes the audit table",
+            "don't ever run the seed script in this repo, it wipes the audit table",
+        ),
+        (
+            "Something to keep in mind whenever we touch billing: amounts are integer cents.",
+            "amounts are integer cents.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -722,6 +805,20 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Spec for the new export:\n\n1. always include a header row\n2. never quote numbers",
         "# Fix the login redirect",
         "# TODO: the cache is always cold on boot",
+        # rounds 14 and 15: what their new rules must leave alone
+        "keep in mind the build server is down today, so skip the e2e job",
+        "Got it, I'll keep that in mind. Now show me the failing test.",
+        "Write a welcome email for new hires. Keep in mind the tone should be warm.",
+        "For this task: please remember that the sandbox is offline, mock the gateway.",
+        "Our wiki says: please remember that staging is shared. Move that line up.",
+        "I was going to tell you to remember that the port is 5433, but it changes daily.",
+        "this PR is a draft, remember \u2014 only high-level feedback please",
+        "Don't add this to your memory, it changes weekly: the on-call is Ravi.",
+        "will you remember this next time, or should I put it in the README?",
+        "note to self: ask Priya for the VPN config. anyway, can you fix the import?",
+        "Remember to close the cursor in the finally block \u2014 you forgot",
+        "remember to run the tests - they are flaky",
+        "Fix the parser. From now on the parser should reject empty input.",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

@@ -113,12 +113,14 @@ from fleetmem.core.capture_patterns import (
     RULE_REMARK,
     RUNTIME_SPEC,
     SAID_BY,
+    SELF_TODO,
     SENTENCE_END,
     SO_THAT,
     SPOKEN_START,
     STANDING_PLACE,
     STANDING_VERB,
     STATED,
+    STEP_OPENING,
     TAG_QUESTION,
     TASK_HINT,
     TASK_NOW,
@@ -452,6 +454,8 @@ def _request(sentence: str) -> str | None:
         if body is not None:
             return body
     keep = KEEP_OPENING.match(sentence) or KEEP_DASH.match(sentence)
+    if keep is not None and keep.re is KEEP_DASH.compiled and STEP_OPENING.search(keep["open"]):
+        keep = None  # "Remember to close the file in the finally block — you didn't"
     if keep is None:
         dash = ANY_DASH.match(sentence)  # "Just so you have it for future sessions - X"
         keep = dash if dash and _keeps_ahead(dash.group("open")) else None
@@ -636,6 +640,8 @@ def _asks_to_keep(opening: str) -> bool:
 def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
     """The wording ``sentence`` asks to keep when it opens with a request (after a short
     opening clause); ``after``: words of the same sentence came before it."""
+    if SELF_TODO.match(sentence):
+        return None  # "note to self: ask Dana about the staging creds": the person's to-do
     match = TRIGGER.match(sentence)
     opened = ""
     if match is None:
@@ -647,6 +653,8 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
             return None  # "this PR is a draft, remember — …", "for this task, remember …"
         if SO_THAT.search(opened.rstrip()):
             return None  # "Set the policy so that, going forward, objects expire": behaviour
+        if SAID_BY.search(opened):
+            return None  # "Our wiki says: please remember that staging is shared": a quote
         if opened.count("`") % 2 or _quoting(opened):
             # inside inline code or a quotation: "prints `hint: Remember to …`", "a banner
             # saying 'Remember: …'"

@@ -32,7 +32,7 @@ FOR_LATER = (
     r"|changes?|work|interactions?)"
     r"|ever(?:\s+and\s+ever)?\b"
     r"|(?:all\s+|any\s+)?(?:later|next|futur(?:e)?|upcoming|coming|subsequent)"
-    r"(?:\s+(?!(?:the|a|an|this|that|these|we|i|it|our|my|your|keep|remember)\b)\w+){0,2}"
+    r"(?:\s+(?!(?:the|a|an|this|that|these|we|i|it|our|my|your|keep|remember|in|on)\b)\w+){0,2}"
     r"(?:\s+(?:in|on)\s+(?:this|the|our)\s+(?:repo|repository|project|codebase|code))?"
     r"|(?:every|each|all)\s+(?:future\s+)?(?:session|run|task|time|conversation|chat|project)s?"
     r"(?:\s+of\s+(?:mine|ours))?)"
@@ -83,7 +83,7 @@ FRAME = (
     r"|i\s+want\s+that\s+you\s+|to\s+"
     r"|i'?d\s+(?:appreciate|love|like)\s+it\s+if\s+you\s+(?:could\s+|would\s+)?"
     r"|(?:it'?d|it\s+would)\s+(?:be\s+(?:great|nice|good|helpful|awesome|ideal)"
-    r"|help(?:\s+(?:a\s+lot|a\s+ton|so\s+much|me))?)\s+if\s+"
+    r"|help(?:\s+me)?(?:\s+(?:a\s+lot|a\s+ton|so\s+much))?)\s+if\s+"
     r"you(?:\s+(?:could|would))?"
     r"\s+(?:always\s+)?"
     r"|make\s+sure\s+(?:to|you)\s+|be\s+sure\s+to\s+|try\s+to\s+|do\s+"
@@ -565,6 +565,15 @@ HOW_LONG = LazyPattern(
 HOW_LONG_STRONG = LazyPattern(
     r"\b(?:long[-\s]term|long[-\s]standing|permanent(?:ly)?|lasting|forever|for\s+ever"
     r"|for\s+good|persistent|ongoing)\b",
+    re.IGNORECASE,
+)
+# "Remember to close the file —": an opening that is a step of this task itself.
+STEP_OPENING = LazyPattern(r"\b(?:remember|forget)\s+to\b", re.IGNORECASE)
+# A note to oneself that is a to-do: "note to self: ask Dana about the staging creds".
+SELF_TODO = LazyPattern(
+    r"^(?:(?:a\s+)?notes?|memo|reminder)\s+(?:to|2)\s+(?:self|me|myself)\s*[:,\-\u2013\u2014]\s*"
+    r"(?:ask|check|email|call|ping|buy|book|look\s+up|find\s+out|follow\s+up|reply|send|pick\s+up"
+    r"|renew|cancel|schedule|read|review|update|fix|finish|submit|tell)\b",
     re.IGNORECASE,
 )
 # Words that say a text is someone else's or only considered: "our doc says:", "she wrote:",
