@@ -37,6 +37,7 @@ import re
 from fleetmem.core.capture_patterns import (
     ALWAYS_NEVER,
     ANY_DASH,
+    ASKED_MARK,
     ASKS,
     BACK_TAIL,
     BARE_KEEP,
@@ -95,6 +96,7 @@ from fleetmem.core.capture_patterns import (
     NOT_A_FACT,
     NOT_BEFORE_BACK,
     NOT_KEEP,
+    NOTE_TO_OTHERS,
     NOW_WORDS,
     OPENING,
     OPENING_BACK_TAIL,
@@ -116,6 +118,7 @@ from fleetmem.core.capture_patterns import (
     SELF_TODO,
     SENTENCE_END,
     SO_THAT,
+    SOFT_NOUN,
     SPOKEN_START,
     STANDING_PLACE,
     STANDING_VERB,
@@ -634,14 +637,23 @@ def _asks_to_keep(opening: str) -> bool:
     verb, noun, long = KEEPISH.search(opening), KEPT_NOUN.search(opening), HOW_LONG.search(opening)
     # "One rule forever:" (a rule with nothing that says for good is often a program's)
     ruled = re.search(r"\brules?\b", opening, re.IGNORECASE) and HOW_LONG_STRONG.search(opening)
-    return bool(strong or (verb and (long or noun)) or (noun and long) or ruled)
+    # "lasting context:", "This is a lasting one:", "Permanent context for mobile work:"
+    # (not "only the last one is a forever thing:", which says the list below is mostly not)
+    lasting = (
+        HOW_LONG_STRONG.search(opening)
+        and SOFT_NOUN.search(opening)
+        and not re.search(r"\bonly\b", opening, re.IGNORECASE)
+    )
+    return bool(strong or (verb and (long or noun)) or (noun and long) or ruled or lasting)
 
 
 def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
     """The wording ``sentence`` asks to keep when it opens with a request (after a short
     opening clause); ``after``: words of the same sentence came before it."""
-    if SELF_TODO.match(sentence):
-        return None  # "note to self: ask Dana about the staging creds": the person's to-do
+    if SELF_TODO.match(sentence) or NOTE_TO_OTHERS.match(sentence):
+        # "note to self: ask Dana about the staging creds": the person's to-do; "note to the
+        # team: …": a message to write
+        return None
     match = TRIGGER.match(sentence)
     opened = ""
     if match is None:
@@ -691,7 +703,7 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         if depth == 0 and TRIGGER.match(body):
             # "Team rule, please remember it: X" / "In future sessions, remember that X".
             return _asked(body, depth + 1)
-        return None if "?" in body else _kept(body)
+        return None if ASKED_MARK.search(body) else _kept(body)
     sep = match.group("sep").strip().rstrip("!")
     if match.group("named"):
         body = f"{match.group('named')}: {body}"  # "remember where the seeds are: db/seeds"
@@ -727,6 +739,9 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
             and _statement(body)
             and not TASK_HINT.search(sentence)
             and not NOW_WORDS.search(body)  # "keep in mind the CI is slow today"
+            # "keep in mind the staging account is stricter — if it fails, tell me which":
+            # how to report on this task
+            and not re.search(r"\b(?:tell|show|ping|let)\s+me\b", body, re.IGNORECASE)
         )
         if not kept:
             return None

@@ -14,7 +14,7 @@ from fleetmem.core.lazy_pattern import LazyPattern
 # Where a thing is kept in the agent's head: "burn this into your memory", "write this on your
 # brain" (KEEP_STRONG and YOUR_MIND).
 IN_YOUR_MIND = (
-    r"(?:in|into|on|onto)\s+your\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|brain|head)"
+    r"(?:in|into|on|onto)\s+(?:your|ur)\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|brain|head)"
 )
 # A remark that what was said is a rule: "… -- that's a standing rule" (RULE_REMARK and
 # STANDING_PLACE).
@@ -36,7 +36,8 @@ FOR_LATER = (
     r"(?:\s+(?:in|on)\s+(?:this|the|our)\s+(?:repo|repository|project|codebase|code))?"
     r"|(?:every|each|all)\s+(?:future\s+)?(?:session|run|task|time|conversation|chat|project)s?"
     r"(?:\s+of\s+(?:mine|ours))?)"
-    r"|going\s+fo(?:r)?ward|moving\s+forward|forever|permanently|henceforth"
+    r"|going\s+fo(?:r)?ward|moving\s+forward|forever|4ever|permanently|henceforth"
+    r"|4\s+(?:the\s+)?futur(?:e)?|(?:for\s+)?(?:tomorrow|today|now)\s+and\s+beyond"
     r"|(?:across|between)\s+(?:all\s+)?(?:sessions|chats|conversations|runs)"
     r"|for\s+this\s+and\s+(?:all\s+)?(?:future|next|later)\s+(?:sessions?|chats?|runs?|tasks?)"
     r"|from\s+now(?=\s+(?:you|we|i|please|pls|always|never)\b|\s*,)"
@@ -59,7 +60,7 @@ FOR_LATER = (
 # "important:", "fyi").
 LEAD = (
     r"(?:(?:please|plese|pleae|pls|plz|kindly|also|and|oh|ok(?:ay)?|alright|right|well|um+|uh+"
-    r"|yeah|yep|yo|btw|so|but|this\s+time"
+    r"|yeah|yep|yo|k|kk|btw|so|but|this\s+time"
     r"|just|hey(?:\s+(?!remember)\w+)?|heya|hiya|hi|hello|aight|bro|dude|ngl|tbh|honestly"
     r"|fyi|for\s+your\s+(?:information|info|reference)|nb|p\.?s\.?|por\s+favor|bitte|svp"
     r"|by\s+the\s+way"
@@ -138,13 +139,15 @@ PLAIN = (
     r"|jot\s+(?:this\s+(?:one\s+)?|it\s+)?down|write\s+(?:this\s+(?:one\s+)?|it\s+)?down"
     r"|(?:make|take|keep)\s+(?:a\s+)?(?:mental\s+|permanent\s+|standing\s+|lasting\s+)?note"
     r"(?:\s+of\s+(?:this|that))?(?:\s+somewhere(?:\s+(?:permanent|safe))?)?"
-    r"(?:\s+in\s+your\s+(?:long[-\s]term\s+)?memory)?"
+    r"(?:\s+in\s+(?:your|ur)\s+(?:long[-\s]term\s+)?memory)?"
     r"|(?:keep|put)\s+(?:it\s+|this\s+)?on\s+record"
     r"|(?:save|store|record|keep|note)\s+(?:it\s+|this\s+)?as\s+(?:a\s+)?(?:permanent\s+)?"
     r"(?:preference|rule|fact|convention)(?=\s+that\b)"
     r"|note\s+(?:this\s+)?down(?:\s+somewhere(?:\s+(?:permanent|safe))?)?|note\s+this"
     r"|note\s+somewhere(?:\s+(?:permanent|safe))?"
-    r"|commit\s+(?:this\s+|it\s+)?to\s+(?:your\s+)?memory"
+    r"|commit\s+(?:this\s+|it\s+)?to\s+(?:(?:your|ur)\s+)?memory"
+    r"|(?:store|save|record|note\s+down)(?=\s+that\s+(?:i|i'm|im|we|we're|you|our|my|the|all|every)\b)"
+    r"|(?:save|store|persist)\s+this(?=\s*!+)"
 )
 # Verbs that put something in memory also name RAM in a coding prompt ("keep the session in
 # memory"): see :func:`_request` for when they count.
@@ -159,7 +162,7 @@ MEMORY = (
 # "keep in mind" and a bare "note" are as often about this task ("keep in mind that the
 # endpoint is slow", "note that it returns 404"): they count only when told to last.
 MIND = (
-    r"(?P<kim>(?:keep|bear)\s+(?:this\s+|that\s+|it\s+)?in\s+(?:your\s+)?(?:mind|mnd|mnid)"
+    r"(?P<kim>(?:keep|bear)\s+(?:this\s+|that\s+|it\s+)?in\s+(?:(?:your|ur)\s+)?(?:mind|mnd|mnid)"
     r"(?:,?\s+long[-\s]term,?)?)|note|know|be\s+aware|recall"
 )
 # Labels that open a line or sentence and are followed by a colon, a comma or a dash.
@@ -202,7 +205,11 @@ MAY_TAKE_LATER = (
     r"|(?:one\s+(?:more\s+)?thing|something|things?|(?:a|the)\s+thing)\s+to\s+"
     r"(?:remember|keep\s+in\s+mind)(?:\s+(?:about|regarding|for|on|in)\s+[^:,\n]{1,40}?)?"
     r"|(?:just\s+)?so\s+(?:that\s+)?you\s+(?:remember|know)"
-    r"|(?:this\s+is\s+|it'?s\s+)?(?:something\s+|one\s+)?worth\s+(?:remembering|knowing|noting)"
+    r"|(?:(?:a|one|another)\s+)?(?:(?:more|small|quick|little|tiny|short)\s+)?(?:note|thing|fact"
+    r"|bit|one)\s+to\s+(?:keep|store|save)"
+    r"(?:\s+around)?"
+    r"|(?:this\s+is\s+|it'?s\s+)?(?:something\s+|one\s+)?worth\s+(?:remembering|knowing|noting"
+    r"|persisting|keeping|storing|saving)"
 )
 LABEL = (
     rf"(?:(?:{NEEDS_LATER})\s+)?{L}|(?:{MAY_TAKE_LATER})(?:\s+{L})?"
@@ -221,23 +228,26 @@ LABEL = (
     r"|don'?t\s+make\s+me\s+(?:repeat|say)\s+(?:this|it)(?:\s+again)?"
     r"|(?:one|a|another)\s+(?:more\s+)?(?:lasting|permanent|long[-\s]term|general)\s+(?:thing|note"
     r"|rule|preference|fact)"
-    r"|(?:something|one\s+thing|a\s+thing)\s+for\s+(?:your|the)\s+(?:memory|notes|records)"
+    r"|(?:something|one\s+(?:more\s+)?thing|one\s+more|a\s+thing)\s+for\s+(?:your|ur|the)\s+"
+    r"(?:memory|notes|records)"
     r"|(?:general\s+)?things?\s+about\s+me\s+you\s+should\s+(?:keep|know|remember)"
     r"|(?:notes?|memo)\s+(?:to|2)\s+(?:self|me|you|us)"
     r"(?:\s*(?:and|&|\+)\s*(?:to\s+)?(?:you|u|me|self|(?:the\s+)?agent|claude|codex))?"
     r"(?:\s+for\s+(?:the\s+)?(?:agent|you|claude|codex|ai))?"
     r"|(?:a\s+)?mental\s+note(?:\s+for\s+(?:you|u|later))?"
-    r"|prefs?(?:\s*\((?:permanent|global|always|lasting)\))?|preference|save\s+pref(?:erence)?"
+    r"|prefs?(?:\s*\((?:permanent|global|always|lasting)\))?|preference"
+    r"|(?:save|store|keep|add|log)\s+(?:(?:as|a)\s+)?pref(?:erence)?"
+    r"|(?:fyi\s+)?perm(?:anent)?(?:\s+(?:rule|pref|note|fact))?|future\s+ref(?:erence)?"
     r"|(?:fyi\s*)?\((?:save|keep|remember)\s+(?:this|that)\)"
-    r"|(?:for|to)\s+your\s+(?:long[-\s]term\s+)?memory(?:\s+(?:file|bank))?"
-    r"|tl;?\s*dr\s+for\s+your\s+memory"
+    r"|(?:for|to)\s+(?:your|ur)\s+(?:long[-\s]term\s+)?memory(?:\s+(?:file|bank))?"
+    r"|tl;?\s*dr\s+for\s+(?:your|ur)\s+memory"
     r"|(?:note|save|store|put|keep|write|log|record)\s+(?:it|this|that)\s+(?:down\s+)?(?:in|into|to)"
-    r"\s+your\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|notes|records)"
+    r"\s+(?:your|ur)\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|notes|records)"
     r"|let'?s\s+make\s+(?:this|it)\s+permanent"
     r"|(?:background|context)\s+(?:you\s+should\s+keep|to\s+keep|worth\s+keeping)\s+(?:for\s+later|"
     r"in\s+mind)"
-    r"|for\s+(?:your|the)\s+(?:notes|memory|records|knowledge|reference)"
-    r"|(?:notes?|memo|reminders?)\s+(?:to|for)\s+(?:your\s+|the\s+)?memory"
+    r"|for\s+(?:your|ur|the)\s+(?:notes|memory|records|knowledge|reference)"
+    r"|(?:notes?|memo|reminders?)\s+(?:to|for)\s+(?:your\s+|ur\s+|the\s+)?memory"
     r"|memory\s+(?:notes?|update|item|entry|addition|request)"
     # "as a standing rule: …", "As a permanent rule, never log request bodies"
     r"|as\s+(?:a|an|our)\s+(?:(?:standing|permanent|general|hard|house|firm|strict|golden|team"
@@ -266,9 +276,9 @@ LABEL = (
     r"|rules?\s+of\s+thumb(?:\s+(?:for|in|on)\s+[^:,\n]{1,40}?)?"
     r"|(?:remember|know|note|learn)\s+this\s+about\s+(?:me|us|myself|the\s+team|our\s+\w+"
     r"|the\s+\w+(?:\s+team)?)(?:,?\s+please)?"
-    r"|update\s+your\s+(?:memory|notes)|store\s+this"
+    r"|update\s+(?:your|ur)\s+(?:memory|notes)|store\s+this"
     r"|corrections?\s+(?:to|for)\s+(?:what\s+you\s+(?:have\s+stored|remember|know)"
-    r"|your\s+(?:memory|notes))"
+    r"|(?:your|ur)\s+(?:memory|notes))"
     r"|(?:next|every)\s+time(?:\s+and\s+every\s+time(?:\s+after(?:wards)?)?)?"
     r"|notes?\s+to\s+(?:future|later)\s+(?:you|me|self|agents?|runs?|sessions?)"
 )
@@ -377,13 +387,15 @@ BACK = (
     # a bare "remember" followed by a colon or a dash asks ahead: "And remember — X"
     r"|(?!\s*(?:[,:]|\s[-\u2013\u2014])))"
     r"|remember\s+the\s+(?:new\s+|updated\s+)?(?:convention|rule|fact|lesson|preference)"
-    r"|update\s+your\s+(?:memory|notes)"
+    r"|update\s+(?:your|ur)\s+(?:memory|notes)"
     r"|(?:don'?t\s+forget|never\s+forget|note|noting|save|store|keep|record|retain"
     r"|hold\s+on(?:\s+to|to)|file)"
+    r"(?!\s+(?:that|this|it)\s+(?:as|to|in|into)\s+(?:a\s+|an\s+|the\s+)?(?:[\w-]+\s+){0,2}?"
+    r"(?:csv|json|ya?ml|txt|png|pdf|file|seed|fixture|table|folder|dir|directory)s?\b)"
     r"\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?)"
-    r"(?:\s+(?:in|to|into)\s+(?:your\s+|the\s+)?(?:long[-\s]term\s+)?(?:memory|notes|mind|head)"
+    r"(?:\s+(?:in|to|into)\s+(?:your\s+|ur\s+|the\s+)?(?:long[-\s]term\s+)?(?:memory|notes|mind|head)"
     r"|\s+(?:somewhere(?:\s+(?:safe|permanent))?|here|down))?"
-    r"|(?:add|put|commit|write|save)\s+(?:that|this|it)\s+(?:to|in|into)\s+(?:your\s+)?"
+    r"|(?:add|put|commit|write|save)\s+(?:that|this|it)\s+(?:to|in|into)\s+(?:(?:your|ur)\s+)?"
     r"(?:long[-\s]term\s+)?(?:memory|notes)"
     r"|(?:(?:this|that|it)\s+is\s+)?worth\s+(?:remembering|noting|knowing)(?:,?\s+please\s+do)?"
     r"|make\s+(?:a\s+)?note\s+of\s+(?:that|this|it)"
@@ -529,10 +541,12 @@ KEEP_STRONG = LazyPattern(
     r"|lock\s+(?:this|it|that)\s+in|(?:want|like|need)\s+you\s+to\s+keep\s+(?:it|this|that)"
     rf"|make\s+(?:it|this|that)\s+(?:stick|permanent)|{IN_YOUR_MIND}"
     r"|so\s+(?:that\s+)?(?:it|this)\s+sticks|remember-(?:forever|for-good|permanently)"
-    r"|(?:should|must|needs?\s+to|has\s+to)\s+stick"
+    r"|(?:should|must|needs?\s+to|has\s+to)\s+(?:stick|persist)"
     r"|(?:want|need|like)\s+(?:this|it|that)\s+(?:to\s+be\s+)?(?:permanent|remembered|kept)"
-    r"|(?:for|to|in|into)\s+your\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|memories|records)"
+    r"|(?:for|to|in|into)\s+(?:your|ur)\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|memories|records)"
     r"|for\s+the\s+memory|future[-\s](?:you|me|self)"
+    r"|merken|merk\s+dir|recuerd[ae]|acu[eé]rdate|record[aá]|retiens|souviens|m[ée]moire"
+    r"|lembr[ae]|ricorda|onthoud|zapami[eę]taj|запомни|覚えて|记住|記住"
     r"|(?:establish|set)\s+(?:a|the|this|one)\s+(?:norm|rule|convention|habit|standard)\s+"
     r"(?:with|for)\s+(?:you|us))\b",
     re.IGNORECASE,
@@ -545,8 +559,8 @@ KEEPISH = LazyPattern(
 )
 # Nouns of what is kept for good: "a lasting preference", "team fact", "on file".
 KEPT_NOUN = LazyPattern(
-    r"\b(?:your\s+(?:long[-\s]term\s+)?(?:memory|memories|brain|head|mind|notes)"
-    r"|your\s+(?:long[-\s]term\s+|permanent\s+|lasting\s+)?(?:context|records)"
+    r"\b(?:(?:your|ur)\s+(?:long[-\s]term\s+)?(?:memory|memories|brain|head|mind|notes)"
+    r"|(?:your|ur)\s+(?:long[-\s]term\s+|permanent\s+|lasting\s+)?(?:context|records)"
     r"|(?:long[-\s]term|permanent|project|team|shared)\s+memory|preferences?|facts?"
     r"|conventions?|lessons?|knowledge|on\s+file|rules?\s+of\s+the\s+house|instructions?|guidance"
     r"|(?:permanent|standing|lasting|persistent)\s+(?:rules?|notes?))\b",
@@ -560,11 +574,21 @@ HOW_LONG = LazyPattern(
     r"|not\s+just\s+(?:today|now|for\s+(?:now|today|this\s+\w+))|subsequent|onwards?)\b",
     re.IGNORECASE,
 )
+# A question mark that ends a question, not one inside a URL or a pattern ("?ref=v1.2").
+ASKED_MARK = LazyPattern(r"\?(?=\s|$|[)\"'])")
+# What a lasting opening may call what follows: "lasting context:", "a permanent one:".
+SOFT_NOUN = LazyPattern(r"\b(?:context|thing|one|info|pref|bit|note|rule)s?\b", re.IGNORECASE)
 # Words that say on their own that something is for good ("this is a permanent one -",
 # "lasting pref:"), unlike "later" or "again".
 HOW_LONG_STRONG = LazyPattern(
     r"\b(?:long[-\s]term|long[-\s]standing|permanent(?:ly)?|lasting|forever|for\s+ever"
-    r"|for\s+good|persistent|ongoing)\b",
+    r"|for\s+good|persistent|ongoing|outlives?|4ever)\b",
+    re.IGNORECASE,
+)
+# "note to the team: …": a message for others, to be written, not a fact to keep.
+NOTE_TO_OTHERS = LazyPattern(
+    r"^(?:(?:a|the)\s+)?(?:notes?|memo|message)\s+(?:to|for)\s+(?:the\s+)?(?:team|everyone|all"
+    r"|customers|users|clients|devs|engineers|channel|stakeholders|reviewers)\b",
     re.IGNORECASE,
 )
 # "Remember to close the file —": an opening that is a step of this task itself.
@@ -630,7 +654,8 @@ CLAUSE = LazyPattern(
     r"^(?:we|i|im|ive|you|u|they|he|she|our|my|your|their|everyone|nobody|no\s+one)\b"
     r"|\b(?:it|that|there|here|what|who|he|she)'s\b"
     r"|\b(?:is|are|was|were|be|been|has|have|had|must|should|shall|will|would|can|cannot|"
-    r"can't|won't|doesn't|don't|isn't|aren't|wasn't|needs?|uses?|runs?|lives?|goes|takes|means?|"
+    r"can't|won't|doesn't|don't|isn't|aren't|wasn't|dont|doesnt|isnt|arent|cant|wont|needs?|uses?"
+    r"|runs?|lives?|goes|takes|means?|"
     r"means|expects|requires|prefers|wants|belongs|breaks|only)\b",
     re.IGNORECASE,
 )
@@ -651,7 +676,7 @@ FACT_VERB = LazyPattern(
     r"flips|changes|moves|turns|shows|prints|opens|closes|loads|saves|waits|drops|skips|"
     r"retries|falls|switches|rolls|fires|kicks|boots|reboots|rebuilds|refreshes|updates|renews|"
     r"lives|listens|serves|talks|speaks|prefers|reviews|signs|merges|builds|go|live|stay|"
-    r"belong|sit|moved|switched|migrated|changed|left|joined|renamed|retired|replaced|upgraded|"
+    r"belong|sit|come|moved|switched|migrated|changed|left|joined|renamed|retired|replaced|upgraded|"
     r"decided|agreed|landed|dropped|expire|rotate|require|break|fail)\b",
     re.IGNORECASE,
 )
@@ -702,6 +727,13 @@ PASTE_INTRO = LazyPattern(
     r"\s+notes|notes|draft|readme|docs?|text|snippet|output|logs?|message|description|spec"
     r"|email|ticket|issue|comment|diff|config|yaml|json|paragraph|section|function|class"
     r"|method|code|script|snippet|query|component|module|thread|conversation)\b[^:]*:\s*$"
+    # a question about a text ("Is this paragraph clear?", "This is the CLAUDE.md section
+    # someone wrote — is it still accurate?")
+    r"|^(?=.*\b(?:this|the|these)\s+(?:[\w.-]+\s+){0,3}?(?:paragraph|section|prompt|text|docs?"
+    r"|guide|snippet|instructions|rules|policy|page|post|memo|readme|email|message)\b)"
+    r".*\b(?:is|are|does|do)\s+(?:this|it|these|they)\b[^?]*\?\s*$"
+    r"|^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:summari[sz]e|explain|analy[sz]e|critique"
+    r"|simplify|improve|turn)\b[^:]*:\s*$"
     r"|\b(?:with|containing)\s+(?:these|the\s+following)(?:\s+\w+)?\s*:\s*$"
     r"|^(?:the\s+)?(?:spec|specification|requirements?|acceptance\s+criteria|steps|plan|todo"
     r"|checklist)\b[^:]*:\s*$"
@@ -728,6 +760,8 @@ POINTS_FORWARD = LazyPattern(
     r"(?:this|something|a\s+thing|one\s+thing)(?:\s+for\s+(?:me|us|later))?"
     r"|(?:(?:a|one|another|new)\s+)*(?:new\s+)?(?:thing|fact|rule)\s+to\s+remember"
     rf"(?:\s+{FOR_LATER})?"
+    r"|(?:(?:can|could|will|would)\s+you\s+(?:please\s+)?)?(?:save|store|note|keep|remember)\s+"
+    r"(?:a|one|another)\s+(?:new\s+)?(?:preference|fact|rule|thing|note)(?:\s+for\s+(?:me|us|later))?"
     r"|(?:(?:can|could|will|would)\s+you\s+(?:please\s+)?)?(?:never\s+forget|retain|keep|save"
     r"|store|hang\s+on\s+to|hold\s+on(?:\s+to|to))\s+this(?:\s+one)?"
     rf"(?:\s+{FOR_LATER})?)(?:,?\s+ok(?:ay)?)?\s*[.!?:]*[\s{SYMBOLS}]*$",
@@ -770,14 +804,16 @@ BACK_TAIL = LazyPattern(
 THIS_WORK = LazyPattern(
     r"\bthe\s+(?:first|second|third|last|other)\s+one\b|\bboth\s+(?:files|functions|places)\b"
     r"|\b(?:you(?:'re|\s+are)|you'?ve\s+been)\s+(?:editing|changing|touching|fixing|writing|adding"
-    r"|refactoring|reviewing|looking\s+at)\b|\byou\s+just\s+(?:wrote|added|changed|edited|made)\b",
+    r"|refactoring|reviewing|looking\s+at)\b|\byou\s+just\s+(?:wrote|added|changed|edited|made)\b"
+    r"|\b(?:i|you)\s+(?:just\s+)?(?:pasted|attached|shared|uploaded|sent)\b",
     re.IGNORECASE,
 )
 # "Save this: the deep link scheme is acme://" keeps a statement; "Save this: {json}" is a
 # file to write, so the wording after it must read as a statement.
 BARE_KEEP = LazyPattern(
     r"^(?:please\s+|pls\s+)?(?:(?:save|store|keep|note|log|record|stash)\s+(?:this|that)"
-    r"(?:\s+one)?(?:\s+for\s+(?:me|us|later))?|(?:save|store|stash|record))(?:,?\s+(?:please|pls))?$",
+    r"(?:\s+one)?(?:\s+for\s+(?:me|us|later))?|(?:save|store|stash|record|persist|keep))"
+    r"(?:,?\s+(?:please|pls))?$",
     re.IGNORECASE,
 )
 # Writing of prose for others: the sentences after "Draft the release notes." are its content.
@@ -930,6 +966,7 @@ MUST = LazyPattern(
 # Words about now rather than for good: "the deadline is today", "the CI is slow right now".
 NOW_WORDS = LazyPattern(
     r"\b(?:today|tonight|tomorrow|yesterday|right\s+now|now|currently|at\s+the\s+moment"
+    r"|in\s+(?:a\s+few|\d+)\s*(?:min|mins|minutes|hours?|hrs?)"
     r"|this\s+(?:morning|afternoon|evening|week|sprint|time))\b",
     re.IGNORECASE,
 )
@@ -1003,6 +1040,8 @@ HINT = LazyPattern(
     r"|\bnot(?:e|ing)|memo|keep|kept|\bsav|\bstor|record"
     r"|persist|retain|rule|always|never|futur|forward|foward|\bnow\b|henceforth|permanent"
     r"|recall|subsequent|ever\b|ongoing|outliv|register|establish|\bnorm\b|guidance"
+    r"|merk|recuerd|acu[eé]rd|record[aá]|retiens|souvien|m[ée]moire|lembr|ricord|onthoud|zapami"
+    r"|запомн|覚え|记住|記住|\bpref\b|\bperm\b|\bref\b"
     r"|standing|lasting|durable|\bfacts?\b|\bpref|when\s?ever|every|each\s+time|any\s*time|lesson"
     r"|convention|\bknow|learn|stick|told|habit|later|next|long|jot|write|\bfile|stash|bookmark"
     r"|burn|etch|tattoo|lock|carry|hold|hang|commit|psa|fyi|heads|tip|remind|instruct|polic"
