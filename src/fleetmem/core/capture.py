@@ -71,6 +71,7 @@ from fleetmem.core.capture_patterns import (
     HINT,
     HOW_LONG,
     HOW_LONG_STRONG,
+    I_MEAN,
     IMPERATIVE,
     INDENTED,
     INNER_START,
@@ -86,6 +87,7 @@ from fleetmem.core.capture_patterns import (
     LATER_ANYWHERE,
     LATER_OPENING,
     LATER_SPEC,
+    LEAD_WORDS,
     LOG_LINE,
     LONG_STATEMENT,
     LOOSE_VERB,
@@ -100,6 +102,7 @@ from fleetmem.core.capture_patterns import (
     NOW_WORDS,
     OPENING,
     OPENING_BACK_TAIL,
+    PAREN_KEEP,
     PASTE_INTRO,
     PLEASE,
     POINTS_BACK,
@@ -115,6 +118,7 @@ from fleetmem.core.capture_patterns import (
     RULE_REMARK,
     RUNTIME_SPEC,
     SAID_BY,
+    SCOPE_END,
     SELF_TODO,
     SENTENCE_END,
     SO_THAT,
@@ -456,19 +460,17 @@ def _request(sentence: str) -> str | None:
                 body = _asked(_plain(part), after=start > 0)
         if body is not None:
             return body
-    keep = KEEP_OPENING.match(sentence) or KEEP_DASH.match(sentence)
-    if keep is not None and keep.re is KEEP_DASH.compiled and STEP_OPENING.search(keep["open"]):
-        keep = None  # "Remember to close the file in the finally block — you didn't"
-    if keep is None:
-        dash = ANY_DASH.match(sentence)  # "Just so you have it for future sessions - X"
-        keep = dash if dash and _keeps_ahead(dash.group("open")) else None
-    if keep and "?" not in sentence:
-        opening, rest = keep.group("open"), keep.group("rest")
-        if (
-            _asks_to_keep(opening)
-            or (BARE_KEEP.match(opening) and _statement(rest))
-            or (keep.re is ANY_DASH.compiled and not THIS_TASK.match(opening))
-        ):
+    for start in starts:
+        body = _opened_ahead(sentence[start:])
+        if body is not None:
+            return body
+    paren = PAREN_KEEP.search(sentence)
+    if paren is not None:
+        # "btw (remember this one) I never want `any` in our TypeScript": the rest is the fact
+        rest = PLEASE.sub(
+            "", LEAD_WORDS.sub("", sentence[: paren.start()] + " " + sentence[paren.end() :])
+        )
+        if _said(rest.strip()) and not _question(rest):
             return _kept(rest)
     back = ENDS_POINTING_BACK.match(sentence)
     if back is None and not _question(sentence):
@@ -485,6 +487,28 @@ def _request(sentence: str) -> str | None:
     if (joined and NOT_BEFORE_BACK.search(fact)) or len(fact.split()) < 3 or not _said(fact):
         return None
     return _kept(fact)
+
+
+def _opened_ahead(sentence: str) -> str | None:
+    """The wording after an opening that asks to keep what follows it, before a colon, a dash
+    or an arrow ("Burn this into your memory: X", "please store: X", "preference to remember
+    -> X"), or None."""
+    keep = KEEP_OPENING.match(sentence) or KEEP_DASH.match(sentence)
+    if keep is not None and keep.re is KEEP_DASH.compiled and STEP_OPENING.search(keep["open"]):
+        keep = None  # "Remember to close the file in the finally block — you didn't"
+    if keep is None:
+        dash = ANY_DASH.match(sentence)  # "Just so you have it for future sessions - X"
+        keep = dash if dash and _keeps_ahead(dash.group("open")) else None
+    if keep is None or ASKED_MARK.search(sentence):
+        return None
+    opening, rest = keep.group("open"), keep.group("rest")
+    if (
+        _asks_to_keep(opening)
+        or (BARE_KEEP.match(opening) and _statement(rest))
+        or (keep.re is ANY_DASH.compiled and not THIS_TASK.match(opening))
+    ):
+        return _kept(rest)
+    return None
 
 
 def _spoken_starts(sentence: str) -> list[int]:
@@ -562,7 +586,12 @@ def _continues(sentence: str) -> bool:
         or TENTATIVE.search(sentence)
     ):
         return False
-    return bool(GOES_ON_RULE.match(sentence) or RULE_ADDS.match(sentence) or MUST.search(sentence))
+    return bool(
+        GOES_ON_RULE.match(sentence)
+        or RULE_ADDS.match(sentence)
+        or MUST.search(sentence)
+        or (len(sentence.split()) <= 12 and SCOPE_END.search(sentence))
+    )
 
 
 def _names_the_work(sentence: str) -> bool:
@@ -682,7 +711,8 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
     if weak is not None:
         # "Memory: the staging DB is read-only on weekends", not "memory: 512Mi"
         weak = weak.strip()
-        return _kept(weak) if len(weak.split()) >= 3 and _said(weak) and "?" not in weak else None
+        asked = ASKED_MARK.search(weak)
+        return _kept(weak) if len(weak.split()) >= 3 and _said(weak) and not asked else None
     for bare in ("rule", "directed"):
         said = match.group(bare)
         if said is not None:
@@ -697,7 +727,7 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
                 (DIRECTIVE.match(said) and not TENTATIVE.search(said))
                 or (stated and _statement(said))
             )
-            return _kept(said) if spoken and "?" not in said else None
+            return _kept(said) if spoken and not ASKED_MARK.search(said) else None
     body = (match.group("label") or match.group("paren") or match.group("plain") or "").strip()
     if match.group("plain") is None:
         if depth == 0 and TRIGGER.match(body):
@@ -711,7 +741,7 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         return None  # "that" was the fact before it: "X — remember that for when it breaks"
     if sep in ("that", "") and (opened or after) and OPENING_BACK_TAIL.match(body):
         return None  # "i'm on WSL2, remember that for paths": see ENDS_POINTING_BACK
-    if "?" in body.rstrip().rstrip("?"):
+    if ASKED_MARK.search(body.rstrip().rstrip("?")):
         return None  # "remember the last command you ran? run it again"
     lasting = bool(
         match.group("later")
@@ -754,7 +784,7 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         # "store it in memory: a dict is enough" is about RAM; "save this to memory: …",
         # "add to memory: …" and "keep this in your memory" are not.
         return None
-    if sep == "" and re.match(r"and\b", body, re.IGNORECASE):
+    if sep in ("", "that") and re.match(r"and\b", body, re.IGNORECASE):
         return None  # "keep that in mind going forward and redo the diff": the task after it
     if sep == "":
         # "remember X" with neither "that" nor a colon: X must state something lasting,
@@ -824,6 +854,7 @@ def _tidy(body: str) -> str | None:
     if body.endswith(")") and body.count(")") > body.count("("):
         body = body[:-1].strip()  # "(btw remember that X.)"
     body = LATER_OPENING.sub("", body)  # "remember this going forward: X" keeps X
+    body = I_MEAN.sub("", body)  # "remember, and I mean long-term: X" keeps X
     body = PLEASE.sub("", body)  # "going forward, please always run…" keeps "always run…"
     if body.lower().startswith("that "):
         body = body[5:].lstrip()

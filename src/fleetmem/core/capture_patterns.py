@@ -125,7 +125,8 @@ PLAIN = (
     # "Remember where the seeds are: db/seeds": the words are kept with the fact.
     r"|\s+(?P<named>(?!that\b|to\b|how\b|why\b|when\b|if\b|whether\b|what\b)[\w'*/.-]+"
     r"(?:\s+[\w'*/.-]+){0,4})(?=\s*:\s))?|(?P<memorize>memori[sz]e)(?:\s+this)?"
-    r"|learn\s+this|retain(?:\s+this)?|make\s+(?:it\s+)?a\s+rule"
+    r"|learn\s+this|retain(?:\s+this(?:\s+(?:preference|rule|fact|one))?)?|make\s+(?:it\s+)?a\s+rule"
+    r"|let\s+it\s+be\s+known"
     # "store the fact that X", "save a memory that X", "make it a permanent memory that X"
     r"|(?:store|save|record|note|remember|keep(?:\s+track\s+of)?)\s+the\s+fact"
     r"|(?:save|add|store|create|make)\s+(?:a\s+)?(?:new\s+)?memory"
@@ -208,7 +209,8 @@ MAY_TAKE_LATER = (
     r"|(?:(?:a|one|another)\s+)?(?:(?:more|small|quick|little|tiny|short)\s+)?(?:note|thing|fact"
     r"|bit|one)\s+to\s+(?:keep|store|save)"
     r"(?:\s+around)?"
-    r"|(?:this\s+is\s+|it'?s\s+)?(?:something\s+|one\s+)?worth\s+(?:remembering|knowing|noting"
+    r"|(?:this\s+is\s+|it'?s\s+)?(?:something\s+|one\s+|(?:a|one)\s+(?:fact|thing|note)\s+)?"
+    r"worth\s+(?:remembering|knowing|noting"
     r"|persisting|keeping|storing|saving)"
 )
 LABEL = (
@@ -218,7 +220,7 @@ LABEL = (
     r"|long[-\s](?:term|lived)\s+(?:thing|note|fact|memo|preference|reminder)"
     # "add this to what you know about me:", "Update your memory about me:"
     r"|(?:(?:i\s+want\s+to\s+)?(?:add|put|save)\s+(?:this|that|something)\s+to|add\s+to|update)\s+"
-    r"(?:what\s+you\s+know|your\s+(?:knowledge|mental\s+model|notes|memory|picture))"
+    r"(?:what\s+you\s+(?:know|remember)|your\s+(?:knowledge|mental\s+model|notes|memory|picture))"
     r"(?:\s+about\s+(?:me|us|myself|the\s+project|this\s+project|this\s+repo|the\s+repo"
     r"|the\s+codebase|this\s+codebase|our\s+\w+|the\s+team))?"
     # "I've told you this before:", "don't make me repeat this:"
@@ -269,7 +271,8 @@ LABEL = (
     r"|preferences?"
     r"|conventions?|facts?|instructions?|rules?)(?:\s+for\s+(?:you|u|the\s+agent|(?:this|the|our)"
     r"\s+(?:repo|project|codebase|team)))?(?:,?\s*please)?"
-    r"|(?:this\s+is\s+)?(?:important\s+and\s+)?permanent"
+    r"|(?:this\s+is\s+)?(?:important\s+and\s+)?(?:permanent|lasting|durable)"
+    r"|(?:(?:a|one|another)\s+)?(?:sticky|durable)\s+(?:fact|note|rule|preference)(?:\s+for\s+you)?"
     # "Ok, noting this for the future so you remember:"
     r"|(?:noting|saving|storing|recording|writing)\s+(?:this|that)\s+(?:down\s+)?"
     rf"(?:{L})?(?:\s+so\s+(?:that\s+)?you\s+(?:remember|know))?"
@@ -331,7 +334,9 @@ DIRECTIVE = LazyPattern(
 )
 # Labels that say "keep this" outright: a statement after them counts even with no comma
 # ("also for future reference the API allows 600 requests a minute").
-REFERENCE = LazyPattern(r"^for\s+(?:future\s+reference|reference|next\s+time|later)$", re.I)
+REFERENCE = LazyPattern(
+    r"^for\s+(?:future\s+ref(?:e?r[ae]?nce)?|ref(?:e?r[ae]?nce)?|next\s+time|later)$", re.I
+)
 # A plan or a guess is not a standing instruction: "In the future we might move the export".
 TENTATIVE = LazyPattern(
     r"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bwho\s)"  # "any command that could delete data" describes
@@ -370,7 +375,7 @@ DECORATION = LazyPattern(
 TRAILING_SYMBOLS = LazyPattern(rf"[\s{SYMBOLS}]+$")
 # Where a second request may start inside one sentence: "ok cool. from now on please…".
 INNER_START = LazyPattern(
-    r"[.!?;]\s+|\s(?:and|but|also|oh\s+and|plus)\s+(?=(?:please\s+|pls\s+|also\s+|kindly\s+)?"
+    r"[.!?;]\s+|\s(?:and|but|also|oh\s+and|plus|so)\s+(?=(?:please\s+|pls\s+|also\s+|kindly\s+)?"
     r"(?:remember|don'?t\s+forget|never\s+forget|keep\s+in\s+mind|bear\s+in\s+mind)\b)",
     re.IGNORECASE,
 )
@@ -398,7 +403,9 @@ BACK = (
     r"|(?:add|put|commit|write|save)\s+(?:that|this|it)\s+(?:to|in|into)\s+(?:(?:your|ur)\s+)?"
     r"(?:long[-\s]term\s+)?(?:memory|notes)"
     r"|(?:(?:this|that|it)\s+is\s+)?worth\s+(?:remembering|noting|knowing)(?:,?\s+please\s+do)?"
-    r"|make\s+(?:a\s+)?note\s+of\s+(?:that|this|it)"
+    r"|make\s+(?:a\s+)?(?:durable\s+|permanent\s+|lasting\s+|mental\s+)?note\s+of\s+(?:that|this|it)"
+    r"|(?:add|put)\s+(?:that|this|it)\s+to\s+what\s+you\s+(?:know|remember)"
+    r"(?:\s+about\s+[^.!?:]{1,40}?)?"
     r"|treat\s+(?:that|this|it)\s+as\s+(?:a\s+)?(?:permanent\s+|standing\s+|hard\s+|general\s+)?"
     r"(?:rule|fact|convention|policy)"
     r"|(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind"
@@ -424,7 +431,7 @@ BACK = (
     # when it is to last, whom it is for
     rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|instead|too|as\s+well|from\s+now|again"
     r"|in\s+general|generally"
-    r"|about\s+(?:our|the|this|my|your)\s+[^.!?:]{1,60}?"
+    r"|about\s+(?:me|us|(?:our|the|this|my|your)\s+[^.!?:]{1,60}?)"
     r"|for\s+(?:me|us|later"
     r"|(?:all\s+|any\s+)?(?:future|next)\s+(?:(?!that\b)[\w\s/-]){1,40}?"
     r"|(?:every|each|all|any)\s+(?:(?!that\b)[^.!?:]){1,60}?))){0,2}"
@@ -542,7 +549,8 @@ KEEP_STRONG = LazyPattern(
     rf"|make\s+(?:it|this|that)\s+(?:stick|permanent)|{IN_YOUR_MIND}"
     r"|so\s+(?:that\s+)?(?:it|this)\s+sticks|remember-(?:forever|for-good|permanently)"
     r"|(?:should|must|needs?\s+to|has\s+to)\s+(?:stick|persist)"
-    r"|(?:want|need|like)\s+(?:this|it|that)\s+(?:to\s+be\s+)?(?:permanent|remembered|kept)"
+    r"|(?:want|need|like)\s+(?:this|it|that)\s+(?:to\s+be\s+)?(?:permanent|remembered|kept|retained"
+    r"|to\s+stick)"
     r"|(?:for|to|in|into)\s+(?:your|ur)\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|memories|records)"
     r"|for\s+the\s+memory|future[-\s](?:you|me|self)"
     r"|merken|merk\s+dir|recuerd[ae]|acu[eé]rdate|record[aá]|retiens|souviens|m[ée]moire"
@@ -554,7 +562,7 @@ KEEP_STRONG = LazyPattern(
 # Verbs that keep something, for good only when told so ("keep", "save", "store", "stick").
 KEEPISH = LazyPattern(
     r"\b(?:keep|kept|stick|sticks|persist|know|save|saved|store|stored|record|recorded|note|noted"
-    r"|noting|log|register|registered|remembered|give\s+you|take\s+this)\b",
+    r"|noting|log|register|registered|remembered|give\s+you|take\s+this|teach|teaching)\b",
     re.IGNORECASE,
 )
 # Nouns of what is kept for good: "a lasting preference", "team fact", "on file".
@@ -573,6 +581,26 @@ HOW_LONG = LazyPattern(
     r"|ongoing|long[-\s]standing|standing|persistent|outlive\w*|in\s+general|we\s+work\s+together"
     r"|not\s+just\s+(?:today|now|for\s+(?:now|today|this\s+\w+))|subsequent|onwards?)\b",
     re.IGNORECASE,
+)
+# "and I mean long-term:" between a request and its fact.
+I_MEAN = LazyPattern(
+    r"^(?:and\s+)?i\s+mean\s+(?:it|this|for\s+good|long[-\s]term|permanently|forever)\s*"
+    r"(?:[:,]|\s[-\u2013\u2014])\s*",
+    re.IGNORECASE,
+)
+# Words a sentence opens with before a fact ("btw", "also"): dropped around a request in
+# parentheses.
+LEAD_WORDS = LazyPattern(r"^\s*(?:(?:btw|also|oh|and|so|ok(?:ay)?|fyi)\b[,\s]*)+", re.IGNORECASE)
+# A request in parentheses beside its fact: "btw (remember this one) I never want `any`".
+PAREN_KEEP = LazyPattern(
+    r"\s*\((?:please\s+)?(?:remember|save|store|keep|note)\s+(?:this|that|it)(?:\s+one)?"
+    r"(?:,?\s+please)?\)\s*",
+    re.IGNORECASE,
+)
+# A short sentence that says how far the rule before it goes: "Blameless, systems only.",
+# "Mock external APIs, always.", "Ever."
+SCOPE_END = LazyPattern(
+    r"\b(?:only|always|ever|never|at\s+all|no\s+exceptions?|period)\W*$", re.IGNORECASE
 )
 # A question mark that ends a question, not one inside a URL or a pattern ("?ref=v1.2").
 ASKED_MARK = LazyPattern(r"\?(?=\s|$|[)\"'])")
@@ -729,9 +757,10 @@ PASTE_INTRO = LazyPattern(
     r"|method|code|script|snippet|query|component|module|thread|conversation)\b[^:]*:\s*$"
     # a question about a text ("Is this paragraph clear?", "This is the CLAUDE.md section
     # someone wrote — is it still accurate?")
-    r"|^(?=.*\b(?:this|the|these)\s+(?:[\w.-]+\s+){0,3}?(?:paragraph|section|prompt|text|docs?"
-    r"|guide|snippet|instructions|rules|policy|page|post|memo|readme|email|message)\b)"
-    r".*\b(?:is|are|does|do)\s+(?:this|it|these|they)\b[^?]*\?\s*$"
+    r"|^(?=.*\b(?:this|the|these|our|my)\s+(?:[\w.-]+\s+){0,3}?(?:paragraph|section|prompt|text"
+    r"|docs?|guide|snippet|instructions|rules|policy|page|post|memo|readme|email|message"
+    r"|[\w-]+\.md)\b)"
+    r".*\b(?:(?:is|are|does|do)\s+(?:this|it|these|they)|if\s+it'?s|whether)\b[^?]*\?\s*$"
     r"|^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:summari[sz]e|explain|analy[sz]e|critique"
     r"|simplify|improve|turn)\b[^:]*:\s*$"
     r"|\b(?:with|containing)\s+(?:these|the\s+following)(?:\s+\w+)?\s*:\s*$"
@@ -811,7 +840,8 @@ THIS_WORK = LazyPattern(
 # "Save this: the deep link scheme is acme://" keeps a statement; "Save this: {json}" is a
 # file to write, so the wording after it must read as a statement.
 BARE_KEEP = LazyPattern(
-    r"^(?:please\s+|pls\s+)?(?:(?:save|store|keep|note|log|record|stash)\s+(?:this|that)"
+    r"^(?:(?:ok(?:ay)?|so|and|also|btw|please|pls)[,\s]+)*(?:(?:save|store|keep|note|log|record"
+    r"|stash)\s+(?:this|that|it)"
     r"(?:\s+one)?(?:\s+for\s+(?:me|us|later))?|(?:save|store|stash|record|persist|keep))"
     r"(?:,?\s+(?:please|pls))?$",
     re.IGNORECASE,
@@ -966,7 +996,7 @@ MUST = LazyPattern(
 # Words about now rather than for good: "the deadline is today", "the CI is slow right now".
 NOW_WORDS = LazyPattern(
     r"\b(?:today|tonight|tomorrow|yesterday|right\s+now|now|currently|at\s+the\s+moment"
-    r"|in\s+(?:a\s+few|\d+)\s*(?:min|mins|minutes|hours?|hrs?)"
+    r"|in\s+(?:a\s+few|\d+)\s*(?:min|mins|minutes|hours?|hrs?)|until\s+(?:i|we)\s+(?:say|tell)\b"
     r"|this\s+(?:morning|afternoon|evening|week|sprint|time))\b",
     re.IGNORECASE,
 )
