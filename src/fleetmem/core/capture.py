@@ -711,8 +711,8 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
     if weak is not None:
         # "Memory: the staging DB is read-only on weekends", not "memory: 512Mi"
         weak = weak.strip()
-        asked = ASKED_MARK.search(weak)
-        return _kept(weak) if len(weak.split()) >= 3 and _said(weak) and not asked else None
+        marked = ASKED_MARK.search(weak)
+        return _kept(weak) if len(weak.split()) >= 3 and _said(weak) and not marked else None
     for bare in ("rule", "directed"):
         said = match.group(bare)
         if said is not None:
