@@ -25,7 +25,7 @@ be retried"), a question ("do you remember how…") and a request to edit a file
 facts; "can you remember that <a statement>?" is a request.
 
 The patterns are in :mod:`fleetmem.core.capture_patterns`. Pure: no I/O. The measured
-rates (generated prompts in three halves, and sixteen corpora written apart from the rules)
+rates (generated prompts in three halves, and twenty-four corpora written apart from the rules)
 are in ``tests/facts/`` and docs/facts.md.
 """
 
