@@ -29,13 +29,15 @@ import atexit
 import builtins
 import contextlib
 import functools
-import marshal
 import os
 import sys
 import threading
 from pathlib import Path
 from types import CodeType
 from typing import Any
+
+from fleetmem import cache_files
+from fleetmem.cache_files import read_marshalled, write_marshalled
 
 #: Turns the cache off when set to "0".
 ENV = "FLEETMEM_DATACLASS_CACHE"
@@ -57,8 +59,7 @@ _dirty: set[str] = set()
 def cache_folder(environ: Any = os.environ) -> Path:
     from importlib.util import MAGIC_NUMBER
 
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "fleetmem" / f"dataclass-code-{MAGIC_NUMBER.hex()}"
+    return cache_files.cache_folder(environ) / f"dataclass-code-{MAGIC_NUMBER.hex()}"
 
 
 def _file(folder: Path, module: str) -> Path:
@@ -67,17 +68,7 @@ def _file(folder: Path, module: str) -> Path:
 
 def read_table(path: Path) -> dict[str, CodeType]:
     """The code objects a file holds; empty for a missing, foreign or damaged one."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        return {}
-    if not data.startswith(HEADER) or len(data) > MAX_FILE_BYTES:
-        return {}
-    try:
-        table = marshal.loads(data[len(HEADER) :])
-    except (EOFError, ValueError, TypeError):
-        return {}
+    table = read_marshalled(path, HEADER, MAX_FILE_BYTES)
     if not isinstance(table, dict):
         return {}
     return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, CodeType)}
@@ -187,16 +178,5 @@ def save() -> None:
         modules = sorted(_dirty)
         _dirty.clear()
         tables = {m: {s: _tables[m][s] for s in _used[m]} for m in modules}
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return
     for module, table in tables.items():
-        path = _file(folder, module)
-        temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        try:
-            temp.write_bytes(HEADER + marshal.dumps(table))
-            os.replace(temp, path)
-        except (OSError, ValueError):  # a read-only or full disk: compiled again next time
-            with contextlib.suppress(OSError):
-                temp.unlink(missing_ok=True)
+        write_marshalled(_file(folder, module), HEADER, table)

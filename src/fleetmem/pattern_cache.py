@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import _sre  # type: ignore[import-not-found]  # the engine itself: no stubs
 import atexit
-import contextlib
 import functools
 import marshal
 import os
@@ -37,6 +36,9 @@ import threading
 import zlib
 from pathlib import Path
 from typing import Any
+
+from fleetmem import cache_files
+from fleetmem.cache_files import read_marshalled, write_marshalled
 
 #: Turns the cache off when set to "0".
 ENV = "FLEETMEM_PATTERN_CACHE"
@@ -60,9 +62,8 @@ _used: set[Key] = set()
 
 
 def cache_file(environ: Any = os.environ) -> Path:
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     build = f"{sys.implementation.cache_tag}-{sys.hexversion:x}-{_sre.MAGIC}"
-    return Path(base) / "fleetmem" / f"patterns-{build}.marshal"
+    return cache_files.cache_folder(environ) / f"patterns-{build}.marshal"
 
 
 @functools.cache
@@ -75,17 +76,7 @@ def _where() -> Path | None:
 
 def read_table(path: Path) -> dict[Key, bytes]:
     """The entries a file holds; empty for a missing, foreign or damaged one."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        return {}
-    if not data.startswith(HEADER) or len(data) > MAX_FILE_BYTES:
-        return {}
-    try:
-        table = marshal.loads(data[len(HEADER) :])
-    except (EOFError, ValueError, TypeError):
-        return {}
+    table = read_marshalled(path, HEADER, MAX_FILE_BYTES)
     if not isinstance(table, dict):
         return {}
     return {
@@ -201,11 +192,4 @@ def save() -> None:
     merged = {**read_table(where), **new}  # what other processes kept since this one read
     if sum(len(key[0]) + len(entry) for key, entry in merged.items()) > KEEP_BYTES:
         merged = {key: entry for key, entry in merged.items() if key in used}
-    temp = where.with_name(f"{where.name}.{os.getpid()}.tmp")
-    try:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        temp.write_bytes(HEADER + marshal.dumps(merged))
-        os.replace(temp, where)
-    except (OSError, ValueError):  # a read-only or full disk: compiled again next time
-        with contextlib.suppress(OSError):
-            temp.unlink(missing_ok=True)
+    write_marshalled(where, HEADER, merged)
