@@ -671,6 +671,26 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "Something to keep in mind whenever we touch billing: amounts are integer cents.",
             "amounts are integer cents.",
         ),
+        # round 18 (corpora w and x): shorthand and pointing back with the task after it
+        ("/remember the docs site builds with Astro", "the docs site builds with Astro"),
+        ("mem: every table has a created_at column", "every table has a created_at column"),
+        ("remember ask before dropping any table", "ask before dropping any table"),
+        (
+            "the queue is SQS FIFO. please remember the convention from now on and add the DLQ",
+            "the queue is SQS FIFO",
+        ),
+        (
+            "Whenever you touch the schema in this repo, bump the version. Remember that.",
+            "Whenever you touch the schema in this repo, bump the version.",
+        ),
+        (
+            "Can you remember something about how I review? Blocking comments come first.",
+            "Blocking comments come first.",
+        ),
+        (
+            "Keep in memory: the CDN is Bunny and purges use the API.",
+            "the CDN is Bunny and purges use the API.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -819,6 +839,10 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Remember to close the cursor in the finally block \u2014 you forgot",
         "remember to run the tests - they are flaky",
         "Fix the parser. From now on the parser should reject empty input.",
+        "Permanently delete the branch feature/old-login on the remote",
+        "Make this banner less permanent-sounding \u2014 it is only a 2h lock.",
+        "Note to self: this is getting long. Anyway, implement the header parser first.",
+        "Keep in mind I haven't merged the fix yet, so main is still broken. Rebase on it.",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

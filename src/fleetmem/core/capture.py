@@ -59,6 +59,7 @@ from fleetmem.core.capture_patterns import (
     DO_IT_NOW,
     DO_THAT_NOW,
     ENDS_POINTING_BACK,
+    EVERY_WORD,
     EXPLICIT_KEEP,
     FACT_VERB,
     FENCE,
@@ -92,6 +93,7 @@ from fleetmem.core.capture_patterns import (
     LONG_STATEMENT,
     LOOSE_VERB,
     LOWER_END,
+    MANNER,
     MARKER,
     MUST,
     NEVER_AGAIN,
@@ -404,13 +406,13 @@ def _lower_sentences(text: str) -> list[str]:
     return out
 
 
-def _bare_back(part: str) -> bool:
+def _bare_back(part: str, words: int = 12) -> bool:
     """Whether ``part`` only points back at what was said ("remember that pls.", "keep that
     in mind going forward and redo the diff"), holding no statement of its own after a comma,
     a dash or a colon ("remember this for later, path aliases only work in src/")."""
     plain = _plain(part)
     return (
-        len(plain.split()) <= 12
+        len(plain.split()) <= words
         and not re.search(r"[,:;\u2013\u2014]|\s-\s", plain)
         and bool(POINTS_BACK.match(plain))
     )
@@ -679,6 +681,10 @@ def _asks_to_keep(opening: str) -> bool:
 def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
     """The wording ``sentence`` asks to keep when it opens with a request (after a short
     opening clause); ``after``: words of the same sentence came before it."""
+    if after and _bare_back(sentence, words=16):
+        return None  # "X. please remember the convention from now on": it points back at X
+    if MANNER.match(sentence):
+        return None  # "Permanently delete the branch": how to do it, not for how long
     if SELF_TODO.match(sentence) or NOTE_TO_OTHERS.match(sentence):
         # "note to self: ask Dana about the staging creds": the person's to-do; "note to the
         # team: …": a message to write
@@ -798,6 +804,8 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         elif not (
             _statement(RELATIVE.split(body, maxsplit=1)[0])
             or lasting
+            # "remember ask before deleting any file", "remember no jQuery, anywhere"
+            or (DIRECTIVE.match(body) and EVERY_WORD.search(body))
             or (match.group("verb_remember") and LONG_STATEMENT.match(RELATIVE.split(body)[0]))
             # "memorize where X is: Y" names a thing and what it is; "memorize the output
             # of f()" is caching.

@@ -32,7 +32,8 @@ FOR_LATER = (
     r"|changes?|work|interactions?)"
     r"|ever(?:\s+and\s+ever)?\b"
     r"|(?:all\s+|any\s+)?(?:later|next|futur(?:e)?|upcoming|coming|subsequent)"
-    r"(?:\s+(?!(?:the|a|an|this|that|these|we|i|it|our|my|your|keep|remember|in|on)\b)\w+){0,2}"
+    r"(?:\s+(?!(?:the|a|an|this|that|these|we|i|it|our|my|your|keep|remember|in|on|avoid"
+    r"|run|always|never|don'?t|do|prefer|make|add|write|put|ask|check|stop|skip|include)\b)\w+){0,2}"
     r"(?:\s+(?:in|on)\s+(?:this|the|our)\s+(?:repo|repository|project|codebase|code))?"
     r"|(?:every|each|all)\s+(?:future\s+)?(?:session|run|task|time|conversation|chat|project)s?"
     r"(?:\s+of\s+(?:mine|ours))?)"
@@ -46,7 +47,7 @@ FOR_LATER = (
     r"|from\s+today(?:\s+on)?"
     r"|from\s+(?:now|today|here)\s+onwards?"
     r"|in\s+(?:every|each|all)\s+(?:future\s+)?(?:sessions?|runs?|chats?|conversations?|tasks?)"
-    r"|for\s+the\s+rest\s+of\s+time"
+    r"|for\s+the\s+rest\s+of\s+time|for\s+the\s+long\s+(?:haul|run)"
     r"|for\s+the\s+(?:rest|remainder|duration|life)\s+of\s+(?:this|the|our)\s+(?:project|repo"
     r"|repository|codebase|engagement|product)"
     r"|in\s+(?:all\s+)?(?:(?:the|our|my|your)\s+)?(?:later|future|next|upcoming|coming)\s+(?:sessions|runs|chats"
@@ -82,7 +83,7 @@ FRAME = (
     r"|i\s+would\s+(?:really\s+)?like|i'?ll\s+need|i\s+will\s+need)"
     r"\s+you\s+to\s+(?:always\s+)?"
     r"|i\s+want\s+that\s+you\s+|to\s+"
-    r"|i'?d\s+(?:appreciate|love|like)\s+it\s+if\s+you\s+(?:could\s+|would\s+)?"
+    r"|i'?d\s+(?:appreciate|love|like)\s+it\s+if\s+(?:you\s+(?:could\s+|would\s+)?|you'?d\s+)"
     r"|(?:it'?d|it\s+would)\s+(?:be\s+(?:great|nice|good|helpful|awesome|ideal)"
     r"|help(?:\s+me)?(?:\s+(?:a\s+lot|a\s+ton|so\s+much))?)\s+if\s+"
     r"you(?:\s+(?:could|would))?"
@@ -291,7 +292,7 @@ MARK = rf"[:,]|\s(?:[-\u2013\u2014]|{ARROW})"
 # "remember!! X" reads like "remember X": what follows must be a statement.
 SEP = rf"\s*(?P<sep>{MARK}|!+|\.(?=\s)|\s+that\b|\s+(?=\S))\s*"
 TRIGGER = LazyPattern(
-    rf"^{LEAD}(?:#(?:remember|memory)\b\s*:?\s*(?P<tag>.*)"
+    rf"^{LEAD}(?:[#/](?:remember|memory)\b\s*:?\s*(?P<tag>.*)"
     rf"|(?:{LABEL})(?:,?\s+(?:please|pls|plz))?\s*(?:{MARK})\s*(?P<label>.*)"
     rf"|{FRAME}(?:{PLAIN}|(?P<memory>{MEMORY})|(?P<mind>{MIND}))"
     rf"(?P<later>,?\s+(?:{FOR_LATER}|next\s+time(?!\s+and\b)|in\s+(?:the\s+)?future)(?=[\s,:])"
@@ -304,7 +305,8 @@ TRIGGER = LazyPattern(
     # _request), and "from now on always use pnpm" with no comma after the time words.
     rf"|rules?\s*(?:{MARK})\s*(?P<rule>.*)"
     # "Memory: the staging DB is read-only on weekends" (not "memory: 512Mi")
-    rf"|(?:(?:memory|permanent|durable\s+fact|persistent\s+note|lasting\s+fact)\s*(?:{MARK})"
+    rf"|(?:(?:memory|mem|permanent|durable\s+fact|persistent\s+note|lasting\s+fact)"
+    rf"(?:\s+(?:please|pls))?\s*(?:{MARK}|\+)"
     rf"|\[(?:memory|remember|permanent)\]\s*(?:{MARK})?)\s*(?P<weak>.*)"
     rf"|(?P<when>{FOR_LATER}),?\s+(?P<directed>.*)"
     r"|\((?:note|reminder|memo|fyi)\s+(?:for\s+(?:later|the\s+future|next\s+time|future\s+\w+|you)"
@@ -387,7 +389,7 @@ BACK = (
     r"|i\s+want\s+you\s+to\s+know\s+(?=that)"
     r"|i'?d\s+(?:appreciate\s+it|love\s+it|like\s+it)\s+if\s+you\s+|make\s+sure\s+(?:you\s+)?"
     r"|i'?d\s+like\s+you\s+to\s+|(?:that'?s\s+)?important,?\s+"
-    r"|i\s+want\s+you\s+to\s+)*"
+    r"|i\s+want\s+you\s+to\s+|actually\s+)*"
     rf"(?:(?:(?:{REMEMBER}|memori[sz]e)(?:\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?"
     # a bare "remember" followed by a colon or a dash asks ahead: "And remember — X"
     r"|(?!\s*(?:[,:]|\s[-\u2013\u2014])))"
@@ -413,6 +415,10 @@ BACK = (
     r"|(?:stick|keep)\s+(?:to|with)\s+(?:that|this|it)|follow\s+(?:that|this|it)"
     r"|make\s+sure\s+of\s+(?:that|this)|(?:that'?s\s+)?good\s+to\s+(?:remember|know)"
     r"|make\s+sure\s+(?:that|this|it)\s+sticks|lock\s+(?:that|this|it)\s+in"
+    r"|keep\s+(?:using|doing)\s+(?:that|this|it)|make\s+(?:that|this|it)\s+stick"
+    r"|make\s+(?:that|this|it)\s+(?:a\s+)?(?:permanent|lasting|standing|durable)\s+(?:note|rule"
+    r"|memory|fact)"
+    r"|write\s+(?:that|this|it)\s+down(?:\s+somewhere[^.!?:]{0,60})?"
     r"|(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)\s+(?:hard|strict|firm|permanent|standing|house"
     r"|team|general|golden|lasting)\s+(?:rule|requirement|policy|convention)"
     r"|keep\s+(?:that|this)\s+(?:fact\s+)?around"
@@ -430,7 +436,7 @@ BACK = (
     rf"\s+[\w-]+(?:\s+[\w-]+)?)?(?=\s+{FOR_LATER}))"
     # when it is to last, whom it is for
     rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|instead|too|as\s+well|from\s+now|again"
-    r"|in\s+general|generally"
+    r"|in\s+general|generally|later"
     r"|about\s+(?:me|us|(?:our|the|this|my|your)\s+[^.!?:]{1,60}?)"
     r"|for\s+(?:me|us|later"
     r"|(?:all\s+|any\s+)?(?:future|next)\s+(?:(?!that\b)[\w\s/-]){1,40}?"
@@ -438,7 +444,8 @@ BACK = (
     r"(?:,?\s+(?:please|pls|plz|thanks|thx))?"
     # why: "…, it'll come up again", "… so you stop inventing keys", "… for when things break"
     r"(?:,?\s*(?:it'?ll|it\s+will|this\s+will|that\s+will|it|this)\s+[\w\s']{1,30}?"
-    r"|\s+(?:so|because|since|as(?!\s+(?:a|an|my|our)\s+(?:[\w-]+\s+)?(?:preference|rule|fact"
+    r"|\s+(?:so|because|since|next\s+time\s+(?:i|we)|when\s+\w+ing"
+    r"|as(?!\s+(?:a|an|my|our)\s+(?:[\w-]+\s+)?(?:preference|rule|fact"
     r"|convention|note|standard)\s+that\b)|for\s+when|next\s+time\s+you|when\s+(?:you|we)|if"
     r"|in\s+case"
     r"|whenever)\b(?:[^.!?:]|[.:](?=\S)){0,100}|\s+for\b(?![^.!?:]*\bthat\b)(?:[^.!?:]|[.:](?=\S)){0,100}"
@@ -450,6 +457,8 @@ RULE_WORDS = (
     r"(?:(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)?\s*(?:hard|strict|firm|permanent"
     r"|standing|house|team|general|important|golden|lasting|[\w-]+)?\s*(?:rule|fact|convention"
     r"|requirement|policy|preference|gotcha|pattern|standard|approach)(?:\s+of\s+(?:mine|ours))?"
+    r"\s*[,;.]?\s*"
+    r"|(?:(?:a|an|the|our)\s+)?(?:permanent|standing|hard|house|team|general|golden|lasting)\s+rule"
     r"\s*[,;.]?\s*)?"
 )
 BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*\)?\s*[.!?]*[\s{SYMBOLS}]*$"
@@ -477,7 +486,8 @@ THIS_SCOPE = LazyPattern(
     r"|\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:task|session|pr|conversation|chat|day)\b"
     r"|\b(?:of|in|for|from)\s+this\s+(?:pr|task|change|session|ticket|branch|commit|diff)\b"
     r"|\bonly\b[^.]{0,60}\btoday\b|\btoday\s+only\b|\btonight\b"
-    r"|(?<!\bof\s)(?<!\bfrom\s)(?<!\bstarting\s)(?<!\bdecided\s)(?<!\bthis\s)\btoday\s*[.!]*$"
+    r"|(?<!\bof\s)(?<!\bfrom\s)(?<!\bstarting\s)(?<!\bdecided\s)(?<!\bthis\s)(?<!\bjust\s)"
+    r"\btoday\s*[.!]*$"
     r"|\bjust\s+(?:what\s+i\s+need\s+)?(?:right\s+)?now\b"
     r"|\bthis\s+(?:morning|afternoon|evening|week)\b"
     r"|\bthe\s+(?:goal|point|idea|aim)\s+(?:here|of\s+this)\b|\bwhen\s+you\s+\w+\s+this\b",
@@ -550,7 +560,8 @@ KEEP_STRONG = LazyPattern(
     r"|so\s+(?:that\s+)?(?:it|this)\s+sticks|remember-(?:forever|for-good|permanently)"
     r"|(?:should|must|needs?\s+to|has\s+to)\s+(?:stick|persist)"
     r"|(?:want|need|like)\s+(?:this|it|that)\s+(?:to\s+be\s+)?(?:permanent|remembered|kept|retained"
-    r"|to\s+stick)"
+    r"|to\s+stick|to\s+persist)"
+    r"|keep\s+(?:\w+\s+)?around|keep\s+in\s+(?:(?:your|ur)\s+)?memory|keep\s+(?:this|it|that)\s+stored"
     r"|(?:for|to|in|into)\s+(?:your|ur)\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|memories|records)"
     r"|for\s+the\s+memory|future[-\s](?:you|me|self)"
     r"|merken|merk\s+dir|recuerd[ae]|acu[eé]rdate|record[aá]|retiens|souviens|m[ée]moire"
@@ -571,6 +582,7 @@ KEPT_NOUN = LazyPattern(
     r"|(?:your|ur)\s+(?:long[-\s]term\s+|permanent\s+|lasting\s+)?(?:context|records)"
     r"|(?:long[-\s]term|permanent|project|team|shared)\s+memory|preferences?|facts?"
     r"|conventions?|lessons?|knowledge|on\s+file|rules?\s+of\s+the\s+house|instructions?|guidance"
+    r"|context"
     r"|(?:permanent|standing|lasting|persistent)\s+(?:rules?|notes?))\b",
     re.IGNORECASE,
 )
@@ -602,6 +614,14 @@ PAREN_KEEP = LazyPattern(
 SCOPE_END = LazyPattern(
     r"\b(?:only|always|ever|never|at\s+all|no\s+exceptions?|period)\W*$", re.IGNORECASE
 )
+# "Permanently delete the branch": a manner, not how long to keep something.
+MANNER = LazyPattern(
+    r"^(?:please\s+)?(?:permanently|forever)\s+(?!(?:remember|keep|note|store|save|memori[sz]e"
+    r"|retain|never|always|don'?t)\b)\w",
+    re.IGNORECASE,
+)
+# Words that make an instruction general: "ask before deleting any file".
+EVERY_WORD = LazyPattern(r"\b(?:any|every|all|always|never|no|anywhere|each)\b", re.IGNORECASE)
 # A question mark that ends a question, not one inside a URL or a pattern ("?ref=v1.2").
 ASKED_MARK = LazyPattern(r"\?(?=\s|$|[)\"'])")
 # What a lasting opening may call what follows: "lasting context:", "a permanent one:".
@@ -609,7 +629,7 @@ SOFT_NOUN = LazyPattern(r"\b(?:context|thing|one|info|pref|bit|note|rule)s?\b", 
 # Words that say on their own that something is for good ("this is a permanent one -",
 # "lasting pref:"), unlike "later" or "again".
 HOW_LONG_STRONG = LazyPattern(
-    r"\b(?:long[-\s]term|long[-\s]standing|permanent(?:ly)?|lasting|forever|for\s+ever"
+    r"\b(?:long[-\s]term|long[-\s]standing|permanent(?:ly)?(?!-)|lasting|forever|for\s+ever"
     r"|for\s+good|persistent|ongoing|outlives?|4ever)\b",
     re.IGNORECASE,
 )
@@ -624,8 +644,9 @@ STEP_OPENING = LazyPattern(r"\b(?:remember|forget)\s+to\b", re.IGNORECASE)
 # A note to oneself that is a to-do: "note to self: ask Dana about the staging creds".
 SELF_TODO = LazyPattern(
     r"^(?:(?:a\s+)?notes?|memo|reminder)\s+(?:to|2)\s+(?:self|me|myself)\s*[:,\-\u2013\u2014]\s*"
-    r"(?:ask|check|email|call|ping|buy|book|look\s+up|find\s+out|follow\s+up|reply|send|pick\s+up"
-    r"|renew|cancel|schedule|read|review|update|fix|finish|submit|tell)\b",
+    r"(?:(?:ask|check|email|call|ping|buy|book|look\s+up|find\s+out|follow\s+up|reply|send|pick\s+up"
+    r"|renew|cancel|schedule|read|review|update|fix|finish|submit|tell)\b"
+    r"|(?:this|it|that)\s+is\s+getting\b)",
     re.IGNORECASE,
 )
 # Words that say a text is someone else's or only considered: "our doc says:", "she wrote:",
@@ -669,7 +690,7 @@ TO_FIND_OUT = LazyPattern(
 # "Important - don't forget: …". At most ten words, ending in a comma, colon or dash.
 OPENING = LazyPattern(r"^(?:[^\s,:;]+\s+){0,9}[^\s,:;]+\s*(?:[,:;]|\s[-\u2013\u2014])\s+")
 # The time words that may open the kept wording: "remember this going forward: X".
-LATER_OPENING = LazyPattern(rf"^{FOR_LATER}\s*[:,]?\s*", re.IGNORECASE)
+LATER_OPENING = LazyPattern(rf"^(?!whenever\b){FOR_LATER}\s*[:,]?\s*", re.IGNORECASE)
 # After "remember" or "don't forget": openings that make a question or a present-task
 # instruction rather than something to keep.
 NOT_A_FACT = LazyPattern(
@@ -715,7 +736,7 @@ PLEASE = LazyPattern(r"^(?:please|pls|kindly)\b[,\s]*", re.IGNORECASE)
 LASTING = LazyPattern(
     r"\b(?:always|never|every\s+time|each\s+time|whenever|from\s+now\s+on|going\s+forward|"
     r"in\s+(?:the\s+)?future|next\s+time|from\s+here\s+on|any\s+time|anytime|in\s+every|"
-    r"forever|permanently|for\s+good)\b",
+    r"forever|permanently|for\s+good|future\s+reference|long[-\s]term)\b",
     re.IGNORECASE,
 )
 # A sentence ends at . ! ? followed by space and a capital, or at a line's end; dots inside
@@ -787,6 +808,14 @@ INDENTED = LazyPattern(r"^(?: {4}|\t)")
 POINTS_FORWARD = LazyPattern(
     rf"^{LEAD}(?:(?:(?:can|could|will|would)\s+you\s+(?:please\s+)?)?{REMEMBER}\s+"
     r"(?:this|something|a\s+thing|one\s+thing)(?:\s+for\s+(?:me|us|later))?"
+    r"(?:\s+about\s+[^?.:]{1,60})?"
+    r"|(?:can|could|may)\s+i\s+ask\s+you\s+to\s+remember\s+(?:a|an|one|something)(?:\s+[\w-]+){0,3}"
+    r"|(?:can|could)\s+(?:this|that|it)\s+be\s+(?:saved|stored|remembered|kept)"
+    r"(?:\s+for\s+(?:next\s+time|later|the\s+future|future\s+sessions))?"
+    r"|(?:(?:can|could|will|would)\s+you\s+)?(?:please\s+)?(?:save|store)\s+(?:this|a)\s+preference"
+    r"(?:\s+for\s+me)?"
+    r"|i'?d\s+like\s+to\s+(?:set|add|save)\s+(?:a|one)\s+(?:lasting\s+|permanent\s+|standing\s+)?"
+    r"(?:preference|rule|fact)"
     r"|(?:(?:a|one|another|new)\s+)*(?:new\s+)?(?:thing|fact|rule)\s+to\s+remember"
     rf"(?:\s+{FOR_LATER})?"
     r"|(?:(?:can|could|will|would)\s+you\s+(?:please\s+)?)?(?:save|store|note|keep|remember)\s+"
@@ -997,6 +1026,7 @@ MUST = LazyPattern(
 NOW_WORDS = LazyPattern(
     r"\b(?:today|tonight|tomorrow|yesterday|right\s+now|now|currently|at\s+the\s+moment"
     r"|in\s+(?:a\s+few|\d+)\s*(?:min|mins|minutes|hours?|hrs?)|until\s+(?:i|we)\s+(?:say|tell)\b"
+    r"|yet"
     r"|this\s+(?:morning|afternoon|evening|week|sprint|time))\b",
     re.IGNORECASE,
 )
@@ -1071,7 +1101,7 @@ HINT = LazyPattern(
     r"|persist|retain|rule|always|never|futur|forward|foward|\bnow\b|henceforth|permanent"
     r"|recall|subsequent|ever\b|ongoing|outliv|register|establish|\bnorm\b|guidance"
     r"|merk|recuerd|acu[eé]rd|record[aá]|retiens|souvien|m[ée]moire|lembr|ricord|onthoud|zapami"
-    r"|запомн|覚え|记住|記住|\bpref\b|\bperm\b|\bref\b|rest\s+of\s+time|beyond|\b4\s"
+    r"|запомн|覚え|记住|記住|\bpref\b|\bperm\b|\bref\b|rest\s+of\s+time|beyond|\b4\s|\bmem\b|\bhaul\b"
     r"|standing|lasting|durable|\bfacts?\b|\bpref|when\s?ever|every|each\s+time|any\s*time|lesson"
     r"|convention|\bknow|learn|stick|told|habit|later|next|long|jot|write|\bfile|stash|bookmark"
     r"|burn|etch|tattoo|lock|carry|hold|hang|commit|psa|fyi|heads|tip|remind|instruct|polic"
