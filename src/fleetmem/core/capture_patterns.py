@@ -1102,6 +1102,7 @@ HINT = LazyPattern(
     r"|recall|subsequent|ever\b|ongoing|outliv|register|establish|\bnorm\b|guidance"
     r"|merk|recuerd|acu[eé]rd|record[aá]|retiens|souvien|m[ée]moire|lembr|ricord|onthoud|zapami"
     r"|запомн|覚え|记住|記住|\bpref\b|\bperm\b|\bref\b|rest\s+of\s+time|beyond|\b4\s|\bmem\b|\bhaul\b"
+    r"|\b(?:sessions?|chats?|conversations?|interactions?)\b"
     r"|standing|lasting|durable|\bfacts?\b|\bpref|when\s?ever|every|each\s+time|any\s*time|lesson"
     r"|convention|\bknow|learn|stick|told|habit|later|next|long|jot|write|\bfile|stash|bookmark"
     r"|burn|etch|tattoo|lock|carry|hold|hang|commit|psa|fyi|heads|tip|remind|instruct|polic"
