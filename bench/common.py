@@ -150,7 +150,8 @@ def warm_user_caches() -> None:
         "        importlib.import_module(m.name)\n"
         "    except Exception:\n"
         "        pass\n"
-        "fleetmem.pattern_cache.warm()\n"
+        "from fleetmem.core import lazy_pattern\n"
+        "lazy_pattern.compile_all()  # kept by fleetmem.pattern_cache at exit\n"
     )
     subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True)
 

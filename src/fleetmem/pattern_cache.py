@@ -173,13 +173,6 @@ def install() -> None:
     atexit.register(save)
 
 
-def warm() -> int:
-    """Compile every pattern of the modules imported so far (kept by :func:`save`)."""
-    from fleetmem.core import lazy_pattern
-
-    return lazy_pattern.compile_all()
-
-
 def save() -> None:
     """Merge what this process compiled into the file; never raises."""
     with _lock:

@@ -391,15 +391,12 @@ def _lower_sentences(text: str) -> list[str]:
     # Only a request with a task after it is split off: at the end of the text the rules read
     # "X. remember it!!" whole, and one that opens the text ("remember!! X") asks for what
     # follows it.
-    back = {
-        at
-        for at in range(len(parts))
-        if (0 < at < len(parts) - 1 and _bare_back(parts[at]))
-        or (at < len(parts) - 1 and ENDS_POINTING_BACK.match(_plain(parts[at])) is not None)
-    }
+    last = len(parts) - 1
+    ends_back = [ENDS_POINTING_BACK.match(_plain(part)) is not None for part in parts[:last]]
+    back = {at for at in range(last) if (at and _bare_back(parts[at])) or ends_back[at]}
     out = [parts[0]]
     for at, part in enumerate(parts[1:], 1):
-        if (at in back and not ENDS_POINTING_BACK.match(_plain(part))) or at - 1 in back:
+        if (at in back and not ends_back[at]) or at - 1 in back:
             out.append(part)
         else:
             out[-1] = f"{out[-1]} {part}"
@@ -638,7 +635,7 @@ def _keeps_ahead(opening: str) -> bool:
     return (
         bool(KEEP_STRONG.search(opening))
         and not _statement(opening)
-        and not re.search(r"\b(?:remember|keep\s+in\s+mind)\s+to\b", opening, re.IGNORECASE)
+        and not STEP_OPENING.search(opening)
     )
 
 

@@ -639,8 +639,8 @@ NOTE_TO_OTHERS = LazyPattern(
     r"|customers|users|clients|devs|engineers|channel|stakeholders|reviewers)\b",
     re.IGNORECASE,
 )
-# "Remember to close the file —": an opening that is a step of this task itself.
-STEP_OPENING = LazyPattern(r"\b(?:remember|forget)\s+to\b", re.IGNORECASE)
+# "Remember to close the file —", "keep in mind to …": an opening that is a step of this task.
+STEP_OPENING = LazyPattern(r"\b(?:remember|forget|keep\s+in\s+mind)\s+to\b", re.IGNORECASE)
 # A note to oneself that is a to-do: "note to self: ask Dana about the staging creds".
 SELF_TODO = LazyPattern(
     r"^(?:(?:a\s+)?notes?|memo|reminder)\s+(?:to|2)\s+(?:self|me|myself)\s*[:,\-\u2013\u2014]\s*"

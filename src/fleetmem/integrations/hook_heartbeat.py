@@ -102,8 +102,7 @@ def main() -> int:
 
 if __name__ == "__main__":
     main()
-    from fleetmem import dataclass_cache, pattern_cache
+    from fleetmem import save_compiled
 
-    dataclass_cache.save()
-    pattern_cache.save()
+    save_compiled()
     os._exit(0)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fleetmem import dataclass_cache, metrics, pattern_cache
+from fleetmem import metrics, save_compiled
 from fleetmem.core import strictjson
 
 if TYPE_CHECKING:
@@ -533,8 +533,7 @@ def main(argv: Sequence[str], *, home: str | None = None) -> int:
     # The store is closed; skip the interpreter's teardown of the libraries it loaded (and
     # so its exit handlers: those that keep newly compiled dataclass methods and patterns run
     # here).
-    dataclass_cache.save()
-    pattern_cache.save()
+    save_compiled()
     logging.shutdown()
     sys.stderr.flush()
     os._exit(0)

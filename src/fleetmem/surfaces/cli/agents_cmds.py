@@ -182,12 +182,14 @@ def _keep_hook_code(integration: str) -> None:
     hooks then do not compile them themselves (about 90 ms, and 50 ms more for the first
     prompt that asks to remember something, once). Nothing is kept where Python may not
     write bytecode."""
-    from fleetmem import pattern_cache
-    from fleetmem.core import capture  # noqa: F401 (UserPromptSubmit's rules)
+    from fleetmem.core import (
+        capture,  # noqa: F401 (UserPromptSubmit's rules)
+        lazy_pattern,
+    )
     from fleetmem.integrations.hookmain import hooks_class
 
     hooks_class(integration)  # imports the hooks' modules, defining their classes
-    pattern_cache.warm()
+    lazy_pattern.compile_all()  # kept by pattern_cache at this command's exit
 
 
 def _keep_token_ranks(app: Any) -> None:
