@@ -59,6 +59,7 @@ from fleetmem.core.capture_patterns import (
     DO_IT_NOW,
     DO_THAT_NOW,
     ENDS_POINTING_BACK,
+    EVERY_ONLY,
     EVERY_WORD,
     EXPLICIT_KEEP,
     FACT_VERB,
@@ -78,6 +79,7 @@ from fleetmem.core.capture_patterns import (
     INNER_START,
     INNER_SYMBOLS,
     ITALIC,
+    KEEP_AHEAD_END,
     KEEP_DASH,
     KEEP_OPENING,
     KEEP_STRONG,
@@ -118,6 +120,7 @@ from fleetmem.core.capture_patterns import (
     RELATIVE,
     RULE_ADDS,
     RULE_REMARK,
+    RULE_STEP,
     RUNTIME_SPEC,
     SAID_BY,
     SCOPE_END,
@@ -590,6 +593,9 @@ def _continues(sentence: str) -> bool:
         or RULE_ADDS.match(sentence)
         or MUST.search(sentence)
         or (len(sentence.split()) <= 12 and SCOPE_END.search(sentence))
+        or RULE_STEP.match(sentence.rstrip(" .!"))
+        # "Name every constant.", "Run only the tests for the package you changed."
+        or (len(sentence.split()) <= 14 and DIRECTIVE.match(sentence) and EVERY_ONLY.search(sentence))
     )
 
 
@@ -625,6 +631,15 @@ def _keeps_ahead(opening: str) -> bool:
     ask to keep without being an instruction themselves ("preference to remember ->",
     "Quick one for your memory bank -", not "remember to run the tests - they are flaky")."""
     if FOR_SESSIONS.search(opening):
+        return True
+    if (
+        len(opening.split()) <= 12
+        and _asks_to_keep(opening)
+        and (HOW_LONG.search(opening) or ASKS.match(opening) or KEEP_AHEAD_END.search(opening))
+        and _standing(opening) is None  # not "Whenever you write a shader, keep it … —"
+    ):
+        # "just so it's on record for next time —", "Can you commit that to memory —",
+        # "you'll want to remember this —", "and this is one to keep -"
         return True
     if len(opening.split()) > 8 or THIS_SCOPE.search(opening):
         return False

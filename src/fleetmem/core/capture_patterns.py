@@ -531,6 +531,12 @@ KEEP_OPENING = LazyPattern(
 )
 # A dash only after an opening that starts by asking: "Keep this in the back of your mind
 # for future tasks — X" (not "If I remember correctly, X — check that").
+# An opening before a dash that ends by asking to keep what follows: "you'll want to remember
+# this —", "and this is one to keep -".
+KEEP_AHEAD_END = LazyPattern(
+    r"(?:\b(?:remember|memori[sz]e|keep)\s+(?:this|that|it)(?:\s+one)?|\bone\s+to\s+keep)\s*$",
+    re.IGNORECASE,
+)
 KEEP_DASH = LazyPattern(
     r"^(?P<open>(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?"
     r"(?:keep|remember|hold|store|save|file|note|bookmark|stash)\b"
@@ -564,6 +570,13 @@ KEEP_STRONG = LazyPattern(
     r"|keep\s+(?:\w+\s+)?around|keep\s+in\s+(?:(?:your|ur)\s+)?memory|keep\s+(?:this|it|that)\s+stored"
     r"|(?:for|to|in|into)\s+(?:your|ur)\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|memories|records)"
     r"|for\s+the\s+memory|future[-\s](?:you|me|self)"
+    # "keep telling you until it sticks:", "the thing you need to internalize:", "general rule
+    # to keep:", "quick one you should keep:", "keep knowing", "Make this the norm:", "update
+    # your notes about me:"
+    r"|until\s+it\s+sticks|internali[sz]e|(?:one|rule|thing|fact|bit)\s+(?:(?:you\s+)?should\s+|to\s+)keep\b"
+    r"|keep\s+knowing|learn\s+(?:this|that)\s+(?:now|once|by\s+heart)"
+    r"|make\s+(?:this|that|it)\s+(?:the|a|our|your)\s+(?:new\s+)?(?:norm|default|habit|standard)\b"
+    r"|update\s+(?:your|ur)\s+(?:notes|memory)"
     r"|merken|merk\s+dir|recuerd[ae]|acu[eé]rdate|record[aá]|retiens|souviens|m[ée]moire"
     r"|lembr[ae]|ricorda|onthoud|zapami[eę]taj|запомни|覚えて|记住|記住"
     r"|(?:establish|set)\s+(?:a|the|this|one)\s+(?:norm|rule|convention|habit|standard)\s+"
@@ -591,7 +604,9 @@ HOW_LONG = LazyPattern(
     r"|(?:across|between)\s+sessions|every\s+session|next\s+time|later|future|again"
     r"|for\s+good|still\s+know|(?:for\s+)?the\s+long\s+run|whenever\s+(?:you|we)|so\s+we'?re\s+clear"
     r"|ongoing|long[-\s]standing|standing|persistent|outlive\w*|in\s+general|we\s+work\s+together"
-    r"|not\s+just\s+(?:today|now|for\s+(?:now|today|this\s+\w+))|subsequent|onwards?)\b",
+    r"|not\s+just\s+(?:today|now|for\s+(?:now|today|this\s+\w+))|subsequent|onwards?"
+    # "Keep this one in mind always:", "keep in mind for everything we do here —"
+    r"|always\s*$|for\s+(?:everything|anything|all)\s+(?:we|you)\s+do)\b",
     re.IGNORECASE,
 )
 # "and I mean long-term:" between a request and its fact.
@@ -621,16 +636,20 @@ MANNER = LazyPattern(
     re.IGNORECASE,
 )
 # Words that make an instruction general: "ask before deleting any file".
+# The same in a step that goes on with a rule ("Name every constant.", "Run only the fast ones").
+EVERY_ONLY = LazyPattern(r"\b(?:any|every|all|each|only)\b", re.IGNORECASE)
 EVERY_WORD = LazyPattern(r"\b(?:any|every|all|always|never|no|anywhere|each)\b", re.IGNORECASE)
 # A question mark that ends a question, not one inside a URL or a pattern ("?ref=v1.2").
 ASKED_MARK = LazyPattern(r"\?(?=\s|$|[)\"'])")
 # What a lasting opening may call what follows: "lasting context:", "a permanent one:".
-SOFT_NOUN = LazyPattern(r"\b(?:context|thing|one|info|pref|bit|note|rule)s?\b", re.IGNORECASE)
+SOFT_NOUN = LazyPattern(
+    r"\b(?:context|thing|one|info|pref|bit|note|rule|reminder|preference)s?\b", re.IGNORECASE
+)
 # Words that say on their own that something is for good ("this is a permanent one -",
 # "lasting pref:"), unlike "later" or "again".
 HOW_LONG_STRONG = LazyPattern(
     r"\b(?:long[-\s]term|long[-\s]standing|permanent(?:ly)?(?!-)|lasting|forever|for\s+ever"
-    r"|for\s+good|persistent|ongoing|outlives?|4ever)\b",
+    r"|for\s+good|persistent|ongoing|outlives?|4ever|for\s+the\s+long\s+(?:haul|run))\b",
     re.IGNORECASE,
 )
 # "note to the team: …": a message for others, to be written, not a fact to keep.
@@ -1007,18 +1026,36 @@ GOES_ON = LazyPattern(r"^(?:it|this|that|they|so|because|otherwise|the\s+reason)
 # holds ("It is a contract requirement."), what it rules out ("No exceptions.", "Only document
 # public APIs.", "There is no staging."), or what it requires ("PCI scope must stay minimal").
 GOES_ON_RULE = LazyPattern(
-    r"^(?!that'?s\s+(?:it|all)\b)(?:it|this|that|they|these|those)(?:'s|\s+(?:is|are|was|has|have"
+    r"^(?!that'?s\s+(?:it|all)\b)(?:it|this|that|they|these|those)(?:'s|'re|'ll|\s+(?:is|are|was|has|have"
     r"|must|should|can'?t|cannot"
     r"|won'?t|will|needs?|applies|means|comes|keeps|breaks))\b",
     re.IGNORECASE,
 )
 RULE_ADDS = LazyPattern(
     r"^(?:always|never|only|no|not|don'?t|do\s+not|avoid|nothing|anything|everything|every|all"
-    r"|each|any|there\s+(?:is|are)\s+no|no\s+exceptions?)\b",
+    r"|each|any|even|there\s+(?:is|are)\s+no|no\s+exceptions?)\b",
+    re.IGNORECASE,
+)
+# A short step of the rule just kept ("Mask them.", "Split it.", "Even generated ones."), its
+# exception ("If you really need it, use `unknown` and narrow.") or what it rules out
+# ("Bullet points, no essays."): the rule goes on (capture._continues).
+RULE_STEP = LazyPattern(
+    r"^(?:just\s+)?(?!(?:run|rerun|commit|push|merge|deploy|try|check|test|do|send|show|tell|revert"
+    r"|delete|remove|ship|open|close|review|read|finish|start|stop|undo|redo|fix|see|ask|ping|switch"
+    r"|change|move|rename|put|set|wire|hook|flip|rewrite|replace|bump|drop|clean|format|lint|build"
+    r"|install|upgrade|downgrade|keep|leave|get|do|pull|rebase|squash|tag|release|publish|approve"
+    r"|land|kill|restart|reboot|rollback|roll|apply|message|email|call|text|post)\b)"
+    r"[a-z]+\s+(?:it|them|those|these)\s*[.!]*$"
+    r"|^if\s+[^,]{3,60},\s*(?:just\s+|then\s+)?[a-z]+\b"
+    r"|^[^,]{2,40},\s*(?:no|not|never)\s+[^,]{1,30}$",
     re.IGNORECASE,
 )
 MUST = LazyPattern(
     r"\b(?:must|mustn'?t|shall|has\s+to|have\s+to|needs?\s+to"
+    # "Joins need a cast.", "Paths and commands should work inside WSL" (not "I need the jump
+    # to feel snappier" nor "The retry should back off": this task's wishes)
+    r"|(?<!\bi\s)(?<!\bwe\s)(?<!\byou\s)(?<!\bu\s)needs?\s+(?:a|an)"
+    r"|^(?!(?:the|this|that|it|its|my|i|we|you)\b)[^,]{0,40}\bshould(?:n'?t)?"
     r"|is\s+(?:required|mandatory|forbidden|not\s+allowed|deprecated|being\s+(?:removed|phased\s+out)))\b",
     re.IGNORECASE,
 )
@@ -1109,6 +1146,7 @@ HINT = LazyPattern(
     r"|guideline|reference|correct|update|onward|good|repeat|context|background|^\s*#"
     r"|\[memory\]|golden|house|important|ground|worth|again|from\s+(?:here|today)|starting"
     r"|as\s+of|across|between|so\s+you|thing\s+to|add\s+(?:this|to)|clear|have\s+it"
-    r"|\bin\s+(?:this|our|the)\s+(?:repo|project|codebase|solution|org|team|monorepo|workspace)",
+    r"|\bin\s+(?:this|our|the)\s+(?:repo|project|codebase|solution|org|team|monorepo|workspace)"
+    r"|internali[sz]",
     re.IGNORECASE | re.MULTILINE,
 )
