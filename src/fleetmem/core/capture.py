@@ -183,6 +183,7 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     found: list[tuple[str, tuple[str, ...]]] = []
     before = ""
     earlier = ""  # the sentence before ``before``
+    history: list[str] = []  # every sentence before ``sentence``, in order
     last = False  # the sentence before gave the last fact found
     ahead = False  # the sentence before asked to remember what comes next
     prose = False  # an earlier sentence asked for text to be written ("Draft the release notes.")
@@ -202,8 +203,13 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
             body = _request(sentence)
             if body is not None and not DIRECTIVE.match(body):
                 body = None
-        elif last and (
-            DO_THAT_NOW.match(plain) or (LATER_SPEC.match(_plain(before)) and TASK_NOW.match(plain))
+        elif (
+            last
+            and not POINTS_BACK.match(plain)  # "Please make that a standing rule."
+            and (
+                DO_THAT_NOW.match(plain)
+                or (LATER_SPEC.match(_plain(before)) and TASK_NOW.match(plain))
+            )
         ):
             # "Going forward, X should skip weekends. Implement that in next_run()", "From now
             # on, new users should get the free plan. Update the signup handler.": the sentence
@@ -215,16 +221,23 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         elif before and POINTS_BACK.match(plain) and (not _question(plain) or ASKS.search(plain)):
             # "You should never commit .env.local. Remember that." (also "… Can you
             # remember that for me?": the request is the question, the fact is before it)
-            if not last and not _question(before) and not POINTS_BACK.match(_plain(before)):
-                body = _kept(_plain(before))
-                used = (before, sentence)
-                fragment = not _said(_plain(before))  # "Top-level public functions only."
-                if body is not None and earlier and (GOES_ON.match(_plain(before)) or fragment):
-                    # "The core crate must not depend on tokio. It has to stay runtime-
-                    # agnostic. Keep that in mind.": the fact is the sentence it goes on from
-                    whole = _kept(_plain(earlier) + " " + _plain(before))
-                    if whole is not None and not _question(earlier):
-                        body, used = whole, (earlier, before, sentence)
+            taken = {s for _, sentences in found for s in sentences}
+            if (
+                not last
+                and found
+                and found[-1][1][-1] == earlier
+                and not _question(before)
+                and not POINTS_BACK.match(_plain(before))
+            ):
+                # "Never run `terraform apply`. Only plan. I'll apply. Remember this.": the
+                # fact kept just before goes on up to the request
+                whole = _kept(found[-1][0].rstrip(". ") + ". " + _plain(before))
+                if whole is not None:
+                    found[-1] = (whole, (*found[-1][1], before, sentence))
+            elif not last and not _question(before) and not POINTS_BACK.match(_plain(before)):
+                span = _back_span(history, taken)
+                body = _kept(" ".join(_plain(s) for s in span)) if span else None
+                used = (*span, sentence)
         else:
             body = _request(sentence)
             if body is None and last and found and _continues(plain):
@@ -234,6 +247,7 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 if joined is not None:
                     found[-1] = (joined, (*found[-1][1], sentence))
                     earlier, before = before, sentence
+                    history.append(sentence)
                     continue
         ahead = body is None and _points_forward(plain)
         prose = prose or bool(PROSE_TASK.match(plain))
@@ -244,6 +258,7 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 found[-1] = (joined, (*found[-1][1], sentence))
                 body = None
         earlier, before = before, sentence
+        history.append(sentence)
         last = body is not None and all(body != kept for kept, _ in found)
         if last:
             assert body is not None
@@ -251,6 +266,38 @@ def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         if len(found) == MAX_CAPTURES:
             break
     return tuple(found)
+
+
+#: At most this many sentences before a request that points back make its fact.
+BACK_SPAN = 4
+
+
+def _back_span(history: list[str], taken: set[str]) -> tuple[str, ...]:
+    """The sentences a request pointing back keeps: the last of ``history``, and the ones
+    before it while the first so far only goes on from another ("It has to stay runtime-
+    agnostic.", "Ever.", "Just run them.") or says nothing of its own ("Not make, not npm
+    scripts.", "Top-level public functions only."); none a question, a request, or part of a
+    fact kept before."""
+    if not history or history[-1] in taken:
+        return ()
+    span = [history[-1]]
+    at = len(history) - 1
+    while at > 0 and len(span) < BACK_SPAN:
+        first = _plain(span[0])
+        if not (
+            GOES_ON.match(first)
+            or not _said(first)
+            or len(first.split()) < MIN_WORDS
+            or (len(first.split()) <= 4 and PRONOUN.search(first))  # "Just run them."
+        ):
+            break
+        prior = history[at - 1]
+        plain = _plain(prior)
+        if prior in taken or _question(plain) or POINTS_BACK.match(plain) or _request(prior):
+            break
+        span.insert(0, prior)
+        at -= 1
+    return tuple(span)
 
 
 def _searched(sentences: list[str]) -> list[str]:
@@ -858,6 +905,9 @@ def _said(words: str) -> bool:
         return True
     if re.search(r"\b(?:i|we|you|they)\s+(?!to\b)\w+", words, re.IGNORECASE):
         return True  # "For this repo I commit as j@example.com"
+    if re.match(r"[a-z]+\s+(?:everything|every|each|all|any|only)\b", LATER_OPENING.sub("", words)):
+        return True  # "from now on seed everything with 1337": a verb the lists do not name
+
     # "TIL our CI restores node_modules by the lockfile hash. remember that"
     return len(words.split()) >= 4 and bool(LOOSE_VERB.search(words))
 

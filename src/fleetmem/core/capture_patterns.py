@@ -81,7 +81,7 @@ FRAME = (
     r"(?:(?P<always>always|never\s+ever|permanently|forever)\s+"
     r"|(?:i\s+(?:really\s+)?(?:want|need|ask)|i'?d\s+(?:really\s+)?like"
     r"|i\s+would\s+(?:really\s+)?like|i'?ll\s+need|i\s+will\s+need)"
-    r"\s+you\s+to\s+(?:always\s+)?"
+    r"\s+(?:you|u)\s+to\s+(?:always\s+)?"
     r"|i\s+want\s+that\s+you\s+|to\s+"
     r"|i'?d\s+(?:appreciate|love|like)\s+it\s+if\s+(?:you\s+(?:could\s+|would\s+)?|you'?d\s+)"
     r"|(?:it'?d|it\s+would)\s+(?:be\s+(?:great|nice|good|helpful|awesome|ideal)"
@@ -418,6 +418,15 @@ BACK = (
     r"|keep\s+(?:using|doing)\s+(?:that|this|it)|make\s+(?:that|this|it)\s+stick"
     r"|make\s+(?:that|this|it)\s+(?:a\s+)?(?:permanent|lasting|standing|durable)\s+(?:note|rule"
     r"|memory|fact)"
+    # "Please make that a standing rule.", "Make that a habit for every session.", "I want that
+    # to be your default with me from now on", "I'd like that to stick.", "That's permanent."
+    r"|make\s+(?:that|this|it)\s+(?:a|an|the|our|my|your)\s+(?:[\w-]+\s+)?(?:rule|habit|norm"
+    r"|default|standard|convention|policy)(?:\s+(?:for|with)\s+(?:us|me))?"
+    r"|(?:i'?d\s+like|i\s+want)\s+(?:that|this|it)\s+to\s+(?:stick|last|carry\s+over|be\s+(?:your|the|a"
+    r"|our)\s+(?:[\w-]+\s+)?(?:default|rule|habit|norm|standard)(?:\s+with\s+(?:me|us))?)"
+    r"|(?:that'?s|this\s+is|it'?s)\s+(?:permanent|for\s+good|forever)"
+    rf"|i\s+want\s+you\s+to\s+know\s+(?:that|this|it)(?=\s+(?:from\s+now\s+on|{FOR_LATER}))"
+    r"|(?:something|one|a\s+thing)\s+to\s+(?:keep\s+in\s+mind|remember|keep)"
     r"|write\s+(?:that|this|it)\s+down(?:\s+somewhere[^.!?:]{0,60})?"
     r"|(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)\s+(?:hard|strict|firm|permanent|standing|house"
     r"|team|general|golden|lasting)\s+(?:rule|requirement|policy|convention)"
@@ -435,7 +444,8 @@ BACK = (
     rf"|(?:that|this|it)\s+(?:goes|applies|holds|counts)(?:\s+(?:for|to)\s+(?:every|all|any|each)"
     rf"\s+[\w-]+(?:\s+[\w-]+)?)?(?=\s+{FOR_LATER}))"
     # when it is to last, whom it is for
-    rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|instead|too|as\s+well|from\s+now|again"
+    rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|instead|too|as\s+well|from\s+now|again|always"
+    r"|(?:every|each)\s+time\b[^.!?:,]{0,40}"
     r"|in\s+general|generally|later"
     r"|about\s+(?:me|us|(?:our|the|this|my|your)\s+[^.!?:]{1,60}?)"
     r"|for\s+(?:me|us|later"
@@ -449,7 +459,7 @@ BACK = (
     r"|convention|note|standard)\s+that\b)|for\s+when|next\s+time\s+you|when\s+(?:you|we)|if"
     r"|in\s+case"
     r"|whenever)\b(?:[^.!?:]|[.:](?=\S)){0,100}|\s+for\b(?![^.!?:]*\bthat\b)(?:[^.!?:]|[.:](?=\S)){0,100}"
-    r"|\s*(?:,|\s[-\u2013\u2014])\s*[^!?:]{0,100}|\s+and\s+[^.!?:]{0,80})?"
+    r"|\s*(?:,|\s[-\u2013\u2014])\s*[^!?:]{0,100}|\s+and\s+(?:[^.!?:]|[.:](?=\S)){0,80})?"
 )
 ASKS = LazyPattern(r"\b(?:can|could|will|would)\s+you\b", re.IGNORECASE)
 # "That's a hard rule, remember it." points back past its own words.
@@ -517,7 +527,8 @@ LOG_LINE = LazyPattern(
 )
 # Courtesy at the end of a request, not part of the fact: ", thanks!", " thx".
 COURTESY = LazyPattern(
-    r"[\s,;.!-]*\b(?:thanks(?:\s+a\s+lot)?|thank\s+you|thx|ty|cheers|please|pls|ok(?:ay)?)\b"
+    r"[\s,;.!-]*\b(?:thanks(?:\s+a\s+lot)?|thank\s+you|thx|ty|cheers|please|pls"
+    r"|(?<!\bmy\s)(?<!\byour\s)(?<!\bthe\s)(?<!\ban\s)ok(?:ay)?)\b"
     r"[\s.!]*$",
     re.IGNORECASE,
 )
@@ -825,7 +836,8 @@ INDENTED = LazyPattern(r"^(?: {4}|\t)")
 # A request whose fact comes next: "Can you remember something for me? The VPN config is…",
 # "New thing to remember.", "remember this!!!".
 POINTS_FORWARD = LazyPattern(
-    rf"^{LEAD}(?:(?:(?:can|could|will|would)\s+you\s+(?:please\s+)?)?{REMEMBER}\s+"
+    rf"^{LEAD}(?:{REMEMBER}\s*!+\s*$"  # "Remember! The legacy_ tables are read-only."
+    rf"|(?:(?:can|could|will|would)\s+you\s+(?:please\s+)?)?{REMEMBER}\s+"
     r"(?:this|something|a\s+thing|one\s+thing)(?:\s+for\s+(?:me|us|later))?"
     r"(?:\s+about\s+[^?.:]{1,60})?"
     r"|(?:can|could|may)\s+i\s+ask\s+you\s+to\s+remember\s+(?:a|an|one|something)(?:\s+[\w-]+){0,3}"
