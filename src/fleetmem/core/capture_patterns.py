@@ -80,11 +80,12 @@ YOU_TO = r"(?:(?:i'?d\s+like|i\s+want|i\s+need|i'?d\s+love)\s+you\s+to\s+)"
 FRAME = (
     r"(?:(?P<always>always|never\s+ever|permanently|forever)\s+"
     r"|(?:i\s+(?:really\s+)?(?:want|need|ask)|i'?d\s+(?:really\s+)?like"
-    r"|i\s+would\s+(?:really\s+)?like|i'?ll\s+need|i\s+will\s+need)"
+    r"|i\s+would\s+(?:really\s+)?like|i'?ll\s+need|i\s+will\s+need"
+    r"|i'?m\s+(?:going\s+to|gonna)\s+need)"
     r"\s+(?:you|u)\s+to\s+(?:always\s+)?"
     r"|i\s+want\s+that\s+you\s+|to\s+"
     r"|i'?d\s+(?:appreciate|love|like)\s+it\s+if\s+(?:you\s+(?:could\s+|would\s+)?|you'?d\s+)"
-    r"|(?:it'?d|it\s+would)\s+(?:be\s+(?:great|nice|good|helpful|awesome|ideal)"
+    r"|(?:it'?d|it\s+would)\s+(?:really\s+)?(?:be\s+(?:great|nice|good|helpful|awesome|ideal)"
     r"|help(?:\s+me)?(?:\s+(?:a\s+lot|a\s+ton|so\s+much))?)\s+if\s+"
     r"you(?:\s+(?:could|would))?"
     r"\s+(?:always\s+)?"
@@ -475,7 +476,10 @@ BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*\)?\s*[.!?]*[\s{SYMBOLS}]*$"
 POINTS_BACK = LazyPattern(rf"^{BACK_END}", re.IGNORECASE)
 ENDS_POINTING_BACK = LazyPattern(
     rf"^(?P<fact>.+?)(?:\s*(?:[,;.(]|\s[-\u2013\u2014])\s*{BACK_END}"
-    rf"|\s+(?=(?:please\s+|pls\s+)?(?:remember|note|keep|save)\s+(?:that|this|it)\b){BACK_END})",
+    rf"|\s+(?=(?:please\s+|pls\s+)?(?:remember|note|keep|save)\s+(?:that|this|it)\b){BACK_END}"
+    # "… our staging URL is https://staging.acmeapp.dev and I'd like you to remember it."
+    r"|\s+(?=and\s+(?:i'?d\s+like|i\s+want)\s+you\s+to\s+(?:remember|keep|note)\s+(?:that|this|it)\b)"
+    rf"{BACK_END})",
     re.IGNORECASE | re.DOTALL,
 )
 # "I don't remember.", "we never remember that": the words before say who remembers, not
@@ -584,7 +588,7 @@ KEEP_STRONG = LazyPattern(
     # "keep telling you until it sticks:", "the thing you need to internalize:", "general rule
     # to keep:", "quick one you should keep:", "keep knowing", "Make this the norm:", "update
     # your notes about me:"
-    r"|until\s+it\s+sticks|internali[sz]e|(?:one|rule|thing|fact|bit)\s+(?:(?:you\s+)?should\s+|to\s+)keep\b"
+    r"|memory\s+(?:item|entry)|until\s+it\s+sticks|internali[sz]e|(?:one|rule|thing|fact|bit)\s+(?:(?:you\s+)?should\s+|to\s+)keep\b"
     r"|keep\s+knowing|learn\s+(?:this|that)\s+(?:now|once|by\s+heart)"
     r"|make\s+(?:this|that|it)\s+(?:the|a|our|your)\s+(?:new\s+)?(?:norm|default|habit|standard)\b"
     r"|update\s+(?:your|ur)\s+(?:notes|memory)"
