@@ -691,6 +691,87 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "Keep in memory: the CDN is Bunny and purges use the API.",
             "the CDN is Bunny and purges use the API.",
         ),
+        # round 19 (corpora y and z): the rule goes on in a short step, an exception or what
+        # it rules out; openings and pointers that ask to keep in other words
+        (
+            "Remember that webhooks are signed with HMAC. Verify them.",
+            "webhooks are signed with HMAC. Verify them.",
+        ),
+        (
+            "Store this as a house rule: no raw SQL in views. If a query is complex, move it to "
+            "a repository class.",
+            "no raw SQL in views. If a query is complex, move it to a repository class.",
+        ),
+        (
+            "Add to your memory that I like terse commit messages. Imperative mood, no emoji.",
+            "I like terse commit messages. Imperative mood, no emoji.",
+        ),
+        (
+            "Please remember that invoice ids are ULIDs. Sorting needs a decode.",
+            "invoice ids are ULIDs. Sorting needs a decode.",
+        ),
+        (
+            "I'll keep saying it until it sticks: the worker queue is Redis Streams, not Kafka.",
+            "the worker queue is Redis Streams, not Kafka.",
+        ),
+        (
+            "ok. general rule to keep: fixtures live next to the tests that use them",
+            "fixtures live next to the tests that use them",
+        ),
+        (
+            "Make this the default: run the linter before you show me a diff.",
+            "run the linter before you show me a diff.",
+        ),
+        (
+            "you'll want to remember this \u2014 the mobile app reads flags from ConfigCat",
+            "the mobile app reads flags from ConfigCat",
+        ),
+        (
+            "Every new endpoint gets a rate limit. Please make that a standing rule.",
+            "Every new endpoint gets a rate limit.",
+        ),
+        (
+            "Migrations run in a separate job. I'd like that to stick.",
+            "Migrations run in a separate job.",
+        ),
+        (
+            "The docs are built with MkDocs. Not Sphinx, not Docusaurus. MkDocs. Remember that.",
+            "The docs are built with MkDocs. Not Sphinx, not Docusaurus. MkDocs.",
+        ),
+        (
+            "Never merge on red CI. Only squash. I'll tag releases. Remember this.",
+            "Never merge on red CI. Only squash. I'll tag releases.",
+        ),
+        (
+            "You can skip asking before formatting files. Just format them. That applies to "
+            "every session.",
+            "You can skip asking before formatting files. Just format them.",
+        ),
+        ("Remember! Feature flags are read once at start-up.", "Feature flags are read once at start-up."),
+        ("from now on seed everything with 42. remember that", "seed everything with 42"),
+        (
+            "i need u to remember that the design review is every second Wednesday",
+            "the design review is every second Wednesday",
+        ),
+        (
+            "It'd really help if you remembered that I read diffs on a phone.",
+            "I read diffs on a phone.",
+        ),
+        (
+            "The metrics port is 9464 and I'd like you to remember it.",
+            "The metrics port is 9464",
+        ),
+        ("deploys wait for my ok. remember that", "deploys wait for my ok"),
+        # ... and not the task after it
+        ("Remember that the cache is warm. Clear it.", "the cache is warm."),
+        (
+            "Remember that the retry helper exists. I need the jump to feel snappier.",
+            "the retry helper exists.",
+        ),
+        (
+            "Remember that our images are multi-arch. The build should push both tags.",
+            "our images are multi-arch.",
+        ),
     ],
 )
 def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
@@ -843,6 +924,11 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Make this banner less permanent-sounding \u2014 it is only a 2h lock.",
         "Note to self: this is getting long. Anyway, implement the header parser first.",
         "Keep in mind I haven't merged the fix yet, so main is still broken. Rebase on it.",
+        # round 19: the same words about this task
+        "Please make that change in both files.",
+        "Can you commit that to the branch \u2014 the tests pass now",
+        "What's the one to keep: a.py or b.py?",
+        "I want that to be done by Friday.",
     ],
 )
 def test_what_is_not_a_request_to_remember(prompt: str) -> None:

@@ -529,8 +529,22 @@ def _request(sentence: str) -> str | None:
     fact = back.group("fact").strip()
     if WRITING_TASK.match(fact):
         return None  # "write a review comment telling him … he should remember it"
-    if fact.endswith((":", "'", '"', "\u2018", "\u201c")) or _quoting(fact):
+    if (
+        fact.endswith((":", "'", '"', "\u2018", "\u201c"))
+        or _quoting(fact)
+        or fact.count('"') % 2
+        or fact.count("`") % 2
+    ):
         return None  # "Write an email template: 'Please note that from now on, …'"
+    if THIS_SCOPE.search(sentence[back.end("fact") :]):
+        return None  # "… so keep that in mind when you debug this crash": this task's
+    asked = list(ASKED_MARK.finditer(fact))
+    if asked:
+        # "why did you pick Express? we standardized on Fastify. remember it": the fact is
+        # after the question; not "… use polars? would you actually remember it?"
+        fact = fact[asked[-1].end() :].strip()
+        if ASKS.match(fact) or re.match(r"(?:do|does|did|is|are)\s+you\b", fact, re.I):
+            return None
     # "I don't remember" says who remembers; "… always. remember" is a request after a stop.
     joined = not re.match(r"\s*[,;.(\u2013\u2014-]", sentence[back.end("fact") :])
     if (joined and NOT_BEFORE_BACK.search(fact)) or len(fact.split()) < 3 or not _said(fact):

@@ -493,9 +493,13 @@ NOT_BEFORE_BACK = LazyPattern(
 # db is down", "just for this session, remember …".
 THIS_SCOPE = LazyPattern(
     r"\bfor\s+(?:this|the\s+current)\s+(?:task|session|pr|change|ticket|branch|run|one|fix|bug"
-    r"|issue|conversation|chat|commit)\b|\bfor\s+(?:now|today)\b|(?<!\bnot\s)\bjust\s+today\b|\bright\s+now\b"
+    r"|issue|conversation|chat|commit|refactor|rewrite|cleanup|migration|spike|patch|script|file)\b"
+    r"|(?<!\bnot\s)\bfor\s+(?:now|today)\b|(?<!\bnot\s)\bjust\s+today\b|\bright\s+now\b"
     r"|\bin\s+this\s+(?:pr|task|change|session|ticket|branch|commit|answer|reply|response|diff"
     r"|refactor|rewrite|cleanup|spike|fix|patch)\b"
+    # ("dont forget the semicolons this time", not "please remember it this time: …")
+    r"|(?<!\bit\s)(?<!\bme\s)(?<!\breal\s)(?<!\bthat\s)(?<!\bthis\s)(?<!\bgood\s)\bthis\s+time\b"
+    r"(?!\s+(?:of|around|zone)\b)|\b(?:as|while)\s+you\s+\w+\s+(?:this|it)\b"
     r"|\bstill\s+need\s+to\b|\bbefore\s+we'?re\s+done\b"
     r"|\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:task|session|pr|conversation|chat|day)\b"
     r"|\b(?:of|in|for|from)\s+this\s+(?:pr|task|change|session|ticket|branch|commit|diff)\b"
@@ -566,8 +570,15 @@ NOT_KEEP = LazyPattern(
     r"|\bremember\s+what\s+(?:i|we|you)\s+(?:said|told|mentioned|discussed|asked|wrote)\b"
     r"|\bno\s+need\s+to\s+(?:keep|remember|save|store|note)\b"
     r"|\b(?:don'?t|do\s+not)\s+want\s+you\s+to\s+(?:remember|keep|save|store)\b"
-    r"|\b(?:don'?t|do\s+not|never)\s+(?:need\s+to\s+)?(?:keep|save|store|note|add|put|write"
-    r"|record|commit)\b",
+    r"|\b(?:don'?t|dont|do\s+not|never)\s+(?:need\s+to\s+)?(?:keep|save|store|note|add|put|write"
+    r"|record|commit|memori[sz]e)\b"
+    # "Das musst du dir nicht merken", "no hace falta recordar", "pas besoin de retenir",
+    # "não precisa lembrar": the same in the other languages the rules read
+    r"|\bnicht\s+merken\b|\bmerk\s+(?:dir|es)\s+(?:das\s+)?nicht\b"
+    r"|\bno\s+(?:hace\s+falta|es\s+necesario|necesitas)\s+(?:recordar|guardar)"
+    r"|\bno\s+(?:lo\s+)?(?:recuerdes|guardes)\b|\bpas\s+besoin\s+de\s+(?:le\s+|la\s+)?(?:retenir|garder"
+    r"|m[ée]moriser)|\bne\s+(?:le\s+|la\s+)?(?:retiens|garde|m[ée]morise)\s+pas\b"
+    r"|\bn[ãa]o\s+(?:precisa\s+(?:de\s+)?|(?:se\s+)?)(?:lembrar|guardar|lembre|guarde)",
     re.IGNORECASE,
 )
 # Verbs that ask to keep something for good on their own ("I'm going to say this once so
@@ -679,7 +690,8 @@ STEP_OPENING = LazyPattern(r"\b(?:remember|forget|keep\s+in\s+mind)\s+to\b", re.
 SELF_TODO = LazyPattern(
     r"^(?:(?:a\s+)?notes?|memo|reminder)\s+(?:to|2)\s+(?:self|me|myself)\s*[:,\-\u2013\u2014]\s*"
     r"(?:(?:ask|check|email|call|ping|buy|book|look\s+up|find\s+out|follow\s+up|reply|send|pick\s+up"
-    r"|renew|cancel|schedule|read|review|update|fix|finish|submit|tell)\b"
+    r"|renew|cancel|schedule|read|review|update|fix|finish|submit|tell|learn|try|investigate"
+    r"|research|remember\s+to|i\s+(?:should|need\s+to|must|have\s+to|want\s+to|gotta))\b"
     r"|(?:this|it|that)\s+is\s+getting\b)",
     re.IGNORECASE,
 )
@@ -895,7 +907,7 @@ BACK_TAIL = LazyPattern(
 # What names the work in hand, not something lasting: "the second one uses tabs", "the file
 # you're editing is imported by the worker" (unless told to last: "whenever you're editing…").
 THIS_WORK = LazyPattern(
-    r"\bthe\s+(?:first|second|third|last|other)\s+one\b|\bboth\s+(?:files|functions|places)\b"
+    r"\bthe\s+(?:first|second|third|last|other)\s+(?:one|file|test|function|place|case|step)s?\b|\bboth\s+(?:files|functions|places)\b"
     r"|\b(?:you(?:'re|\s+are)|you'?ve\s+been)\s+(?:editing|changing|touching|fixing|writing|adding"
     r"|refactoring|reviewing|looking\s+at)\b|\byou\s+just\s+(?:wrote|added|changed|edited|made)\b"
     r"|\b(?:i|you)\s+(?:just\s+)?(?:pasted|attached|shared|uploaded|sent)\b",
@@ -981,6 +993,9 @@ TASK_HINT = LazyPattern(
     r"|\bthe\s+(?:file|csv|input|function|fixture|script|signature|parser|output)\b"
     r"|\bthis\s+(?:file|csv|function|script|refactor|one|particular|migration|test|code|change)\b"
     r"|\bin\s+(?:an?|\d+)\s+(?:minutes?|hours?)\b|\bnext\s+hour\b|\btomorrow\b|\btonight\b"
+    # "… when this runs", "I have only 20 minutes before the meeting"
+    r"|\bwhen\s+this\s+\w+|\b\d+\s*(?:minutes?|mins?|hours?|hrs?)\s+(?:before|until|left)\b"
+    r"|\bbefore\s+(?:the|my|our)\s+(?:meeting|call|demo|standup|review|release)\b"
     r"|\bshort\s+on\s+time\b|\bquick\s+fix\b|\balready\b|\b(?:rough\s+)?draft\b"
     r"|\b(?:i|we)(?:'ve|\s+have)\s+(?:just\s+)?(?:run|ran|done|made|changed|pushed|merged|fixed"
     r"|deleted|added|updated|started|tried)\b"
@@ -1060,7 +1075,8 @@ RULE_STEP = LazyPattern(
     r"|delete|remove|ship|open|close|review|read|finish|start|stop|undo|redo|fix|see|ask|ping|switch"
     r"|change|move|rename|put|set|wire|hook|flip|rewrite|replace|bump|drop|clean|format|lint|build"
     r"|install|upgrade|downgrade|keep|leave|get|do|pull|rebase|squash|tag|release|publish|approve"
-    r"|land|kill|restart|reboot|rollback|roll|apply|message|email|call|text|post)\b)"
+    r"|land|kill|restart|reboot|rollback|roll|apply|message|email|call|text|post|clear|flush|reset"
+    r"|refresh|retry|rename|regenerate|rebuild|redeploy|reinstall|delete|copy|paste|send)\b)"
     r"[a-z]+\s+(?:it|them|those|these)\s*[.!]*$"
     r"|^if\s+[^,]{3,60},\s*(?:just\s+|then\s+)?[a-z]+\b"
     r"|^[^,]{2,40},\s*(?:no|not|never)\s+[^,]{1,30}$",
@@ -1163,6 +1179,6 @@ HINT = LazyPattern(
     r"|\[memory\]|golden|house|important|ground|worth|again|from\s+(?:here|today)|starting"
     r"|as\s+of|across|between|so\s+you|thing\s+to|add\s+(?:this|to)|clear|have\s+it"
     r"|\bin\s+(?:this|our|the)\s+(?:repo|project|codebase|solution|org|team|monorepo|workspace)"
-    r"|internali[sz]",
+    r"|internali[sz]|\bdefault\b",
     re.IGNORECASE | re.MULTILINE,
 )
