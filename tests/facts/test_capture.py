@@ -747,7 +747,10 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "every session.",
             "You can skip asking before formatting files. Just format them.",
         ),
-        ("Remember! Feature flags are read once at start-up.", "Feature flags are read once at start-up."),
+        (
+            "Remember! Feature flags are read once at start-up.",
+            "Feature flags are read once at start-up.",
+        ),
         ("from now on seed everything with 42. remember that", "seed everything with 42"),
         (
             "i need u to remember that the design review is every second Wednesday",

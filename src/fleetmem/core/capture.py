@@ -25,7 +25,7 @@ be retried"), a question ("do you remember how…") and a request to edit a file
 facts; "can you remember that <a statement>?" is a request.
 
 The patterns are in :mod:`fleetmem.core.capture_patterns`. Pure: no I/O. The measured
-rates (generated prompts in three halves, and twenty-four corpora written apart from the rules)
+rates (generated prompts in three halves, and twenty-eight corpora written apart from the rules)
 are in ``tests/facts/`` and docs/facts.md.
 """
 
@@ -656,7 +656,11 @@ def _continues(sentence: str) -> bool:
         or (len(sentence.split()) <= 12 and SCOPE_END.search(sentence))
         or RULE_STEP.match(sentence.rstrip(" .!"))
         # "Name every constant.", "Run only the tests for the package you changed."
-        or (len(sentence.split()) <= 14 and DIRECTIVE.match(sentence) and EVERY_ONLY.search(sentence))
+        or (
+            len(sentence.split()) <= 14
+            and DIRECTIVE.match(sentence)
+            and EVERY_ONLY.search(sentence)
+        )
     )
 
 
