@@ -925,7 +925,6 @@ def _said(words: str) -> bool:
         return True  # "For this repo I commit as j@example.com"
     if re.match(r"[a-z]+\s+(?:everything|every|each|all|any|only)\b", LATER_OPENING.sub("", words)):
         return True  # "from now on seed everything with 1337": a verb the lists do not name
-
     # "TIL our CI restores node_modules by the lockfile hash. remember that"
     return len(words.split()) >= 4 and bool(LOOSE_VERB.search(words))
 

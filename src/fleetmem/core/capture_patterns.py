@@ -553,14 +553,14 @@ FILLER = LazyPattern(r"(?<![\w-])(?:uh+|um+|erm|uhm)(?![\w-]),?\s*", re.IGNORECA
 KEEP_OPENING = LazyPattern(
     r"^(?P<open>[^:\n]{3,120}?)(?::|\s+is\s+that)\s+(?P<rest>\S.*)$", re.DOTALL
 )
-# A dash only after an opening that starts by asking: "Keep this in the back of your mind
-# for future tasks — X" (not "If I remember correctly, X — check that").
 # An opening before a dash that ends by asking to keep what follows: "you'll want to remember
 # this —", "and this is one to keep -".
 KEEP_AHEAD_END = LazyPattern(
     r"(?:\b(?:remember|memori[sz]e|keep)\s+(?:this|that|it)(?:\s+one)?|\bone\s+to\s+keep)\s*$",
     re.IGNORECASE,
 )
+# A dash only after an opening that starts by asking: "Keep this in the back of your mind
+# for future tasks — X" (not "If I remember correctly, X — check that").
 KEEP_DASH = LazyPattern(
     r"^(?P<open>(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?"
     r"(?:keep|remember|hold|store|save|file|note|bookmark|stash)\b"
@@ -604,7 +604,8 @@ KEEP_STRONG = LazyPattern(
     # "keep telling you until it sticks:", "the thing you need to internalize:", "general rule
     # to keep:", "quick one you should keep:", "keep knowing", "Make this the norm:", "update
     # your notes about me:"
-    r"|memory\s+(?:item|entry)|until\s+it\s+sticks|internali[sz]e|(?:one|rule|thing|fact|bit)\s+(?:(?:you\s+)?should\s+|to\s+)keep\b"
+    r"|memory\s+(?:item|entry)|until\s+it\s+sticks|internali[sz]e"
+    r"|(?:one|rule|thing|fact|bit)\s+(?:(?:you\s+)?should\s+|to\s+)keep\b"
     r"|keep\s+knowing|learn\s+(?:this|that)\s+(?:now|once|by\s+heart)"
     r"|make\s+(?:this|that|it)\s+(?:the|a|our|your)\s+(?:new\s+)?(?:norm|default|habit|standard)\b"
     r"|update\s+(?:your|ur)\s+(?:notes|memory)"
@@ -667,9 +668,9 @@ MANNER = LazyPattern(
     re.IGNORECASE,
 )
 # Words that make an instruction general: "ask before deleting any file".
+EVERY_WORD = LazyPattern(r"\b(?:any|every|all|always|never|no|anywhere|each)\b", re.IGNORECASE)
 # The same in a step that goes on with a rule ("Name every constant.", "Run only the fast ones").
 EVERY_ONLY = LazyPattern(r"\b(?:any|every|all|each|only)\b", re.IGNORECASE)
-EVERY_WORD = LazyPattern(r"\b(?:any|every|all|always|never|no|anywhere|each)\b", re.IGNORECASE)
 # A question mark that ends a question, not one inside a URL or a pattern ("?ref=v1.2").
 ASKED_MARK = LazyPattern(r"\?(?=\s|$|[)\"'])")
 # What a lasting opening may call what follows: "lasting context:", "a permanent one:".
