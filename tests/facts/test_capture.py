@@ -765,6 +765,53 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "The metrics port is 9464",
         ),
         ("deploys wait for my ok. remember that", "deploys wait for my ok"),
+        # requests in other languages, as people who work in them ask
+        ("Recuerda que el deploy de la API es los martes", "el deploy de la API es los martes"),
+        (
+            "Merk dir für die Zukunft, dass die Tests mit pytest laufen",
+            "die Tests mit pytest laufen",
+        ),
+        ("Lembra pra sempre que o staging fica em São Paulo", "o staging fica em São Paulo"),
+        (
+            "N'oublie pas pour la prochaine fois : la base de test est sur le port 5433",
+            "la base de test est sur le port 5433",
+        ),
+        ("Ricordati che i log vanno in UTC", "i log vanno in UTC"),
+        ("Onthoud dat de API versie 2 gebruikt", "de API versie 2 gebruikt"),
+        ("Zapamiętaj, że testy uruchamiamy w kontenerze", "testy uruchamiamy w kontenerze"),
+        ("Die Logs gehen nach Loki. Bitte merken.", "Die Logs gehen nach Loki."),
+        (
+            "Pra você lembrar nas próximas: o banco de testes é um Postgres 16",
+            "o banco de testes é um Postgres 16",
+        ),
+        (
+            "Uma regra pra sempre: nunca usar float pra dinheiro",
+            "nunca usar float pra dinheiro",
+        ),
+        # and more English ways to ask
+        (
+            "I'm saying it once and you keep it: the release train leaves on Thursdays",
+            "the release train leaves on Thursdays",
+        ),
+        (
+            "take into account from now on: Ana reviews every schema change",
+            "Ana reviews every schema change",
+        ),
+        ("from this moment on, prefer small pure functions", "prefer small pure functions"),
+        ("for future ref the VPN is WireGuard", "the VPN is WireGuard"),
+        (
+            "Remind yourself next time: the mobile app caches flags for an hour",
+            "the mobile app caches flags for an hour",
+        ),
+        (
+            "Hey, last thing, can you remember our pager schedule is called Primary",
+            "our pager schedule is called Primary",
+        ),
+        ("Also (for future reference) charts use Recharts, not D3", "charts use Recharts, not D3"),
+        (
+            "the admin app is a separate Vite project. keep this info for next time",
+            "the admin app is a separate Vite project",
+        ),
         # ... and not the task after it
         ("Remember that the cache is warm. Clear it.", "the cache is warm."),
         (
@@ -929,6 +976,17 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Keep in mind I haven't merged the fix yet, so main is still broken. Rebase on it.",
         # round 19: the same words about this task
         "Please make that change in both files.",
+        "Recuerdas el error de ayer? Ha vuelto.",
+        "Lembra que ontem o deploy quebrou? Aconteceu de novo.",
+        "Das musst du dir nicht merken, gilt nur heute: der Server ist im Wartungsmodus",
+        "Recuerda que hoy el staging está caído, usa local",
+        "No hace falta recordar esto: el build de hoy es el 2.4.1",
+        "This isn't something to keep, only for this debugging: the id is 42",
+        "Please memorize-proof this onboarding: print the next step after each command.",
+        "don't forget the second file, you only changed one",
+        "dont forget the semicolons this time, the linter will fail",
+        "Keep in mind that I have only 20 minutes before the meeting",
+        "The customer is on iOS 15.8, so keep that in mind when you debug this crash.",
         "Can you commit that to the branch \u2014 the tests pass now",
         "What's the one to keep: a.py or b.py?",
         "I want that to be done by Friday.",

@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import re
 
+from fleetmem.core import capture_languages
 from fleetmem.core.capture_patterns import (
     ALWAYS_NEVER,
     ANY_DASH,
@@ -752,7 +753,9 @@ def _asks_to_keep(opening: str) -> bool:
         and SOFT_NOUN.search(opening)
         and not re.search(r"\bonly\b", opening, re.IGNORECASE)
     )
-    return bool(strong or (verb and (long or noun)) or (noun and long) or ruled or lasting)
+    # "I'm saying it once and you keep it:"
+    ends = KEEP_AHEAD_END.search(opening)
+    return bool(strong or (verb and (long or noun)) or (noun and long) or ruled or lasting or ends)
 
 
 def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
@@ -766,6 +769,13 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         # "note to self: ask Dana about the staging creds": the person's to-do; "note to the
         # team: …": a message to write
         return None
+    other = capture_languages.ASK.match(sentence)
+    if other is not None:
+        # "Recuerda que …", "Merk dir für die Zukunft, dass …", "N'oublie pas : …"
+        fact = other.group("fact")
+        if _question(sentence) or capture_languages.NOT_LASTING_WORDS.search(sentence):
+            return None
+        return _kept(fact)
     match = TRIGGER.match(sentence)
     opened = ""
     if match is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from fleetmem.core import capture_languages as other
 from fleetmem.core.lazy_pattern import LazyPattern
 
 # Where a thing is kept in the agent's head: "burn this into your memory", "write this on your
@@ -43,7 +44,8 @@ FOR_LATER = (
     r"|for\s+this\s+and\s+(?:all\s+)?(?:future|next|later)\s+(?:sessions?|chats?|runs?|tasks?)"
     r"|from\s+now(?=\s+(?:you|we|i|please|pls|always|never)\b|\s*,)"
     r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
-    r"|from\s+this\s+point\s+(?:on(?:wards?)?|forward)|as\s+of\s+(?:now|today)"
+    r"|from\s+this\s+(?:point|moment)\s+(?:on(?:wards?)?|forward)|as\s+of\s+(?:now|today)"
+    r"|for\s+future\s+ref(?:erence)?\b"
     r"|from\s+today(?:\s+on)?"
     r"|from\s+(?:now|today|here)\s+onwards?"
     r"|in\s+(?:every|each|all)\s+(?:future\s+)?(?:sessions?|runs?|chats?|conversations?|tasks?)"
@@ -70,6 +72,7 @@ LEAD = (
     r"|when(?:ever)?\s+possible|if\s+possible|generally|in\s+general"
     r"|one\s+more\s+thing|important|(?:a\s+)?quick(?:\s+note)?|(?:a\s+)?heads[-\s]+up"
     r"|let'?s|here'?s|here\s+is|(?:just\s+)?so\s+you\s+know|(?:a\s+|another\s+)?new\s+rule"
+    r"|then|(?:one\s+)?last\s+thing"
     # Time words before the verb: "from now on remember that …", "going forward, note …".
     rf"|(?P<lead_later>{FOR_LATER}))\s*(?:[,:;!+&]|\s[-\u2013\u2014])?\s+)*"
 )
@@ -84,14 +87,14 @@ FRAME = (
     r"|i'?m\s+(?:going\s+to|gonna)\s+need)"
     r"\s+(?:you|u)\s+to\s+(?:always\s+)?"
     r"|i\s+want\s+that\s+you\s+|to\s+"
-    r"|i'?d\s+(?:appreciate|love|like)\s+it\s+if\s+(?:you\s+(?:could\s+|would\s+)?|you'?d\s+)"
+    r"|i'?d\s+(?:appreciate|love|like)\s+(?:it\s+)?if\s+(?:you\s+(?:could\s+|would\s+)?|you'?d\s+)"
     r"|(?:it'?d|it\s+would)\s+(?:really\s+)?(?:be\s+(?:great|nice|good|helpful|awesome|ideal)"
     r"|help(?:\s+me)?(?:\s+(?:a\s+lot|a\s+ton|so\s+much))?)\s+if\s+"
     r"you(?:\s+(?:could|would))?"
     r"\s+(?:always\s+)?"
     r"|make\s+sure\s+(?:to|you)\s+|be\s+sure\s+to\s+|try\s+to\s+|do\s+"
     r"|if\s+you\s+(?:could|would|can)\s+"
-    r"|you\s+(?:should|must|need\s+to|have\s+to|can|could|will)?\s*(?:always\s+)?"
+    r"|(?:you|u)\s+(?:should|must|need\s+to|have\s+to|can|could|will)?\s*(?:always\s+)?"
     r"|(?:it\s+)?is\s+important\s+(?:that\s+)?you\s+|it'?s\s+important\s+(?:that\s+)?you\s+"
     r"|(?P<ask>(?:(?:can|could|would|will)\s+(?:you|u)(?:\s+be\s+able\s+to)?"
     r"|is\s+it\s+possible\s+(?:for\s+you\s+)?to"
@@ -434,6 +437,7 @@ BACK = (
     r"|(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)\s+(?:hard|strict|firm|permanent|standing|house"
     r"|team|general|golden|lasting)\s+(?:rule|requirement|policy|convention)"
     r"|keep\s+(?:that|this)\s+(?:fact\s+)?around"
+    r"|(?:keep|save|store|note)\s+(?:this|that)\s+(?:info|information|detail)"
     r"|remember\s+(?:that|this|the|these|those)\s+"
     r"(?:(?!(?:the|a|an|our|my|your|all|every|each|we|i|you)\b)[\w-]+\s+){0,2}?(?:flow|setup|detail|one|bit"
     r"|part|convention|rule|layout|versions?|path|naming|preference|prefix|pattern|fact|host|port"
@@ -447,6 +451,7 @@ BACK = (
     r"|lesson|detail|preference|convention)\s+(?:to\s+(?:remember|keep\s+in\s+mind|know)"
     rf"|(?:worth\s+)?(?:remembering|keeping))"
     # "That goes for every migration from here on.": only with the time words (see below)
+    rf"|{other.BACK}"
     rf"|(?:that|this|it)\s+(?:goes|applies|holds|counts)(?:\s+(?:for|to)\s+(?:every|all|any|each)"
     rf"\s+[\w-]+(?:\s+[\w-]+)?)?(?=\s+{FOR_LATER}))"
     # when it is to last, whom it is for
@@ -498,7 +503,8 @@ NOT_BEFORE_BACK = LazyPattern(
 # db is down", "just for this session, remember …".
 THIS_SCOPE = LazyPattern(
     r"\bfor\s+(?:this|the\s+current)\s+(?:task|session|pr|change|ticket|branch|run|one|fix|bug"
-    r"|issue|conversation|chat|commit|refactor|rewrite|cleanup|migration|spike|patch|script|file)\b"
+    r"|issue|conversation|chat|commit|refactor|rewrite|cleanup|migration|spike|patch|script|file"
+    r"|debugging|investigation|experiment|demo)\b|(?<!\bnot\s)\bonly\s+for\s+this\b"
     r"|(?<!\bnot\s)\bfor\s+(?:now|today)\b|(?<!\bnot\s)\bjust\s+today\b|\bright\s+now\b"
     r"|\bin\s+this\s+(?:pr|task|change|session|ticket|branch|commit|answer|reply|response|diff"
     r"|refactor|rewrite|cleanup|spike|fix|patch)\b"
@@ -546,7 +552,13 @@ COURTESY = LazyPattern(
     re.IGNORECASE,
 )
 # Dictation's hesitations.
-FILLER = LazyPattern(r"(?<![\w-])(?:uh+|um+|erm|uhm)(?![\w-]),?\s*", re.IGNORECASE)
+# (not Portuguese's article: "é um Mac mini", "de um serviço")
+FILLER = LazyPattern(
+    r"(?<![\w-])(?:uh+|(?<!\b[ée]\s)(?<!\bde\s)(?<!\bcom\s)(?<!\bem\s)(?<!\bpor\s)(?<!\bpara\s)"
+    r"(?<!\bpra\s)(?<!\btem\s)(?<!\bser\s)(?<!\bfoi\s)(?<!\bh[áa]\s)(?<!\bcomo\s)(?<!\bque\s)"
+    r"um+|erm|uhm)(?![\w-]),?\s*",
+    re.IGNORECASE,
+)
 # Any short opening before a colon that asks for something to be kept and says for how long
 # or where: "This is important and I want it to stick across sessions: X", "Burn this into
 # your memory: X".
@@ -575,6 +587,8 @@ NOT_KEEP = LazyPattern(
     r"|\bremember\s+what\s+(?:i|we|you)\s+(?:said|told|mentioned|discussed|asked|wrote)\b"
     r"|\bno\s+need\s+to\s+(?:keep|remember|save|store|note)\b"
     r"|\b(?:don'?t|do\s+not)\s+want\s+you\s+to\s+(?:remember|keep|save|store)\b"
+    r"|\b(?:isn'?t|is\s+not|not)\s+(?:something|one|a\s+thing|anything)\s+(?:you\s+need\s+)?to\s+"
+    r"(?:keep|remember|save|store|note)\b"
     r"|\b(?:don'?t|dont|do\s+not|never)\s+(?:need\s+to\s+)?(?:keep|save|store|note|add|put|write"
     r"|record|commit|memori[sz]e)\b"
     # "Das musst du dir nicht merken", "no hace falta recordar", "pas besoin de retenir",
@@ -605,12 +619,18 @@ KEEP_STRONG = LazyPattern(
     # to keep:", "quick one you should keep:", "keep knowing", "Make this the norm:", "update
     # your notes about me:"
     r"|memory\s+(?:item|entry)|until\s+it\s+sticks|internali[sz]e"
-    r"|(?:one|rule|thing|fact|bit)\s+(?:(?:you\s+)?should\s+|to\s+)keep\b"
+    r"|(?:one|rule|thing|fact|bit|info|information|something)\s+(?:(?:you\s+)?should\s+|to\s+)keep\b"
+    # "important for next times!!", "you keep forgetting so:", "Remind yourself next time:",
+    # "And don't you forget it next time:", "Putting it here so you have it next time too:"
+    r"|important\s+for\s+(?:the\s+)?(?:next|future)\s+\w+|keep\s+forgetting"
+    r"|remind\s+yourself|keep\s+reminding|don'?t\s+you\s+(?:ever\s+)?forget"
+    r"|you\s+(?:have|know)\s+it\s+(?:next\s+time|later|for\s+(?:later|next\s+time|the\s+future))"
     r"|keep\s+knowing|learn\s+(?:this|that)\s+(?:now|once|by\s+heart)"
     r"|make\s+(?:this|that|it)\s+(?:the|a|our|your)\s+(?:new\s+)?(?:norm|default|habit|standard)\b"
     r"|update\s+(?:your|ur)\s+(?:notes|memory)"
+    rf"|(?:{other.VERBS})(?![\w-])"
     r"|merken|merk\s+dir|recuerd[ae]|acu[eé]rdate|record[aá]|retiens|souviens|m[ée]moire"
-    r"|lembr[ae]|ricorda|onthoud|zapami[eę]taj|запомни|覚えて|记住|記住"
+    r"|lembr(?:a|e|ar)|ricorda|onthoud|zapami[eę]taj|запомни|覚えて|记住|記住"
     r"|(?:establish|set)\s+(?:a|the|this|one)\s+(?:norm|rule|convention|habit|standard)\s+"
     r"(?:with|for)\s+(?:you|us))\b",
     re.IGNORECASE,
@@ -618,7 +638,10 @@ KEEP_STRONG = LazyPattern(
 # Verbs that keep something, for good only when told so ("keep", "save", "store", "stick").
 KEEPISH = LazyPattern(
     r"\b(?:keep|kept|stick|sticks|persist|know|save|saved|store|stored|record|recorded|note|noted"
-    r"|noting|log|register|registered|remembered|give\s+you|take\s+this|teach|teaching)\b",
+    r"|noting|log|register|registered|remembered|give\s+you|take\s+this|teach|teaching|pin"
+    r"|take\s+(?:this\s+|that\s+)?into\s+account|bear\s+in\s+mind"
+    # "Para o futuro, guarda:", "Note pour les prochaines sessions :", "Anota aí pra próxima:"
+    r"|guarda|guarde|apunta|anota|notiere|segna|notuj)\b",
     re.IGNORECASE,
 )
 # Nouns of what is kept for good: "a lasting preference", "team fact", "on file".
@@ -638,7 +661,8 @@ HOW_LONG = LazyPattern(
     r"|ongoing|long[-\s]standing|standing|persistent|outlive\w*|in\s+general|we\s+work\s+together"
     r"|not\s+just\s+(?:today|now|for\s+(?:now|today|this\s+\w+))|subsequent|onwards?"
     # "Keep this one in mind always:", "keep in mind for everything we do here —"
-    r"|always\s*$|for\s+(?:everything|anything|all)\s+(?:we|you)\s+do)\b",
+    r"|always\s*$|for\s+(?:everything|anything|all)\s+(?:we|you)\s+do"
+    rf"|{other.LATER})\b",
     re.IGNORECASE,
 )
 # "and I mean long-term:" between a request and its fact.
@@ -652,8 +676,9 @@ I_MEAN = LazyPattern(
 LEAD_WORDS = LazyPattern(r"^\s*(?:(?:btw|also|oh|and|so|ok(?:ay)?|fyi)\b[,\s]*)+", re.IGNORECASE)
 # A request in parentheses beside its fact: "btw (remember this one) I never want `any`".
 PAREN_KEEP = LazyPattern(
-    r"\s*\((?:please\s+)?(?:remember|save|store|keep|note)\s+(?:this|that|it)(?:\s+one)?"
-    r"(?:,?\s+please)?\)\s*",
+    r"\s*\((?:(?:please\s+)?(?:remember|save|store|keep|note|pin)\s+(?:this|that|it)(?:\s+one)?"
+    r"(?:\s+for\s+(?:later|future\s+sessions|next\s+time))?(?:,?\s+please)?"
+    r"|for\s+(?:future|later)\s+ref(?:erence)?)\)\s*",
     re.IGNORECASE,
 )
 # A short sentence that says how far the rule before it goes: "Blameless, systems only.",
@@ -675,13 +700,15 @@ EVERY_ONLY = LazyPattern(r"\b(?:any|every|all|each|only)\b", re.IGNORECASE)
 ASKED_MARK = LazyPattern(r"\?(?=\s|$|[)\"'])")
 # What a lasting opening may call what follows: "lasting context:", "a permanent one:".
 SOFT_NOUN = LazyPattern(
-    r"\b(?:context|thing|one|info|pref|bit|note|rule|reminder|preference)s?\b", re.IGNORECASE
+    rf"\b(?:context|thing|one|info|pref|bit|note|rule|reminder|preference|{other.NOUNS})s?\b",
+    re.IGNORECASE,
 )
 # Words that say on their own that something is for good ("this is a permanent one -",
 # "lasting pref:"), unlike "later" or "again".
 HOW_LONG_STRONG = LazyPattern(
     r"\b(?:long[-\s]term|long[-\s]standing|permanent(?:ly)?(?!-)|lasting|forever|for\s+ever"
-    r"|for\s+good|persistent|ongoing|outlives?|4ever|for\s+the\s+long\s+(?:haul|run))\b",
+    r"|for\s+good|persistent|ongoing|outlives?|4ever|for\s+the\s+long\s+(?:haul|run)"
+    rf"|{other.FOREVER})\b",
     re.IGNORECASE,
 )
 # "note to the team: …": a message for others, to be written, not a fact to keep.
@@ -1185,6 +1212,10 @@ HINT = LazyPattern(
     r"|\[memory\]|golden|house|important|ground|worth|again|from\s+(?:here|today)|starting"
     r"|as\s+of|across|between|so\s+you|thing\s+to|add\s+(?:this|to)|clear|have\s+it"
     r"|\bin\s+(?:this|our|the)\s+(?:repo|project|codebase|solution|org|team|monorepo|workspace)"
-    r"|internali[sz]|\bdefault\b",
+    r"|internali[sz]|\bdefault\b"
+    r"|olvid|esque[cç]|vergiss|vergessen|oubli|dimentic|vergeet|zapomn|pami[eę]t|cuenta|presente"
+    r"|apunt|anot|guard|denk|behalt|notier|retenir|mente|gedachten|uwadze|sempre|siempre|immer"
+    r"|toujours|pr[oó]xim|prochaine|prossim|volgende|nast[eę]pn|zukunft|adelante|frente|d[ée]sormais"
+    r"|dor[ée]navant|voortaan|k[üu]nftig|sabendo|segna|zanotuj|przysz|m[ée]mori",
     re.IGNORECASE | re.MULTILINE,
 )
