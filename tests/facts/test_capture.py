@@ -788,6 +788,28 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "Uma regra pra sempre: nunca usar float pra dinheiro",
             "nunca usar float pra dinheiro",
         ),
+        (
+            "Ab jetzt bitte immer Docstrings auf Englisch schreiben.",
+            "immer Docstrings auf Englisch schreiben.",
+        ),
+        (
+            "Arregla el test y, por cierto, recuerda para las próximas veces que los DTOs van en api.dto.",
+            "los DTOs van en api.dto.",
+        ),
+        (
+            "Kannst du dir merken, dass Frau Keller alle Releases freigibt?",
+            "Frau Keller alle Releases freigibt",
+        ),
+        ("merk dir mal der Ticketprefix ist OPS", "der Ticketprefix ist OPS"),
+        (
+            "Il freeze inizia il 3 marzo \u2014 tienilo a mente anche le prossime volte.",
+            "Il freeze inizia il 3 marzo",
+        ),
+        ("Daqui pra frente, sempre usa record pra DTO, beleza?", "sempre usa record pra DTO."),
+        (
+            "Außerdem, für alle künftigen Sessions:\nVersionen stehen nur im Parent-POM",
+            "Versionen stehen nur im Parent-POM",
+        ),
         # and more English ways to ask
         (
             "I'm saying it once and you keep it: the release train leaves on Thursdays",
@@ -977,6 +999,15 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         # round 19: the same words about this task
         "Please make that change in both files.",
         "Recuerdas el error de ayer? Ha vuelto.",
+        "Recuerda el bug de ayer",
+        "Endlich funktioniert der Build!",
+        "Não salva isso em lugar nenhum: a senha de teste é abc123",
+        "Hoef je niet te onthouden, is eenmalig: genereer de client opnieuw.",
+        "Denk dran, die Demo ist in einer Stunde \u2013 also nur der schnelle Fix.",
+        "Ten en cuenta que la demo es en media hora, así que solo el arreglo rápido.",
+        "Vergiss nicht, in diesem PR auch das CHANGELOG zu aktualisieren.",
+        'Our wiki says "Note for future developers: the mapping is generated". Is that true?',
+        "Not for your memory, just context: the bank is in a merger. Fix the 401.",
         "Lembra que ontem o deploy quebrou? Aconteceu de novo.",
         "Das musst du dir nicht merken, gilt nur heute: der Server ist im Wartungsmodus",
         "Recuerda que hoy el staging está caído, usa local",

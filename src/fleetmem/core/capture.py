@@ -496,7 +496,12 @@ def _request(sentence: str) -> str | None:
     if LOG_LINE.match(sentence) or RUNTIME_SPEC.match(sentence):
         return None  # a log line; "from now on, failed deliveries should be stored …"
     starts = sorted(
-        {0, *(m.end() for m in INNER_START.finditer(sentence)), *_spoken_starts(sentence)}
+        {
+            0,
+            *(m.end() for m in INNER_START.finditer(sentence)),
+            *(m.end() for m in capture_languages.INNER.finditer(sentence)),
+            *_spoken_starts(sentence),
+        }
     )
     starts = starts[:MAX_CAPTURES]
     for at, start in enumerate(starts):
@@ -548,7 +553,9 @@ def _request(sentence: str) -> str | None:
             return None
     # "I don't remember" says who remembers; "… always. remember" is a request after a stop.
     joined = not re.match(r"\s*[,;.(\u2013\u2014-]", sentence[back.end("fact") :])
-    if (joined and NOT_BEFORE_BACK.search(fact)) or len(fact.split()) < 3 or not _said(fact):
+    # (a pointer in another language keeps what the English checks cannot read as said)
+    said = _said(fact) or capture_languages.BACK_WORDS.search(sentence[back.end("fact") :])
+    if (joined and NOT_BEFORE_BACK.search(fact)) or len(fact.split()) < 3 or not said:
         return None
     return _kept(fact)
 
@@ -696,6 +703,8 @@ def _keeps_ahead(opening: str) -> bool:
     later sessions ("Just so you have it for future sessions -"), or it is a few words that
     ask to keep without being an instruction themselves ("preference to remember ->",
     "Quick one for your memory bank -", not "remember to run the tests - they are flaky")."""
+    if capture_languages.NOT_LASTING_WORDS.search(opening):
+        return False  # "Denk dran, die Demo ist in einer Stunde –": this task's
     if FOR_SESSIONS.search(opening):
         return True
     if (
@@ -730,7 +739,12 @@ def _asks_to_keep(opening: str) -> bool:
     say this once so please remember it", "Here's a preference I want you to keep", "Make
     sure this sticks for next time", "Keep this on file"."""
     opening = QUOTED.sub("", opening)  # "Implement a 'remember last project' feature"
-    if _quoting(opening) or THIS_SCOPE.search(opening) or NOT_KEEP.search(opening):
+    if (
+        _quoting(opening)
+        or THIS_SCOPE.search(opening)
+        or NOT_KEEP.search(opening)
+        or capture_languages.NOT_LASTING_WORDS.search(opening)
+    ):
         return False
     if YOUR_MIND.search(opening):
         return True  # "write this on your brain: …" is not a writing task
@@ -740,8 +754,10 @@ def _asks_to_keep(opening: str) -> bool:
         return False  # "Add a long-term memory table for the assistant feature: …"
     if any(THIS_TASK.match(part) for part in re.split(r",\s*", opening)[1:]):
         return False  # "Remember, this is just a spike - no tests needed."
-    if FOR_SESSIONS.search(opening):
-        return True  # "To be clear for future sessions: …"
+    if FOR_SESSIONS.search(opening) or capture_languages.SESSIONS_WORDS.search(opening):
+        return (
+            True  # "To be clear for future sessions: …", "Außerdem, für alle künftigen Sessions:"
+        )
     strong = KEEP_STRONG.search(opening)
     verb, noun, long = KEEPISH.search(opening), KEPT_NOUN.search(opening), HOW_LONG.search(opening)
     # "One rule forever:" (a rule with nothing that says for good is often a program's)
@@ -769,13 +785,20 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         # "note to self: ask Dana about the staging creds": the person's to-do; "note to the
         # team: …": a message to write
         return None
-    other = capture_languages.ASK.match(sentence)
+    other = capture_languages.ASK.match(sentence) or capture_languages.LATER_RULE.match(sentence)
     if other is not None:
-        # "Recuerda que …", "Merk dir für die Zukunft, dass …", "N'oublie pas : …"
-        fact = other.group("fact")
-        if _question(sentence) or capture_languages.NOT_LASTING_WORDS.search(sentence):
+        # "Recuerda que …", "Merk dir für die Zukunft, dass …", "N'oublie pas : …", "Ab jetzt
+        # bitte immer …"; with neither "that" nor a colon only after a word that leaves the
+        # verb ("merk dir mal X"): "Recuerda el bug de ayer" asks nothing
+        bare = "sep" in other.re.groupindex and not other.group("sep").strip(" ")
+        if bare and not other.group("adverbs"):
+            other = None  # (and "Memorise that …" is English's)
+        elif (
+            _question(sentence) and not capture_languages.ASKS.match(sentence)
+        ) or capture_languages.NOT_LASTING_WORDS.search(sentence):
             return None
-        return _kept(fact)
+        else:
+            return _kept(other.group("fact").rstrip("?").rstrip())
     match = TRIGGER.match(sentence)
     opened = ""
     if match is None:
@@ -914,6 +937,8 @@ def _kept(body: str) -> str | None:
         return None  # "will you remember this next time, or do I need to …?": a second clause
     if THIS_WORK.search(body) and not LASTING.search(body):
         return None  # "remember that the second one uses tabs": the files in hand
+    if body.count('"') % 2 and re.sub(r'(?<=\d)"', "", body).count('"') % 2:  # (13" is a size)
+        return None  # 'Our wiki says "Note for future developers: …"': cut inside a quotation
     if THIS_SCOPE.search(body) or THIS_TASK.match(body):
         # "… right now", "… in this PR", "just so you know, this branch is based on an old
         # main": this task's, whatever words ask to keep it

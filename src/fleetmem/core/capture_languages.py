@@ -15,53 +15,97 @@ import re
 
 from fleetmem.core.lazy_pattern import LazyPattern
 
-# Imperatives that ask to keep something (second person, formal or not). "Recuerdas …?" and
-# "Lembra do bug de ontem?" are questions and are left to the question check.
+# Imperatives that ask to keep something (second person, formal or not), and the requests
+# people shape as one ("Quero que te lembres", "Kannst du dir merken", "Il faut que tu te
+# souviennes"). "Recuerdas …?" and "Lembra do bug de ontem?" are questions and are left to
+# the question check.
 VERBS = (
     # Spanish
-    r"recu[eé]rda(?:lo|me)?|record[aá]|acu[eé]rdate(?:\s+de)?|no\s+(?:te\s+)?olvides(?:\s+de)?"
-    r"|nunca\s+(?:te\s+)?olvides(?:\s+de)?|ten(?:lo|ga)?\s+(?:en\s+cuenta|presente)"
-    r"|ap[uú]nta(?:te|lo)?(?:\s+(?:esto|eso))?|gu[aá]rda(?:te)?\s+(?:esto|eso)(?:\s+en\s+(?:la\s+)?memoria)?"
+    r"recu[eé]rda(?:lo|me)?|record[aá]|acu[eé]rdate(?:\s+de)?|ac[oó]rdate(?:\s+de)?"
+    r"|no\s+(?:te\s+)?olvides(?:\s+de)?|que\s+no\s+se\s+te\s+olvide|nunca\s+(?:te\s+)?olvides(?:\s+de)?"
+    r"|ten(?:lo|ga)?\s+(?:en\s+cuenta|presente)|qu[eé]date\s+con\s+esto"
+    r"|ap[uú]nta(?:te|lo)?(?:\s+(?:esto|eso))?|gu[aá]rda(?:te)?\s+(?:esto|eso)(?:\s+en\s+(?:la\s+|tu\s+)?memoria)?"
     r"|an[oó]ta(?:te|lo)?(?:\s+(?:esto|eso))?|memor[ií]za(?:lo)?(?:\s+(?:esto|eso))?"
+    r"|graba(?:\s+(?:esto|eso))?\s+en\s+tu\s+memoria|(?:puedes|podr[ií]as)\s+recordar"
     # Portuguese
-    r"|lembr[ae](?:-se)?(?:\s+(?:disso|disto))?|n[ãa]o\s+(?:se\s+)?esque(?:ce|[çc]a|[çc]as)(?:\s+(?:disso|disto))?"
-    r"|nunca\s+esque(?:ce|[çc]a)(?:\s+(?:disso|disto|isso))?"
-    r"|guard[ae]\s+(?:isso|isto|a[ií])(?:\s+na\s+(?:mem[óo]ria|cabe[çc]a))?"
-    r"|anot[ae]\s+(?:a[ií]|isso|isto)|tenha\s+em\s+mente|fica\s+sabendo|grav[ae]\s+(?:isso|isto|a[ií])"
-    r"|memoriz[ae](?:\s+(?:isso|isto))?"
+    r"|lembr[ae](?:-(?:se|te))?(?:\s+(?:disso|disto))?|n[ãa]o\s+(?:se\s+|te\s+)?esque(?:ce|[çc]a|[çc]as)"
+    r"(?:\s+(?:disso|disto|nunca))?|n[ãa]o\s+vai\s+esquecer|nunca\s+esque(?:ce|[çc]a)(?:\s+(?:disso|disto|isso))?"
+    r"|guard[ae]\s+(?:isso|isto|a[ií])(?:\s+na\s+(?:mem[óo]ria|cabe[çc]a))?|salv[ae]\s+(?:isso|isto)"
+    r"|anot[ae]\s+(?:a[ií]|isso|isto)|tenha\s+em\s+mente|tem\s+presente|fica\s+(?:sabendo|a\s+saber|ligado)"
+    r"|grav[ae]\s+(?:isso|isto|a[ií])|memoriz[ae](?:\s+(?:isso|isto))?|toma\s+nota(?:\s+permanente)?"
+    r"|fix[ae]\s+(?:bem\s+)?(?:isso|isto)|regist[ae]\s+(?:a[ií]|isso|isto)|aponta"
+    r"|quero\s+que\s+(?:te\s+lembres|voc[êe]\s+(?:se\s+)?lembre)|(?:podes|pode)\s+(?:fixar|guardar|lembrar)"
     # German
-    r"|merk(?:e)?\s+dir(?:\s+(?:das|dies|folgendes|bitte))?|vergiss\s+(?:das\s+|bitte\s+)?nicht"
-    r"|nicht\s+vergessen|denk(?:e)?\s+(?:bitte\s+)?(?:daran|dran)"
+    r"|merk(?:e)?\s+dir(?:\s+(?:das|dies|folgendes))?|vergiss\s+(?:das\s+|bitte\s+)?nicht"
+    r"|nicht\s+vergessen|denk(?:e)?\s+(?:bitte\s+)?(?:in\s+zukunft\s+)?(?:daran|dran)"
     r"|behalte?\s+(?:das|dies|bitte)?\s*im\s+(?:kopf|hinterkopf|ged[äa]chtnis)"
-    r"|notier(?:e)?\s+dir(?:\s+(?:das|dies))?|bitte\s+merken"
+    r"|notier(?:e)?\s+dir(?:\s+(?:das|dies))?|bitte\s+merken|schreib\s+dir\s+(?:das\s+)?auf"
+    r"|speicher(?:e)?\s+dir(?:\s+das)?\s+ab|pr[äa]g\s+dir(?:\s+das)?\s+ein|kannst\s+du\s+dir\s+merken"
     # French
     r"|retiens(?:\s+(?:[çc]a|bien|cela))?|souviens-toi|rappelle-toi|n['\u2019]oublie\s+(?:pas|jamais)"
-    r"|garde\s+(?:[çc]a|cela|bien)\s+en\s+(?:t[êe]te|m[ée]moire)|m[ée]morise(?:\s+(?:[çc]a|cela))?"
-    r"|note\s+(?:bien|[çc]a)|[àa]\s+retenir"
+    r"|garde[sz]?(?:-le)?\s+(?:[çc]a\s+|cela\s+|bien\s+)?en\s+(?:t[êe]te|m[ée]moire)"
+    r"|m[ée]morise(?:\s+(?:[çc]a|cela))?|note\s+(?:bien|[çc]a)|note-le(?:\s+bien)?|[àa]\s+retenir"
+    r"|prends\s+note|il\s+faut\s+que\s+tu\s+te\s+souviennes(?:\s+de\s+[çc]a)?"
     # Italian
-    r"|ricorda(?:ti|telo)?|non\s+dimenticar(?:e|ti)|tieni(?:lo)?\s+(?:a\s+mente|presente)"
-    r"|memorizza(?:lo)?|segna(?:ti|telo)"
+    r"|ricorda(?:ti|telo)?|non\s+dimenticar(?:e|ti)|non\s+scordar(?:ti|e)|tieni(?:lo)?\s+(?:a\s+mente|presente)"
+    r"|memorizza(?:lo)?|segna(?:ti|telo)|annota(?:ti)?|salvati(?:\s+questa\s+info|\s+questo)?"
+    r"|voglio\s+che\s+ti\s+ricordi"
     # Dutch
-    r"|onthoud|vergeet\s+(?:het\s+)?niet|denk\s+eraan|houd\s+in\s+gedachten|noteer"
+    r"|onthou(?:d|den)?|vergeet\s+(?:het\s+)?niet|niet\s+vergeten|denk\s+eraan|houd\s+in\s+gedachten"
+    r"|hou(?:d)?\s+er\s+(?:\w+\s+){0,4}rekening\s+mee|noteer|sla\s+(?:dit|dat)\s+op"
+    r"|prent\s+(?:dit|dat)\s+in\s+je\s+geheugen|zet\s+(?:dit\s+|dat\s+)?in\s+je\s+geheugen"
+    r"|knoop\s+(?:dit|dat)\s+in\s+je\s+oren|graag\s+onthouden|kun\s+je\s+(?:\w+\s+){0,2}onthouden"
     # Polish
-    r"|zapami[eę]taj|pami[eę]taj|nie\s+zapomnij|miej\s+na\s+uwadze|zanotuj"
+    r"|zapami[eę]?n?taj|pami[eę]taj|nie\s+zapomnij|nie\s+zapominaj|miej\s+na\s+uwadze|zanotuj"
+    r"|zapisz\s+sobie|wbij\s+sobie\s+do\s+g[łl]owy|zakoduj\s+sobie|zachowaj\s+to\s+w\s+pami[eę]ci"
+)
+# Word stems without which none of the patterns here can match (the rules' word gate).
+HINT = (
+    r"onthou|vergeten|zapisz|wbij|zakoduj|prent|knoop|sla\s+d|graba|qu[eé]date|salv|toma\s+nota"
+    r"|fix[ae]|regist|aponta|scordar|annota|prends\s+note|schreib|speicher|pr[äa]g|ab\s+jetzt"
+    r"|ab\s+sofort|vanaf\s+nu|od\s+teraz|d['\u2019]ora|da\s+(?:ora|adesso)|[àa]\s+partir|a\s+partir"
+    r"|desde\s+ahora|daqui|en\s+adelante|toekomst|zukunft|futuro|avenir|przysz|rekening|geheugen"
+    r"|pami[eę]|zapam|vergiss|vergeet|oubli|olvid|esque|dimentic|ricord|retien|souvien|rappelle"
+    r"|merk|lembr|recu[eé]rd|acu[eé]rd|ac[oó]rd|record|memor|m[ée]mor|notier|noteer|zanotuj|note-le"
+    r"|tenlo|tienilo|garde|presente|cuenta|mente|sabendo|ligado|saber|gilt|geldt|vale|vaut"
 )
 # How long, in the same languages: "para siempre", "pra próxima", "für die Zukunft", …
 LATER = (
     r"para\s+siempre|para\s+la\s+pr[oó]xima(?:\s+vez)?|para\s+(?:las\s+)?(?:pr[oó]ximas|futuras)"
-    r"(?:\s+(?:veces|sesiones|conversaciones))?|de\s+aqu[ií]\s+en\s+adelante|en\s+adelante"
+    r"(?:\s+(?:veces|sesiones|conversaciones))?|en\s+futuras\s+(?:sesiones|conversaciones)"
+    r"|de\s+(?:aqu[ií]|ahora)\s+en\s+adelante|en\s+adelante|para\s+el\s+futuro"
     r"|a\s+partir\s+de\s+ahora|desde\s+ahora"
-    r"|p(?:a)?r[ao]\s+sempre|p(?:a)?r[ao]\s+(?:a\s+|as\s+)?pr[oó]xim[ao]s?(?:\s+(?:vez|vezes|sess[õo]es))?"
-    r"|nas\s+pr[oó]ximas(?:\s+(?:vezes|sess[õo]es))?|daqui\s+(?:pra|para)\s+frente"
-    r"|a\s+partir\s+de\s+agora|p(?:a)?r[ao]\s+o\s+futuro|de\s+agora\s+em\s+diante"
+    r"|p(?:a)?r[ao]\s+sempre|p(?:a)?r[ao]s?\s+(?:a\s+|as\s+)?pr[oó]xim[ao]s?(?:\s+(?:vez|vezes|sess[õo]es|conversas))?"
+    r"|nas\s+pr[oó]ximas(?:\s+(?:vezes|sess[õo]es|conversas))?|daqui\s+(?:pra|para|em)\s+(?:frente|diante)"
+    r"|a\s+partir\s+de\s+agora|p(?:a)?r[ao]\s+o\s+futuro|pro\s+futuro|de\s+agora\s+em\s+diante"
     r"|f[üu]r\s+die\s+zukunft|f[üu]r\s+immer|ab\s+jetzt|ab\s+sofort|(?:auch\s+)?beim\s+n[äa]chsten\s+mal"
-    r"|k[üu]nftig|in\s+zukunft|dauerhaft"
+    r"|f[üu]r\s+n[äa]chstes\s+mal|k[üu]nftig|in\s+zukunft|dauerhaft"
+    r"|f[üu]r\s+alle\s+(?:weiteren|k[üu]nftigen|zuk[üu]nftigen)\s+(?:sitzungen|sessions|chats)"
     r"|pour\s+la\s+suite|pour\s+toujours|pour\s+(?:toutes\s+)?(?:les\s+)?prochaines?\s+(?:fois|sessions?)"
-    r"|pour\s+la\s+prochaine\s+fois|d[ée]sormais|[àa]\s+l['\u2019]avenir|dor[ée]navant"
-    r"|per\s+sempre|per\s+la\s+prossima\s+volta|per\s+le\s+prossime\s+(?:volte|sessioni)"
-    r"|d['\u2019]ora\s+in\s+poi|da\s+ora\s+in\s+poi|in\s+futuro"
-    r"|voor\s+altijd|voortaan|vanaf\s+nu|voor\s+de\s+volgende\s+keer|in\s+het\s+vervolg"
-    r"|na\s+zawsze|na\s+przysz[łl]o[śs][ćc]|od\s+teraz|nast[eę]pnym\s+razem"
+    r"|pour\s+la\s+prochaine\s+fois|pour\s+plus\s+tard|d[ée]sormais|[àa]\s+l['\u2019]avenir|dor[ée]navant"
+    r"|[àa]\s+partir\s+de\s+maintenant|une\s+fois\s+pour\s+toutes"
+    r"|per\s+sempre|per\s+la\s+prossima(?:\s+volta)?|per\s+le\s+prossime\s+(?:volte|sessioni)"
+    r"|anche\s+le\s+prossime\s+volte|per\s+il\s+futuro|una\s+volta\s+per\s+tutte"
+    r"|d['\u2019]ora\s+in\s+(?:poi|avanti)|da\s+(?:ora|adesso)\s+in\s+(?:poi|avanti)|in\s+futuro"
+    r"|voor\s+altijd|voortaan|vanaf\s+nu|voor\s+de\s+volgende\s+(?:keer|keren|sessies)|in\s+het\s+vervolg"
+    r"|(?:voor|in)\s+de\s+toekomst|voor\s+latere\s+sessies|ook\s+niet\s+in\s+de\s+volgende\s+sessies"
+    r"|na\s+zawsze|raz\s+na\s+zawsze|na\s+przysz[łl]o[śs][ćc]|od\s+teraz|nast[eę]pnym\s+razem"
+    r"|na\s+(?:nast[eę]pne|kolejne|przysz[łl]e)\s+(?:sesje|razy|rozmowy)"
+)
+# "For future sessions" in those languages: on its own, an opening asks to keep what follows.
+SESSIONS = (
+    r"f[üu]r\s+alle\s+(?:weiteren|k[üu]nftigen|zuk[üu]nftigen|n[äa]chsten)\s+(?:sitzungen|sessions|chats)"
+    r"|(?:para|en)\s+(?:las\s+)?(?:pr[oó]ximas|futuras)\s+(?:sesiones|conversaciones)"
+    r"|(?:nas|p(?:a)?r[ao]s?\s+as)\s+pr[oó]ximas\s+(?:sess[õo]es|conversas)"
+    r"|pour\s+(?:toutes\s+)?les\s+(?:prochaines|futures)\s+(?:sessions|conversations)"
+    r"|per\s+le\s+(?:prossime|future)\s+(?:sessioni|conversazioni)"
+    r"|voor\s+(?:de\s+volgende|latere|toekomstige)\s+(?:sessies|gesprekken)"
+    r"|na\s+(?:nast[eę]pne|kolejne|przysz[łl]e)\s+(?:sesje|rozmowy)"
+)
+# Adverbs between the verb and what it keeps: "acuérdate siempre de que", "merk dir mal".
+ALWAYS = (
+    r"siempre|sempre|immer|toujours|zawsze|altijd|bem|bien|bitte|mal|ff|prosz[eę]|endlich"
+    r"|d[ée]finitivement"
 )
 # "For good" on its own, as "permanent" is in English ("uma regra pra sempre:").
 FOREVER = (
@@ -70,36 +114,77 @@ FOREVER = (
 )
 # What a lasting opening may call what follows: "uma regra", "eine Sache", "une chose".
 NOUNS = r"regra|regla|regel|r[èe]gle|regola|coisa|cosa|chose|sache|ding|rzecz|zasada|nota|notiz"
-# Pointing back at what was just said: "… Bitte merken.", "… Tenlo presente.".
+# Pointing back at what was just said: "… Bitte merken.", "… Tenlo presente en futuras
+# conversaciones.", "… Zapamiętaj to na kolejne razy.".
 BACK = (
-    r"bitte\s+merken|merk\s+dir\s+das|vergiss\s+das\s+nicht|tenlo\s+(?:presente|en\s+cuenta)"
-    r"|recu[eé]rdalo|no\s+lo\s+olvides|lembr[ae](?:-se)?\s+disso|guarda\s+isso|n[ãa]o\s+esque[çc]a\s+disso"
-    r"|retiens(?:-le|\s+[çc]a)|n['\u2019]oublie\s+pas\s+[çc]a|ricordatelo|tienilo\s+a\s+mente"
-    r"|onthoud\s+dat|zapami[eę]taj\s+to"
+    r"(?:bitte\s+merken|das\s+bitte\s+(?:f[üu]r\s+immer\s+)?merken|merk\s+dir\s+das|vergiss\s+das\s+nicht"
+    r"|tenlo\s+(?:presente|en\s+cuenta)|recu[eé]rdalo|no\s+lo\s+olvides"
+    r"|lembr[ae](?:-se)?\s+disso|guarda\s+isso|n[ãa]o\s+esque(?:[çc]a|ce)\s+disso"
+    r"|retiens(?:-le|\s+[çc]a)|n['\u2019]oublie\s+pas\s+[çc]a|garde-le\s+en\s+t[êe]te|note-le(?:\s+bien)?"
+    r"|ricordatelo|tienilo\s+a\s+mente|onthoud\s+dat|graag\s+onthouden|zapami[eę]taj(?:\s+to)?)"
+    rf"(?:\s+(?:{ALWAYS}))*(?:\s+(?:{LATER}))?"
 )
 # This task's time or the past, not for good: "gilt nur heute", "solo por ahora", "ontem".
 NOT_LASTING = (
     r"\b(?:hoy|heute|aujourd['\u2019]hui|oggi|hoje|vandaag|dzisiaj|dzi[śs]|ayer|gestern|hier"
     r"|ieri|ontem|gisteren|wczoraj|por\s+ahora|por\s+enquanto|vorerst|pour\s+l['\u2019]instant"
     r"|per\s+ora|voorlopig|na\s+razie|esta\s+tarea|diese\s+aufgabe|cette\s+t[âa]che"
-    r"|este\s+pr|diesen\s+pr|cette\s+pr)\b"
+    r"|este\s+pr|diesen\s+pr|cette\s+pr|eenmalig|einmalig|pontual|puntual|ponctuel|una\s+tantum"
+    r"|jednorazow\w*"
+    # the work in hand: "in diesem PR", "la demo es en media hora", "solo el arreglo rápido"
+    r"|(?:in|en|neste|nesse|dans|in|w)\s+(?:diesem|este|esta|cette|ce|questa|questo|deze|dit|tym)\s+"
+    r"(?:pr|branch|ticket|commit|task|tarea|tarefa|t[âa]che|aufgabe|compito|taak|zadaniu)"
+    r"|d[ée]mo|in\s+(?:einer|zwei|\d+)\s+(?:stunden?|minuten)|en\s+(?:media|una|\d+)\s+(?:hora|horas|minutos)"
+    r"|daqui\s+a\s+(?:uma|\d+)|dans\s+(?:une|\d+)\s+(?:heures?|minutes)|tra\s+(?:un['\u2019]ora|\d+\s+minuti)"
+    r"|za\s+(?:godzin[ęe]|\d+\s+minut)|binnen\s+(?:een|\d+)\s+(?:uur|minuten)"
+    r"|schnelle[nr]?\s+fix|arreglo\s+r[áa]pido|fix\s+r[áa]pido|correctif\s+rapide"
+    r"|correzione\s+veloce|szybka\s+poprawka|snelle\s+fix)\b"
 )
 # Courtesy around the request: "por favor", "bitte", "s'il te plaît", …
 PLEASE = (
     r"por\s+favor|bitte|s['\u2019]il\s+te\s+pla[iî]t|s['\u2019]il\s+vous\s+pla[iî]t|per\s+favore"
     r"|prosz[eę]|pfv|pf"
 )
-# Words before the request: "Olha,", "Por cierto,", "Übrigens", …
+# Words before the request: "Olha,", "Por cierto,", "Übrigens", "Mi raccomando", …
 LEAD = (
     r"(?:(?:ok(?:ay)?|e|y|und|et|oh|ah|olha|mira|hey|ei|bueno|bom|pues|dann|alors|allora|also"
+    r"|mi\s+raccomando|importante|wichtig|ojo|attenzione|uwaga|let\s+op|achtung|aten[çc][ãa]o"
+    r"|cuidado|che|oye|ecco|tiens|bon|na\s+ja|nou"
     r"|btw|a\s+prop[óo]sito|por\s+cierto|[üu]brigens|au\s+fait|comunque|trouwens|ali[áa]s"
     rf"|{PLEASE}|{LATER})\s*[,!:;]?\s+)*"
 )
 # The commonest shape, read whole: the imperative, how long, a "that" or a colon, the fact.
 ASK = LazyPattern(
-    rf"^{LEAD}(?:{VERBS})(?:,?\s+(?:{LATER}))?(?:,?\s+(?:{PLEASE}))?"
-    r"(?:,?\s+(?:de\s+)?(?:que|dass|che|dat|że|qu['\u2019])\s*|\s*[:\-\u2013\u2014]\s*|,\s+)"
+    rf"^{LEAD}(?:{VERBS})(?P<adverbs>(?:,?\s+(?:{ALWAYS}|{LATER}|{PLEASE}))*)"
+    r"(?P<sep>,?\s+(?:de\s+)?(?:que|q|dass|che|dat|że|qu['\u2019])\s*|\s*[:\-\u2013\u2014]\s*|,\s+|\s+)"
     r"(?P<fact>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
+# A time word that opens the sentence and is followed by the rule itself: "Ab jetzt bitte
+# immer …", "De ahora en adelante, …", "Voortaan geldt: …", "Für die Zukunft gilt: …".
+LATER_RULE = LazyPattern(
+    rf"^{LEAD}(?:{LATER})(?:\s+(?:gilt|geldt|vale|vaut))?\s*[,:]?\s+(?:(?:{PLEASE})\s+)?"
+    r"(?P<fact>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+# Where a request starts inside a sentence, after the task: "…, et retiens pour la suite que …",
+# "… e ricordati per il futuro che …", "… i zapamiętaj na przyszłość, że …".
+INNER = LazyPattern(
+    r"(?:,|\s(?:e|y|und|et|en|i|ed|oraz))\s+(?:(?:por\s+cierto|j[áa]\s+agora|au\s+fait|[üu]brigens"
+    rf"|trouwens|tamb[ée]m|aussi|auch),?\s+)?(?=(?:{VERBS})\b)",
+    re.IGNORECASE,
+)
 NOT_LASTING_WORDS = LazyPattern(NOT_LASTING, re.IGNORECASE)
+SESSIONS_WORDS = LazyPattern(SESSIONS, re.IGNORECASE)
+BACK_WORDS = LazyPattern(BACK, re.IGNORECASE)
+# The question tag that ends a request without asking anything: "…, beleza?", "…, vale?".
+TAGS = (
+    r"beleza|vale|d['\u2019]accord|oké|goed|klar|verstanden|capito|va\s+bene|dobrze|jasne|certo"
+    r"|entendido|t[áa]|combinado|ja|n[ée]|tamam"
+)
+# A request asked as a question: "Kannst du dir merken, dass …?", "¿Puedes recordar …?"
+ASKS = LazyPattern(
+    r"^\W*(?:kannst\s+du|k[öo]nntest\s+du|puedes|podr[ií]as|podes|pode|peux-tu|pourrais-tu"
+    r"|puoi|potresti|kun\s+je|zou\s+je|mo[żz]esz|oye,?\s+[¿]?puedes)\b",
+    re.IGNORECASE,
+)

@@ -537,7 +537,8 @@ LONG_STATEMENT = LazyPattern(
 )
 # A tag question that does not make a request a question: "…, ok?", "…, right?".
 TAG_QUESTION = LazyPattern(
-    r"[,\s]+(?:ok(?:ay)?|right|yeah|yes|alright|got\s+it|understood|deal)\s*\?+\s*$", re.I
+    rf"[,\s]+(?:ok(?:ay)?|right|yeah|yes|alright|got\s+it|understood|deal|{other.TAGS})\s*\?+\s*$",
+    re.I,
 )
 # Lines of a pasted log: "keepalived[812]: …", "2024-05-01 12:00 …", "[ERROR] …".
 LOG_LINE = LazyPattern(
@@ -587,13 +588,21 @@ NOT_KEEP = LazyPattern(
     r"|\bremember\s+what\s+(?:i|we|you)\s+(?:said|told|mentioned|discussed|asked|wrote)\b"
     r"|\bno\s+need\s+to\s+(?:keep|remember|save|store|note)\b"
     r"|\b(?:don'?t|do\s+not)\s+want\s+you\s+to\s+(?:remember|keep|save|store)\b"
+    r"|\bnot\s+for\s+(?:your|ur|the)\s+(?:memory|notes)\b"  # "Not for your memory, just context:"
     r"|\b(?:isn'?t|is\s+not|not)\s+(?:something|one|a\s+thing|anything)\s+(?:you\s+need\s+)?to\s+"
     r"(?:keep|remember|save|store|note)\b"
     r"|\b(?:don'?t|dont|do\s+not|never)\s+(?:need\s+to\s+)?(?:keep|save|store|note|add|put|write"
     r"|record|commit|memori[sz]e)\b"
     # "Das musst du dir nicht merken", "no hace falta recordar", "pas besoin de retenir",
     # "não precisa lembrar": the same in the other languages the rules read
-    r"|\bnicht\s+merken\b|\bmerk\s+(?:dir|es)\s+(?:das\s+)?nicht\b"
+    r"|\bnicht\s+(?:zu\s+)?merken\b|\bmerk\s+(?:dir|es)\s+(?:das\s+)?nicht\b"
+    r"|\bniet\s+(?:te\s+)?onthouden\b|\bhoef(?:t)?\s+(?:je\s+)?(?:dit\s+|dat\s+)?niet\b"
+    r"|\bnon\s+(?:serve|c['\u2019][èe]\s+bisogno\s+di)\s+ricordar|\bnie\s+(?:musisz\s+)?zapami[eę]tywa"
+    r"|\bnie\s+zapami[eę]tuj"
+    # "Não salva isso em lugar nenhum", "no lo apuntes", "nicht speichern", "ne le note pas"
+    r"|\bn[ãa]o\s+(?:salv|guard|anot|grav|registr)\w*|\bno\s+(?:lo\s+)?(?:apuntes|anotes|guardes|grabes)\b"
+    r"|\bnicht\s+(?:speichern|notieren|aufschreiben|abspeichern)\b|\bne\s+(?:le\s+|la\s+)?note\s+pas\b"
+    r"|\bnon\s+(?:salvare|segnare|annotare)\b|\bniet\s+(?:opslaan|noteren)\b|\bnie\s+(?:zapisuj|notuj)\b"
     r"|\bno\s+(?:hace\s+falta|es\s+necesario|necesitas)\s+(?:recordar|guardar)"
     r"|\bno\s+(?:lo\s+)?(?:recuerdes|guardes)\b|\bpas\s+besoin\s+de\s+(?:le\s+|la\s+)?(?:retenir|garder"
     r"|m[ée]moriser)|\bne\s+(?:le\s+|la\s+)?(?:retiens|garde|m[ée]morise)\s+pas\b"
@@ -640,8 +649,10 @@ KEEPISH = LazyPattern(
     r"\b(?:keep|kept|stick|sticks|persist|know|save|saved|store|stored|record|recorded|note|noted"
     r"|noting|log|register|registered|remembered|give\s+you|take\s+this|teach|teaching|pin"
     r"|take\s+(?:this\s+|that\s+)?into\s+account|bear\s+in\s+mind"
-    # "Para o futuro, guarda:", "Note pour les prochaines sessions :", "Anota aí pra próxima:"
-    r"|guarda|guarde|apunta|anota|notiere|segna|notuj)\b",
+    # "Para o futuro, guarda:", "Note pour les prochaines sessions :", "Anota aí pra próxima:",
+    # "Só pra você guardar pro futuro:", "Para que lo sepas de aquí en adelante:"
+    r"|guarda|guarde|apunta|anota|notiere|segna|notuj|guardar|saber|sepas|merken|retenir|garder"
+    r"|onthouden|zapami[eę]ta[ćc]|ricordare|lembrar|gilt|geldt|vale|vaut)\b",
     re.IGNORECASE,
 )
 # Nouns of what is kept for good: "a lasting preference", "team fact", "on file".
@@ -700,7 +711,8 @@ EVERY_ONLY = LazyPattern(r"\b(?:any|every|all|each|only)\b", re.IGNORECASE)
 ASKED_MARK = LazyPattern(r"\?(?=\s|$|[)\"'])")
 # What a lasting opening may call what follows: "lasting context:", "a permanent one:".
 SOFT_NOUN = LazyPattern(
-    rf"\b(?:context|thing|one|info|pref|bit|note|rule|reminder|preference|{other.NOUNS})s?\b",
+    rf"\b(?:context|thing|one|info|pref|bit|note|rule|reminder|preference|{other.NOUNS}"
+    r"|rappel|importante?|wichtig|notiz|nota|hinweis|aviso|avviso|uwaga)s?\b",
     re.IGNORECASE,
 )
 # Words that say on their own that something is for good ("this is a permanent one -",
@@ -1216,6 +1228,7 @@ HINT = LazyPattern(
     r"|olvid|esque[cç]|vergiss|vergessen|oubli|dimentic|vergeet|zapomn|pami[eę]t|cuenta|presente"
     r"|apunt|anot|guard|denk|behalt|notier|retenir|mente|gedachten|uwadze|sempre|siempre|immer"
     r"|toujours|pr[oó]xim|prochaine|prossim|volgende|nast[eę]pn|zukunft|adelante|frente|d[ée]sormais"
-    r"|dor[ée]navant|voortaan|k[üu]nftig|sabendo|segna|zanotuj|przysz|m[ée]mori",
+    r"|dor[ée]navant|voortaan|k[üu]nftig|sabendo|segna|zanotuj|przysz|m[ée]mori"
+    rf"|{other.HINT}",
     re.IGNORECASE | re.MULTILINE,
 )
