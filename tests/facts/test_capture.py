@@ -793,7 +793,8 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "immer Docstrings auf Englisch schreiben.",
         ),
         (
-            "Arregla el test y, por cierto, recuerda para las próximas veces que los DTOs van en api.dto.",
+            "Arregla el test y, por cierto, recuerda para las próximas veces que los DTOs van "
+            "en api.dto.",
             "los DTOs van en api.dto.",
         ),
         (
