@@ -555,7 +555,7 @@ COURTESY = LazyPattern(
 # Dictation's hesitations.
 # (not Portuguese's article: "é um Mac mini", "de um serviço")
 FILLER = LazyPattern(
-    r"(?<![\w-])(?:uh+|(?<!\b[ée]\s)(?<!\bde\s)(?<!\bcom\s)(?<!\bem\s)(?<!\bpor\s)(?<!\bpara\s)"
+    r"(?<![\w-])(?=[ue])(?:uh+|(?<!\b[ée]\s)(?<!\bde\s)(?<!\bcom\s)(?<!\bem\s)(?<!\bpor\s)(?<!\bpara\s)"
     r"(?<!\bpra\s)(?<!\btem\s)(?<!\bser\s)(?<!\bfoi\s)(?<!\bh[áa]\s)(?<!\bcomo\s)(?<!\bque\s)"
     r"um+|erm|uhm)(?![\w-]),?\s*",
     re.IGNORECASE,
