@@ -820,7 +820,7 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "take into account from now on: Ana reviews every schema change",
             "Ana reviews every schema change",
         ),
-        ("from this moment on, prefer small pure functions", "prefer small pure functions"),
+        ("from this point on, prefer small pure functions", "prefer small pure functions"),
         ("for future ref the VPN is WireGuard", "the VPN is WireGuard"),
         (
             "Remind yourself next time: the mobile app caches flags for an hour",
@@ -834,6 +834,28 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
         (
             "the admin app is a separate Vite project. keep this info for next time",
             "the admin app is a separate Vite project",
+        ),
+        (
+            "The exporter writes to S3 first. Don't lose that.",
+            "The exporter writes to S3 first.",
+        ),
+        (
+            "Standing order: never print tokens in the terminal.",
+            "never print tokens in the terminal.",
+        ),
+        ("hang onto this for later: the sandbox resets nightly", "the sandbox resets nightly"),
+        (
+            "Keep this for next time \U0001f64f the app deploys to Fly.io, not Heroku",
+            "the app deploys to Fly.io, not Heroku",
+        ),
+        ("from today onward tag releases as api/vX.Y.Z", "tag releases as api/vX.Y.Z"),
+        (
+            "Webhooks are signed with Ed25519. got it? keep that one for good.",
+            "Webhooks are signed with Ed25519.",
+        ),
+        (
+            "don't forget that the menu must work with a gamepad. anyway, build the menu now.",
+            "the menu must work with a gamepad.",
         ),
         # ... and not the task after it
         ("Remember that the cache is warm. Clear it.", "the cache is warm."),
@@ -1001,6 +1023,12 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Please make that change in both files.",
         "Recuerdas el error de ayer? Ha vuelto.",
         "Recuerda el bug de ayer",
+        "I'm not asking you to remember this, it's just for the next 10 minutes: Kafka restarts.",
+        "Not sure if this is worth remembering: the IT test failed once with a deadlock.",
+        "don't bother remembering this, just do it now: rename utils.rs to fs.rs",
+        "Temporary workaround, NOT a permanent thing: pin tokio to 1.37 until the fix lands.",
+        "Remember, we talked about this an hour ago: the endpoint returns 202. Please fix it.",
+        "Write a unit test for `RememberMeService.rotate()` \u2014 it should issue a new token.",
         "Endlich funktioniert der Build!",
         "Não salva isso em lugar nenhum: a senha de teste é abc123",
         "Hoef je niet te onthouden, is eenmalig: genereer de client opnieuw.",

@@ -28,21 +28,21 @@ HELD = {
     "o": 0.954,  # 317 of 331 on 2026-12-07, after round 13
     "p": 0.957,  # 404 of 421, after round 13
     # Tuned on, and still under the target after the last round (q in round 15, r in round
-    # 14, s and t in round 16, u and v in round 17, x in round 18, z in round 19): held at what
-    # they read after round 19, less one request.
+    # 14, s and t in round 16, u and v in round 17, x in round 18, z and aa in round 19, ab,
+    # ac and ad in round 20): held at what they read after round 20, less one request.
     "q": 0.896,  # 328 of 365
-    "r": 0.946,  # 339 of 357
-    "s": 0.931,  # 326 of 349
-    "t": 0.942,  # 327 of 346
-    "u": 0.933,  # 312 of 333
-    "v": 0.939,  # 310 of 329
-    "x": 0.898,  # 310 of 344
-    "z": 0.941,  # 321 of 340 (y reached the target in round 19)
-    # Written during round 19 and measured after its first three parts (294 and 268 of 340,
-    # 7 and 13 of 660 false); their false captures shaped its fourth part, and four of aa's
-    # misses its fifth.
-    "aa": 0.879,  # 300 of 340
-    "ab": 0.785,  # 268 of 340
+    "s": 0.934,  # 327 of 349
+    "t": 0.945,  # 328 of 346
+    "u": 0.940,  # 314 of 333
+    "v": 0.942,  # 311 of 329
+    "x": 0.904,  # 312 of 344
+    "z": 0.941,  # 321 of 340
+    "aa": 0.885,  # 302 of 340
+    "ab": 0.909,  # 310 of 340
+    # ac: 54.1 % with round 19, 66.8 % when it arrived (after round 20's first part); ad: 82.6 %
+    # with round 19, 83.2 % when it arrived (after round 20's second part)
+    "ac": 0.923,  # 315 of 340
+    "ad": 0.900,  # 307 of 340
 }
 #: and their false captures where they arrived above the target
 HELD_FALSE: dict[str, float] = {}

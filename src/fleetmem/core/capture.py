@@ -59,6 +59,7 @@ from fleetmem.core.capture_patterns import (
     DIRECTIVE,
     DO_IT_NOW,
     DO_THAT_NOW,
+    EMOJI_OPENING,
     ENDS_POINTING_BACK,
     EVERY_ONLY,
     EVERY_WORD,
@@ -145,6 +146,7 @@ from fleetmem.core.capture_patterns import (
     TO_FIND_OUT,
     TRAILING_SYMBOLS,
     TRIGGER,
+    TURNS_TO_TASK,
     WHENEVER,
     WRITING_TASK,
     YOUR_MIND,
@@ -492,6 +494,9 @@ def _request(sentence: str) -> str | None:
     of it after a full stop, or a sentence that ends by asking to remember itself."""
     if len(sentence) > MAX_SENTENCE:
         return None
+    emoji = EMOJI_OPENING.match(sentence.strip())
+    if emoji and _asks_to_keep(_plain(emoji.group("open"))) and not ASKED_MARK.search(sentence):
+        return _kept(_plain(emoji.group("rest")))  # "Keep this for next time 🙏 X"
     sentence = TAG_QUESTION.sub(".", _plain(sentence))
     if LOG_LINE.match(sentence) or RUNTIME_SPEC.match(sentence):
         return None  # a log line; "from now on, failed deliveries should be stored …"
@@ -547,8 +552,14 @@ def _request(sentence: str) -> str | None:
     asked = list(ASKED_MARK.finditer(fact))
     if asked:
         # "why did you pick Express? we standardized on Fastify. remember it": the fact is
-        # after the question; not "… use polars? would you actually remember it?"
-        fact = fact[asked[-1].end() :].strip()
+        # after the question; not "… use polars? would you actually remember it?"; and
+        # before a short one: "X. got it? keep that one for good."
+        after = fact[asked[-1].end() :].strip()
+        opens = max(fact.rfind(". ", 0, asked[-1].start()), fact.rfind("! ", 0, asked[-1].start()))
+        if len(after.split()) < 3 and opens > 0 and len(fact[opens:].split()) <= 4:
+            fact = fact[: opens + 1]
+        else:
+            fact = after
         if ASKS.match(fact) or re.match(r"(?:do|does|did|is|are)\s+you\b", fact, re.I):
             return None
     # "I don't remember" says who remembers; "… always. remember" is a request after a stop.
@@ -703,7 +714,8 @@ def _keeps_ahead(opening: str) -> bool:
     later sessions ("Just so you have it for future sessions -"), or it is a few words that
     ask to keep without being an instruction themselves ("preference to remember ->",
     "Quick one for your memory bank -", not "remember to run the tests - they are flaky")."""
-    if capture_languages.NOT_LASTING_WORDS.search(opening):
+    opening = QUOTED.sub("", opening)  # "Write a test for `RememberMeService` — it should …"
+    if capture_languages.NOT_LASTING_WORDS.search(opening) or WRITING_TASK.match(opening):
         return False  # "Denk dran, die Demo ist in einer Stunde –": this task's
     if FOR_SESSIONS.search(opening):
         return True
@@ -969,6 +981,9 @@ def _question(sentence: str) -> bool:
 
 
 def _tidy(body: str) -> str | None:
+    # "… has to work with a gamepad too. anyway, add the level select screen": the fact ends
+    # where a sentence typed in lower case turns back to the task
+    body = TURNS_TO_TASK.split(body, maxsplit=1)[0]
     body = TRAILING_SYMBOLS.sub("", re.sub(r"\s+", " ", body)).strip().rstrip(",;:").strip()
     body = body.lstrip("*").strip()  # "**Remember:** X" leaves the closing "**"
     body = COURTESY.sub("", body).strip()  # "…, thanks!"

@@ -44,10 +44,10 @@ FOR_LATER = (
     r"|for\s+this\s+and\s+(?:all\s+)?(?:future|next|later)\s+(?:sessions?|chats?|runs?|tasks?)"
     r"|from\s+now(?=\s+(?:you|we|i|please|pls|always|never)\b|\s*,)"
     r"|from\s+(?:now|here)\s+on(?:\s+out)?|from\s+here\s+out|starting\s+(?:now|today)(?:\s+on)?"
-    r"|from\s+this\s+(?:point|moment)\s+(?:on(?:wards?)?|forward)|as\s+of\s+(?:now|today)"
+    r"|from\s+this\s+point\s+(?:on(?:wards?)?|forward)|as\s+of\s+(?:now|today)"
     r"|for\s+future\s+ref(?:erence)?\b"
-    r"|from\s+today(?:\s+on)?"
     r"|from\s+(?:now|today|here)\s+onwards?"
+    r"|from\s+today(?:\s+on)?"
     r"|in\s+(?:every|each|all)\s+(?:future\s+)?(?:sessions?|runs?|chats?|conversations?|tasks?)"
     r"|for\s+the\s+rest\s+of\s+time|for\s+the\s+long\s+(?:haul|run)"
     r"|for\s+the\s+(?:rest|remainder|duration|life)\s+of\s+(?:this|the|our)\s+(?:project|repo"
@@ -438,6 +438,13 @@ BACK = (
     r"|team|general|golden|lasting)\s+(?:rule|requirement|policy|convention)"
     r"|keep\s+(?:that|this)\s+(?:fact\s+)?around"
     r"|(?:keep|save|store|note)\s+(?:this|that)\s+(?:info|information|detail)"
+    # "Don't lose that.", "log that one in your memory", "keep that in ur brain pls", "stick
+    # that in your long-term memory", "Keep that noted permanently.", "this is the one to remember"
+    r"|don'?t\s+lose\s+(?:that|this|it)"
+    r"|(?:log|stick|put|store|save|file|keep)\s+(?:that|this|it)(?:\s+one)?\s+(?:in|into|on)\s+(?:your|ur)"
+    r"\s+(?:long[-\s]term\s+)?(?:memory|brain|head|notes|radar)"
+    r"|keep\s+(?:that|this)\s+one\s+around|keep\s+(?:that|this|it)\s+noted"
+    r"|(?:this|that)\s+is\s+the\s+one\s+to\s+(?:remember|keep)"
     r"|remember\s+(?:that|this|the|these|those)\s+"
     r"(?:(?!(?:the|a|an|our|my|your|all|every|each|we|i|you)\b)[\w-]+\s+){0,2}?(?:flow|setup|detail|one|bit"
     r"|part|convention|rule|layout|versions?|path|naming|preference|prefix|pattern|fact|host|port"
@@ -509,15 +516,17 @@ THIS_SCOPE = LazyPattern(
     r"|\bin\s+this\s+(?:pr|task|change|session|ticket|branch|commit|answer|reply|response|diff"
     r"|refactor|rewrite|cleanup|spike|fix|patch)\b"
     # ("dont forget the semicolons this time", not "please remember it this time: …")
-    r"|(?<!\bit\s)(?<!\bme\s)(?<!\breal\s)(?<!\bthat\s)(?<!\bthis\s)(?<!\bgood\s)\bthis\s+time\b"
+    r"|(?<!\bit\s)(?<!\bme\s)(?<!\breal\s)(?<!\bthat\s)(?<!\bthis\s)(?<!\bgood\s)(?<!\bstick\s)"
+    r"(?<!\bseriously\s)\bthis\s+time\b"
     r"(?!\s+(?:of|around|zone)\b)|\b(?:as|while)\s+you\s+\w+\s+(?:this|it)\b"
     r"|\bstill\s+need\s+to\b|\bbefore\s+we'?re\s+done\b"
     r"|\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:task|session|pr|conversation|chat|day)\b"
     r"|\b(?:of|in|for|from)\s+this\s+(?:pr|task|change|session|ticket|branch|commit|diff)\b"
     r"|\bonly\b[^.]{0,60}\btoday\b|\btoday\s+only\b|\btonight\b"
-    r"|(?<!\bof\s)(?<!\bfrom\s)(?<!\bstarting\s)(?<!\bdecided\s)(?<!\bthis\s)(?<!\bjust\s)"
+    r"|(?<!\bof\s)(?<!\bfrom\s)(?<!\bstarting\s)(?<!\bdecided\s)(?<!\bthis\s)(?<!\bjust\s)(?<!\bbeyond\s)"
     r"\btoday\s*[.!]*$"
     r"|\bjust\s+(?:what\s+i\s+need\s+)?(?:right\s+)?now\b"
+    r"|\b(?:an?|one|two|\d+|few|couple\s+of)\s+(?:minutes?|mins?|hours?)\s+ago\b"
     r"|\bthis\s+(?:morning|afternoon|evening|week)\b"
     r"|\bthe\s+(?:goal|point|idea|aim)\s+(?:here|of\s+this)\b|\bwhen\s+you\s+\w+\s+this\b",
     re.IGNORECASE,
@@ -552,6 +561,10 @@ COURTESY = LazyPattern(
     r"[\s.!]*$",
     re.IGNORECASE,
 )
+# A sentence typed in lower case that turns back to the task: "… too. anyway, add the screen".
+TURNS_TO_TASK = LazyPattern(
+    r"(?<=[.!?])\s+(?=(?:anyway|anyways|now|ok|okay|alright|next|btw)\b[,\s])"
+)
 # Dictation's hesitations.
 # (not Portuguese's article: "é um Mac mini", "de um serviço")
 FILLER = LazyPattern(
@@ -565,6 +578,11 @@ FILLER = LazyPattern(
 # your memory: X".
 KEEP_OPENING = LazyPattern(
     r"^(?P<open>[^:\n]{3,120}?)(?::|\s+is\s+that)\s+(?P<rest>\S.*)$", re.DOTALL
+)
+# An emoji between an opening and its fact, read as a colon: "Keep this for next time 🙏 X"
+# (elsewhere emoji between words are dropped, see INNER_SYMBOLS).
+EMOJI_OPENING = LazyPattern(
+    rf"^(?P<open>[^:\n{SYMBOLS}]{{3,80}}?)\s+[{SYMBOLS}]+\s+(?P<rest>\S.*)$", re.DOTALL
 )
 # An opening before a dash that ends by asking to keep what follows: "you'll want to remember
 # this —", "and this is one to keep -".
@@ -589,6 +607,12 @@ NOT_KEEP = LazyPattern(
     r"|\bno\s+need\s+to\s+(?:keep|remember|save|store|note)\b"
     r"|\b(?:don'?t|do\s+not)\s+want\s+you\s+to\s+(?:remember|keep|save|store)\b"
     r"|\bnot\s+for\s+(?:your|ur|the)\s+(?:memory|notes)\b"  # "Not for your memory, just context:"
+    # "I'm not asking you to remember this", "Not sure if this is worth remembering", "don't
+    # bother remembering this", "Temporary workaround, NOT a permanent thing:"
+    r"|\bnot\s+asking\s+you\s+to\s+(?:remember|keep|save|store|note)"
+    r"|\bnot\s+sure\s+(?:if|whether)\s+(?:this|it|that)(?:'s|\s+is)\s+worth"
+    r"|\bdon'?t\s+bother\s+(?:remembering|saving|noting|keeping|storing)"
+    r"|\bnot\s+(?:a\s+)?(?:permanent|lasting|standing|long[-\s]term)\b|\btemporary\b"
     r"|\b(?:isn'?t|is\s+not|not)\s+(?:something|one|a\s+thing|anything)\s+(?:you\s+need\s+)?to\s+"
     r"(?:keep|remember|save|store|note)\b"
     r"|\b(?:don'?t|dont|do\s+not|never)\s+(?:need\s+to\s+)?(?:keep|save|store|note|add|put|write"
@@ -628,6 +652,14 @@ KEEP_STRONG = LazyPattern(
     # to keep:", "quick one you should keep:", "keep knowing", "Make this the norm:", "update
     # your notes about me:"
     r"|memory\s+(?:item|entry)|until\s+it\s+sticks|internali[sz]e"
+    # "hang onto this for later:", "memo to yourself for the long run:", "Standing order:",
+    # "For posterity:", "Keep this locked in:", "Can you keep track of this long-term?", "and
+    # this is forever:", "make it this:", "I'm noting this for you to keep:", "New default for
+    # you:", "This is for later, not for now:"
+    r"|hang\s+onto|(?:memo|note)\s+to\s+yourself|standing\s+order|for\s+posterity|locked\s+in"
+    r"|keep\s+track\s+of\s+(?:this|that)|(?:this|it)\s+is\s+forever|make\s+it\s+this"
+    r"|for\s+you\s+to\s+keep|keep\s+the\s+corrected|new\s+default|default\s+assumption"
+    r"|(?:this\s+is|it'?s)\s+for\s+later"
     r"|(?:one|rule|thing|fact|bit|info|information|something)\s+(?:(?:you\s+)?should\s+|to\s+)keep\b"
     # "important for next times!!", "you keep forgetting so:", "Remind yourself next time:",
     # "And don't you forget it next time:", "Putting it here so you have it next time too:"
@@ -1224,7 +1256,7 @@ HINT = LazyPattern(
     r"|\[memory\]|golden|house|important|ground|worth|again|from\s+(?:here|today)|starting"
     r"|as\s+of|across|between|so\s+you|thing\s+to|add\s+(?:this|to)|clear|have\s+it"
     r"|\bin\s+(?:this|our|the)\s+(?:repo|project|codebase|solution|org|team|monorepo|workspace)"
-    r"|internali[sz]|\bdefault\b"
+    r"|internali[sz]|\bdefault\b|\bpoint\s+(?:on|forward)"
     r"|olvid|esque[cç]|vergiss|vergessen|oubli|dimentic|vergeet|zapomn|pami[eę]t|cuenta|presente"
     r"|apunt|anot|guard|denk|behalt|notier|retenir|mente|gedachten|uwadze|sempre|siempre|immer"
     r"|toujours|pr[oó]xim|prochaine|prossim|volgende|nast[eę]pn|zukunft|adelante|frente|d[ée]sormais"
