@@ -24,8 +24,12 @@ something to find out, a change specified for the code ("from now on, failed upl
 be retried"), a question ("do you remember how…") and a request to edit a file are not
 facts; "can you remember that <a statement>?" is a request.
 
+Requests in Spanish, Portuguese, German, French, Italian, Dutch and Polish are read too
+("Recuerda que …", "Merk dir für die Zukunft, dass …", "… Bitte merken."), with the words of
+:mod:`fleetmem.core.capture_languages`.
+
 The patterns are in :mod:`fleetmem.core.capture_patterns`. Pure: no I/O. The measured
-rates (generated prompts in three halves, and twenty-eight corpora written apart from the rules)
+rates (generated prompts in three halves, and thirty corpora written apart from the rules)
 are in ``tests/facts/`` and docs/facts.md.
 """
 
