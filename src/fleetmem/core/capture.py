@@ -806,8 +806,8 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         # "Recuerda que …", "Merk dir für die Zukunft, dass …", "N'oublie pas : …", "Ab jetzt
         # bitte immer …"; with neither "that" nor a colon only after a word that leaves the
         # verb ("merk dir mal X"): "Recuerda el bug de ayer" asks nothing
-        bare = "sep" in other.re.groupindex and not other.group("sep").strip(" ")
-        if bare and not other.group("adverbs"):
+        unmarked = "sep" in other.re.groupindex and not other.group("sep").strip(" ")
+        if unmarked and not other.group("adverbs"):
             other = None  # (and "Memorise that …" is English's)
         elif (
             _question(sentence) and not capture_languages.ASKS.match(sentence)
