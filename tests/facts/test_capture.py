@@ -857,6 +857,16 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "don't forget that the menu must work with a gamepad. anyway, build the menu now.",
             "the menu must work with a gamepad.",
         ),
+        # a paste after a question about it is skipped, not what comes after the paste
+        (
+            "We run the posting at REPEATABLE READ. Can you add a retry?\n\nAlso keep this in "
+            "long-term memory: 40001 errors are expected and retried.",
+            "40001 errors are expected and retried.",
+        ),
+        (
+            'Remember: I work on a 13" laptop, so keep lines under 100 chars.',
+            'I work on a 13" laptop, so keep lines under 100 chars.',
+        ),
         # ... and not the task after it
         ("Remember that the cache is warm. Clear it.", "the cache is warm."),
         (
@@ -1029,6 +1039,13 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Temporary workaround, NOT a permanent thing: pin tokio to 1.37 until the fix lands.",
         "Remember, we talked about this an hour ago: the endpoint returns 202. Please fix it.",
         "Write a unit test for `RememberMeService.rotate()` \u2014 it should issue a new token.",
+        "Can you explain this PowerShell?\n\n# Note: always run as admin\n# Never run on prod",
+        "I copied the designer's notes. Can you turn them into CSS?\n\n- Never use pure black",
+        "Lee estas notas y dime qué nos afecta:\n\n- A partir de ahora, la API usa CameraView",
+        'Our PM keeps saying "note for next release: bulk upload v2". What would v2 involve?',
+        "For this query, remember that the date range is inclusive on both ends.",
+        "Keep in mind the member ID in this sample is fake. Write the query.",
+        "Take note: the attached CSV has a header row. Load it into a temp table.",
         "Endlich funktioniert der Build!",
         "Não salva isso em lugar nenhum: a senha de teste é abc123",
         "Hoef je niet te onthouden, is eenmalig: genereer de client opnieuw.",

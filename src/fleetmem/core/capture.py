@@ -29,7 +29,7 @@ Requests in Spanish, Portuguese, German, French, Italian, Dutch and Polish are r
 :mod:`fleetmem.core.capture_languages`.
 
 The patterns are in :mod:`fleetmem.core.capture_patterns`. Pure: no I/O. The measured
-rates (generated prompts in three halves, and thirty corpora written apart from the rules)
+rates (generated prompts in three halves, and 32 corpora written apart from the rules)
 are in ``tests/facts/`` and docs/facts.md.
 """
 
@@ -953,8 +953,10 @@ def _kept(body: str) -> str | None:
         return None  # "will you remember this next time, or do I need to …?": a second clause
     if THIS_WORK.search(body) and not LASTING.search(body):
         return None  # "remember that the second one uses tabs": the files in hand
-    if body.count('"') % 2 and re.sub(r'(?<=\d)"', "", body).count('"') % 2:  # (13" is a size)
-        return None  # 'Our wiki says "Note for future developers: …"': cut inside a quotation
+    # 'Our wiki says "Note for future developers: …"': cut inside a quotation (an inch mark,
+    # 'a 13" laptop', is not one)
+    if body.count('"') % 2 and re.sub(r'(?<=\d)"(?=\s+\w)', "", body).count('"') % 2:
+        return None
     if THIS_SCOPE.search(body) or THIS_TASK.match(body):
         # "… right now", "… in this PR", "just so you know, this branch is based on an old
         # main": this task's, whatever words ask to keep it

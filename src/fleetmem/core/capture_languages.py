@@ -33,7 +33,7 @@ VERBS = (
     r"|guard[ae]\s+(?:isso|isto|a[ií])(?:\s+na\s+(?:mem[óo]ria|cabe[çc]a))?|salv[ae]\s+(?:isso|isto)"
     r"|anot[ae]\s+(?:a[ií]|isso|isto)|tenha\s+em\s+mente|tem\s+presente|fica\s+(?:sabendo|a\s+saber|ligado)"
     r"|grav[ae]\s+(?:isso|isto|a[ií])|memoriz[ae](?:\s+(?:isso|isto))?|toma\s+nota(?:\s+permanente)?"
-    r"|fix[ae]\s+(?:bem\s+)?(?:isso|isto)|regist[ae]\s+(?:a[ií]|isso|isto)|aponta"
+    r"|fix[ae]\s+(?:bem\s+)?(?:isso|isto)|regist[ae]\s+(?:a[ií]|isso|isto)|aponta\s+(?:a[ií]|isso|isto)"
     r"|quero\s+que\s+(?:te\s+lembres|voc[êe]\s+(?:se\s+)?lembre)|(?:podes|pode)\s+(?:fixar|guardar|lembrar)"
     # German
     r"|merk(?:e)?\s+dir(?:\s+(?:das|dies|folgendes))?|vergiss\s+(?:das\s+|bitte\s+)?nicht"

@@ -511,13 +511,14 @@ NOT_BEFORE_BACK = LazyPattern(
 THIS_SCOPE = LazyPattern(
     r"\bfor\s+(?:this|the\s+current)\s+(?:task|session|pr|change|ticket|branch|run|one|fix|bug"
     r"|issue|conversation|chat|commit|refactor|rewrite|cleanup|migration|spike|patch|script|file"
-    r"|debugging|investigation|experiment|demo)\b|(?<!\bnot\s)\bonly\s+for\s+this\b"
+    r"|debugging|investigation|experiment|demo|query|report|sample|dataset|analysis|request)\b"
+    r"|(?<!\bnot\s)\bonly\s+for\s+this\b"
     r"|(?<!\bnot\s)\bfor\s+(?:now|today)\b|(?<!\bnot\s)\bjust\s+today\b|\bright\s+now\b"
     r"|\bin\s+this\s+(?:pr|task|change|session|ticket|branch|commit|answer|reply|response|diff"
     r"|refactor|rewrite|cleanup|spike|fix|patch)\b"
     # ("dont forget the semicolons this time", not "please remember it this time: …")
     r"|(?<!\bit\s)(?<!\bme\s)(?<!\breal\s)(?<!\bthat\s)(?<!\bthis\s)(?<!\bgood\s)(?<!\bstick\s)"
-    r"(?<!\bseriously\s)\bthis\s+time\b"
+    r"(?<!\bseriously\s)(?<!\bserious\s)(?<!\bam\s)\bthis\s+time\b"
     r"(?!\s+(?:of|around|zone)\b)|\b(?:as|while)\s+you\s+\w+\s+(?:this|it)\b"
     r"|\bstill\s+need\s+to\b|\bbefore\s+we'?re\s+done\b"
     r"|\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:task|session|pr|conversation|chat|day)\b"
@@ -683,7 +684,7 @@ KEEPISH = LazyPattern(
     r"|take\s+(?:this\s+|that\s+)?into\s+account|bear\s+in\s+mind"
     # "Para o futuro, guarda:", "Note pour les prochaines sessions :", "Anota aí pra próxima:",
     # "Só pra você guardar pro futuro:", "Para que lo sepas de aquí en adelante:"
-    r"|guarda|guarde|apunta|anota|notiere|segna|notuj|guardar|saber|sepas|merken|retenir|garder"
+    r"|guarda|guarde|apunta|aponta|anota|notiere|segna|notuj|guardar|saber|sepas|merken|retenir|garder"
     r"|onthouden|zapami[eę]ta[ćc]|ricordare|lembrar|gilt|geldt|vale|vaut)\b",
     re.IGNORECASE,
 )
@@ -921,7 +922,18 @@ PASTE_INTRO = LazyPattern(
     r"|\S\.(?:toml|ya?ml|json|ini|cfg|conf|py|js|ts|tsx|go|rs|java|kt|rb|sh|env|xml|properties"
     r"|gradle|tf|sql|diff|patch|log)\s*:\s*$"
     r"|\b(?:proofread|review|check|summari[sz]e|translate|rewrite|fix|explain|improve|tighten"
-    r"|edit)\s*:\s*$",
+    r"|edit)\s*:\s*$"
+    # a question or an ask about material that follows, in any of the languages the rules
+    # read: "Can you explain this PowerShell?", "I copied them. Can you turn them into CSS?",
+    # "Here are Expo's release notes, what affects us?", "Lee estas release notes y dime …:"
+    r"|^(?!.*\b(?:remember|keep|memori[sz]e|save|store|note\s+for)\b)(?:"
+    r".*\b(?:explain|translate|turn|convert|extract|summari[sz]e|read|review|rewrite|format"
+    r"|understand|lee|explica|traduce|traduz|resume|l[eê]|erkl[äa]r\w*|[üu]bersetz\w*|fasse"
+    r"|explique|traduis|r[ée]sume|spiega|traduci|riassumi|leggi|vertaal|lees)\s+(?:\w+\s+){0,2}?"
+    r"(?:this|these|those|them|the\s+following|estas?|estos?|estes|essas?|esses|diese[nrs]?"
+    r"|ces|cette|questi|queste|questo|deze|dit)\b"
+    r"|(?:here\s+(?:is|are)|.*\b(?:pasted|copied)\b.*\b(?:below|them|it)\b)"
+    r").*[?:]\s*$",
     re.IGNORECASE,
 )
 # Indented lines are pasted code (a Markdown code block, a docstring), not speech.
@@ -987,7 +999,8 @@ THIS_WORK = LazyPattern(
     r"\bthe\s+(?:first|second|third|last|other)\s+(?:one|file|test|function|place|case|step)s?\b|\bboth\s+(?:files|functions|places)\b"
     r"|\b(?:you(?:'re|\s+are)|you'?ve\s+been)\s+(?:editing|changing|touching|fixing|writing|adding"
     r"|refactoring|reviewing|looking\s+at)\b|\byou\s+just\s+(?:wrote|added|changed|edited|made)\b"
-    r"|\b(?:i|you)\s+(?:just\s+)?(?:pasted|attached|shared|uploaded|sent)\b",
+    r"|\b(?:i|you)\s+(?:just\s+)?(?:pasted|attached|shared|uploaded|sent)\b"
+    r"|\bthe\s+(?:attached|pasted|uploaded|enclosed)\b",
     re.IGNORECASE,
 )
 # "Save this: the deep link scheme is acme://" keeps a statement; "Save this: {json}" is a
@@ -1068,7 +1081,8 @@ TASK_HINT = LazyPattern(
     r"\b(?:while|when)\s+(?:you|you're|doing|writing|fixing|refactoring|parsing|testing|working)\b"
     r"|\bfor\s+now\b|\bprototype\b|\bdemo\b|\bhot\s+(?:path|loop)\b|\bpresenting\b"
     r"|\bthe\s+(?:file|csv|input|function|fixture|script|signature|parser|output)\b"
-    r"|\bthis\s+(?:file|csv|function|script|refactor|one|particular|migration|test|code|change)\b"
+    r"|\bthis\s+(?:file|csv|function|script|refactor|one|particular|migration|test|code|change"
+    r"|sample|dataset|query|data|example|spreadsheet|export|dump)\b"
     r"|\bin\s+(?:an?|\d+)\s+(?:minutes?|hours?)\b|\bnext\s+hour\b|\btomorrow\b|\btonight\b"
     # "… when this runs", "I have only 20 minutes before the meeting"
     r"|\bwhen\s+this\s+\w+|\b\d+\s*(?:minutes?|mins?|hours?|hrs?)\s+(?:before|until|left)\b"
