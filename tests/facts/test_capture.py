@@ -811,6 +811,24 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
             "Außerdem, für alle künftigen Sessions:\nVersionen stehen nur im Parent-POM",
             "Versionen stehen nur im Parent-POM",
         ),
+        # the Río de la Plata's, Mexico's, Brazil's and Nigeria's ways
+        (
+            "Las llaves de Redis llevan el prefijo del país. Acordate de eso para la próxima.",
+            "Las llaves de Redis llevan el prefijo del país.",
+        ),
+        (
+            "Grabátelo: los viernes no se mergea nada a main.",
+            "los viernes no se mergea nada a main.",
+        ),
+        (
+            "Ya te lo dije, que se te quede: no hay deploys en viernes.",
+            "no hay deploys en viernes.",
+        ),
+        ("Salva na memória: a gente usa Zustand, não Redux.", "a gente usa Zustand, não Redux."),
+        (
+            "Oga, make you no forget this one: payments go through Paystack",
+            "payments go through Paystack",
+        ),
         # and more English ways to ask
         (
             "I'm saying it once and you keep it: the release train leaves on Thursdays",
@@ -866,6 +884,11 @@ def test_the_corpus_is_the_size_the_issue_asks_for() -> None:
         (
             'Remember: I work on a 13" laptop, so keep lines under 100 chars.',
             'I work on a 13" laptop, so keep lines under 100 chars.',
+        ),
+        (
+            "Can you explain what this plan is telling me?\n\nFYI for all future sessions: "
+            "the tokenizer service has its own VPC.",
+            "the tokenizer service has its own VPC.",
         ),
         # ... and not the task after it
         ("Remember that the cache is warm. Clear it.", "the cache is warm."),
@@ -1033,6 +1056,12 @@ def test_the_stored_wording_is_the_persons(prompt: str, stored: str) -> None:
         "Please make that change in both files.",
         "Recuerdas el error de ayer? Ha vuelto.",
         "Recuerda el bug de ayer",
+        "Guarda questo diff e dimmi se ci sono problemi di concorrenza.",
+        "Fica a dica: o problema tá no serializer, olha lá primeiro.",
+        "Lembrando que esse código roda no celular, então nada pesado no Update, tá?",
+        "Tieni presente che il DB di test adesso è vuoto, quindi fai il seed prima.",
+        "Fica ligado que o banco de teste tá vazio, roda o seed antes da query.",
+        "Pode gravar na memória, por favor?",
         "I'm not asking you to remember this, it's just for the next 10 minutes: Kafka restarts.",
         "Not sure if this is worth remembering: the IT test failed once with a deadlock.",
         "don't bother remembering this, just do it now: rename utils.rs to fs.rs",

@@ -38,7 +38,7 @@ HELD = {
     "x": 0.904,  # 312 of 344
     "z": 0.941,  # 321 of 340
     "aa": 0.885,  # 302 of 340
-    "ab": 0.909,  # 310 of 340
+    "ab": 0.906,  # 309 of 340
     # ac: 54.1 % with round 19, 66.8 % when it arrived (after round 20's first part); ad: 82.6 %
     # with round 19, 83.2 % when it arrived (after round 20's second part)
     "ac": 0.923,  # 315 of 340
@@ -46,8 +46,13 @@ HELD = {
     # Written during round 20 and never used to widen the rules (only their false captures,
     # 11 and 4 of 660 when they arrived, were then fixed at their general causes): what they
     # read when they arrived, less one request.
-    "ae": 0.788,  # 269 of 340
-    "af": 0.788,  # 269 of 340
+    "ae": 0.791,  # 270 of 340 (269 when it arrived)
+    # af: 79.1 % when it arrived, then its requests in Spanish and Portuguese widened the
+    # rules in round 21; ag and ah were written during round 21, measured after it and never
+    # used to widen the rules (only ah's two new false captures were fixed at their cause).
+    "af": 0.876,  # 299 of 340
+    "ag": 0.853,  # 291 of 340
+    "ah": 0.806,  # 275 of 340 (271 when it arrived; its false captures then fixed)
 }
 #: and their false captures where they arrived above the target
 HELD_FALSE: dict[str, float] = {}
@@ -78,6 +83,9 @@ def test_the_corpora_are_the_size_the_issue_asks_for() -> None:
         assert len(corpus["requests"]) >= 50 and len(corpus["ordinary"]) >= 200, path.stem
 
 
+# Every prompt of every corpus twice (about 62,000 captures): a minute on a quiet machine,
+# more beside other work, so it has a longer limit than the suite's 120 s.
+@pytest.mark.timeout(600)
 def test_the_hint_gate_never_changes_a_capture(monkeypatch: pytest.MonkeyPatch) -> None:
     """A prompt without any word of ``HINT`` is answered without running (or compiling) the
     rules: on every corpus prompt, the rules run ungated find exactly what the gated ones do."""

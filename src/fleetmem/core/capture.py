@@ -29,7 +29,7 @@ Requests in Spanish, Portuguese, German, French, Italian, Dutch and Polish are r
 :mod:`fleetmem.core.capture_languages`.
 
 The patterns are in :mod:`fleetmem.core.capture_patterns`. Pure: no I/O. The measured
-rates (generated prompts in three halves, and 32 corpora written apart from the rules)
+rates (generated prompts in three halves, and 34 corpora written apart from the rules)
 are in ``tests/facts/`` and docs/facts.md.
 """
 
@@ -113,6 +113,7 @@ from fleetmem.core.capture_patterns import (
     OPENING,
     OPENING_BACK_TAIL,
     PAREN_KEEP,
+    PASTE_ASK,
     PASTE_INTRO,
     PLEASE,
     POINTS_BACK,
@@ -150,6 +151,7 @@ from fleetmem.core.capture_patterns import (
     TO_FIND_OUT,
     TRAILING_SYMBOLS,
     TRIGGER,
+    TURNS_AWAY,
     TURNS_TO_TASK,
     WHENEVER,
     WRITING_TASK,
@@ -362,7 +364,10 @@ def _sentences(prompt: str) -> list[str]:
         if stripped.startswith("#") and _code_comment(lines, at - 1):
             continue
         if (
-            PASTE_INTRO.search(stripped)
+            (
+                PASTE_INTRO.search(stripped)
+                or (PASTE_ASK.search(stripped) and not _request_next(lines, at))
+            )
             and not MARKER.match(stripped)
             and not LABEL_ONLY.match(_plain(stripped))
             and not _request(stripped)
@@ -436,6 +441,18 @@ def _sentences(prompt: str) -> list[str]:
         for part in SENTENCE_END.split(stripped):
             out.extend(_lower_sentences(part.strip()))
     return [part for part in out if part]
+
+
+def _request_next(lines: list[str], at: int) -> bool:
+    """Whether the first line with words from ``lines[at]`` on is the person's own request,
+    turning from the material asked about ("Can you explain this plan?", a blank line, then
+    "FYI for all future sessions: X"), rather than the material itself."""
+    while at < len(lines) and not lines[at].strip():
+        at += 1
+    if at == len(lines):
+        return False
+    line = lines[at].strip()
+    return bool(TURNS_AWAY.match(line)) and _request(line) is not None
 
 
 def _lower_sentences(text: str) -> list[str]:
@@ -807,7 +824,9 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         # bitte immer …"; with neither "that" nor a colon only after a word that leaves the
         # verb ("merk dir mal X"): "Recuerda el bug de ayer" asks nothing
         unmarked = "sep" in other.re.groupindex and not other.group("sep").strip(" ")
-        if unmarked and not other.group("adverbs"):
+        if (unmarked and not other.group("adverbs")) or capture_languages.COURTESY_ONLY.match(
+            other.group("fact")
+        ):  # ("Pode gravar na memória, por favor?" keeps no "por favor")
             other = None  # (and "Memorise that …" is English's)
         elif (
             _question(sentence) and not capture_languages.ASKS.match(sentence)

@@ -27,14 +27,27 @@ VERBS = (
     r"|ap[uú]nta(?:te|lo)?(?:\s+(?:esto|eso))?|gu[aá]rda(?:te)?\s+(?:esto|eso)(?:\s+en\s+(?:la\s+|tu\s+)?memoria)?"
     r"|an[oó]ta(?:te|lo)?(?:\s+(?:esto|eso))?|memor[ií]za(?:lo)?(?:\s+(?:esto|eso))?"
     r"|graba(?:\s+(?:esto|eso))?\s+en\s+tu\s+memoria|(?:puedes|podr[ií]as)\s+recordar"
+    # the Río de la Plata's and Mexico's: "acordate de eso", "anotá", "guardá esto",
+    # "grabátelo", "que se te quede", "metete esto en la cabeza", "tené en cuenta"
+    r"|ac[oó]rdate\s+de\s+eso|an[oó]t[aá]|guard[á](?:te(?:lo)?)?(?:\s+(?:esto|eso|este\s+dato))?"
+    r"|guard[aá]te(?:lo)?(?:\s+(?:esto|eso|este\s+dato))?|guarda\s+(?:esto|eso|este\s+dato)"
+    r"|guard[aá]\s+en\s+tu\s+memoria|gr[aá]b[aá]te(?:lo)?(?:\s+a\s+fuego)?(?:\s+esto)?"
+    r"|que\s+(?:no\s+)?se\s+te\s+(?:quede|olvide|pase)(?:\s+otra\s+vez)?"
+    r"|qu[eé]date\s+con\s+(?:este\s+dato|eso)|met[eé]te\s+esto\s+en\s+la\s+cabeza"
+    r"|ten[eé]\s+en\s+cuenta|te\s+pido\s+que\s+te\s+acuerdes|hazme\s+el\s+favor\s+de\s+recordar"
+    r"|para\s+que\s+lo\s+sepas|para\s+que\s+l[oa]\s+tengas\s+(?:presente|en\s+cuenta)"
     # Portuguese
     r"|lembr[ae](?:-(?:se|te))?(?:\s+(?:disso|disto))?|n[ãa]o\s+(?:se\s+|te\s+)?esque(?:ce|[çc]a|[çc]as)"
     r"(?:\s+(?:disso|disto|nunca))?|n[ãa]o\s+vai\s+esquecer|nunca\s+esque(?:ce|[çc]a)(?:\s+(?:disso|disto|isso))?"
     r"|guard[ae]\s+(?:isso|isto|a[ií])(?:\s+na\s+(?:mem[óo]ria|cabe[çc]a))?|salv[ae]\s+(?:isso|isto)"
-    r"|anot[ae]\s+(?:a[ií]|isso|isto)|tenha\s+em\s+mente|tem\s+presente|fica\s+(?:sabendo|a\s+saber|ligado)"
+    r"|anot[ae]\s+(?:a[ií]|isso|isto)|tenha\s+em\s+mente|tem\s+presente|fica\s+(?:sabendo|a\s+saber)"
     r"|grav[ae]\s+(?:isso|isto|a[ií])|memoriz[ae](?:\s+(?:isso|isto))?|toma\s+nota(?:\s+permanente)?"
     r"|fix[ae]\s+(?:bem\s+)?(?:isso|isto)|regist[ae]\s+(?:a[ií]|isso|isto)|aponta\s+(?:a[ií]|isso|isto)"
     r"|quero\s+que\s+(?:te\s+lembres|voc[êe]\s+(?:se\s+)?lembre)|(?:podes|pode)\s+(?:fixar|guardar|lembrar)"
+    r"|guarda\s+essa|fica\s+registrad[oa]|salva\s+na\s+mem[óo]ria|lembrando\s+p(?:a)?r[ao]\s+o?\s*futuro"
+    r"|(?:pode\s+)?grava(?:r)?\s+na\s+mem[óo]ria"
+    # Nigerian Pidgin: "make you no forget this one", "make you remember am"
+    r"|make\s+you\s+(?:no\s+forget|remember)(?:\s+am)?"
     # German
     r"|merk(?:e)?\s+dir(?:\s+(?:das|dies|folgendes))?|vergiss\s+(?:das\s+|bitte\s+)?nicht"
     r"|nicht\s+vergessen|denk(?:e)?\s+(?:bitte\s+)?(?:in\s+zukunft\s+)?(?:daran|dran)"
@@ -68,12 +81,17 @@ HINT = (
     r"|pami[eę]|zapam|vergiss|vergeet|oubli|olvid|esque|dimentic|ricord|retien|souvien|rappelle"
     r"|merk|lembr|recu[eé]rd|acu[eé]rd|ac[oó]rd|record|memor|m[ée]mor|notier|noteer|zanotuj|note-le"
     r"|tenlo|tienilo|garde|presente|cuenta|mente|sabendo|ligado|saber|gilt|geldt|vale|vaut"
+    r"|acord|an[oó]t|gr[aá]b|qued|pase|metete|sepas|tengas|dica|registrad|lembrando|forget|futuro"
+    r"|ap[uú]nt|ahora\s+en|adelante|m[aá]s\s+adelante|otras\s+veces|partir\s+de|grav[ae]"
 )
 # How long, in the same languages: "para siempre", "pra próxima", "für die Zukunft", …
 LATER = (
     r"para\s+siempre|para\s+la\s+pr[oó]xima(?:\s+vez)?|para\s+(?:las\s+)?(?:pr[oó]ximas|futuras)"
     r"(?:\s+(?:veces|sesiones|conversaciones))?|en\s+futuras\s+(?:sesiones|conversaciones)"
     r"|de\s+(?:aqu[ií]|ahora)\s+en\s+adelante|en\s+adelante|para\s+el\s+futuro"
+    r"|para\s+otras\s+veces|a\s+futuro|de\s+cara\s+al\s+futuro|para\s+m[aá]s\s+adelante"
+    r"|de\s+ahora\s+en\s+m[aá]s|a\s+partir\s+de\s+hoy|para\s+la\s+pr[oó]xima\s+sesi[oó]n"
+    r"|pras?\s+outras(?:\s+vezes)?|pras?\s+(?:as\s+)?pr[oó]ximas"
     r"|a\s+partir\s+de\s+ahora|desde\s+ahora"
     r"|p(?:a)?r[ao]\s+sempre|p(?:a)?r[ao]s?\s+(?:a\s+|as\s+)?pr[oó]xim[ao]s?(?:\s+(?:vez|vezes|sess[õo]es|conversas))?"
     r"|nas\s+pr[oó]ximas(?:\s+(?:vezes|sess[õo]es|conversas))?|daqui\s+(?:pra|para|em)\s+(?:frente|diante)"
@@ -104,7 +122,7 @@ SESSIONS = (
 )
 # Adverbs between the verb and what it keeps: "acuérdate siempre de que", "merk dir mal".
 ALWAYS = (
-    r"siempre|sempre|immer|toujours|zawsze|altijd|bem|bien|bitte|mal|ff|prosz[eę]|endlich"
+    r"siempre|sempre|immer|toujours|zawsze|altijd|bem|bien|bitte|mal|ff|prosz[eę]|endlich|nunca"
     r"|d[ée]finitivement"
 )
 # "For good" on its own, as "permanent" is in English ("uma regra pra sempre:").
@@ -114,15 +132,26 @@ FOREVER = (
 )
 # What a lasting opening may call what follows: "uma regra", "eine Sache", "une chose".
 NOUNS = r"regra|regla|regel|r[èe]gle|regola|coisa|cosa|chose|sache|ding|rzecz|zasada|nota|notiz"
+# Courtesy around the request: "por favor", "bitte", "s'il te plaît", …
+PLEASE = (
+    r"por\s+favor|bitte|s['\u2019]il\s+te\s+pla[iî]t|s['\u2019]il\s+vous\s+pla[iî]t|per\s+favore"
+    r"|prosz[eę]|pfv|pf|porfa|plis|por\s+fa"
+)
+# The question tag that ends a request without asking anything: "…, beleza?", "…, vale?".
+TAGS = (
+    r"beleza|vale|dale|d['\u2019]accord|oké|goed|klar|verstanden|capito|va\s+bene|dobrze|jasne|certo"
+    r"|entendido|t[áa]|combinado|ja|n[ée]|tamam"
+)
 # Pointing back at what was just said: "… Bitte merken.", "… Tenlo presente en futuras
 # conversaciones.", "… Zapamiętaj to na kolejne razy.".
 BACK = (
     r"(?:bitte\s+merken|das\s+bitte\s+(?:f[üu]r\s+immer\s+)?merken|merk\s+dir\s+das|vergiss\s+das\s+nicht"
-    r"|tenlo\s+(?:presente|en\s+cuenta)|recu[eé]rdalo|no\s+lo\s+olvides"
+    r"|tenlo\s+(?:presente|en\s+cuenta)|recu[eé]rdalo|no\s+lo\s+olvides|ac[uo]?[eé]?rdate\s+de\s+eso"
+    r"|acu[eé]rdate\s+de\s+eso|guarda\s+isto"
     r"|lembr[ae](?:-se)?\s+disso|guarda\s+isso|n[ãa]o\s+esque(?:[çc]a|ce)\s+disso"
     r"|retiens(?:-le|\s+[çc]a)|n['\u2019]oublie\s+pas\s+[çc]a|garde-le\s+en\s+t[êe]te|note-le(?:\s+bien)?"
     r"|ricordatelo|tienilo\s+a\s+mente|onthoud\s+dat|graag\s+onthouden|zapami[eę]taj(?:\s+to)?)"
-    rf"(?:\s+(?:{ALWAYS}))*(?:\s+(?:{LATER}))?"
+    rf"(?:\s+(?:{ALWAYS}))*(?:,?\s+(?:{LATER}))?(?:,?\s+(?:{PLEASE}))?(?:,?\s+(?:{TAGS})\??)?"
 )
 # This task's time or the past, not for good: "gilt nur heute", "solo por ahora", "ontem".
 NOT_LASTING = (
@@ -130,6 +159,9 @@ NOT_LASTING = (
     r"|ieri|ontem|gisteren|wczoraj|por\s+ahora|por\s+enquanto|vorerst|pour\s+l['\u2019]instant"
     r"|per\s+ora|voorlopig|na\s+razie|esta\s+tarea|diese\s+aufgabe|cette\s+t[âa]che"
     r"|este\s+pr|diesen\s+pr|cette\s+pr|eenmalig|einmalig|pontual|puntual|ponctuel|una\s+tantum"
+    # "now" (not "from now on"): "il DB di test adesso è vuoto", "o banco agora tá vazio"
+    r"|(?<!\bda\s)adesso|(?<!\bde\s)agora|(?<!\bde\s)(?<!\bdesde\s)ahora(?!\s+en\s)"
+    r"|(?<!\bab\s)jetzt|(?<!\bde\s)maintenant|(?<!\bvanaf\s)nu|(?<!\bod\s)teraz"
     r"|jednorazow\w*"
     # the work in hand: "in diesem PR", "la demo es en media hora", "solo el arreglo rápido"
     r"|(?:in|en|neste|nesse|dans|in|w)\s+(?:diesem|este|esta|cette|ce|questa|questo|deze|dit|tym)\s+"
@@ -139,11 +171,6 @@ NOT_LASTING = (
     r"|za\s+(?:godzin[ęe]|\d+\s+minut)|binnen\s+(?:een|\d+)\s+(?:uur|minuten)"
     r"|schnelle[nr]?\s+fix|arreglo\s+r[áa]pido|fix\s+r[áa]pido|correctif\s+rapide"
     r"|correzione\s+veloce|szybka\s+poprawka|snelle\s+fix)\b"
-)
-# Courtesy around the request: "por favor", "bitte", "s'il te plaît", …
-PLEASE = (
-    r"por\s+favor|bitte|s['\u2019]il\s+te\s+pla[iî]t|s['\u2019]il\s+vous\s+pla[iî]t|per\s+favore"
-    r"|prosz[eę]|pfv|pf"
 )
 # Words before the request: "Olha,", "Por cierto,", "Übrigens", "Mi raccomando", …
 LEAD = (
@@ -156,7 +183,7 @@ LEAD = (
 # The commonest shape, read whole: the imperative, how long, a "that" or a colon, the fact.
 ASK = LazyPattern(
     rf"^{LEAD}(?:{VERBS})(?P<adverbs>(?:,?\s+(?:{ALWAYS}|{LATER}|{PLEASE}))*)"
-    r"(?P<sep>,?\s+(?:de\s+)?(?:que|q|dass|che|dat|że|qu['\u2019])\s*|\s*[:\-\u2013\u2014]\s*|,\s+|\s+)"
+    r"(?P<sep>,?\s+(?:de\s+)?(?:(?:que|q|dass|che|dat|że)\b|qu['\u2019])\s*|\s*[:\-\u2013\u2014]\s*|,\s+|\s+)"
     r"(?P<fact>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
@@ -175,13 +202,9 @@ INNER = LazyPattern(
     re.IGNORECASE,
 )
 NOT_LASTING_WORDS = LazyPattern(NOT_LASTING, re.IGNORECASE)
+COURTESY_ONLY = LazyPattern(rf"^(?:{PLEASE}|{TAGS})\W*$", re.IGNORECASE)
 SESSIONS_WORDS = LazyPattern(SESSIONS, re.IGNORECASE)
 BACK_WORDS = LazyPattern(BACK, re.IGNORECASE)
-# The question tag that ends a request without asking anything: "…, beleza?", "…, vale?".
-TAGS = (
-    r"beleza|vale|d['\u2019]accord|oké|goed|klar|verstanden|capito|va\s+bene|dobrze|jasne|certo"
-    r"|entendido|t[áa]|combinado|ja|n[ée]|tamam"
-)
 # A request asked as a question: "Kannst du dir merken, dass …?", "¿Puedes recordar …?"
 ASKS = LazyPattern(
     r"^\W*(?:kannst\s+du|k[öo]nntest\s+du|puedes|podr[ií]as|podes|pode|peux-tu|pourrais-tu"

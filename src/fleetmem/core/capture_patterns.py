@@ -685,7 +685,8 @@ KEEPISH = LazyPattern(
     # "Para o futuro, guarda:", "Note pour les prochaines sessions :", "Anota aí pra próxima:",
     # "Só pra você guardar pro futuro:", "Para que lo sepas de aquí en adelante:"
     r"|guarda|guarde|apunta|aponta|anota|notiere|segna|notuj|guardar|saber|sepas|merken|retenir|garder"
-    r"|onthouden|zapami[eę]ta[ćc]|ricordare|lembrar|gilt|geldt|vale|vaut)\b",
+    r"|onthouden|zapami[eę]ta[ćc]|ricordare|lembrar|gilt|geldt|vale|vaut|fica\s+a\s+dica"
+    r"|fica\s+ligado)\b",
     re.IGNORECASE,
 )
 # Nouns of what is kept for good: "a lasting preference", "team fact", "on file".
@@ -922,18 +923,7 @@ PASTE_INTRO = LazyPattern(
     r"|\S\.(?:toml|ya?ml|json|ini|cfg|conf|py|js|ts|tsx|go|rs|java|kt|rb|sh|env|xml|properties"
     r"|gradle|tf|sql|diff|patch|log)\s*:\s*$"
     r"|\b(?:proofread|review|check|summari[sz]e|translate|rewrite|fix|explain|improve|tighten"
-    r"|edit)\s*:\s*$"
-    # a question or an ask about material that follows, in any of the languages the rules
-    # read: "Can you explain this PowerShell?", "I copied them. Can you turn them into CSS?",
-    # "Here are Expo's release notes, what affects us?", "Lee estas release notes y dime …:"
-    r"|^(?!.*\b(?:remember|keep|memori[sz]e|save|store|note\s+for)\b)(?:"
-    r".*\b(?:explain|translate|turn|convert|extract|summari[sz]e|read|review|rewrite|format"
-    r"|understand|lee|explica|traduce|traduz|resume|l[eê]|erkl[äa]r\w*|[üu]bersetz\w*|fasse"
-    r"|explique|traduis|r[ée]sume|spiega|traduci|riassumi|leggi|vertaal|lees)\s+(?:\w+\s+){0,2}?"
-    r"(?:this|these|those|them|the\s+following|estas?|estos?|estes|essas?|esses|diese[nrs]?"
-    r"|ces|cette|questi|queste|questo|deze|dit)\b"
-    r"|(?:here\s+(?:is|are)|.*\b(?:pasted|copied)\b.*\b(?:below|them|it)\b)"
-    r").*[?:]\s*$",
+    r"|edit)\s*:\s*$",
     re.IGNORECASE,
 )
 # Indented lines are pasted code (a Markdown code block, a docstring), not speech.
@@ -977,6 +967,27 @@ RULE_REMARK = LazyPattern(
 # Added or removed lines of pasted code outside a diff's hunk (which DIFF_START skips whole):
 # "+        # Keep in mind: …".
 DIFF_LINE = LazyPattern(r"^(?:[+-](?:\s{2,}|\t)|---\s)")
+# A question or an ask about material pasted after it, in any of the languages the rules
+# read: "Can you explain this PowerShell?", "I copied them. Can you turn them into CSS?",
+# "Here are Expo's release notes, what affects us?", "Lee estas notas y dime …:" (unlike
+# PASTE_INTRO, the paragraph after it is the person's when it opens with a request).
+PASTE_ASK = LazyPattern(
+    r"^(?!.*\b(?:remember|keep|memori[sz]e|save|store|note\s+for)\b)(?:"
+    r".*\b(?:explain|translate|turn|convert|extract|summari[sz]e|read|review|rewrite|format"
+    r"|understand|lee|explica|traduce|traduz|resume|l[eê]|erkl[äa]r\w*|[üu]bersetz\w*|fasse"
+    r"|explique|traduis|r[ée]sume|spiega|traduci|riassumi|leggi|vertaal|lees)\s+(?:(?:the|all|of)\s+)?"
+    r"(?:this|these|those|them|the\s+following|estas?|estos?|estes|essas?|esses|diese[nrs]?"
+    r"|ces|cette|questi|queste|questo|deze|dit)\b"
+    r"|(?:here\s+(?:is|are)|.*\b(?:pasted|copied)\b.*\b(?:below|them|it)\b)"
+    r").*[?:]\s*$",
+    re.IGNORECASE,
+)
+# How a person turns from pasted material back to their own words: "FYI …", "Also, …", "PS …".
+TURNS_AWAY = LazyPattern(
+    r"^(?:fyi|also|and|btw|by\s+the\s+way|p\.?s\.?|oh\s+and|one\s+more\s+thing|separately"
+    r"|unrelated(?:ly)?|side\s+note|another\s+thing|plus)\b",
+    re.IGNORECASE,
+)
 # Where a pasted diff starts: its following "+", "-" and " " lines are not the person's.
 DIFF_START = LazyPattern(r"^(?:@@\s|\+\+\+\s|---\s+a/|diff\s+--git\s)")
 # Comment lines of pasted code: "// Remember: …", "/* … */", "-- note: …".
