@@ -787,10 +787,9 @@ def _asks_to_keep(opening: str) -> bool:
         return False  # "Add a long-term memory table for the assistant feature: …"
     if any(THIS_TASK.match(part) for part in re.split(r",\s*", opening)[1:]):
         return False  # "Remember, this is just a spike - no tests needed."
+    # "To be clear for future sessions: …", "Außerdem, für alle künftigen Sessions:"
     if FOR_SESSIONS.search(opening) or capture_languages.SESSIONS_WORDS.search(opening):
-        return (
-            True  # "To be clear for future sessions: …", "Außerdem, für alle künftigen Sessions:"
-        )
+        return True
     strong = KEEP_STRONG.search(opening)
     verb, noun, long = KEEPISH.search(opening), KEPT_NOUN.search(opening), HOW_LONG.search(opening)
     # "One rule forever:" (a rule with nothing that says for good is often a program's)
