@@ -145,7 +145,10 @@ def test_the_hook_limit_is_the_one_this_claude_code_applies(world: World, char: 
     assert seen == {limit: (True, False), limit + 1: (False, True)}
 
 
-@pytest.mark.parametrize("slow_start_s", [0, 4])
+# (Claude Code 2.1.197 waits about 6 s for an alwaysLoad server: measured, a 5 s late start
+# still read the resource and a 7 s one did not; 4 s plus the server's own start on a loaded
+# CI machine failed once, so the late start here leaves room for the machine.)
+@pytest.mark.parametrize("slow_start_s", [0, 2])
 def test_a_long_context_reaches_the_model_fitted_and_the_rest_by_the_resource(
     world: World, slow_start_s: int
 ) -> None:
