@@ -83,6 +83,9 @@ HINT = (
     r"|tenlo|tienilo|garde|presente|cuenta|mente|sabendo|ligado|saber|gilt|geldt|vale|vaut"
     r"|acord|an[oó]t|gr[aá]b|qued|pase|metete|sepas|tengas|dica|registrad|lembrando|forget|futuro"
     r"|ap[uú]nt|ahora\s+en|adelante|m[aá]s\s+adelante|otras\s+veces|partir\s+de|grav[ae]"
+    r"|vergessen|zapomn|guard|denk|behalt|retenir|gedachten|uwadze|sempre|siempre|immer|toujours"
+    r"|pr[oó]xim|prochaine|prossim|volgende|nast[eę]pn|frente|d[ée]sormais|dor[ée]navant|voortaan"
+    r"|k[üu]nftig|segna"
 )
 # How long, in the same languages: "para siempre", "pra próxima", "für die Zukunft", …
 LATER = (
@@ -146,8 +149,8 @@ TAGS = (
 # conversaciones.", "… Zapamiętaj to na kolejne razy.".
 BACK = (
     r"(?:bitte\s+merken|das\s+bitte\s+(?:f[üu]r\s+immer\s+)?merken|merk\s+dir\s+das|vergiss\s+das\s+nicht"
-    r"|tenlo\s+(?:presente|en\s+cuenta)|recu[eé]rdalo|no\s+lo\s+olvides|ac[uo]?[eé]?rdate\s+de\s+eso"
-    r"|acu[eé]rdate\s+de\s+eso|guarda\s+isto"
+    r"|tenlo\s+(?:presente|en\s+cuenta)|recu[eé]rdalo|no\s+lo\s+olvides|ac(?:[uo]?[eé]?|ó)rdate\s+de\s+eso"
+    r"|guarda\s+isto"
     r"|lembr[ae](?:-se)?\s+disso|guarda\s+isso|n[ãa]o\s+esque(?:[çc]a|ce)\s+disso"
     r"|retiens(?:-le|\s+[çc]a)|n['\u2019]oublie\s+pas\s+[çc]a|garde-le\s+en\s+t[êe]te|note-le(?:\s+bien)?"
     r"|ricordatelo|tienilo\s+a\s+mente|onthoud\s+dat|graag\s+onthouden|zapami[eę]taj(?:\s+to)?)"

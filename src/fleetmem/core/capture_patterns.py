@@ -1271,7 +1271,6 @@ HINT = LazyPattern(
     r"|\bnot(?:e|ing)|memo|keep|kept|\bsav|\bstor|record"
     r"|persist|retain|rule|always|never|futur|forward|foward|\bnow\b|henceforth|permanent"
     r"|recall|subsequent|ever\b|ongoing|outliv|register|establish|\bnorm\b|guidance"
-    r"|merk|recuerd|acu[eé]rd|record[aá]|retiens|souvien|m[ée]moire|lembr|ricord|onthoud|zapami"
     r"|запомн|覚え|记住|記住|\bpref\b|\bperm\b|\bref\b|rest\s+of\s+time|beyond|\b4\s|\bmem\b|\bhaul\b"
     r"|\b(?:sessions?|chats?|conversations?|interactions?)\b"
     r"|standing|lasting|durable|\bfacts?\b|\bpref|when\s?ever|every|each\s+time|any\s*time|lesson"
@@ -1282,10 +1281,6 @@ HINT = LazyPattern(
     r"|as\s+of|across|between|so\s+you|thing\s+to|add\s+(?:this|to)|clear|have\s+it"
     r"|\bin\s+(?:this|our|the)\s+(?:repo|project|codebase|solution|org|team|monorepo|workspace)"
     r"|internali[sz]|\bdefault\b|\bpoint\s+(?:on|forward)"
-    r"|olvid|esque[cç]|vergiss|vergessen|oubli|dimentic|vergeet|zapomn|pami[eę]t|cuenta|presente"
-    r"|apunt|anot|guard|denk|behalt|notier|retenir|mente|gedachten|uwadze|sempre|siempre|immer"
-    r"|toujours|pr[oó]xim|prochaine|prossim|volgende|nast[eę]pn|zukunft|adelante|frente|d[ée]sormais"
-    r"|dor[ée]navant|voortaan|k[üu]nftig|sabendo|segna|zanotuj|przysz|m[ée]mori"
     rf"|{other.HINT}",
     re.IGNORECASE | re.MULTILINE,
 )
