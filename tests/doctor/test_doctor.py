@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from fleetmem.service.bootstrap import App
 from fleetmem.service.doctor import exit_code, run_checks
 from tests.conftest import EXAMPLE, write_config
@@ -55,6 +57,25 @@ def test_agents_with_prompt_briefings_are_listed(make_app: Callable[..., App]) -
         "[agent.nightly]\nmemory_briefing = true\n[agent.quiet]\nmemory_record = true\n"
     )
     assert by_name(app)["prompt briefings"] == ("info", "memory_briefing is on for: nightly")
+
+
+def test_the_capture_row_says_when_requests_are_read_by_the_rules_alone(
+    make_app: Callable[..., App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fleetmem.core import capture_learned, capture_weights
+
+    app = make_app('[model_api]\nembedding_model = ""\n')
+    capture_learned.default_model.cache_clear()
+    assert by_name(app)["capture"] == ("ok", "rules and the learned second reading")
+    monkeypatch.setattr(capture_weights, "SHA256", "0" * 64)
+    capture_learned.default_model.cache_clear()
+    try:
+        status, detail = by_name(app)["capture"]
+        assert status == "warn" and "rules only" in detail and "changed by hand" in detail
+        assert exit_code(run_checks(app)) == 0  # a warning: memory still works
+    finally:
+        monkeypatch.undo()
+        capture_learned.default_model.cache_clear()
 
 
 def test_provider_rows_follow_state_and_outage_length() -> None:

@@ -4,6 +4,7 @@ payloads on stdin, over a real repository and store."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import time
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from fleetmem.core.capture import captured_facts
 from fleetmem.core.fence import parse_block
 from fleetmem.core.wrapper import parse
 from fleetmem.errors import NotFound
@@ -200,6 +202,32 @@ def test_requests_said_as_people_say_them_are_captured(
     quiet, _ = session.hook("UserPromptSubmit", _prompt(session, "I remember this bug, fix it."))
     assert quiet.returncode == 0 and "systemMessage" not in json.loads(quiet.stdout or b"{}")
     assert len(open_app().facts.list().items) == 1
+
+
+def test_a_request_only_the_learned_reading_hears_is_captured_by_the_hook(
+    world: World, open_app: Callable[[], App], rng: random.Random
+) -> None:
+    """Phrasings the rules have no words for (fleetmem.core.capture_learned) are stored
+    through the real hook process, confirmed in the same one line."""
+    world.config("[agent.claude-code]\n")
+    session = Session(world)
+    session.hook("SessionStart", session.payload("session_start"))
+    asks = (
+        "Could you tuck this away for future chats? {}",
+        "Please file this under things you should just know: {}",
+    )
+    for count, ask in enumerate(asks, 1):
+        team = rng.choice(["mobile", "payments", "growth", "platform"])
+        fact = f"The {team} team owns the {''.join(rng.choices('bcdfgklmnprstvz', k=7))} service."
+        text = ask.format(fact)
+        assert captured_facts(text, learned=False) == []  # the rules alone hear nothing
+        proc, _ = session.hook("UserPromptSubmit", _prompt(session, text))
+        [line] = json.loads(proc.stdout)["systemMessage"].splitlines()
+        stored = open_app().facts.list().items
+        assert len(stored) == count
+        [kept] = [f for f in stored if f.body == fact]
+        assert (kept.status, kept.origin) == ("active", "human")
+        assert line == f'fleetmem remembered "{fact}" ({kept.id})'
 
 
 def test_each_prompt_is_given_the_facts_relevant_to_it_once(

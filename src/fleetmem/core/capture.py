@@ -28,6 +28,11 @@ Requests in Spanish, Portuguese, German, French, Italian, Dutch and Polish are r
 ("Recuerda que …", "Merk dir für die Zukunft, dass …", "… Bitte merken."), with the words of
 :mod:`fleetmem.core.capture_languages`.
 
+A prompt the rules find nothing in is read a second time by a small learned model
+(:mod:`fleetmem.core.capture_learned`) that scores where the prompt could be cut into a request
+and its fact; the rules' vetoes (not to keep, this task only, a question, a change to make
+now, …) still apply to what it keeps.
+
 The patterns are in :mod:`fleetmem.core.capture_patterns`. Pure: no I/O. The measured
 rates (generated prompts in three halves, and 34 corpora written apart from the rules)
 are in ``tests/facts/`` and docs/facts.md.
@@ -38,7 +43,7 @@ from __future__ import annotations
 import functools
 import re
 
-from fleetmem.core import capture_languages
+from fleetmem.core import capture_languages, capture_learned
 from fleetmem.core.capture_patterns import (
     ALWAYS_NEVER,
     ANY_DASH,
@@ -170,19 +175,46 @@ MAX_SENTENCE = 4_000
 MAX_SENTENCES = 2_000
 
 
-def captured_facts(prompt: str) -> list[str]:
-    """The wording of each fact ``prompt`` asks to be remembered, in order, without repeats."""
-    return [body for body, _ in _walk(prompt)]
+def captured_facts(prompt: str, *, learned: bool = True) -> list[str]:
+    """The wording of each fact ``prompt`` asks to be remembered, in order, without repeats.
+
+    A prompt in which the rules find nothing is read a second time by the learned model of
+    :mod:`fleetmem.core.capture_learned`, unless ``learned`` is False (or its weights
+    cannot be read: ``fleetmem doctor`` says so)."""
+    return [body for body, _ in _walk(prompt, learned)]
+
+
+def _model() -> capture_learned.Model | None:
+    try:
+        return capture_learned.default_model()  # decoded once per process, about 4 ms
+    except capture_learned.ModelError:
+        return None
 
 
 # A hook asks about one prompt several times (does it ask? what to store? what else does it
 # ask? what to say when it could not be stored?): the rules run once per prompt.
 @functools.lru_cache(maxsize=8)
-def _walk(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _walk(
+    prompt: str, learned: bool | capture_learned.Model = False
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each fact asked for, in order and without repeats, with the sentences that asked it
-    (the request, and the sentence it points at when that is another one)."""
+    (the request, and the sentence it points at when that is another one); a prompt the
+    rules find nothing in is read by the packaged model when ``learned`` is True, or by the
+    model given."""
     if not HINT.search(prompt):
         return ()  # no word any rule needs: the rules are not even compiled
+    found = _ruled(prompt)
+    if found or learned is False:
+        return found
+    model = _model() if learned is True else learned
+    if model is None:
+        return found
+    heard = _learned(prompt, model)
+    return (heard,) if heard is not None else ()
+
+
+def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """What the rules find: :func:`_walk` without the model."""
     one_line = prompt.strip()
     note = HASH_NOTE.match(one_line)
     if note and not COMMENT_TAG.match(one_line) and _statement(note.group("note")):
@@ -318,11 +350,116 @@ def _searched(sentences: list[str]) -> list[str]:
     return sentences[: MAX_SENTENCES - tail] + sentences[-tail:]
 
 
-def without_requests(prompt: str) -> str:
+def _learned(prompt: str, model: capture_learned.Model) -> tuple[str, tuple[str, ...]] | None:
+    """The fact of the best cut the model reads as a request, with the cue and the fact as
+    written, or None when no cut both scores :data:`capture_learned.THRESHOLD` and passes
+    the rules' vetoes."""
+    best = best_cut(prompt, model)
+    if best is None or best[0] < capture_learned.THRESHOLD:
+        return None
+    return best[1], best[2]
+
+
+def best_cut(
+    prompt: str, model: capture_learned.Model
+) -> tuple[float, str, tuple[str, ...]] | None:
+    """The highest-scoring cut no veto stops: its score, its fact tidied, and its cue and
+    fact as written; None when there is none."""
+    sentences = _searched(_sentences(prompt))
+    if any(DO_THAT_NOW.match(PLEASE.sub("", _plain(s))) for s in sentences):
+        return None  # "Going forward, X should Y. Implement that in next_run().": a task
+    # "Going forward, refunds should be batched nightly. Write the cron job." (or "Update
+    # the signup flow."): a change to make, specified, not a rule for the agent
+    builds = any(
+        WRITING_TASK.match(p) or BUILD_TASK.match(p) or EDIT_NOW.match(p)
+        for p in (PLEASE.sub("", _plain(s)) for s in sentences)
+    )
+    best: tuple[float, str, tuple[str, ...]] | None = None
+    for cut in capture_learned.cuts(sentences):
+        fact = _kept(cut.fact)
+        if not fact or learned_veto(cut.cue, fact) or (builds and SHOULD.search(fact)):
+            continue
+        score = model.score(cut.cue)
+        if best is None or score > best[0]:
+            best = (score, fact, (cut.cue, cut.fact))
+    return best
+
+
+#: :data:`HINT`, bound apart: a cue needs one of its words whether or not a caller turns the
+#: prompt-wide gate off (so the gate never changes what the model keeps: a prompt without
+#: any such word has no cue with one).
+_KEEP_WORD = HINT
+WHEN_READY = re.compile(
+    r"\b(?:whenever|when)\s+you(?:'re|\s+are|\s+get)\s+(?:ready|a\s+(?:chance|moment|sec(?:ond)?|minute))"
+    r"|\bwhen(?:ever)?\s+you\s+can\b",
+    re.IGNORECASE,
+)
+EDIT_NOW = re.compile(
+    r"(?:please\s+)?(?:update|fix|change|edit|rename|bump|refactor|remove|delete|replace|move"
+    r"|migrate|upgrade|revert)\b",
+    re.IGNORECASE,
+)
+SHOULD = re.compile(r"\bshould\b", re.IGNORECASE)
+#: A program's memory, not the agent's: "store it in memory", "keep the map in-memory".
+IN_RAM = re.compile(
+    r"\b(?:in|into)[-\s](?:process\s+)?(?:memory|ram)\b(?!\s+(?:for|across|between|from))",
+    re.IGNORECASE,
+)
+#: A colon with words after it inside a cue: what follows the colon is what is asked about.
+CUE_OPENS_A_FACT = re.compile(r":\s+\S+\s+\S+\s+\S+")
+
+
+def learned_cuts(prompt: str) -> list[capture_learned.Cut]:
+    """The cuts of ``prompt``'s own sentences the model scores (and is trained on)."""
+    return capture_learned.cuts(_searched(_sentences(prompt)))
+
+
+def learned_veto(cue: str, fact: str) -> str | None:
+    """Why a cut the model may read as a request is not one, whatever its score: the cue
+    has no word any request needs, opens a fact of its own after a colon, says not to
+    keep, names this task only, opens a quotation or code, asks a question of its own or
+    is a writing task; or the fact asks a question."""
+    cue = QUOTED.sub("", cue)
+    if not _KEEP_WORD.search(cue):
+        return "no keep word"
+    if "?" in fact:
+        return "a question for a fact"
+    if CUE_OPENS_A_FACT.search(cue):
+        return "the cue opens a fact of its own"  # ", remember: X" after "For this task only"
+    if len(cue.split()) < 2 and cue[:1].isalnum():
+        return "a one-word label"  # "Rule: no-unused-vars …", a linter's line
+    if CODE_LINE.match(fact) or LOG_LINE.match(fact):
+        return "code or a log line for a fact"  # 'Save this: {"port": 8080}'
+    if RUNTIME_SPEC.match(cue + " " + fact):
+        return "a change to the code"  # "Going forward, refunds should be batched nightly"
+    if IN_RAM.search(cue):
+        return "memory as in RAM"  # "Store it in memory: a dict keyed by id is enough."
+    if capture_languages.NOT_LASTING_WORDS.search(fact):
+        return "the fact is this task's"  # "Recuerda que hoy el staging está caído"
+    if WHEN_READY.search(cue):
+        return "a courtesy about now"  # "Whenever you're ready, run the full test suite."
+    if EDIT_NOW.match(fact) and not LASTING.search(fact):
+        return "a change to make now"  # "Update the fee in `fees.yaml` — going forward, …"
+    if IMPERATIVE.match(fact) and _names_the_work(fact) and not LASTING.search(fact):
+        return "an instruction about the work in hand"  # "From here, run the tests in a.py."
+    if NOT_KEEP.search(cue) or capture_languages.NOT_LASTING_WORDS.search(cue):
+        return "not to keep"
+    if THIS_SCOPE.search(cue):
+        return "this task only"
+    if WRITING_TASK.match(cue):
+        return "a writing task"
+    if _quoting(cue) or cue.count("`") % 2:
+        return "inside a quotation or code"
+    if _question(cue) and not (ASKS.search(cue) or capture_languages.ASKS.search(cue)):
+        return "a question"  # "Do you remember …?", not "Could you keep this for later?"
+    return None
+
+
+def without_requests(prompt: str, *, learned: bool = True) -> str:
     """``prompt`` with its requests to remember taken out: what else the person asked, so
     the facts matched to a prompt are matched to its task, not to what it asked to keep."""
     rest = prompt
-    for _, used in _walk(prompt):
+    for _, used in _walk(prompt, learned):
         for sentence in used:
             # A block under a marker was joined from several lines: it stays, as it is not
             # found whole in the prompt.

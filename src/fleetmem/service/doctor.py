@@ -56,7 +56,20 @@ def run_checks(
     rows.append(_text_index(status))
     rows.append(_summaries(status))
     rows.append(_briefing_agents(app))
+    rows.append(_capture_model())
     return rows
+
+
+def _capture_model() -> Check:
+    """Whether requests to remember are read by the rules and the learned model, or the
+    rules alone (its weights changed by hand)."""
+    from fleetmem.core.capture_learned import ModelError, default_model
+
+    try:
+        default_model()
+    except ModelError as exc:
+        return Check("capture", "warn", f"rules only, fewer requests to remember are heard: {exc}")
+    return Check("capture", "ok", "rules and the learned second reading")
 
 
 def _briefing_agents(app: Any) -> Check:
