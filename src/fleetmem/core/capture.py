@@ -61,6 +61,7 @@ from fleetmem.core.capture_patterns import (
     CODE_WORD,
     COMMENT_TAG,
     COURTESY,
+    CUE_OPENS_A_FACT,
     DECORATION,
     DEFINITION,
     DIFF_LINE,
@@ -68,6 +69,7 @@ from fleetmem.core.capture_patterns import (
     DIRECTIVE,
     DO_IT_NOW,
     DO_THAT_NOW,
+    EDIT_NOW,
     EMOJI_OPENING,
     ENDS_POINTING_BACK,
     EVERY_ONLY,
@@ -77,6 +79,7 @@ from fleetmem.core.capture_patterns import (
     FENCE,
     FILLER,
     FOR_SESSIONS,
+    FORWARD_FROM,
     GOES_ON,
     GOES_ON_RULE,
     HASH_NOTE,
@@ -86,6 +89,7 @@ from fleetmem.core.capture_patterns import (
     HOW_LONG_STRONG,
     I_MEAN,
     IMPERATIVE,
+    IN_RAM,
     INDENTED,
     INNER_START,
     INNER_SYMBOLS,
@@ -138,11 +142,14 @@ from fleetmem.core.capture_patterns import (
     SCOPE_END,
     SELF_TODO,
     SENTENCE_END,
+    SHOULD,
+    SO_I_CAN,
     SO_THAT,
     SOFT_NOUN,
     SPOKEN_START,
     STANDING_PLACE,
     STANDING_VERB,
+    STATE_NOW,
     STATED,
     STEP_OPENING,
     TAG_QUESTION,
@@ -158,6 +165,7 @@ from fleetmem.core.capture_patterns import (
     TRIGGER,
     TURNS_AWAY,
     TURNS_TO_TASK,
+    WHEN_READY,
     WHENEVER,
     WRITING_TASK,
     YOUR_MIND,
@@ -389,24 +397,6 @@ def best_cut(
 #: prompt-wide gate off (so the gate never changes what the model keeps: a prompt without
 #: any such word has no cue with one).
 _KEEP_WORD = HINT
-WHEN_READY = re.compile(
-    r"\b(?:whenever|when)\s+you(?:'re|\s+are|\s+get)\s+(?:ready|a\s+(?:chance|moment|sec(?:ond)?|minute))"
-    r"|\bwhen(?:ever)?\s+you\s+can\b",
-    re.IGNORECASE,
-)
-EDIT_NOW = re.compile(
-    r"(?:please\s+)?(?:update|fix|change|edit|rename|bump|refactor|remove|delete|replace|move"
-    r"|migrate|upgrade|revert)\b",
-    re.IGNORECASE,
-)
-SHOULD = re.compile(r"\bshould\b", re.IGNORECASE)
-#: A program's memory, not the agent's: "store it in memory", "keep the map in-memory".
-IN_RAM = re.compile(
-    r"\b(?:in|into)[-\s](?:process\s+)?(?:memory|ram)\b(?!\s+(?:for|across|between|from))",
-    re.IGNORECASE,
-)
-#: A colon with words after it inside a cue: what follows the colon is what is asked about.
-CUE_OPENS_A_FACT = re.compile(r":\s+\S+\s+\S+\s+\S+")
 
 
 def learned_cuts(prompt: str) -> list[capture_learned.Cut]:
@@ -415,10 +405,12 @@ def learned_cuts(prompt: str) -> list[capture_learned.Cut]:
 
 
 def learned_veto(cue: str, fact: str) -> str | None:
-    """Why a cut the model may read as a request is not one, whatever its score: the cue
-    has no word any request needs, opens a fact of its own after a colon, says not to
-    keep, names this task only, opens a quotation or code, asks a question of its own or
-    is a writing task; or the fact asks a question."""
+    """Why a cut the model may read as a request is not one, whatever its score (the
+    reason, or None): the rules' own reasons for a cue (no word any request needs, not to
+    keep, this task only, a question of its own, a writing task, inside a quotation or
+    code, a courtesy about now, memory as in RAM, a direction in the code) and for a fact
+    (a question, code or a log, a change to the code or one to make now, this task's words,
+    state or purpose, the work in hand)."""
     cue = QUOTED.sub("", cue)
     if not _KEEP_WORD.search(cue):
         return "no keep word"
@@ -438,6 +430,10 @@ def learned_veto(cue: str, fact: str) -> str | None:
         return "the fact is this task's"  # "Recuerda que hoy el staging está caído"
     if WHEN_READY.search(cue):
         return "a courtesy about now"  # "Whenever you're ready, run the full test suite."
+    if FORWARD_FROM.search(cue):
+        return "a direction in the code"  # "Going forward from the migration, trace …"
+    if STATE_NOW.search(fact) or SO_I_CAN.search(cue + " " + fact):
+        return "this task's state or purpose"  # "For the record, X was already broken …"
     if EDIT_NOW.match(fact) and not LASTING.search(fact):
         return "a change to make now"  # "Update the fee in `fees.yaml` — going forward, …"
     if IMPERATIVE.match(fact) and _names_the_work(fact) and not LASTING.search(fact):

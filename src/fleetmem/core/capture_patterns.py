@@ -1284,3 +1284,38 @@ HINT = LazyPattern(
     rf"|{other.HINT}",
     re.IGNORECASE | re.MULTILINE,
 )
+
+# Used by the learned second reading's vetoes (fleetmem.core.capture.learned_veto).
+# Courtesy about when to do this task: "Whenever you're ready, …", "when you get a chance".
+WHEN_READY = LazyPattern(
+    r"\b(?:whenever|when)\s+you(?:'re|\s+are|\s+get)\s+(?:ready|a\s+(?:chance|moment|sec(?:ond)?|minute))"
+    r"|\bwhen(?:ever)?\s+you\s+can\b",
+    re.IGNORECASE,
+)
+# An edit to make: "Update the fee in `fees.yaml` …" (a fact opening so is this task's unless
+# told to last).
+EDIT_NOW = LazyPattern(
+    r"(?:please\s+)?(?:update|fix|change|edit|rename|bump|refactor|remove|delete|replace|move"
+    r"|migrate|upgrade|revert)\b",
+    re.IGNORECASE,
+)
+# A specified behaviour, beside a task to build it: "Going forward, X should …".
+SHOULD = LazyPattern(r"\bshould\b", re.IGNORECASE)
+# A program's memory, not the agent's: "store it in memory", "keep the map in-memory".
+IN_RAM = LazyPattern(
+    r"\b(?:in|into)[-\s](?:process\s+)?(?:memory|ram)\b(?!\s+(?:for|across|between|from))",
+    re.IGNORECASE,
+)
+# A colon with words after it inside a cue: what follows the colon is what is asked about.
+CUE_OPENS_A_FACT = LazyPattern(r":\s+\S+\s+\S+\s+\S+")
+# A report on this task's state, not a fact to keep: "… was already broken before my change".
+STATE_NOW = LazyPattern(
+    r"\balready\b|\bbefore\s+(?:my|your|this|the)\s+(?:change|fix|commit|pr|refactor|edit)\b",
+    re.IGNORECASE,
+)
+# The person's purpose right now: "…, pass -v so I can see the output".
+SO_I_CAN = LazyPattern(r"\bso\s+(?:that\s+)?(?:i|we)\s+can\b", re.IGNORECASE)
+# "Going forward from the migration, trace …": a direction in the code, not in time.
+FORWARD_FROM = LazyPattern(
+    r"\b(?:forward|onwards?)\s+from\s+(?:the|a|an|this|that|my|our|where)\b", re.IGNORECASE
+)
