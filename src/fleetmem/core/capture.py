@@ -48,6 +48,7 @@ from fleetmem.core.capture_patterns import (
     ALWAYS_NEVER,
     ANY_DASH,
     ASKED_MARK,
+    ASKING,
     ASKS,
     BACK_TAIL,
     BARE_KEEP,
@@ -75,6 +76,7 @@ from fleetmem.core.capture_patterns import (
     EVERY_ONLY,
     EVERY_WORD,
     EXPLICIT_KEEP,
+    FACT_ASKS,
     FACT_VERB,
     FENCE,
     FILLER,
@@ -374,8 +376,10 @@ def best_cut(
     """The highest-scoring cut no veto stops: its score, its fact tidied, and its cue and
     fact as written; None when there is none."""
     sentences = _searched(_sentences(prompt))
-    if any(DO_THAT_NOW.match(PLEASE.sub("", _plain(s))) for s in sentences):
-        return None  # "Going forward, X should Y. Implement that in next_run().": a task
+    if any(DO_THAT_NOW.match(PLEASE.sub("", ASKING.sub("", _plain(s)))) for s in sentences):
+        # "Going forward, X should Y. Implement that in next_run()." ("Can you implement
+        # that?"): a task
+        return None
     # "Going forward, refunds should be batched nightly. Write the cron job." (or "Update
     # the signup flow."): a change to make, specified, not a rule for the agent
     builds = any(
@@ -414,7 +418,7 @@ def learned_veto(cue: str, fact: str) -> str | None:
     cue = QUOTED.sub("", cue)
     if not _KEEP_WORD.search(cue):
         return "no keep word"
-    if "?" in fact:
+    if "?" in fact or FACT_ASKS.match(fact):
         return "a question for a fact"
     if CUE_OPENS_A_FACT.search(cue):
         return "the cue opens a fact of its own"  # ", remember: X" after "For this task only"

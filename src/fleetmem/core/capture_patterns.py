@@ -1319,3 +1319,12 @@ SO_I_CAN = LazyPattern(r"\bso\s+(?:that\s+)?(?:i|we)\s+can\b", re.IGNORECASE)
 FORWARD_FROM = LazyPattern(
     r"\b(?:forward|onwards?)\s+from\s+(?:the|a|an|this|that|my|our|where)\b", re.IGNORECASE
 )
+# A fact that opens with a question word is something to find out: "(Ich hab vergessen,) wie
+# man einen Commit rückgängig macht".
+FACT_ASKS = LazyPattern(
+    r"^(?:how|why|wie|warum|comment|pourquoi|c[oó]mo|por\s*qu[eé]|come|perch[eé]|hoe|waarom"
+    r"|jak|dlaczego)\b",
+    re.IGNORECASE,
+)
+# "Can you implement that?": what asks for it, taken off before DO_THAT_NOW is tried.
+ASKING = LazyPattern(r"^(?:can|could|will|would)\s+you\s+", re.IGNORECASE)
