@@ -119,6 +119,7 @@ from fleetmem.core.capture_patterns import (
     NOT_A_FACT,
     NOT_BEFORE_BACK,
     NOT_KEEP,
+    NOT_TO_KEEP,
     NOTE_TO_OTHERS,
     NOW_WORDS,
     OPENING,
@@ -132,6 +133,7 @@ from fleetmem.core.capture_patterns import (
     PRONOUN,
     PROSE_TASK,
     QUOTE_CLOSES,
+    QUOTE_END,
     QUOTE_OPENS,
     QUOTED,
     REFERENCE,
@@ -415,7 +417,8 @@ def learned_veto(cue: str, fact: str) -> str | None:
     code, a courtesy about now, memory as in RAM, a direction in the code) and for a fact
     (a question, code or a log, a change to the code or one to make now, this task's words,
     state or purpose, the work in hand)."""
-    cue = QUOTED.sub("", cue)
+    # "— write the description for me.": the cue read from its first word
+    cue = QUOTED.sub("", cue).lstrip(" ,;:-\u2013\u2014>\u2192")
     if not _KEEP_WORD.search(cue):
         return "no keep word"
     if "?" in fact or FACT_ASKS.match(fact):
@@ -436,9 +439,16 @@ def learned_veto(cue: str, fact: str) -> str | None:
         return "a courtesy about now"  # "Whenever you're ready, run the full test suite."
     if FORWARD_FROM.search(cue):
         return "a direction in the code"  # "Going forward from the migration, trace …"
-    if STATE_NOW.search(fact) or SO_I_CAN.search(cue + " " + fact):
-        return "this task's state or purpose"  # "For the record, X was already broken …"
-    if EDIT_NOW.match(fact) and not LASTING.search(fact):
+    said = cue + " " + fact
+    if STATE_NOW.search(said) or SO_I_CAN.search(said) or TASK_HINT.search(said):
+        # "For the record, X was already broken …", "keep in mind that I have only 20
+        # minutes before the meeting", "… might be offline when this runs"
+        return "this task's state or purpose"
+    if QUOTE_END.search(fact) or QUOTE_END.search(cue) or _quoting(fact):
+        return "inside a quotation"  # "Translate this: '… From now on, X.'"
+    if NOT_TO_KEEP.search(cue):
+        return "not to keep"  # "I don't want you to memorize my style, …"
+    if (EDIT_NOW.match(fact) or BUILD_TASK.match(fact)) and not LASTING.search(fact):
         return "a change to make now"  # "Update the fee in `fees.yaml` — going forward, …"
     if IMPERATIVE.match(fact) and _names_the_work(fact) and not LASTING.search(fact):
         return "an instruction about the work in hand"  # "From here, run the tests in a.py."

@@ -1328,3 +1328,12 @@ FACT_ASKS = LazyPattern(
 )
 # "Can you implement that?": what asks for it, taken off before DO_THAT_NOW is tried.
 ASKING = LazyPattern(r"^(?:can|could|will|would)\s+you\s+", re.IGNORECASE)
+# "I don't want you to memorize my style, …", "no need to save it": asked not to keep (not
+# "not just today", not "don't forget").
+NOT_TO_KEEP = LazyPattern(
+    r"\b(?:don['\u2019]?t|do\s+not|doesn['\u2019]?t|no\s+need|not)\b(?!\s+(?:just|only)\b)"
+    r"[^.;:!?]{0,30}?\b(?:remember|memori[sz]e|keep|save|store|retain|persist|note)\b",
+    re.IGNORECASE,
+)
+# A fact ending at a closing quote is the end of a quotation: "… will use this form.'"
+QUOTE_END = LazyPattern(r"[.!?,]['\"\u2019\u201d]\s*$")
