@@ -378,7 +378,8 @@ def best_cut(
     """The highest-scoring cut no veto stops: its score, its fact tidied, and its cue and
     fact as written; None when there is none."""
     sentences = _searched(_sentences(prompt))
-    if any(DO_THAT_NOW.match(PLEASE.sub("", ASKING.sub("", _plain(s)))) for s in sentences):
+    plain = [_plain(s) for s in sentences]
+    if any(DO_THAT_NOW.match(PLEASE.sub("", ASKING.sub("", p))) for p in plain):
         # "Going forward, X should Y. Implement that in next_run()." ("Can you implement
         # that?"): a task
         return None
@@ -386,7 +387,7 @@ def best_cut(
     # the signup flow."): a change to make, specified, not a rule for the agent
     builds = any(
         WRITING_TASK.match(p) or BUILD_TASK.match(p) or EDIT_NOW.match(p)
-        for p in (PLEASE.sub("", _plain(s)) for s in sentences)
+        for p in (PLEASE.sub("", p) for p in plain)
     )
     best: tuple[float, str, tuple[str, ...]] | None = None
     for cut in capture_learned.cuts(sentences):
