@@ -56,6 +56,7 @@ from fleetmem.core.capture_patterns import (
     BUILD_TASK,
     BULLET,
     CLAUSE,
+    CLAUSE_BREAK,
     CODE_COMMENT,
     CODE_LINE,
     CODE_SPOT,
@@ -121,9 +122,11 @@ from fleetmem.core.capture_patterns import (
     NOT_KEEP,
     NOT_TO_KEEP,
     NOTE_TO_OTHERS,
+    NOW_ONLY,
     NOW_WORDS,
     OPENING,
     OPENING_BACK_TAIL,
+    OUTLIVES,
     PAREN_KEEP,
     PASTE_ASK,
     PASTE_INTRO,
@@ -155,6 +158,7 @@ from fleetmem.core.capture_patterns import (
     STANDING_VERB,
     STATE_NOW,
     STATED,
+    STEP_NOW,
     STEP_OPENING,
     TAG_QUESTION,
     TASK_HINT,
@@ -171,6 +175,7 @@ from fleetmem.core.capture_patterns import (
     TURNS_TO_TASK,
     WHEN_READY,
     WHENEVER,
+    WORK_IN_HAND,
     WRITING_TASK,
     YOUR_MIND,
 )
@@ -217,12 +222,38 @@ def _walk(
         return ()  # no word any rule needs: the rules are not even compiled
     found = _ruled(prompt)
     if found or learned is False:
-        return found
+        return tuple(item for item in found if not _for_the_work_in_hand(*item))
     model = _model() if learned is True else learned
     if model is None:
         return found
     heard = _learned(prompt, model)
-    return (heard,) if heard is not None else ()
+    return (heard,) if heard is not None and not _for_the_work_in_hand(*heard) else ()
+
+
+def _for_the_work_in_hand(fact: str, used: tuple[str, ...]) -> bool:
+    """Whether a fact found by either reading is this task's after all: it, or the clause
+    that asked for it, names the piece of work in hand ("from now on in this class, use
+    properties", "w tym skrypcie", "for this refactoring") and nothing says it outlives the
+    session; or it speaks of this conversation or this task's clock ("I asked you for …",
+    "I need this by 5pm"), or it is a step of the task ("…, handle that"). Checked last,
+    on what both readings found, so that neither keeps what the other would not."""
+    head = fact[:15].lower()
+    before: list[str] = []
+    for sentence in used:
+        at = sentence.lower().find(head)
+        if at >= 0:
+            before.append(sentence[:at])
+            break
+        before.append(sentence)
+    cue = CLAUSE_BREAK.split(" ".join(before))[-1]
+    if NOW_ONLY.search(fact) or NOW_ONLY.search(cue) or STEP_NOW.search(fact):
+        return True
+    said = f"{cue} {fact}"
+    return bool(WORK_IN_HAND.search(said)) and not (
+        FOR_SESSIONS.search(said)
+        or capture_languages.SESSIONS_WORDS.search(said)
+        or OUTLIVES.search(said)
+    )
 
 
 def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:

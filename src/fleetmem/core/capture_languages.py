@@ -214,3 +214,24 @@ ASKS = LazyPattern(
     r"|puoi|potresti|kun\s+je|zou\s+je|mo[żz]esz|oye,?\s+[¿]?puedes)\b",
     re.IGNORECASE,
 )
+# The piece of work in hand named in another language: "in questo file", "bij deze refactor",
+# "w tym skrypcie", "en este método", "neste arquivo", "pour cette correction", "in dieser
+# Klasse" (capture_patterns.WORK_IN_HAND has the English).
+WORK_IN_HAND = (
+    r"\b(?:in\s+)?quest[oa]\s+(?:file|classe|metodo|funzione|script|refactoring|query|modulo"
+    r"|test|migrazione|pr|commit|ticket)\b"
+    r"|\b(?:in\s+|bij\s+)?(?:dit|deze)\s+(?:bestand|klasse|methode|functie|script|refactor|query"
+    r"|module|test|migratie|pr|commit|ticket)\b"
+    r"|\b(?:w\s+)?(?:tym|tej|tego|ten|ta)\s+(?:pliku|plik|skrypcie|skrypt|notebooku|notatniku"
+    r"|klasie|klasa|metodzie|funkcji|zapytaniu|module|te[śs]cie|migracji|pr|commicie|tickecie)\b"
+    r"|\b(?:en\s+)?(?:este|esta|ese|esa)\s+(?:archivo|fichero|m[ée]todo|clase|funci[óo]n|script"
+    r"|consulta|migraci[óo]n|cambio|ticket|pr|commit|refactor)\b"
+    r"|\b(?:neste|nesta|nesse|nessa)\s+(?:arquivo|m[ée]todo|classe|fun[çc][ãa]o|script|consulta"
+    r"|migra[çc][ãa]o|mudan[çc]a|ticket|pr|commit|refactor)\b"
+    r"|\b(?:dans\s+|pour\s+)?(?:ce|cet|cette)\s+(?:fichier|m[ée]thode|classe|fonction|script"
+    r"|requ[êe]te|migration|correction|changement|ticket|pr|commit|refactor(?:ing)?)\b"
+    r"|\b(?:in\s+)?(?:dieser|diesem|diese|dieses)\s+(?:datei|klasse|methode|funktion|skript"
+    r"|abfrage|migration|[äa]nderung|ticket|pr|commit|refactoring)\b"
+    # this conversation: "je t'ai montré … tout à l'heure"
+    r"|\bje\s+t['\u2019]ai\s+montr|\btout\s+[àa]\s+l['\u2019]heure\b"
+)

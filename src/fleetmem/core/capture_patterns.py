@@ -1337,3 +1337,43 @@ NOT_TO_KEEP = LazyPattern(
 )
 # A fact ending at a closing quote is the end of a quotation: "… will use this form.'"
 QUOTE_END = LazyPattern(r"[.!?,]['\"\u2019\u201d]\s*$")
+# The piece of work in hand, named: "from now on in this class, …", "remember that the mock
+# server starts before the tests in this run", "don't forget the null check in the new
+# method", "keep in mind for this refactoring: …" (not "beyond this task", not "this repo";
+# other languages' in capture_languages.WORK_IN_HAND). A fact tied to it is this task's.
+WORK_IN_HAND = LazyPattern(
+    r"(?<!\bbeyond\s)(?<!\bjust\s)(?<!\bonly\s)(?<!\boutlive\s)(?<!\bsurvives\s)"
+    r"\b(?:this|these|the\s+new)\s+(?:class|file|function|method|module|parser|script|notebook"
+    r"|query|migration|refactor(?:ing)?|pr|change|fix|run|calculation|cell|loop|snippet|diff"
+    r"|patch|commit|ticket|demo|tests?|doc|document)\b"
+    r"|\bthese\s+(?:numbers|results|figures|timings)\b"  # what was pasted
+    rf"|{other.WORK_IN_HAND}",
+    re.IGNORECASE,
+)
+# What says a fact outlives the session even so: "for the long run: this script runs as root".
+OUTLIVES = LazyPattern(
+    r"\blong\s+run\b|\bbeyond\b|\boutlive|\bsurviv|\bnot\s+(?:just|only)\b", re.IGNORECASE
+)
+# This conversation or this task's clock, whatever else is said: "I asked you for the
+# rollback script too", "I just showed you", "if I told you …", "I need this by 5pm", "we have
+# only 2 days for this", "just for the demo", "I want the answer as a diff".
+NOW_ONLY = LazyPattern(
+    r"\bi\s+asked\s+you\s+(?:for|to)\b|\bi\s+(?:just\s+)?showed\s+you\b"
+    r"|\bif\s+i\s+(?:just\s+)?(?:said\s+it|told\s+you)\b"
+    r"|\bby\s+(?:\d{1,2}(?::\d\d)?\s*(?:am|pm)\b|eod\b|end\s+of\s+(?:the\s+)?day\b|tonight\b"
+    r"|tomorrow\b)"
+    r"|\bonly\s+\d+\s+(?:days?|hours?|minutes?)\s+for\s+this\b"
+    r"|\b(?:just|only)\s+for\s+the\s+(?:demo|test|poc|prototype|presentation)\b"
+    r"|\bthe\s+answer\s+as\b",
+    re.IGNORECASE,
+)
+# A fact that is a step of this task: "Pamiętaj, żeby … uruchomić pytest" ("remember to …"),
+# "keep in mind the player can be mid-air when the cutscene starts, handle that".
+STEP_NOW = LazyPattern(
+    r"^(?:żeby|zeby|aby)\b|[,;]\s*(?:so\s+)?(?:please\s+)?(?:handle|add|account\s+for|deal\s+with"
+    r"|cover)\b[^,.;]*\b(?:that|it|this)\s*[.!]*$",
+    re.IGNORECASE,
+)
+# Where the words that asked for a fact begin: after a sentence's end, a line break, ", and"
+# or a semicolon.
+CLAUSE_BREAK = LazyPattern(r"[.?!]\s|\n|,\s+and\s|;")
