@@ -59,6 +59,7 @@ from fleetmem.core.capture_patterns import (
     CLAUSE_BREAK,
     CODE_COMMENT,
     CODE_LINE,
+    CODE_SPAN,
     CODE_SPOT,
     CODE_WORD,
     COMMENT_TAG,
@@ -169,12 +170,14 @@ from fleetmem.core.capture_patterns import (
     THIS_WORK,
     TO,
     TO_FIND_OUT,
+    TO_MEMORY,
     TRAILING_SYMBOLS,
     TRIGGER,
     TURNS_AWAY,
     TURNS_TO_TASK,
     WHEN_READY,
     WHENEVER,
+    WHILE_YOU,
     WORK_IN_HAND,
     WRITING_TASK,
     YOUR_MIND,
@@ -248,8 +251,16 @@ def _for_the_work_in_hand(fact: str, used: tuple[str, ...]) -> bool:
     cue = CLAUSE_BREAK.split(" ".join(before))[-1]
     if NOW_ONLY.search(fact) or NOW_ONLY.search(cue) or STEP_NOW.search(fact):
         return True
+    if WHILE_YOU.search(cue):
+        return True
     said = f"{cue} {fact}"
-    return bool(WORK_IN_HAND.search(said)) and not (
+    return bool(WORK_IN_HAND.search(said)) and not _outlives(said)
+
+
+def _outlives(said: str) -> bool:
+    """Whether the words say what they ask for outlives the session: "for all sessions, not
+    just now", "worth remembering beyond today", "for the long run"."""
+    return bool(
         FOR_SESSIONS.search(said)
         or capture_languages.SESSIONS_WORDS.search(said)
         or OUTLIVES.search(said)
@@ -453,7 +464,7 @@ def learned_veto(cue: str, fact: str) -> str | None:
     cue = QUOTED.sub("", cue).lstrip(" ,;:-\u2013\u2014>\u2192")
     if not _KEEP_WORD.search(cue):
         return "no keep word"
-    if "?" in fact or FACT_ASKS.match(fact):
+    if "?" in CODE_SPAN.sub("", fact) or FACT_ASKS.match(fact):  # not "`?`"
         return "a question for a fact"
     if CUE_OPENS_A_FACT.search(cue):
         return "the cue opens a fact of its own"  # ", remember: X" after "For this task only"
@@ -472,7 +483,9 @@ def learned_veto(cue: str, fact: str) -> str | None:
     if FORWARD_FROM.search(cue):
         return "a direction in the code"  # "Going forward from the migration, trace …"
     said = cue + " " + fact
-    if STATE_NOW.search(said) or SO_I_CAN.search(said) or TASK_HINT.search(said):
+    if (STATE_NOW.search(said) or SO_I_CAN.search(said) or TASK_HINT.search(said)) and not (
+        _outlives(said)
+    ):
         # "For the record, X was already broken …", "keep in mind that I have only 20
         # minutes before the meeting", "… might be offline when this runs"
         return "this task's state or purpose"
@@ -486,9 +499,9 @@ def learned_veto(cue: str, fact: str) -> str | None:
         return "an instruction about the work in hand"  # "From here, run the tests in a.py."
     if NOT_KEEP.search(cue) or capture_languages.NOT_LASTING_WORDS.search(cue):
         return "not to keep"
-    if THIS_SCOPE.search(cue):
+    if THIS_SCOPE.search(cue) and not _outlives(said):  # not "…, not just now"
         return "this task only"
-    if WRITING_TASK.match(cue):
+    if WRITING_TASK.match(cue) and not TO_MEMORY.search(cue):  # not "write it to memory:"
         return "a writing task"
     if _quoting(cue) or cue.count("`") % 2:
         return "inside a quotation or code"

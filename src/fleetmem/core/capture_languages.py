@@ -235,3 +235,11 @@ WORK_IN_HAND = (
     # this conversation: "je t'ai montré … tout à l'heure"
     r"|\bje\s+t['\u2019]ai\s+montr|\btout\s+[àa]\s+l['\u2019]heure\b"
 )
+# "this time" in other languages: "Denk dran, diesmal erst … laufen zu lassen".
+THIS_TIME = (
+    r"\b(?:diesmal|dieses\s+mal|esta\s+vez|cette\s+fois|questa\s+volta|deze\s+keer|tym\s+razem"
+    r"|desta\s+vez|dessa\s+vez)\b"
+)
+# A German step to take, "zu" and an infinitive without "dass": "Vergiss nicht, die alte
+# Option als deprecated zu markieren" (not "…, um Builds reproduzierbar zu machen").
+STEP = r"^(?!dass\b)(?![^.]*\bum\b)[^.]*\bzu\s+\w+(?:en|ern|eln)\b"

@@ -1364,16 +1364,30 @@ NOW_ONLY = LazyPattern(
     r"|tomorrow\b)"
     r"|\bonly\s+\d+\s+(?:days?|hours?|minutes?)\s+for\s+this\b"
     r"|\b(?:just|only)\s+for\s+the\s+(?:demo|test|poc|prototype|presentation)\b"
-    r"|\bthe\s+answer\s+as\b",
+    r"|\bthe\s+answer\s+as\b|\bthis\s+is\s+(?:only|just)\s+for\b"
+    rf"|{other.THIS_TIME}",
     re.IGNORECASE,
 )
+# Asked while the work is being done: "As you write the module, keep in mind …" (a cue).
+WHILE_YOU = LazyPattern(r"\b(?:as|while)\s+you\s+\w+\s+(?:the|this|that|these)\b", re.IGNORECASE)
 # A fact that is a step of this task: "Pamiętaj, żeby … uruchomić pytest" ("remember to …"),
+# "Vergiss nicht, … zu markieren",
 # "keep in mind the player can be mid-air when the cutscene starts, handle that".
 STEP_NOW = LazyPattern(
     r"^(?:żeby|zeby|aby)\b|[,;]\s*(?:so\s+)?(?:please\s+)?(?:handle|add|account\s+for|deal\s+with"
-    r"|cover)\b[^,.;]*\b(?:that|it|this)\s*[.!]*$",
+    r"|cover)\b[^,.;]*\b(?:that|it|this)\s*[.!]*$"
+    # something to find out: "remember— I mean memory: how do I graph RSS …"
+    r"|^(?:how|why)\s+(?:do|does|did|can|could|should|to|is|are)\b"
+    rf"|{other.STEP}",
     re.IGNORECASE,
 )
 # Where the words that asked for a fact begin: after a sentence's end, a line break, ", and"
 # or a semicolon.
 CLAUSE_BREAK = LazyPattern(r"[.?!]\s|\n|,\s+and\s|;")
+# Code spans, taken out before a fact is read for a question mark ("use `?`, not unwrap").
+CODE_SPAN = LazyPattern(r"`[^`\n]*`")
+# A writing verb aimed at the agent's memory: "write it to memory:", "add a durable note:".
+TO_MEMORY = LazyPattern(
+    r"\b(?:to|in|into)\s+(?:your\s+)?memory\b|\b(?:durable|permanent|lasting|standing|mental)\s+note\b",
+    re.IGNORECASE,
+)
