@@ -1146,3 +1146,68 @@ def test_what_else_a_prompt_asks_is_kept_without_its_requests() -> None:
     assert without_requests("remember: we pin numpy\nThen run the tests").split() == [
         "Then", "run", "the", "tests",
     ]  # fmt: skip
+
+
+def _fresh_fact(rng: random.Random) -> str:
+    """A lasting-looking statement with fresh names: "the <x>-<n> cluster runs <y> <m>"."""
+    word = "".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(3))
+    tool = rng.choice(["Postgres", "Redis", "Kafka", "Go", "Node", "Terraform", "Java"])
+    return f"the {word}-{rng.randrange(2, 99)} service runs {tool} {rng.randrange(3, 30)}"
+
+
+# Round 22: what ties a fact to the work in hand, to this conversation or to this task's
+# clock, in several languages, around fresh facts (rng), and the words that still make it
+# lasting. Each shape stands for a general cause found in the corpora ak to ar.
+TASK_BOUND = [
+    "from now on in this {unit}, remember that {fact}",
+    "Keep in mind for this {unit}: {fact}.",
+    "Remember that {fact} for this {unit}.",
+    "Don't forget that {fact}, I need this by 5pm.",
+    "Don't forget that I asked you for the {word} script too, you gave me one.",
+    "keep in mind {fact}, handle that",
+    "While you're refactoring, remember {fact}. Go.",
+    "note to you: {fact}, for the next few steps",
+    "Keep in mind {fact}, I'm on my phone.",
+    "Remember: the output should be a table, {fact}.",
+    "Recuerda: en este método {fact}.",
+    "Pamiętaj, że w tym skrypcie {fact}.",
+    "d'ora in poi in questo file {fact}",
+    "Vergiss nicht, die alte {word} als deprecated zu markieren.",
+    "Bitte vergiss nicht, die {word} auch im Changelog einzutragen.",
+]
+LASTING_DESPITE = [
+    "Remember for the long run: {fact}, and this script runs as root.",
+    "Rule for you from today on, not just this session: {fact}.",
+    "Make a note that survives this session: {fact}.",
+    "Remember, beyond this task: {fact}.",
+    "for good: {fact}. I don't want an action that changes it.",
+]
+
+
+@pytest.mark.parametrize("shape", TASK_BOUND)
+def test_a_fact_bound_to_the_work_in_hand_is_not_kept(shape: str, rng: random.Random) -> None:
+    unit = rng.choice(
+        ["class", "file", "migration", "refactoring", "run", "PR", "query", "notebook"]
+    )
+    word = rng.choice(["Option", "Methode", "Tabelle", "Schnittstelle"])
+    prompt = shape.format(fact=_fresh_fact(rng), unit=unit, word=word)
+    assert captured_facts(prompt) == [], prompt
+
+
+@pytest.mark.parametrize("shape", LASTING_DESPITE)
+def test_words_that_outlive_the_session_keep_the_fact(shape: str, rng: random.Random) -> None:
+    fact = _fresh_fact(rng)
+    got = captured_facts(shape.format(fact=fact))
+    assert len(got) == 1 and fact in got[0], (shape, got)
+
+
+def test_a_labelled_fact_goes_on_to_the_prompts_end_but_not_into_the_task(
+    rng: random.Random,
+) -> None:
+    fact = _fresh_fact(rng)
+    rest = f"Its logs stay {rng.randrange(5, 90)} days."
+    assert captured_facts(f"Policy you should carry forward: {fact}. {rest}") == [f"{fact}. {rest}"]
+    for task in ("Rename the field.", "Thanks, that fixed it.", "Carry on with the refactor."):
+        assert captured_facts(f"Save this to memory: {fact}. {task}") == [f"{fact}."]
+    # a line break before it: another thing said, not more of the fact
+    assert captured_facts(f"Save this to memory: {fact}.\n{rest}") == [f"{fact}."]

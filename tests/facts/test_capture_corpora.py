@@ -58,10 +58,34 @@ HELD = {
     # the cause and both added to the model's training: what they read then, less one request.
     "ai": 0.906,  # 309 of 340
     "aj": 0.915,  # 184 of 200
+    # Written after round 22 began (2026-12-07, second session), each measured before it was
+    # used: ak, al and am on arrival (shipped rules and model: 93.3, 90.7 and 91.0 % captured,
+    # 2.17, 1.83 and 4.00 % false), an after their false captures were fixed (88.7 %, 2.67 %;
+    # 88.0 % and 2.83 % on arrival), ao and ap after an was used (89.6 % / 1.00 % and 92.0 % /
+    # 2.00 %; stop 50's code: 88.0 % / 2.80 %, 90.8 % / 2.60 %), aq and ar after ao and ap were
+    # (95.2 % / 3.40 % and 94.8 % / 1.80 %; stop 50's code: 94.4 % / 3.80 %, 93.2 % / 2.60 %).
+    # Then each tuned the vetoes and joined the model's training: what they read then, less
+    # one request.
+    "ak": 0.963,  # 290 of 300
+    "al": 0.916,  # 276 of 300
+    "am": 0.950,  # 286 of 300
+    "an": 0.903,  # 272 of 300
+    "ao": 0.900,  # 226 of 250
+    "ap": 0.932,  # 234 of 250
+    "aq": 0.952,  # 239 of 250
+    "ar": 0.948,  # 238 of 250
 }
 #: and their false captures where they arrived above the target: ai's eight are the rules'
 #: (1.21 % on arrival)
-HELD_FALSE: dict[str, float] = {"ai": 0.0122}  # 8 of 660
+HELD_FALSE: dict[str, float] = {
+    "ai": 0.0122,  # 8 of 660
+    # and the three of round 22 still over it after their round: this task's facts said as
+    # lasting ones ("keep in mind this buffer can be 0 bytes", "don't forget the index on the
+    # foreign key column")
+    "am": 0.0134,  # 8 of 600
+    "an": 0.0167,  # 10 of 600
+    "aq": 0.0180,  # 9 of 500
+}
 
 
 def _norm(text: str) -> str:

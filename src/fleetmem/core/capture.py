@@ -164,6 +164,7 @@ from fleetmem.core.capture_patterns import (
     TAG_QUESTION,
     TASK_HINT,
     TASK_NOW,
+    TASK_VERB,
     TENTATIVE,
     THIS_SCOPE,
     THIS_TASK,
@@ -174,6 +175,7 @@ from fleetmem.core.capture_patterns import (
     TRAILING_SYMBOLS,
     TRIGGER,
     TURNS_AWAY,
+    TURNS_BACK,
     TURNS_TO_TASK,
     WHEN_READY,
     WHENEVER,
@@ -251,9 +253,9 @@ def _for_the_work_in_hand(fact: str, used: tuple[str, ...]) -> bool:
     cue = CLAUSE_BREAK.split(" ".join(before))[-1]
     if NOW_ONLY.search(fact) or NOW_ONLY.search(cue) or STEP_NOW.search(fact):
         return True
-    if WHILE_YOU.search(cue):
-        return True
     said = f"{cue} {fact}"
+    if WHILE_YOU.search(cue) and not (_outlives(said) or LASTING.search(cue)):
+        return True  # "While you're refactoring, remember …" (not "… keep in mind permanently")
     return bool(WORK_IN_HAND.search(said)) and not _outlives(said)
 
 
@@ -283,7 +285,8 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     ahead = False  # the sentence before asked to remember what comes next
     prose = False  # an earlier sentence asked for text to be written ("Draft the release notes.")
     quoted = False  # inside a quotation that spans sentences ("Summarize this email: 'Hi, …")
-    for sentence in _searched(_sentences(prompt)):
+    sentences = _searched(_sentences(prompt))
+    for at, sentence in enumerate(sentences):
         plain = _plain(sentence)
         body: str | None = None
         used: tuple[str, ...] = (sentence,)
@@ -335,7 +338,20 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 used = (*span, sentence)
         else:
             body = _request(sentence)
-            if body is None and last and found and _continues(plain):
+            if (
+                body is None
+                and last
+                and found
+                and (
+                    _continues(plain)
+                    or (
+                        at == len(sentences) - 1
+                        and _labelled(found[-1])
+                        and _ends_rule(plain)
+                        and "\n" not in _gap(prompt, found[-1][1][-1], sentence)
+                    )
+                )
+            ):
                 # "Remember that the Android minSdk is 24. Anything that needs a newer API
                 # must be guarded.": the rule goes on in the next sentence
                 joined = _kept(found[-1][0].rstrip(". ") + ". " + plain)
@@ -893,6 +909,40 @@ def _continues(sentence: str) -> bool:
             and DIRECTIVE.match(sentence)
             and EVERY_ONLY.search(sentence)
         )
+    )
+
+
+def _labelled(item: tuple[str, tuple[str, ...]]) -> bool:
+    """Whether a fact was asked for by a label ending in a colon ("For good: X", "Policy you
+    should carry forward: X"): what follows it to the prompt's end is what was labelled."""
+    fact, used = item
+    at = used[-1].find(fact[:15]) if used else -1
+    return at > 0 and used[-1][:at].rstrip().endswith(":")
+
+
+def _gap(prompt: str, first: str, second: str) -> str:
+    """What the prompt holds between two of its sentences (where a line may end)."""
+    start = prompt.find(first)
+    end = prompt.find(second, start + len(first)) if start >= 0 else -1
+    return prompt[start + len(first) : end] if end >= 0 else "\n"
+
+
+def _ends_rule(sentence: str) -> bool:
+    """Whether ``sentence``, the prompt's last after a labelled fact on the same line, goes
+    on with it ("For good: tagging releases is manual. I don't want an action that auto-tags
+    on merge.") rather than turning to the task, thanking or reacting ("… Rename the field.",
+    "Thanks, that fixed it.", "Can you check?", "Revisa el PR porfa.")."""
+    return not (
+        _question(sentence)
+        or len(sentence.split()) > 25
+        or TASK_NOW.match(sentence)
+        or TASK_VERB.match(sentence)
+        or TURNS_BACK.search(sentence)
+        or DO_THAT_NOW.match(PLEASE.sub("", sentence))
+        or NOW_WORDS.search(sentence)
+        or _names_the_work(sentence)
+        or TENTATIVE.search(sentence)
+        or WRITING_TASK.match(sentence)
     )
 
 

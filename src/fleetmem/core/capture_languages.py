@@ -219,19 +219,22 @@ ASKS = LazyPattern(
 # Klasse" (capture_patterns.WORK_IN_HAND has the English).
 WORK_IN_HAND = (
     r"\b(?:in\s+)?quest[oa]\s+(?:file|classe|metodo|funzione|script|refactoring|query|modulo"
-    r"|test|migrazione|pr|commit|ticket)\b"
+    r"|test|migrazione|pr|commit|ticket|compito|esercizio|risposta|sessione)\b"
     r"|\b(?:in\s+|bij\s+)?(?:dit|deze)\s+(?:bestand|klasse|methode|functie|script|refactor|query"
-    r"|module|test|migratie|pr|commit|ticket)\b"
+    r"|module|test|migratie|pr|commit|ticket|taak|oefening|antwoord|sessie)\b"
     r"|\b(?:w\s+)?(?:tym|tej|tego|ten|ta)\s+(?:pliku|plik|skrypcie|skrypt|notebooku|notatniku"
-    r"|klasie|klasa|metodzie|funkcji|zapytaniu|module|te[śs]cie|migracji|pr|commicie|tickecie)\b"
+    r"|klasie|klasa|metodzie|funkcji|zapytaniu|module|te[śs]cie|migracji|pr|commicie|tickecie"
+    r"|zadaniu|[ćc]wiczeniu|odpowiedzi|sesji)\b"
     r"|\b(?:en\s+)?(?:este|esta|ese|esa)\s+(?:archivo|fichero|m[ée]todo|clase|funci[óo]n|script"
-    r"|consulta|migraci[óo]n|cambio|ticket|pr|commit|refactor)\b"
+    r"|consulta|migraci[óo]n|cambio|ticket|pr|commit|refactor|tarea|ejercicio|respuesta|sesi[óo]n)\b"
     r"|\b(?:neste|nesta|nesse|nessa)\s+(?:arquivo|m[ée]todo|classe|fun[çc][ãa]o|script|consulta"
-    r"|migra[çc][ãa]o|mudan[çc]a|ticket|pr|commit|refactor)\b"
+    r"|migra[çc][ãa]o|mudan[çc]a|ticket|pr|commit|refactor|tarefa|exerc[íi]cio|resposta|sess[ãa]o)\b"
     r"|\b(?:dans\s+|pour\s+)?(?:ce|cet|cette)\s+(?:fichier|m[ée]thode|classe|fonction|script"
-    r"|requ[êe]te|migration|correction|changement|ticket|pr|commit|refactor(?:ing)?)\b"
+    r"|requ[êe]te|migration|correction|changement|ticket|pr|commit|refactor(?:ing)?|t[âa]che|exercice"
+    r"|r[ée]ponse|session)\b"
     r"|\b(?:in\s+)?(?:dieser|diesem|diese|dieses)\s+(?:datei|klasse|methode|funktion|skript"
-    r"|abfrage|migration|[äa]nderung|ticket|pr|commit|refactoring)\b"
+    r"|abfrage|migration|[äa]nderung|ticket|pr|commit|refactoring|patch|aufgabe|[üu]bung|antwort"
+    r"|sitzung)\b"
     # this conversation: "je t'ai montré … tout à l'heure"
     r"|\bje\s+t['\u2019]ai\s+montr|\btout\s+[àa]\s+l['\u2019]heure\b"
 )
@@ -240,6 +243,11 @@ THIS_TIME = (
     r"\b(?:diesmal|dieses\s+mal|esta\s+vez|cette\s+fois|questa\s+volta|deze\s+keer|tym\s+razem"
     r"|desta\s+vez|dessa\s+vez)\b"
 )
-# A German step to take, "zu" and an infinitive without "dass": "Vergiss nicht, die alte
-# Option als deprecated zu markieren" (not "…, um Builds reproduzierbar zu machen").
-STEP = r"^(?!dass\b)(?![^.]*\bum\b)[^.]*\bzu\s+\w+(?:en|ern|eln)\b"
+# A German step to take: an infinitive with "zu" and no subject of its own ("Vergiss nicht, die
+# alte Option als deprecated zu markieren", "… im Changelog einzutragen"), not a statement
+# ("Merk dir: wir nutzen uv, um Builds reproduzierbar zu machen", "…, dass wir …").
+STEP = (
+    r"^(?![^.]*\b(?:dass|wir|ich|du|er|man|ihr|um)\b)[^.]*(?:\bzu\s+\w+(?:en|ern|eln)\b"
+    # a separable verb takes it inside: "die Änderungen im Changelog einzutragen"
+    r"|\b(?:an|auf|aus|ein|mit|nach|vor|zu|ab|um|weg|zur[üu]ck|hin|her|fest|frei|dar|bei|los)zu\w+en\b)"
+)

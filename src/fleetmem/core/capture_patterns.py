@@ -1271,7 +1271,7 @@ HINT = LazyPattern(
     r"|\bnot(?:e|ing)|memo|keep|kept|\bsav|\bstor|record"
     r"|persist|retain|rule|always|never|futur|forward|foward|\bnow\b|henceforth|permanent"
     r"|recall|subsequent|ever\b|ongoing|outliv|register|establish|\bnorm\b|guidance"
-    r"|запомн|覚え|记住|記住|\bpref\b|\bperm\b|\bref\b|rest\s+of\s+time|beyond|\b4\s|\bmem\b|\bhaul\b"
+    r"|запомн|覚え|记住|記住|\bpref\b|\bperm\b|\bref\b|rest\s+of\s+time|all\s+time|m[ée]moire|beyond|\b4\s|\bmem\b|\bhaul\b"
     r"|\b(?:sessions?|chats?|conversations?|interactions?)\b"
     r"|standing|lasting|durable|\bfacts?\b|\bpref|when\s?ever|every|each\s+time|any\s*time|lesson"
     r"|convention|\bknow|learn|stick|told|habit|later|next|long|jot|write|\bfile|stash|bookmark"
@@ -1345,7 +1345,9 @@ WORK_IN_HAND = LazyPattern(
     r"(?<!\bbeyond\s)(?<!\bjust\s)(?<!\bonly\s)(?<!\boutlive\s)(?<!\bsurvives\s)"
     r"\b(?:this|these|the\s+new)\s+(?:class|file|function|method|module|parser|script|notebook"
     r"|query|migration|refactor(?:ing)?|pr|change|fix|run|calculation|cell|loop|snippet|diff"
-    r"|patch|commit|ticket|demo|tests?|doc|document)\b"
+    r"|patch|commit|ticket|demo|tests?|doc|document|task|session|conversation|chat|answer|reply"
+    r"|response|question|exercise)\b"
+    r"|\bin\s+your\s+(?:next\s+)?(?:answer|reply|response)\s*,"  # "In your answer, remember …"
     r"|\bthese\s+(?:numbers|results|figures|timings)\b"  # what was pasted
     rf"|{other.WORK_IN_HAND}",
     re.IGNORECASE,
@@ -1365,16 +1367,37 @@ NOW_ONLY = LazyPattern(
     r"|\bonly\s+\d+\s+(?:days?|hours?|minutes?)\s+for\s+this\b"
     r"|\b(?:just|only)\s+for\s+the\s+(?:demo|test|poc|prototype|presentation)\b"
     r"|\bthe\s+answer\s+as\b|\bthis\s+is\s+(?:only|just)\s+for\b"
+    # "for the next few questions", "the file I'm pasting next", "memorize nothing here"
+    r"|\bnext\s+(?:few|couple\s+of|\d+|two|three)\s+(?:questions?|answers?|messages?|prompts?"
+    r"|minutes?|hours?|days?)\b"
+    r"|\bi(?:'?m|\s+am)\s+(?:about\s+to\s+|going\s+to\s+)?(?:pasting|attaching|sharing|sending"
+    r"|uploading|paste|attach|share|send|upload)\b"
+    r"|\b(?:remember|memori[sz]e|keep|save|store|note)\s+nothing\b"
+    # "for the next few steps", "for the next hour", "the deadline for this is 16:00 today",
+    # "I'm on my phone", "as I mentioned in the previous message", "throwaway code for the demo"
+    r"|\bnext\s+(?:few|couple\s+of|\d+|two|three)\s+(?:steps?|tasks?|changes?|commits?)\b"
+    r"|\bfor\s+the\s+next\s+(?:hour|few\s+hours|\d+\s+(?:minutes|hours))\b"
+    r"|\bdeadline\s+for\s+this\b|\b\d{1,2}:\d{2}\s+today\b"
+    r"|\bi'?m\s+(?:on\s+my\s+(?:phone|mobile)|in\s+a\s+(?:meeting|hurry|rush))\b"
+    r"|\bin\s+(?:the|my)\s+(?:previous|last)\s+message\b|\bthrowaway\s+code\s+for\s+the\b"
     rf"|{other.THIS_TIME}",
     re.IGNORECASE,
 )
 # Asked while the work is being done: "As you write the module, keep in mind …" (a cue).
-WHILE_YOU = LazyPattern(r"\b(?:as|while)\s+you\s+\w+\s+(?:the|this|that|these)\b", re.IGNORECASE)
+WHILE_YOU = LazyPattern(
+    r"\b(?:as|while)\s+you\s+\w+\s+(?:the|this|that|these)\b"
+    r"|\b(?:as|while)\s+you(?:'re|\s+are)\s+\w+ing\b",  # "While you're refactoring, remember …"
+    re.IGNORECASE,
+)
 # A fact that is a step of this task: "Pamiętaj, żeby … uruchomić pytest" ("remember to …"),
 # "Vergiss nicht, … zu markieren",
 # "keep in mind the player can be mid-air when the cutscene starts, handle that".
 STEP_NOW = LazyPattern(
-    r"^(?:żeby|zeby|aby)\b|[,;]\s*(?:so\s+)?(?:please\s+)?(?:handle|add|account\s+for|deal\s+with"
+    # how this answer is to be given, where this work runs: "output as JSON, I'm piping it to
+    # jq", "the output should be a markdown table", "this is prod. double-check …"
+    r"^(?:the\s+)?output\s+(?:as|should|must|in|has)\b"
+    r"|^(?:this|it)\s+is\s+(?:prod|production|staging|live)\b|^to\s+jest\s+produkcj"
+    r"|^(?:żeby|zeby|aby)\b|[,;]\s*(?:so\s+)?(?:please\s+)?(?:handle|add|account\s+for|deal\s+with"
     r"|cover)\b[^,.;]*\b(?:that|it|this)\s*[.!]*$"
     # something to find out: "remember— I mean memory: how do I graph RSS …"
     r"|^(?:how|why)\s+(?:do|does|did|can|could|should|to|is|are)\b"
@@ -1389,5 +1412,24 @@ CODE_SPAN = LazyPattern(r"`[^`\n]*`")
 # A writing verb aimed at the agent's memory: "write it to memory:", "add a durable note:".
 TO_MEMORY = LazyPattern(
     r"\b(?:to|in|into)\s+(?:your\s+)?memory\b|\b(?:durable|permanent|lasting|standing|mental)\s+note\b",
+    re.IGNORECASE,
+)
+# A sentence that turns to the task: "Now go split `core.rs`.", "Let's start with the parser."
+TASK_VERB = LazyPattern(
+    r"^(?:(?:please|pls|now|then|also|and|ok|okay|so)[,\s]+)*(?:run|rerun|commit|push|merge|deploy|try"
+    r"|check|test|do|send|show|tell|revert|delete|remove|ship|open|close|review|read|finish|start"
+    r"|stop|fix|look|find|explain|debug|write|implement|add|create|build|refactor|update|generate"
+    r"|help|give|split|go|continue|let'?s|can|could|would|will|improve|rename|bump|clean|undo"
+    r"|switch|rip|redo|move|carry|keep|extract|mock|return|first|next|after|what|thanks?|great"
+    r"|cool|nice|perfect|lol|sorry|gracias|danke|merci|grazie|obrigad[oa]|revisa|haz(?:me)?|faz"
+    r"|aggiungi|mach|bitte|erst|dann|luego|despu[ée]s|ahora|agora|maintenant|ora|jetzt|nu|teraz"
+    r"|yes|no\s+worries|that'?s\s+(?:it|all))\b",
+    re.IGNORECASE,
+)
+# A last sentence that speaks of this session's exchange: "I saw you run npm install again",
+# "You suggested GORM tags last time", "…, take a look", "porfa", "carry on".
+TURNS_BACK = LazyPattern(
+    r"\bagain\b|\btake\s+a\s+look\b|\bporfa\b|\bpor\s+favor\b|\bbitte\b|\bper\s+favore\b"
+    r"|\bcarry\s+on\b|\byou\s+(?:suggested|did|wrote|ran|run|used|added|gave|made)\b",
     re.IGNORECASE,
 )
