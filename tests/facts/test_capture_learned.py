@@ -155,16 +155,17 @@ def _training_script() -> ModuleType:
 
 
 # Held out when the model is trained without it: at least this share captured and at most
-# this share of ordinary prompts captured, as measured on 2026-12-07 (docs/facts.md, "A
-# learned second reading"); the rules alone read ae 79.4 % / 0.30 % and ag 85.6 % / 0.61 %.
-# ae's and ag's requests never tuned the rules.
-HELD_OUT = {"ae": (0.861, 0.0031), "ag": (0.902, 0.0061)}
+# this share of ordinary prompts captured, as measured on 2026-12-07 with 44 corpora and the
+# vetoes of round 22 (docs/facts.md, "Round 22"), less one request: ae 296 of 340 and 2 of
+# 660 false, ag 310 of 340 and 4 of 660; the rules alone read ae 80.0 % / 0.30 % and ag
+# 85.6 % / 0.45 %. ae's and ag's requests never tuned the rules.
+HELD_OUT = {"ae": (0.867, 0.0031), "ag": (0.908, 0.0061)}
 
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("held", sorted(HELD_OUT))
 def test_a_model_trained_without_a_corpus_hears_more_of_it(held: str) -> None:
-    """A model trained on the other 35 corpora reads requests of ``held`` the rules miss,
+    """A model trained on the other corpora (43 of them) reads requests of ``held`` the rules miss,
     at the figures measured, and adds no false capture to the rules' there."""
     script = _training_script()
     corpora = {p.stem: json.loads(p.read_text()) for p in sorted(CORPORA.glob("*.json"))}

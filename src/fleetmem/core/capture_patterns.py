@@ -1271,7 +1271,7 @@ HINT = LazyPattern(
     r"|\bnot(?:e|ing)|memo|keep|kept|\bsav|\bstor|record"
     r"|persist|retain|rule|always|never|futur|forward|foward|\bnow\b|henceforth|permanent"
     r"|recall|subsequent|ever\b|ongoing|outliv|register|establish|\bnorm\b|guidance"
-    r"|запомн|覚え|记住|記住|\bpref\b|\bperm\b|\bref\b|rest\s+of\s+time|all\s+time|m[ée]moire|beyond|\b4\s|\bmem\b|\bhaul\b"
+    r"|запомн|覚え|记住|記住|\bpref\b|\bperm\b|\bref\b|rest\s+of\s+time|all\s+time|m[ée]moire|posterity|gu[aá]rd|zapomi|beyond|\b4\s|\bmem\b|\bhaul\b"
     r"|\b(?:sessions?|chats?|conversations?|interactions?)\b"
     r"|standing|lasting|durable|\bfacts?\b|\bpref|when\s?ever|every|each\s+time|any\s*time|lesson"
     r"|convention|\bknow|learn|stick|told|habit|later|next|long|jot|write|\bfile|stash|bookmark"
