@@ -1346,7 +1346,7 @@ WORK_IN_HAND = LazyPattern(
     r"\b(?:this|these|the\s+new)\s+(?:class|file|function|method|module|parser|script|notebook"
     r"|query|migration|refactor(?:ing)?|pr|change|fix|run|calculation|cell|loop|snippet|diff"
     r"|patch|commit|ticket|demo|tests?|doc|document|task|session|conversation|chat|answer|reply"
-    r"|response|question|exercise)\b"
+    r"|response|question|exercise|experiment)\b|\bthis\s+feature\b"
     r"|\bin\s+your\s+(?:next\s+)?(?:answer|reply|response)\s*,"  # "In your answer, remember …"
     r"|\bthese\s+(?:numbers|results|figures|timings)\b"  # what was pasted
     rf"|{other.WORK_IN_HAND}",
@@ -1380,6 +1380,16 @@ NOW_ONLY = LazyPattern(
     r"|\bdeadline\s+for\s+this\b|\b\d{1,2}:\d{2}\s+today\b"
     r"|\bi'?m\s+(?:on\s+my\s+(?:phone|mobile)|in\s+a\s+(?:meeting|hurry|rush))\b"
     r"|\bin\s+(?:the|my)\s+(?:previous|last)\s+message\b|\bthrowaway\s+code\s+for\s+the\b"
+    # "te pasé el log hace un rato", "it's only a prototype", "never mind", "the report is due
+    # Friday", "the reviewer is Lukas"
+    r"|\bhace\s+(?:un\s+)?rato\b|\bh[áa]\s+pouco\b|\bil\s+y\s+a\s+(?:un\s+instant|peu)\b"
+    r"|\bpoco\s+fa\b|\bzojuist\b|\bprzed\s+chwil[ąa]\b|\bvorhin\b|\bgerade\s+eben\b"
+    r"|\ba\s+(?:few\s+minutes|while)\s+ago\b"
+    r"|\b(?:just|only|tylko|solo|s[óo]lo|nur|seulement|alleen|apenas)\s+(?:a\s+|un\s+|une\s+|uno\s+"
+    r"|een\s+|um\s+|ein\s+)?prototyp"
+    r"|\bnever\s*mind\b|\bthe\s+reviewer\s+is\b"
+    r"|\bis\s+due\s+(?:(?:today|tonight|tomorrow)\b|(?:(?:this|next|by|on)\s+)?(?:mon|tues|wednes"
+    r"|thurs|fri|satur|sun)day\b)"
     rf"|{other.THIS_TIME}",
     re.IGNORECASE,
 )
@@ -1397,6 +1407,7 @@ STEP_NOW = LazyPattern(
     # jq", "the output should be a markdown table", "this is prod. double-check …"
     r"^(?:the\s+)?output\s+(?:as|should|must|in|has)\b"
     r"|^(?:this|it)\s+is\s+(?:prod|production|staging|live)\b|^to\s+jest\s+produkcj"
+    r"|\bfor\s+this\s*[.!]*$"  # "we agreed on using the existing `Money` class for this"
     r"|^(?:żeby|zeby|aby)\b|[,;]\s*(?:so\s+)?(?:please\s+)?(?:handle|add|account\s+for|deal\s+with"
     r"|cover)\b[^,.;]*\b(?:that|it|this)\s*[.!]*$"
     # something to find out: "remember— I mean memory: how do I graph RSS …"
