@@ -74,11 +74,18 @@ HELD = {
     "ap": 0.932,  # 234 of 250
     "aq": 0.952,  # 239 of 250
     "ar": 0.944,  # 237 of 250
-    # Written during round 22's last part and measured after it, with the threshold of 0.85,
-    # never used to tune anything (they then joined the model's training): what they read on
-    # arrival, less one request (stop 50's code: 92.0 % / 3.00 % and 90.8 % / 1.80 %).
+    # Written late in round 22 and measured with its threshold of 0.85; only their false
+    # captures were then used (the round's last part), and they joined the model's training:
+    # what they read on arrival, less one request (stop 50's code: 92.0 % / 3.00 % and
+    # 90.8 % / 1.80 %).
     "as": 0.940,  # 236 of 250 on arrival, 2.20 % false
     "at": 0.916,  # 230 of 250 on arrival, 1.40 % false
+    # and the last two, measured after the round's last part and never used to tune but for
+    # two of av's requests that two checks had dropped ("so we don't have this conversation
+    # again: …", "…, add a down() that actually reverses it"), fixed at their cause (stop 50's
+    # code: 94.0 % / 2.40 % and 93.6 % / 2.80 %)
+    "au": 0.944,  # 237 of 250 on arrival, 1.60 % false
+    "av": 0.924,  # 232 of 250 on arrival (234 after the fix), 2.60 % false
 }
 #: and their false captures where they arrived above the target: ai's eight are the rules'
 #: (1.21 % on arrival)
@@ -90,9 +97,11 @@ HELD_FALSE: dict[str, float] = {
     "am": 0.0134,  # 8 of 600
     "an": 0.0167,  # 10 of 600
     "aq": 0.0180,  # 9 of 500
-    # and the two never used to tune, at what they read on arrival
+    # and the four written last, at what they read on arrival
     "as": 0.0220,  # 11 of 500
     "at": 0.0140,  # 7 of 500
+    "au": 0.0160,  # 8 of 500
+    "av": 0.0260,  # 13 of 500
 }
 
 

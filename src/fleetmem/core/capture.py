@@ -34,7 +34,7 @@ and its fact; the rules' vetoes (not to keep, this task only, a question, a chan
 now, …) still apply to what it keeps.
 
 The patterns are in :mod:`fleetmem.core.capture_patterns`. Pure: no I/O. The measured
-rates (generated prompts in three halves, and 46 corpora written apart from the rules)
+rates (generated prompts in three halves, and 48 corpora written apart from the rules)
 are in ``tests/facts/`` and docs/facts.md.
 """
 

@@ -1343,6 +1343,7 @@ QUOTE_END = LazyPattern(r"[.!?,]['\"\u2019\u201d]\s*$")
 # other languages' in capture_languages.WORK_IN_HAND). A fact tied to it is this task's.
 WORK_IN_HAND = LazyPattern(
     r"(?<!\bbeyond\s)(?<!\bjust\s)(?<!\bonly\s)(?<!\boutlive\s)(?<!\bsurvives\s)"
+    r"(?<!\bhave\s)(?<!\bhaving\s)(?<!\bhad\s)"  # "so we don't have this conversation again"
     r"\b(?:this|these|the\s+new)\s+(?:class|file|function|method|module|parser|script|notebook"
     r"|query|migration|refactor(?:ing)?|pr|change|fix|run|calculation|cell|loop|snippet|diff"
     r"|patch|commit|ticket|demo|tests?|doc|document|task|session|conversation|chat|answer|reply"
@@ -1408,8 +1409,10 @@ STEP_NOW = LazyPattern(
     r"^(?:the\s+)?output\s+(?:as|should|must|in|has)\b"
     r"|^(?:this|it)\s+is\s+(?:prod|production|staging|live)\b|^to\s+jest\s+produkcj"
     r"|\bfor\s+this\s*[.!]*$"  # "we agreed on using the existing `Money` class for this"
+    # (the pronoun is what the step is for, not part of a rule: "…, add a down() that actually
+    # reverses it" is one)
     r"|^(?:żeby|zeby|aby)\b|[,;]\s*(?:so\s+)?(?:please\s+)?(?:handle|add|account\s+for|deal\s+with"
-    r"|cover)\b[^,.;]*\b(?:that|it|this)\s*[.!]*$"
+    r"|cover)\b(?:[^,.;]*\bfor)?\s+(?:that|it|this)\s*[.!]*$"
     # something to find out: "remember— I mean memory: how do I graph RSS …"
     r"|^(?:how|why)\s+(?:do|does|did|can|could|should|to|is|are)\b"
     rf"|{other.STEP}",
