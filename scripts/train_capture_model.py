@@ -124,6 +124,18 @@ def loco(corpora: dict[str, dict]) -> None:
         both_false = sum(f or bool(b is not None and b >= threshold) for f, b in ordi) / len(ordi)
         return rules, both, rules_false, both_false
 
+    def pooled(names: list[str], threshold: float) -> list[float]:
+        """:func:`figures` over several corpora, each weighted by its size."""
+        sizes = [sum(len(corpora[n][kind]) for n in names) for kind in ("requests", "ordinary")]
+        return [
+            sum(
+                figures(n, threshold)[k] * len(corpora[n]["requests" if k < 2 else "ordinary"])
+                for n in names
+            )
+            / sizes[k >= 2]
+            for k in range(4)
+        ]
+
     tuning = [n for n in corpora if len(n) == 1]
     confirming = [n for n in corpora if len(n) > 1]
     chosen = None
@@ -152,23 +164,11 @@ def loco(corpora: dict[str, dict]) -> None:
                 _, b, _, bf = figures(n, t)
                 cells += [f"{b:.1%}", f"{bf:.2%}"]
             print(f"| {n} | {half} | {r:.1%} | {rf:.2%} | " + " | ".join(cells) + " |")
-        reqs = sum(len(corpora[n]["requests"]) for n in names)
-        ords = sum(len(corpora[n]["ordinary"]) for n in names)
-        cells = []
-        for t in shown:
-            sums = [
-                sum(
-                    figures(n, t)[k] * len(corpora[n]["requests" if k < 2 else "ordinary"])
-                    for n in names
-                )
-                for k in range(4)
-            ]
-            cells += [f"{sums[1] / reqs:.1%}", f"{sums[3] / ords:.2%}"]
-        print(
-            f"| **all {half}** | | {sums[0] / reqs:.1%} | {sums[2] / ords:.2%} | "
-            + " | ".join(cells)
-            + " |"
-        )
+        rules = pooled(names, chosen)
+        cells = [
+            f"{v:.{p}%}" for t in shown for v, p in zip(pooled(names, t)[1::2], (1, 2), strict=True)
+        ]
+        print(f"| **all {half}** | | {rules[0]:.1%} | {rules[2]:.2%} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:

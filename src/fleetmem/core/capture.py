@@ -242,21 +242,26 @@ def _for_the_work_in_hand(fact: str, used: tuple[str, ...]) -> bool:
     session; or it speaks of this conversation or this task's clock ("I asked you for …",
     "I need this by 5pm"), or it is a step of the task ("…, handle that"). Checked last,
     on what both readings found, so that neither keeps what the other would not."""
-    head = fact[:15].lower()
-    before: list[str] = []
-    for sentence in used:
-        at = sentence.lower().find(head)
-        if at >= 0:
-            before.append(sentence[:at])
-            break
-        before.append(sentence)
-    cue = CLAUSE_BREAK.split(" ".join(before))[-1]
+    before = _before(fact, used)
+    cue = CLAUSE_BREAK.split(" ".join(used if before is None else before))[-1]
     if NOW_ONLY.search(fact) or NOW_ONLY.search(cue) or STEP_NOW.search(fact):
         return True
     said = f"{cue} {fact}"
     if WHILE_YOU.search(cue) and not (_outlives(said) or LASTING.search(cue)):
         return True  # "While you're refactoring, remember …" (not "… keep in mind permanently")
     return bool(WORK_IN_HAND.search(said)) and not _outlives(said)
+
+
+def _before(fact: str, used: tuple[str, ...]) -> tuple[str, ...] | None:
+    """What precedes ``fact`` among the sentences that asked for it: those before the first
+    that holds its opening words, and that one up to them; None when none holds them (a fact
+    joined from several lines is not found whole)."""
+    head = fact[:15].lower()
+    for index, sentence in enumerate(used):
+        at = sentence.lower().find(head)
+        if at >= 0:
+            return (*used[:index], sentence[:at])
+    return None
 
 
 def _outlives(said: str) -> bool:
@@ -915,9 +920,8 @@ def _continues(sentence: str) -> bool:
 def _labelled(item: tuple[str, tuple[str, ...]]) -> bool:
     """Whether a fact was asked for by a label ending in a colon ("For good: X", "Policy you
     should carry forward: X"): what follows it to the prompt's end is what was labelled."""
-    fact, used = item
-    at = used[-1].find(fact[:15]) if used else -1
-    return at > 0 and used[-1][:at].rstrip().endswith(":")
+    before = _before(*item)
+    return before is not None and len(before) == len(item[1]) and before[-1].rstrip().endswith(":")
 
 
 def _gap(prompt: str, first: str, second: str) -> str:

@@ -1083,8 +1083,10 @@ INNER_SYMBOLS = LazyPattern(rf"(?<=\s)[{SYMBOLS}]+\s+")
 # asks to keep even though it opens like a writing task.
 YOUR_MIND = LazyPattern(rf"\b{IN_YOUR_MIND}\b", re.IGNORECASE)
 # Quoted text inside a line: "captured_facts("Remember that …") returns []" quotes a request.
+CODE_SPAN_SOURCE = r"`[^`\n]*`"
 QUOTED = LazyPattern(
-    r"\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|`[^`\n]*`|(?<!\w)['\u2018][^'\u2019\n]*['\u2019](?!\w)"
+    rf"\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|{CODE_SPAN_SOURCE}"
+    r"|(?<!\w)['\u2018][^'\u2019\n]*['\u2019](?!\w)"
 )
 # What keeps "keep in mind that X" to the work in hand: "… when you change the signature",
 # "while you test this", "for now", "the demo is in an hour", "this is a prototype".
@@ -1422,7 +1424,7 @@ STEP_NOW = LazyPattern(
 # or a semicolon.
 CLAUSE_BREAK = LazyPattern(r"[.?!]\s|\n|,\s+and\s|;")
 # Code spans, taken out before a fact is read for a question mark ("use `?`, not unwrap").
-CODE_SPAN = LazyPattern(r"`[^`\n]*`")
+CODE_SPAN = LazyPattern(CODE_SPAN_SOURCE)
 # A writing verb aimed at the agent's memory: "write it to memory:", "add a durable note:".
 TO_MEMORY = LazyPattern(
     r"\b(?:to|in|into)\s+(?:your\s+)?memory\b|\b(?:durable|permanent|lasting|standing|mental)\s+note\b",
