@@ -50,6 +50,7 @@ from fleetmem.core.capture_patterns import (
     ASKED_MARK,
     ASKING,
     ASKS,
+    ASKS_FOR_WORK,
     BACK_TAIL,
     BARE_KEEP,
     BOLD,
@@ -57,6 +58,7 @@ from fleetmem.core.capture_patterns import (
     BULLET,
     CLAUSE,
     CLAUSE_BREAK,
+    CLAUSE_OPENS,
     CODE_COMMENT,
     CODE_LINE,
     CODE_SPAN,
@@ -116,6 +118,7 @@ from fleetmem.core.capture_patterns import (
     LOWER_END,
     MANNER,
     MARKER,
+    MOVES_ON,
     MUST,
     NEVER_AGAIN,
     NOT_A_FACT,
@@ -244,9 +247,9 @@ def _for_the_work_in_hand(fact: str, used: tuple[str, ...]) -> bool:
     on what both readings found, so that neither keeps what the other would not."""
     before = _before(fact, used)
     cue = CLAUSE_BREAK.split(" ".join(used if before is None else before))[-1]
-    if NOW_ONLY.search(fact) or NOW_ONLY.search(cue) or STEP_NOW.search(fact):
-        return True
     said = f"{cue} {fact}"
+    if NOW_ONLY.search(said) or STEP_NOW.search(fact):
+        return True
     if WHILE_YOU.search(cue) and not (_outlives(said) or LASTING.search(cue)):
         return True  # "While you're refactoring, remember …" (not "… keep in mind permanently")
     return bool(WORK_IN_HAND.search(said)) and not _outlives(said)
@@ -351,7 +354,7 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
                     _continues(plain)
                     or (
                         at == len(sentences) - 1
-                        and _labelled(found[-1])
+                        and (_labelled(found[-1]) or _declares(plain))
                         and _ends_rule(plain)
                         and "\n" not in _gap(prompt, found[-1][1][-1], sentence)
                     )
@@ -606,6 +609,8 @@ def _sentences(prompt: str) -> list[str]:
                 and not CODE_LINE.match(stripped)
                 and not _quoting(opening)
                 and _asks_to_keep(QUOTED.sub("", opening[:-1]))
+                # "Merk dir das Copybook unten für die nächsten Fragen in diesem Chat:"
+                and not _for_the_work_in_hand(opening, (opening,))
             )
         )
         if opens and not MARKER.match(stripped):
@@ -947,6 +952,28 @@ def _ends_rule(sentence: str) -> bool:
         or _names_the_work(sentence)
         or TENTATIVE.search(sentence)
         or WRITING_TASK.match(sentence)
+    )
+
+
+def _declares(sentence: str) -> bool:
+    """Whether ``sentence``, the prompt's last after a fact asked for without a label, says
+    more of it ("Remember that the i18n fallback is en-GB. Editorial is London-based.") rather
+    than asking for something: a request of its own ("Add date-fns.", "Submit the job.",
+    "Scrivi una migrazione …"), a turn to the task ("Anyway, …", "Then point the build at
+    it.") or a need of the moment ("I need the jump to feel snappier.")."""
+    clauses = [c for c in CLAUSE_OPENS.split(sentence) if c]
+    if any(
+        DIRECTIVE.match(c) or TASK_NOW.match(c) or MOVES_ON.match(c) or ASKS_FOR_WORK.match(c)
+        for c in clauses
+    ):
+        return False  # "Ticket is PPRT-2231, upgrade the Swashbuckle package."
+    if SHOULD.search(sentence):
+        return False  # "The build should push both tags.": what this change is to do
+    # A remark on the keeping itself ("Useful for later.", "Lasting rule.", "Applies to all
+    # future reviews.") is what asked, not more of the fact.
+    return not (
+        len(sentence.split()) <= 8
+        and (_outlives(sentence) or HOW_LONG.search(sentence) or LASTING.search(sentence))
     )
 
 

@@ -234,7 +234,11 @@ WORK_IN_HAND = (
     r"|r[ée]ponse|session|exp[ée]rience)\b"
     r"|\b(?:in\s+)?(?:dieser|diesem|diese|dieses)\s+(?:datei|klasse|methode|funktion|skript"
     r"|abfrage|migration|[äa]nderung|ticket|pr|commit|refactoring|patch|aufgabe|[üu]bung|antwort"
-    r"|sitzung|experiment)\b"
+    r"|sitzung|experiment|programm|code|chat|gespr[äa]ch|unterhaltung)\b"
+    r"|\b(?:en\s+)?(?:este|esta)\s+(?:chat|conversaci[óo]n)\b|\b(?:neste|nesta)\s+(?:chat|conversa)\b"
+    r"|\b(?:dans\s+)?(?:ce|cette)\s+(?:chat|conversation|discussion)\b"
+    r"|\b(?:in\s+)?questa\s+(?:chat|conversazione)\b|\b(?:in\s+)?(?:deze|dit)\s+(?:chat|gesprek)\b"
+    r"|\bw\s+(?:tym|tej)\s+(?:czacie|rozmowie)\b"
     # this conversation: "je t'ai montré … tout à l'heure"
     r"|\bje\s+t['\u2019]ai\s+montr|\btout\s+[àa]\s+l['\u2019]heure\b"
 )
@@ -243,6 +247,16 @@ THIS_TIME = (
     r"\b(?:diesmal|dieses\s+mal|esta\s+vez|cette\s+fois|questa\s+volta|deze\s+keer|tym\s+razem"
     r"|desta\s+vez|dessa\s+vez)\b"
 )
+# "for the next questions" in other languages: "für die nächsten Fragen", "para las próximas
+# preguntas", "pour les prochaines questions".
+NEXT_QUESTIONS = (
+    r"\bf[üu]r\s+die\s+n[äa]chsten\s+(?:fragen|antworten|schritte|minuten|stunden)\b"
+    r"|\bpara\s+(?:las|as)\s+pr[óo]ximas\s+(?:preguntas|perguntas|respuestas|respostas)\b"
+    r"|\bpour\s+les\s+prochaines\s+(?:questions|r[ée]ponses|minutes|heures)\b"
+    r"|\bper\s+le\s+prossime\s+(?:domande|risposte)\b"
+    r"|\bvoor\s+de\s+volgende\s+(?:vragen|antwoorden)\b"
+    r"|\b(?:na|dla)\s+(?:nast[ęe]pne|kolejne|nast[ęe]pnych|kolejnych)\s+(?:pytania|pyta[ńn]|odpowiedzi)\b"
+)
 # A German step to take: an infinitive with "zu" and no subject of its own ("Vergiss nicht, die
 # alte Option als deprecated zu markieren", "… im Changelog einzutragen"), not a statement
 # ("Merk dir: wir nutzen uv, um Builds reproduzierbar zu machen", "…, dass wir …").
@@ -250,4 +264,14 @@ STEP = (
     r"^(?![^.]*\b(?:dass|wir|ich|du|er|man|ihr|um)\b)[^.]*(?:\bzu\s+\w+(?:en|ern|eln)\b"
     # a separable verb takes it inside: "die Änderungen im Changelog einzutragen"
     r"|\b(?:an|auf|aus|ein|mit|nach|vor|zu|ab|um|weg|zur[üu]ck|hin|her|fest|frei|dar|bei|los)zu\w+en\b)"
+)
+# A task asked in another language, by its imperative: "Scrivi una migrazione Flyway …",
+# "Añade un test …", "Schreib mir …", "Ajoute …", "Voeg … toe", "Dodaj …", "Adicione …".
+TASK = (
+    r"^(?:scrivi|aggiungi|crea|correggi|fai|controlla|sistema|rimuovi|aggiorna|escribe|escribir"
+    r"|añade|agrega|corrige|arregla|revisa|quita|actualiza|haz|schreib|schreibe|füg|erstell"
+    r"|erstelle|korrigier|mach|prüf|pr[üu]fe|entfern|aktualisier|écris|ajoute|crée|corrige"
+    r"|fais|vérifie|supprime|mets|schrijf|voeg|maak|controleer|verwijder|pas|napisz|dodaj"
+    r"|popraw|zrób|sprawdź|usuń|zaktualizuj|escreva|escreve|adicione|adiciona|crie|cria"
+    r"|corrija|faça|faz|verifique|remova|atualize)\b"
 )

@@ -1349,7 +1349,7 @@ WORK_IN_HAND = LazyPattern(
     r"\b(?:this|these|the\s+new)\s+(?:class|file|function|method|module|parser|script|notebook"
     r"|query|migration|refactor(?:ing)?|pr|change|fix|run|calculation|cell|loop|snippet|diff"
     r"|patch|commit|ticket|demo|tests?|doc|document|task|session|conversation|chat|answer|reply"
-    r"|response|question|exercise|experiment)\b|\bthis\s+feature\b"
+    r"|response|question|exercise|experiment|program|validator|handler)\b|\bthis\s+feature\b"
     r"|\bin\s+your\s+(?:next\s+)?(?:answer|reply|response)\s*,"  # "In your answer, remember …"
     r"|\bthese\s+(?:numbers|results|figures|timings)\b"  # what was pasted
     rf"|{other.WORK_IN_HAND}",
@@ -1363,7 +1363,7 @@ OUTLIVES = LazyPattern(
 # rollback script too", "I just showed you", "if I told you …", "I need this by 5pm", "we have
 # only 2 days for this", "just for the demo", "I want the answer as a diff".
 NOW_ONLY = LazyPattern(
-    r"\bi\s+asked\s+you\s+(?:for|to)\b|\bi\s+(?:just\s+)?showed\s+you\b"
+    r"\bi\s+asked\s+(?:you\s+)?(?:for|to)\b|\bi\s+(?:just\s+)?showed\s+you\b"
     r"|\bif\s+i\s+(?:just\s+)?(?:said\s+it|told\s+you)\b"
     r"|\bby\s+(?:\d{1,2}(?::\d\d)?\s*(?:am|pm)\b|eod\b|end\s+of\s+(?:the\s+)?day\b|tonight\b"
     r"|tomorrow\b)"
@@ -1375,6 +1375,14 @@ NOW_ONLY = LazyPattern(
     r"|minutes?|hours?|days?)\b"
     r"|\bi(?:'?m|\s+am)\s+(?:about\s+to\s+|going\s+to\s+)?(?:pasting|attaching|sharing|sending"
     r"|uploading|paste|attach|share|send|upload)\b"
+    r"|\bi(?:'ll|\s+will)\s+be\s+(?:pasting|attaching|sharing|sending|uploading)\b"
+    # "the quiz you're about to give me", "this is a code review, not a rewrite", "this is for
+    # the demo on Tuesday"
+    r"|\byou(?:'re|\s+are)\s+about\s+to\b"
+    r"|\bthis\s+is\s+(?:only\s+|just\s+)?an?\s+(?:code\s+review|review|spike|hotfix|quick\s+fix"
+    r"|one-off|poc|draft|dry\s+run)\b"
+    r"|\bthis\s+is\s+(?:only\s+|just\s+)?for\s+(?:the|a|my|our)\s+(?:demo|presentation|meeting|call"
+    r"|workshop|talk|interview|pitch)\b"
     r"|\b(?:remember|memori[sz]e|keep|save|store|note)\s+nothing\b"
     # "for the next few steps", "for the next hour", "the deadline for this is 16:00 today",
     # "I'm on my phone", "as I mentioned in the previous message", "throwaway code for the demo"
@@ -1393,7 +1401,7 @@ NOW_ONLY = LazyPattern(
     r"|\bnever\s*mind\b|\bthe\s+reviewer\s+is\b"
     r"|\bis\s+due\s+(?:(?:today|tonight|tomorrow)\b|(?:(?:this|next|by|on)\s+)?(?:mon|tues|wednes"
     r"|thurs|fri|satur|sun)day\b)"
-    rf"|{other.THIS_TIME}",
+    rf"|{other.THIS_TIME}|{other.NEXT_QUESTIONS}",
     re.IGNORECASE,
 )
 # Asked while the work is being done: "As you write the module, keep in mind …" (a cue).
@@ -1440,6 +1448,34 @@ TASK_VERB = LazyPattern(
     r"|cool|nice|perfect|lol|sorry|gracias|danke|merci|grazie|obrigad[oa]|revisa|haz(?:me)?|faz"
     r"|aggiungi|mach|bitte|erst|dann|luego|despu[ée]s|ahora|agora|maintenant|ora|jetzt|nu|teraz"
     r"|yes|no\s+worries|that'?s\s+(?:it|all))\b",
+    re.IGNORECASE,
+)
+# An English imperative that asks for work (beyond DIRECTIVE's and TASK_NOW's verbs): "Upgrade
+# the Swashbuckle package.", "Submit the fine-tuning job.", "Decode the SOC from PGN 0xFEF7."
+ASKS_FOR_WORK = LazyPattern(
+    r"^(?:upgrade|downgrade|submit|recompute|compute|calculate|convert|decode|encode|cut|patch"
+    r"|point|say|install|uninstall|configure|hook|port|backport|translate|draft|rewrite|replace"
+    r"|benchmark|profile|plot|draw|compare|analy[sz]e|investigate|figure|get|grab|fetch|pull"
+    r"|clone|restart|reboot|kill|scale|provision|spin|tear|seed|load|parse|dump|diff|list|count"
+    r"|estimate|fill|revert|sync|upload|download|attach|paste|copy|resize|polish|tweak|tidy"
+    r"|simplify|optimi[sz]e|speed|reduce|increase|lower|convert|deduplicate|dedupe|reformat"
+    r"|regenerate|recreate|rebuild|retrain|train|evaluate|score|rank|tune|measure|time|trace"
+    r"|print|echo|cat|tail|grep|open|edit|modify|adjust|align|center|style|color|colour)\b"
+    # any verb done to what was just said: "Clear it.", "Bump them."
+    r"|^[a-z]+\s+(?:it|them|that|this|those|these)\b(?!\s+(?:is|are|was|were|has|have)\b)",
+    re.IGNORECASE,
+)
+# Where a clause of a sentence opens: after a comma, a semicolon or a dash.
+CLAUSE_OPENS = LazyPattern(r"\s*(?:[,;]|\s[\u2013\u2014-])\s*")
+# A sentence that turns from what was said to what is to be done now: a discourse marker
+# ("Anyway, …", "Then …", "ok so …"), a need or a question of the moment ("I need the jump to
+# feel snappier", "help me …", "why are my citations …"), or a task in another language.
+MOVES_ON = LazyPattern(
+    r"^(?:(?:anyway|anyhow|then|so|now|ok|okay|alright|also|btw|but|and|next|meanwhile|first"
+    r"|just|please|pls)\b[,:\s]*)+\w"
+    r"|^(?:i\s+need|i\s+want|i'?d\s+like|help\s+me|let\s+me|let'?s|can\s+you|could\s+you"
+    r"|would\s+you|why|how|what|where|which|who|is\s+there|are\s+there|do\s+you|did\s+you)\b"
+    rf"|{other.TASK}",
     re.IGNORECASE,
 )
 # A last sentence that speaks of this session's exchange: "I saw you run npm install again",
