@@ -96,6 +96,7 @@ from fleetmem.core.capture_patterns import (
     I_MEAN,
     IMPERATIVE,
     IN_RAM,
+    IN_RAM_FOR,
     INDENTED,
     INNER_START,
     INNER_SYMBOLS,
@@ -126,6 +127,7 @@ from fleetmem.core.capture_patterns import (
     NOT_KEEP,
     NOT_TO_KEEP,
     NOTE_TO_OTHERS,
+    NOTED_THEN,
     NOW_ONLY,
     NOW_WORDS,
     OPENING,
@@ -180,6 +182,7 @@ from fleetmem.core.capture_patterns import (
     TURNS_AWAY,
     TURNS_BACK,
     TURNS_TO_TASK,
+    UNMARKED_QUESTION,
     WHEN_READY,
     WHENEVER,
     WHILE_YOU,
@@ -248,7 +251,7 @@ def _for_the_work_in_hand(fact: str, used: tuple[str, ...]) -> bool:
     before = _before(fact, used)
     cue = CLAUSE_BREAK.split(" ".join(used if before is None else before))[-1]
     said = f"{cue} {fact}"
-    if NOW_ONLY.search(said) or STEP_NOW.search(fact):
+    if NOW_ONLY.search(said) or STEP_NOW.search(fact) or IN_RAM_FOR.search(" ".join(used)):
         return True
     if WHILE_YOU.search(cue) and not (_outlives(said) or LASTING.search(cue)):
         return True  # "While you're refactoring, remember …" (not "… keep in mind permanently")
@@ -324,7 +327,12 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         elif ahead and not _question(plain) and not POINTS_FORWARD.match(plain):
             body = _request(sentence) or _kept(plain)  # "Can you remember something? X."
             used = (before, sentence)
-        elif before and POINTS_BACK.match(plain) and (not _question(plain) or ASKS.search(plain)):
+        elif (
+            before
+            and POINTS_BACK.match(plain)
+            and (not _question(plain) or ASKS.search(plain))
+            and not _noted_then_done(plain)
+        ):
             # "You should never commit .env.local. Remember that." (also "… Can you
             # remember that for me?": the request is the question, the fact is before it)
             taken = {s for _, sentences in found for s in sentences}
@@ -385,6 +393,16 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         if len(found) == MAX_CAPTURES:
             break
     return tuple(found)
+
+
+def _noted_then_done(sentence: str) -> bool:
+    """Whether ``sentence`` notes what came before as a step of the task: "Note it, fix it,
+    move on." (not "Note that, and never do it again.")."""
+    noted = NOTED_THEN.match(sentence)
+    if noted is None:
+        return False
+    rest = noted.group("rest")
+    return bool(TASK_VERB.match(rest) or TASK_NOW.match(rest) or ASKS_FOR_WORK.match(rest))
 
 
 #: At most this many sentences before a request that points back make its fact.
@@ -472,6 +490,20 @@ def best_cut(
 _KEEP_WORD = HINT
 
 
+#: "forget" as a word: what "don't forget" and "never forget" ask with.
+FORGETS = re.compile(r"\bforget\b", re.IGNORECASE)
+
+
+def _asked_in_quotes(cue: str, fact: str) -> bool:
+    """Whether the only words that ask to keep are inside a quotation the fact holds:
+    someone else's words, quoted."""
+    quoted = " ".join(m.group(0) for m in QUOTED.finditer(fact))
+    if not (KEEP_STRONG.search(quoted) or FORGETS.search(quoted)):
+        return False
+    outside = QUOTED.sub(" ", f"{cue} {fact}")
+    return not (KEEP_STRONG.search(outside) or FORGETS.search(outside) or KEEPISH.search(outside))
+
+
 def learned_cuts(prompt: str) -> list[capture_learned.Cut]:
     """The cuts of ``prompt``'s own sentences the model scores (and is trained on)."""
     return capture_learned.cuts(_searched(_sentences(prompt)))
@@ -488,6 +520,8 @@ def learned_veto(cue: str, fact: str) -> str | None:
     cue = QUOTED.sub("", cue).lstrip(" ,;:-\u2013\u2014>\u2192")
     if not _KEEP_WORD.search(cue):
         return "no keep word"
+    if _asked_in_quotes(cue, fact):
+        return "asked inside a quotation"  # '"Don't forget the four-eyes principle!" — our CISO'
     if "?" in CODE_SPAN.sub("", fact) or FACT_ASKS.match(fact):  # not "`?`"
         return "a question for a fact"
     if CUE_OPENS_A_FACT.search(cue):
@@ -1086,6 +1120,8 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         return None  # "X. please remember the convention from now on": it points back at X
     if MANNER.match(sentence):
         return None  # "Permanently delete the branch": how to do it, not for how long
+    if UNMARKED_QUESTION.match(sentence):
+        return None  # "do you know my userid already or do I have to give it every time"
     if SELF_TODO.match(sentence) or NOTE_TO_OTHERS.match(sentence):
         # "note to self: ask Dana about the staging creds": the person's to-do; "note to the
         # team: …": a message to write

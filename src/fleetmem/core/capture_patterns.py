@@ -637,7 +637,9 @@ NOT_KEEP = LazyPattern(
 # Verbs that ask to keep something for good on their own ("I'm going to say this once so
 # please remember it:", "Want you to hold onto this:").
 KEEP_STRONG = LazyPattern(
-    r"\b(?:remember\w*+(?!-)|memori[sz]\w*+(?!-)|retain|hold\s+on(?:to|\s+to)|hang\s+on\s+to"
+    # (not a thing's own: "a table that remembers which files were imported:")
+    r"\b(?:(?<!\bthat\s)(?<!\bwhich\s)remembers?(?<=s)(?!-)|remember(?!s\b)\w*+(?!-)"
+    r"|memori[sz]\w*+(?!-)|retain|hold\s+on(?:to|\s+to)|hang\s+on\s+to"
     r"|carry\s+\w+\s+over|carry\s+(?:\w+\s+)?(?:into|forward)"
     r"|carry\s+over|bookmark(?!-)|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch"
     r"|lock\s+(?:this|it|that)\s+in|(?:want|like|need)\s+you\s+to\s+keep\s+(?:it|this|that)"
@@ -657,7 +659,10 @@ KEEP_STRONG = LazyPattern(
     # "For posterity:", "Keep this locked in:", "Can you keep track of this long-term?", "and
     # this is forever:", "make it this:", "I'm noting this for you to keep:", "New default for
     # you:", "This is for later, not for now:"
-    r"|hang\s+onto|(?:memo|note)\s+to\s+yourself|standing\s+order|for\s+posterity|locked\s+in"
+    r"|hang\s+onto|(?:memo|note)\s+to\s+yourself|for\s+posterity|locked\s+in"
+    # not the bank's: "a standing order migration plan", "standing order payments"
+    r"|standing\s+order(?!s?\s+(?!(?:for|from|to|and|or|that|this|is|here|then|now|you|u|i|we"
+    r"|please|pls|btw|of|in|on|the|a|going|until|since|as|which|about|re|regarding)\b)[a-z])"
     r"|keep\s+track\s+of\s+(?:this|that)|(?:this|it)\s+is\s+forever|make\s+it\s+this"
     r"|for\s+you\s+to\s+keep|keep\s+the\s+corrected|new\s+default|default\s+assumption"
     r"|(?:this\s+is|it'?s)\s+for\s+later"
@@ -1308,6 +1313,13 @@ IN_RAM = LazyPattern(
     r"\b(?:in|into)[-\s](?:process\s+)?(?:memory|ram)\b(?!\s+(?:for|across|between|from))",
     re.IGNORECASE,
 )
+# RAM kept for a stretch of run time: "Keep it in memory for the day, evict at midnight."
+IN_RAM_FOR = LazyPattern(
+    r"\b(?:in|into)[-\s](?:process\s+)?(?:memory|ram)\s+for\s+(?:the\s+(?:day|night|hour|request"
+    r"|process|lifetime)|an?\s+(?:hour|day|minute)|a\s+(?:few\s+)?(?:minutes|hours|seconds)"
+    r"|\d+\s*(?:s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?))\b",
+    re.IGNORECASE,
+)
 # A colon with words after it inside a cue: what follows the colon is what is asked about.
 CUE_OPENS_A_FACT = LazyPattern(r":\s+\S+\s+\S+\s+\S+")
 # A report on this task's state, not a fact to keep: "… was already broken before my change".
@@ -1467,6 +1479,17 @@ ASKS_FOR_WORK = LazyPattern(
 )
 # Where a clause of a sentence opens: after a comma, a semicolon or a dash.
 CLAUSE_OPENS = LazyPattern(r"\s*(?:[,;]|\s[\u2013\u2014-])\s*")
+# A question asked without its mark: "do you know my userid already or …", "did you
+# remember the flag I mentioned".
+UNMARKED_QUESTION = LazyPattern(
+    r"^(?:do|did|does|have|has|are|were)\s+(?:you|u|ya)\s+(?:still\s+|already\s+)?"
+    r"(?:know|remember|recall|have|keep|save|store)\b",
+    re.IGNORECASE,
+)
+# "Note it, …": what comes after the comma says what noting it is for.
+NOTED_THEN = LazyPattern(
+    r"^(?:please\s+|pls\s+)?note\s+(?:it|that|this)\s*[,;]\s*(?P<rest>.+)", re.IGNORECASE
+)
 # A sentence that turns from what was said to what is to be done now: a discourse marker
 # ("Anyway, …", "Then …", "ok so …"), a need or a question of the moment ("I need the jump to
 # feel snappier", "help me …", "why are my citations …"), or a task in another language.
