@@ -166,6 +166,7 @@ from fleetmem.core.capture_patterns import (
     STATED,
     STEP_NOW,
     STEP_OPENING,
+    STORE_IN_MEMORY,
     TAG_QUESTION,
     TASK_HINT,
     TASK_NOW,
@@ -532,7 +533,7 @@ def learned_veto(cue: str, fact: str) -> str | None:
         return "code or a log line for a fact"  # 'Save this: {"port": 8080}'
     if RUNTIME_SPEC.match(cue + " " + fact):
         return "a change to the code"  # "Going forward, refunds should be batched nightly"
-    if IN_RAM.search(cue):
+    if IN_RAM.search(cue) and not STORE_IN_MEMORY.match(cue):
         return "memory as in RAM"  # "Store it in memory: a dict keyed by id is enough."
     if capture_languages.NOT_LASTING_WORDS.search(fact):
         return "the fact is this task's"  # "Recuerda que hoy el staging está caído"
@@ -542,7 +543,7 @@ def learned_veto(cue: str, fact: str) -> str | None:
         return "a direction in the code"  # "Going forward from the migration, trace …"
     said = cue + " " + fact
     if (STATE_NOW.search(said) or SO_I_CAN.search(said) or TASK_HINT.search(said)) and not (
-        _outlives(said)
+        _outlives(said) or LASTING.search(cue)  # "default from now on: when you write …, use …"
     ):
         # "For the record, X was already broken …", "keep in mind that I have only 20
         # minutes before the meeting", "… might be offline when this runs"
@@ -1319,6 +1320,7 @@ def _tidy(body: str) -> str | None:
     body = TURNS_TO_TASK.split(body, maxsplit=1)[0]
     body = TRAILING_SYMBOLS.sub("", re.sub(r"\s+", " ", body)).strip().rstrip(",;:").strip()
     body = body.lstrip("*").strip()  # "**Remember:** X" leaves the closing "**"
+    body = body.lstrip(":;, ")  # "Remember pls: X" leaves the colon after "pls"
     body = COURTESY.sub("", body).strip()  # "…, thanks!"
     body = RULE_REMARK.sub("", body).strip()  # "… -- that's a standing rule."
     if body.endswith(")") and body.count(")") > body.count("("):

@@ -1320,6 +1320,13 @@ IN_RAM_FOR = LazyPattern(
     r"|\d+\s*(?:s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?))\b",
     re.IGNORECASE,
 )
+# A request to keep what follows, in memory's other sense: "store in memory:", "save this into
+# memory —" (not "store it in memory: a dict is enough", which keeps data in RAM).
+STORE_IN_MEMORY = LazyPattern(
+    r"^(?:please\s+|pls\s+)?(?:store|save|keep|put|add|write|commit|file|log)\s+(?:this\s+|that\s+)?"
+    r"(?:in|into|to)\s+memory\s*(?:[:\u2013\u2014-]|$)",
+    re.IGNORECASE,
+)
 # A colon with words after it inside a cue: what follows the colon is what is asked about.
 CUE_OPENS_A_FACT = LazyPattern(r":\s+\S+\s+\S+\s+\S+")
 # A report on this task's state, not a fact to keep: "… was already broken before my change".
