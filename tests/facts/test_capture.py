@@ -1211,3 +1211,73 @@ def test_a_labelled_fact_goes_on_to_the_prompts_end_but_not_into_the_task(
         assert captured_facts(f"Save this to memory: {fact}. {task}") == [f"{fact}."]
     # a line break before it: another thing said, not more of the fact
     assert captured_facts(f"Save this to memory: {fact}.\n{rest}") == [f"{fact}."]
+
+
+# Round 23: a fact asked for without a label goes on into the prompt's last sentence when that
+# sentence says more of it; a task, a need of the moment, a turn to the work, a "should" or a
+# remark on the keeping is left out. Fresh facts (rng) around each shape.
+MORE_OF_IT = ["Its logs stay {n} days.", "The on-call team is paged after {n} minutes."]
+NOT_MORE_OF_IT = [
+    "Submit the job for the {word} classifier.",
+    "Anyway, add a --json flag to the {word} command.",
+    "I need the {word} screen to load faster.",
+    "Ticket is OPS-{n}, upgrade the {word} package.",
+    "The build should push {n} tags.",
+    "Useful for later.",
+    "Scrivi una migrazione per la tabella {word}.",
+    "Clear it.",
+]
+
+
+@pytest.mark.parametrize("rest", MORE_OF_IT)
+@pytest.mark.parametrize(
+    "ask", ["Remember that {fact}.", "Please keep in mind going forward: {fact}."]
+)
+def test_a_fact_goes_on_into_the_sentence_that_says_more_of_it(
+    ask: str, rest: str, rng: random.Random
+) -> None:
+    fact = _fresh_fact(rng)
+    more = rest.format(n=rng.randrange(5, 90))
+    assert captured_facts(f"{ask.format(fact=fact)} {more}") == [f"{fact}. {more}"]
+
+
+@pytest.mark.parametrize("rest", NOT_MORE_OF_IT)
+def test_a_fact_does_not_take_in_the_task_after_it(rest: str, rng: random.Random) -> None:
+    fact = _fresh_fact(rng)
+    word = "".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(2))
+    after = rest.format(n=rng.randrange(5, 900), word=word)
+    assert captured_facts(f"Remember that {fact}. {after}") == [f"{fact}."], after
+
+
+# Round 23's near misses from the corpora aw and ax, each a general cause, with fresh words.
+ROUND_23_NOT_KEPT = [
+    "Don't forget that I asked for both the {word} and the {other} version side by side.",
+    "remember: this is for the demo on Tuesday, so {fact}",
+    "Remember, this is a code review, not a rewrite. Leave comments on the {word} module.",
+    "Memorize the following codes for the quiz you're about to give me: {word}, {other}.",
+    "just a heads-up that I'll be pasting a very long {word} log next",
+    "Merk dir das Copybook unten für die nächsten Fragen in diesem Chat:\n\n  01 {word}.\n"
+    "  05 {other} PIC 9(10).",
+    "do you know my {word} id already or do I have to give it to you every time",
+    "I need the DDL for a table that remembers which {word} files were imported: NAME, TS.",
+    "I want a cache on the {word} lookup. Keep it in memory for the day, evict at midnight. How?",
+    '"Don\'t forget the {word} principle!" — our CISO, in every meeting. Write the template.',
+    "The {word} test fails because the expected file has CRLF. Note it, fix it, move on.",
+    "We need a standing order migration plan — the {word} orders move in phase 2. Draft it.",
+]
+
+
+@pytest.mark.parametrize("shape", ROUND_23_NOT_KEPT)
+def test_round_23_near_misses_are_not_kept(shape: str, rng: random.Random) -> None:
+    word, other = (
+        "".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(3))
+        for _ in range(2)
+    )
+    prompt = shape.format(fact=_fresh_fact(rng), word=word, other=other)
+    assert captured_facts(prompt) == [], prompt
+
+
+def test_store_in_memory_asks_to_keep_but_storing_it_in_memory_is_ram(rng: random.Random) -> None:
+    fact = _fresh_fact(rng)
+    assert captured_facts(f"store in memory: {fact}") == [fact]
+    assert captured_facts("Store it in memory: a dict keyed by id is enough for the lookup.") == []

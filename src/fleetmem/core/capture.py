@@ -145,6 +145,7 @@ from fleetmem.core.capture_patterns import (
     QUOTE_END,
     QUOTE_OPENS,
     QUOTED,
+    RAM_CHOICE,
     REFERENCE,
     RELATIVE,
     RULE_ADDS,
@@ -533,7 +534,7 @@ def learned_veto(cue: str, fact: str) -> str | None:
         return "code or a log line for a fact"  # 'Save this: {"port": 8080}'
     if RUNTIME_SPEC.match(cue + " " + fact):
         return "a change to the code"  # "Going forward, refunds should be batched nightly"
-    if IN_RAM.search(cue) and not STORE_IN_MEMORY.match(cue):
+    if IN_RAM.search(cue) and not (STORE_IN_MEMORY.match(cue) and not RAM_CHOICE.search(fact)):
         return "memory as in RAM"  # "Store it in memory: a dict keyed by id is enough."
     if capture_languages.NOT_LASTING_WORDS.search(fact):
         return "the fact is this task's"  # "Recuerda que hoy el staging está caído"

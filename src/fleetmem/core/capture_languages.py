@@ -85,7 +85,7 @@ HINT = (
     r"|ap[uú]nt|ahora\s+en|adelante|m[aá]s\s+adelante|otras\s+veces|partir\s+de|grav[ae]"
     r"|vergessen|zapomn|guard|denk|behalt|retenir|gedachten|uwadze|sempre|siempre|immer|toujours"
     r"|pr[oó]xim|prochaine|prossim|volgende|nast[eę]pn|frente|d[ée]sormais|dor[ée]navant|voortaan"
-    r"|k[üu]nftig|segna"
+    r"|k[üu]nftig|segna|dauerhaft|permanente?|altijd|zawsze"
 )
 # How long, in the same languages: "para siempre", "pra próxima", "für die Zukunft", …
 LATER = (

@@ -1287,7 +1287,7 @@ HINT = LazyPattern(
     r"|\[memory\]|golden|house|important|ground|worth|again|from\s+(?:here|today)|starting"
     r"|as\s+of|across|between|so\s+you|thing\s+to|add\s+(?:this|to)|clear|have\s+it"
     r"|\bin\s+(?:this|our|the)\s+(?:repo|project|codebase|solution|org|team|monorepo|workspace)"
-    r"|internali[sz]|\bdefault\b|\bpoint\s+(?:on|forward)"
+    r"|internali[sz]|\bdefault\b|\bpoint\s+(?:on|forward)|\bpin\s+(?:this|that|it)\b"
     rf"|{other.HINT}",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -1325,6 +1325,12 @@ IN_RAM_FOR = LazyPattern(
 STORE_IN_MEMORY = LazyPattern(
     r"^(?:please\s+|pls\s+)?(?:store|save|keep|put|add|write|commit|file|log)\s+(?:this\s+|that\s+)?"
     r"(?:in|into|to)\s+memory\s*(?:[:\u2013\u2014-]|$)",
+    re.IGNORECASE,
+)
+# What a program keeps in RAM: "Store in memory: a dict keyed by id is fine here."
+RAM_CHOICE = LazyPattern(
+    r"^(?:an?|the|one)\s+(?:\w+\s+)?(?:dict(?:ionary)?|map|hash\s*map|list|array|set|cache|lru"
+    r"|buffer|queue|struct|object|slice|vector|tree)\b|\b(?:is|are)\s+(?:fine|enough|ok)\s+here\b",
     re.IGNORECASE,
 )
 # A colon with words after it inside a cue: what follows the colon is what is asked about.
