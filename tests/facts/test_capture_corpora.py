@@ -129,6 +129,27 @@ def test_a_corpus_written_apart_from_the_rules(path: Path) -> None:
     assert len(false) / len(corpus["ordinary"]) <= HELD_FALSE.get(path.stem, MAX_FALSE_RATE), false
 
 
+#: Corpora kept out of tuning and training (tests/data/capture_held_out/README.md), at what
+#: they read after round 23, less one request, and their false captures then.
+HELD_OUT = Path(__file__).resolve().parents[1] / "data" / "capture_held_out"
+HELD_OUT_FLOORS = {"ay": (0.944, 0.0280), "az": (0.928, 0.0200)}
+
+
+@pytest.mark.parametrize("name", sorted(HELD_OUT_FLOORS))
+def test_a_corpus_never_used_to_tune(name: str) -> None:
+    corpus = json.loads((HELD_OUT / f"{name}.json").read_text(encoding="utf-8"))
+    caught = sum(
+        1
+        for prompt, fact in corpus["requests"]
+        for got in [captured_facts(prompt)]
+        if len(got) == 1 and _norm(fact) in _norm(got[0])
+    )
+    false = sum(1 for prompt in corpus["ordinary"] if captured_facts(prompt))
+    floor, most_false = HELD_OUT_FLOORS[name]
+    assert caught / len(corpus["requests"]) >= floor
+    assert false / len(corpus["ordinary"]) <= most_false
+
+
 def test_the_corpora_are_the_size_the_issue_asks_for() -> None:
     for path in CORPORA.glob("*.json"):
         corpus = json.loads(path.read_text(encoding="utf-8"))
