@@ -261,7 +261,8 @@ NEXT_QUESTIONS = (
 # alte Option als deprecated zu markieren", "… im Changelog einzutragen"), not a statement
 # ("Merk dir: wir nutzen uv, um Builds reproduzierbar zu machen", "…, dass wir …").
 STEP = (
-    r"^(?![^.]*\b(?:dass|wir|ich|du|er|man|ihr|um)\b)[^.]*(?:\bzu\s+\w+(?:en|ern|eln)\b"
+    r"^(?![^.]*\b(?:dass|wir|ich|(?<!bevor\s)(?<!wenn\s)(?<!nachdem\s)(?<!sobald\s)du|er|man|ihr"
+    r"|um)\b)[^.]*(?:\bzu\s+\w+(?:en|ern|eln)\b"
     # a separable verb takes it inside: "die Änderungen im Changelog einzutragen"
     r"|\b(?:an|auf|aus|ein|mit|nach|vor|zu|ab|um|weg|zur[üu]ck|hin|her|fest|frei|dar|bei|los)zu\w+en\b)"
 )

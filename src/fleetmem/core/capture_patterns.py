@@ -959,7 +959,8 @@ POINTS_FORWARD = LazyPattern(
 # What asks for something to be done now, right after what looked like a rule: "Going forward,
 # the scheduler should skip weekends. Implement that in next_run()."
 DO_THAT_NOW = LazyPattern(
-    r"^(?:please\s+)?(?:implement|apply|do|make|add|code|write|build)\s+(?:that|this|it)\b",
+    r"^(?:please\s+)?(?:implement|apply|do|make|add|code|write|build|handle|deal\s+with"
+    r"|account\s+for)\s+(?:that|this|it)\b",
     re.IGNORECASE,
 )
 # A trailing remark that the words before are a rule: "… -- that's a standing rule.", or the
@@ -1258,8 +1259,8 @@ TASK_NOW = LazyPattern(
 # How some code is to behave at run time from now on, with or without the change asked next:
 # "from now on, failed deliveries should be stored in a dead-letter table".
 RUNTIME_SPEC = LazyPattern(
-    rf"{LATER_SHOULD}\s+(?:not\s+|never\s+|always\s+)?"
-    r"(?:be\s+)?(?:skip|default|raise|validate|redact|stay|fail|return|respond|retry|reject|accept"
+    rf"{LATER_SHOULD}\s+(?:also\s+)?(?:not\s+|never\s+|always\s+)?"
+    r"(?:be\s+)?(?:treat|ignore|parse|catch|detect|match|flag|skip|default|raise|validate|redact|stay|fail|return|respond|retry|reject|accept"
     r"|allow|block|expire|log|send|show|display|render|emit|cache|dedupe|drop|delete|archive"
     r"|notify|sort|paginate|round|trim|truncate|stored|dropped|deleted|numbered|sorted|cached"
     r"|logged|rejected|retried|hidden|shown|displayed|sent|redirect|redirected|get|receive)\b",
@@ -1374,7 +1375,8 @@ WORK_IN_HAND = LazyPattern(
     r"\b(?:this|these|the\s+new)\s+(?:class|file|function|method|module|parser|script|notebook"
     r"|query|migration|refactor(?:ing)?|pr|change|fix|run|calculation|cell|loop|snippet|diff"
     r"|patch|commit|ticket|demo|tests?|doc|document|task|session|conversation|chat|answer|reply"
-    r"|response|question|exercise|experiment|program|validator|handler)\b|\bthis\s+feature\b"
+    r"|response|question|exercise|experiment|program|validator|handler|case|incident|alert"
+    r"|investigation|hunt|outage|widget|screen|layout)\b|\bthis\s+feature\b"
     r"|\bin\s+your\s+(?:next\s+)?(?:answer|reply|response)\s*,"  # "In your answer, remember …"
     r"|\bthese\s+(?:numbers|results|figures|timings)\b"  # what was pasted
     rf"|{other.WORK_IN_HAND}",
@@ -1404,6 +1406,18 @@ NOW_ONLY = LazyPattern(
     # "the quiz you're about to give me", "this is a code review, not a rewrite", "this is for
     # the demo on Tuesday"
     r"|\byou(?:'re|\s+are)\s+about\s+to\b"
+    # "for the next step", "memorize… nah, just write it", "the demo is in 20 minutes", "in
+    # the last patch", "you left it out", "let's remember this moment"
+    r"|\bfor\s+the\s+next\s+(?:step|question|answer|message|prompt|part)\b"
+    r"|\b(?:remember|memori[sz]e|note|save|keep|store)\b[^.?!\n]{0,40}?[.\u2026?!\u2014-]\s*"
+    r"(?:nah|jk|lol\s+no|just\s+kidding)\b|\bscratch\s+that\b"
+    r"|\bis\s+in\s+(?:\d+|a\s+few|an?)\s*(?:min|mins|minutes?|hours?|hrs?)\b"
+    r"|\bin\s+(?:the|your)\s+(?:last|previous)\s+(?:patch|change|diff|commit|answer|reply|response"
+    r"|version|attempt|snippet)\b|\byou\s+left\s+(?:it|that|them)\s+out\b"
+    r"|\bremember\s+this\s+(?:moment|day)\b"
+    # the person keeps it: "I'll keep it in mind for next time, thanks.", "lesson learned, I'll …"
+    r"|\bi(?:'ll|\s+will)\s+(?:keep\s+(?:it|that|this)\s+in\s+mind|remember\s+(?:it|that|this))\b"
+    r"|\blesson\s+learned,?\s+i(?:'ll|\s+will)\b"
     r"|\bthis\s+is\s+(?:only\s+|just\s+)?an?\s+(?:code\s+review|review|spike|hotfix|quick\s+fix"
     r"|one-off|poc|draft|dry\s+run)\b"
     r"|\bthis\s+is\s+(?:only\s+|just\s+)?for\s+(?:the|a|my|our)\s+(?:demo|presentation|meeting|call"
