@@ -1281,3 +1281,34 @@ def test_store_in_memory_asks_to_keep_but_storing_it_in_memory_is_ram(rng: rando
     fact = _fresh_fact(rng)
     assert captured_facts(f"store in memory: {fact}") == [fact]
     assert captured_facts("Store it in memory: a dict keyed by id is enough for the lookup.") == []
+
+
+# Round 24's near misses, from the false captures of ay and az, with fresh words.
+ROUND_24_NOT_KEPT = [
+    "keep this in mind for the next step: the {word} API returns paginated results",
+    "remember: we're only looking at the last 48h for this incident, {fact}",
+    "Remember, the analyst on this case is L1, so write the {word} steps explicitly",
+    "memorize... nah, just write it into the runbook: '{word} ack within 15min'",
+    "I'll keep it in mind for next time, thanks. Now explain the {word} command you used",
+    "lesson learned, I'll always check the {word} first. anyway, here's the next alert",
+    "Don't forget: the demo is in 20 minutes, so just make the {word} screen not crash.",
+    "Don't forget the await on the {word} call — you left it out in the last patch.",
+    "From now on, in this widget, everything should be const where possible.",
+    "Let's remember this moment, first green {word} build in 9 days",
+    "keep in mind: {fact}. handle that in the {word} client you're writing",
+    "from now on, the {word} parser should treat empty strings as nil",
+    "Denk dran, die Tests laufen zu lassen, bevor du den {word} Commit pushst.",
+]
+
+
+@pytest.mark.parametrize("shape", ROUND_24_NOT_KEPT)
+def test_round_24_near_misses_are_not_kept(shape: str, rng: random.Random) -> None:
+    word = "".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(3))
+    prompt = shape.format(fact=_fresh_fact(rng), word=word)
+    assert captured_facts(prompt) == [], prompt
+
+
+def test_a_lesson_the_person_asks_to_keep_is_still_kept(rng: random.Random) -> None:
+    fact = _fresh_fact(rng)
+    assert captured_facts(f"Lesson learned, please remember it: {fact}.") == [f"{fact}."]
+    assert captured_facts(f"Remember for next session: {fact}, and the next step is the docs.")

@@ -251,9 +251,16 @@ def _for_the_work_in_hand(fact: str, used: tuple[str, ...]) -> bool:
     "I need this by 5pm"), or it is a step of the task ("…, handle that"). Checked last,
     on what both readings found, so that neither keeps what the other would not."""
     before = _before(fact, used)
-    cue = CLAUSE_BREAK.split(" ".join(used if before is None else before))[-1]
+    asked = " ".join(used if before is None else before)
+    cue = CLAUSE_BREAK.split(asked)[-1]
     said = f"{cue} {fact}"
-    if NOW_ONLY.search(said) or STEP_NOW.search(fact) or IN_RAM_FOR.search(" ".join(used)):
+    # (this conversation's words anywhere in what asked: "memorize... nah, just write it …",
+    # "I'll keep it in mind for next time, thanks. Now explain …")
+    if (
+        NOW_ONLY.search(f"{asked} {fact}")
+        or STEP_NOW.search(fact)
+        or IN_RAM_FOR.search(" ".join(used))
+    ):
         return True
     if WHILE_YOU.search(cue) and not (_outlives(said) or LASTING.search(cue)):
         return True  # "While you're refactoring, remember …" (not "… keep in mind permanently")

@@ -1409,7 +1409,7 @@ NOW_ONLY = LazyPattern(
     # "for the next step", "memorize… nah, just write it", "the demo is in 20 minutes", "in
     # the last patch", "you left it out", "let's remember this moment"
     r"|\bfor\s+the\s+next\s+(?:step|question|answer|message|prompt|part)\b"
-    r"|\b(?:remember|memori[sz]e|note|save|keep|store)\b[^.?!\n]{0,40}?[.\u2026?!\u2014-]\s*"
+    r"|\b(?:remember|memori[sz]e|note|save|keep|store)\b[^.?!\n]{0,40}?[.\u2026?!\u2014-]+\s*"
     r"(?:nah|jk|lol\s+no|just\s+kidding)\b|\bscratch\s+that\b"
     r"|\bis\s+in\s+(?:\d+|a\s+few|an?)\s*(?:min|mins|minutes?|hours?|hrs?)\b"
     r"|\bin\s+(?:the|your)\s+(?:last|previous)\s+(?:patch|change|diff|commit|answer|reply|response"
