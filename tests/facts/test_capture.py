@@ -1148,9 +1148,14 @@ def test_what_else_a_prompt_asks_is_kept_without_its_requests() -> None:
     ]  # fmt: skip
 
 
+def _fresh_word(rng: random.Random, syllables: int = 3) -> str:
+    """A made-up word no corpus or rule holds: "kavoti"."""
+    return "".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(syllables))
+
+
 def _fresh_fact(rng: random.Random) -> str:
     """A lasting-looking statement with fresh names: "the <x>-<n> cluster runs <y> <m>"."""
-    word = "".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(3))
+    word = _fresh_word(rng)
     tool = rng.choice(["Postgres", "Redis", "Kafka", "Go", "Node", "Terraform", "Java"])
     return f"the {word}-{rng.randrange(2, 99)} service runs {tool} {rng.randrange(3, 30)}"
 
@@ -1244,7 +1249,7 @@ def test_a_fact_goes_on_into_the_sentence_that_says_more_of_it(
 @pytest.mark.parametrize("rest", NOT_MORE_OF_IT)
 def test_a_fact_does_not_take_in_the_task_after_it(rest: str, rng: random.Random) -> None:
     fact = _fresh_fact(rng)
-    word = "".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(2))
+    word = _fresh_word(rng, 2)
     after = rest.format(n=rng.randrange(5, 900), word=word)
     assert captured_facts(f"Remember that {fact}. {after}") == [f"{fact}."], after
 
@@ -1265,16 +1270,6 @@ ROUND_23_NOT_KEPT = [
     "The {word} test fails because the expected file has CRLF. Note it, fix it, move on.",
     "We need a standing order migration plan — the {word} orders move in phase 2. Draft it.",
 ]
-
-
-@pytest.mark.parametrize("shape", ROUND_23_NOT_KEPT)
-def test_round_23_near_misses_are_not_kept(shape: str, rng: random.Random) -> None:
-    word, other = (
-        "".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(3))
-        for _ in range(2)
-    )
-    prompt = shape.format(fact=_fresh_fact(rng), word=word, other=other)
-    assert captured_facts(prompt) == [], prompt
 
 
 def test_store_in_memory_asks_to_keep_but_storing_it_in_memory_is_ram(rng: random.Random) -> None:
@@ -1301,10 +1296,9 @@ ROUND_24_NOT_KEPT = [
 ]
 
 
-@pytest.mark.parametrize("shape", ROUND_24_NOT_KEPT)
-def test_round_24_near_misses_are_not_kept(shape: str, rng: random.Random) -> None:
-    word = "".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(3))
-    prompt = shape.format(fact=_fresh_fact(rng), word=word)
+@pytest.mark.parametrize("shape", ROUND_23_NOT_KEPT + ROUND_24_NOT_KEPT)
+def test_near_misses_of_rounds_23_and_24_are_not_kept(shape: str, rng: random.Random) -> None:
+    prompt = shape.format(fact=_fresh_fact(rng), word=_fresh_word(rng), other=_fresh_word(rng))
     assert captured_facts(prompt) == [], prompt
 
 
