@@ -85,6 +85,7 @@ from fleetmem.core.capture_patterns import (
     FENCE,
     FILLER,
     FOR_SESSIONS,
+    FORGETS,
     FORWARD_FROM,
     GOES_ON,
     GOES_ON_RULE,
@@ -497,10 +498,6 @@ def best_cut(
 #: prompt-wide gate off (so the gate never changes what the model keeps: a prompt without
 #: any such word has no cue with one).
 _KEEP_WORD = HINT
-
-
-#: "forget" as a word: what "don't forget" and "never forget" ask with.
-FORGETS = re.compile(r"\bforget\b", re.IGNORECASE)
 
 
 def _asked_in_quotes(cue: str, fact: str) -> bool:
@@ -1003,7 +1000,9 @@ def _declares(sentence: str) -> bool:
     more of it ("Remember that the i18n fallback is en-GB. Editorial is London-based.") rather
     than asking for something: a request of its own ("Add date-fns.", "Submit the job.",
     "Scrivi una migrazione …"), a turn to the task ("Anyway, …", "Then point the build at
-    it.") or a need of the moment ("I need the jump to feel snappier.")."""
+    it.") or a need of the moment ("I need the jump to feel snappier."), what the change
+    should do ("The build should push both tags.") or a remark on the keeping ("Useful for
+    later.")."""
     clauses = [c for c in CLAUSE_OPENS.split(sentence) if c]
     if any(
         DIRECTIVE.match(c) or TASK_NOW.match(c) or MOVES_ON.match(c) or ASKS_FOR_WORK.match(c)

@@ -1504,6 +1504,8 @@ ASKS_FOR_WORK = LazyPattern(
     r"|^[a-z]+\s+(?:it|them|that|this|those|these)\b(?!\s+(?:is|are|was|were|has|have)\b)",
     re.IGNORECASE,
 )
+# "forget" as a word: what "don't forget" and "never forget" ask with.
+FORGETS = LazyPattern(r"\bforget\b", re.IGNORECASE)
 # Where a clause of a sentence opens: after a comma, a semicolon or a dash.
 CLAUSE_OPENS = LazyPattern(r"\s*(?:[,;]|\s[\u2013\u2014-])\s*")
 # A question asked without its mark: "do you know my userid already or …", "did you
