@@ -119,14 +119,21 @@ def _norm(text: str) -> str:
 
 
 @pytest.mark.parametrize("path", sorted(CORPORA.glob("*.json")), ids=lambda p: p.stem)
-def test_a_corpus_written_apart_from_the_rules(path: Path) -> None:
-    corpus = json.loads(path.read_text(encoding="utf-8"))
+def _read(corpus: dict) -> tuple[list[tuple[str, list[str]]], list[tuple[str, list[str]]]]:
+    """The requests of ``corpus`` not captured as the one fact asked for, and the ordinary
+    prompts captured, each with what was captured."""
     missed = []
     for prompt, fact in corpus["requests"]:
         got = captured_facts(prompt)
         if not (len(got) == 1 and _norm(fact) in _norm(got[0])):
             missed.append((prompt, got))
     false = [(p, captured_facts(p)) for p in corpus["ordinary"] if captured_facts(p)]
+    return missed, false
+
+
+def test_a_corpus_written_apart_from_the_rules(path: Path) -> None:
+    corpus = json.loads(path.read_text(encoding="utf-8"))
+    missed, false = _read(corpus)
     caught = 1 - len(missed) / len(corpus["requests"])
     print(f"{path.stem}: captured {caught:.3f}, false {len(false) / len(corpus['ordinary']):.4f}")
     assert caught >= HELD.get(path.stem, MIN_CAPTURE_RATE), missed
@@ -142,16 +149,10 @@ HELD_OUT_FLOORS = {"ba": (0.956, 0.0100), "bb": (0.972, 0.0120)}
 @pytest.mark.parametrize("name", sorted(HELD_OUT_FLOORS))
 def test_a_corpus_never_used_to_tune(name: str) -> None:
     corpus = json.loads((HELD_OUT / f"{name}.json").read_text(encoding="utf-8"))
-    caught = sum(
-        1
-        for prompt, fact in corpus["requests"]
-        for got in [captured_facts(prompt)]
-        if len(got) == 1 and _norm(fact) in _norm(got[0])
-    )
-    false = sum(1 for prompt in corpus["ordinary"] if captured_facts(prompt))
+    missed, false = _read(corpus)
     floor, most_false = HELD_OUT_FLOORS[name]
-    assert caught / len(corpus["requests"]) >= floor
-    assert false / len(corpus["ordinary"]) <= most_false
+    assert 1 - len(missed) / len(corpus["requests"]) >= floor, missed
+    assert len(false) / len(corpus["ordinary"]) <= most_false, false
 
 
 def test_the_corpora_are_the_size_the_issue_asks_for() -> None:

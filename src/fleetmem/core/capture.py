@@ -510,6 +510,15 @@ def _asked_in_quotes(cue: str, fact: str) -> bool:
     return not (KEEP_STRONG.search(outside) or FORGETS.search(outside) or KEEPISH.search(outside))
 
 
+def _in_ram(cue: str, fact: str) -> bool:
+    """Whether the cue speaks of memory as RAM ("Store it in memory: a dict keyed by id is
+    enough."): not "store in memory: X", which asks to keep what follows, unless what follows
+    is a data structure."""
+    if not IN_RAM.search(cue):
+        return False
+    return not STORE_IN_MEMORY.match(cue) or bool(RAM_CHOICE.search(fact))
+
+
 def learned_cuts(prompt: str) -> list[capture_learned.Cut]:
     """The cuts of ``prompt``'s own sentences the model scores (and is trained on)."""
     return capture_learned.cuts(_searched(_sentences(prompt)))
@@ -538,7 +547,7 @@ def learned_veto(cue: str, fact: str) -> str | None:
         return "code or a log line for a fact"  # 'Save this: {"port": 8080}'
     if RUNTIME_SPEC.match(cue + " " + fact):
         return "a change to the code"  # "Going forward, refunds should be batched nightly"
-    if IN_RAM.search(cue) and not (STORE_IN_MEMORY.match(cue) and not RAM_CHOICE.search(fact)):
+    if _in_ram(cue, fact):
         return "memory as in RAM"  # "Store it in memory: a dict keyed by id is enough."
     if capture_languages.NOT_LASTING_WORDS.search(fact):
         return "the fact is this task's"  # "Recuerda que hoy el staging está caído"

@@ -562,10 +562,10 @@ COURTESY = LazyPattern(
     r"[\s.!]*$",
     re.IGNORECASE,
 )
+# Words that turn from what was said back to the task: "anyway, add the screen".
+TURN_WORDS = r"anyway|anyways|now|ok|okay|alright|next|btw"
 # A sentence typed in lower case that turns back to the task: "… too. anyway, add the screen".
-TURNS_TO_TASK = LazyPattern(
-    r"(?<=[.!?])\s+(?=(?:anyway|anyways|now|ok|okay|alright|next|btw)\b[,\s])"
-)
+TURNS_TO_TASK = LazyPattern(rf"(?<=[.!?])\s+(?=(?:{TURN_WORDS})\b[,\s])")
 # Dictation's hesitations.
 # (not Portuguese's article: "é um Mac mini", "de um serviço")
 FILLER = LazyPattern(
@@ -638,7 +638,7 @@ NOT_KEEP = LazyPattern(
 # please remember it:", "Want you to hold onto this:").
 KEEP_STRONG = LazyPattern(
     # (not a thing's own: "a table that remembers which files were imported:")
-    r"\b(?:(?<!\bthat\s)(?<!\bwhich\s)remembers?(?<=s)(?!-)|remember(?!s\b)\w*+(?!-)"
+    r"\b(?:(?<!\bthat\s)(?<!\bwhich\s)remembers(?!-)|remember(?!s\b)\w*+(?!-)"
     r"|memori[sz]\w*+(?!-)|retain|hold\s+on(?:to|\s+to)|hang\s+on\s+to"
     r"|carry\s+\w+\s+over|carry\s+(?:\w+\s+)?(?:into|forward)"
     r"|carry\s+over|bookmark(?!-)|file\s+(?:this|it)\s+away|commit\s+\w+\s+to\s+memory|burn|etch"
@@ -1260,7 +1260,8 @@ TASK_NOW = LazyPattern(
 # "from now on, failed deliveries should be stored in a dead-letter table".
 RUNTIME_SPEC = LazyPattern(
     rf"{LATER_SHOULD}\s+(?:also\s+)?(?:not\s+|never\s+|always\s+)?"
-    r"(?:be\s+)?(?:treat|ignore|parse|catch|detect|match|flag|skip|default|raise|validate|redact|stay|fail|return|respond|retry|reject|accept"
+    r"(?:be\s+)?(?:treat|ignore|parse|catch|detect|match|flag|skip|default|raise|validate|redact"
+    r"|stay|fail|return|respond|retry|reject|accept"
     r"|allow|block|expire|log|send|show|display|render|emit|cache|dedupe|drop|delete|archive"
     r"|notify|sort|paginate|round|trim|truncate|stored|dropped|deleted|numbered|sorted|cached"
     r"|logged|rejected|retried|hidden|shown|displayed|sent|redirect|redirected|get|receive)\b",
@@ -1406,6 +1407,10 @@ NOW_ONLY = LazyPattern(
     # "the quiz you're about to give me", "this is a code review, not a rewrite", "this is for
     # the demo on Tuesday"
     r"|\byou(?:'re|\s+are)\s+about\s+to\b"
+    r"|\bthis\s+is\s+(?:only\s+|just\s+)?an?\s+(?:code\s+review|review|spike|hotfix|quick\s+fix"
+    r"|one-off|poc|draft|dry\s+run)\b"
+    r"|\bthis\s+is\s+(?:only\s+|just\s+)?for\s+(?:the|a|my|our)\s+(?:demo|presentation|meeting|call"
+    r"|workshop|talk|interview|pitch)\b"
     # "for the next step", "memorize… nah, just write it", "the demo is in 20 minutes", "in
     # the last patch", "you left it out", "let's remember this moment"
     r"|\bfor\s+the\s+next\s+(?:step|question|answer|message|prompt|part)\b"
@@ -1418,10 +1423,6 @@ NOW_ONLY = LazyPattern(
     # the person keeps it: "I'll keep it in mind for next time, thanks.", "lesson learned, I'll …"
     r"|\bi(?:'ll|\s+will)\s+(?:keep\s+(?:it|that|this)\s+in\s+mind|remember\s+(?:it|that|this))\b"
     r"|\blesson\s+learned,?\s+i(?:'ll|\s+will)\b"
-    r"|\bthis\s+is\s+(?:only\s+|just\s+)?an?\s+(?:code\s+review|review|spike|hotfix|quick\s+fix"
-    r"|one-off|poc|draft|dry\s+run)\b"
-    r"|\bthis\s+is\s+(?:only\s+|just\s+)?for\s+(?:the|a|my|our)\s+(?:demo|presentation|meeting|call"
-    r"|workshop|talk|interview|pitch)\b"
     r"|\b(?:remember|memori[sz]e|keep|save|store|note)\s+nothing\b"
     # "for the next few steps", "for the next hour", "the deadline for this is 16:00 today",
     # "I'm on my phone", "as I mentioned in the previous message", "throwaway code for the demo"
@@ -1497,7 +1498,7 @@ ASKS_FOR_WORK = LazyPattern(
     r"|benchmark|profile|plot|draw|compare|analy[sz]e|investigate|figure|get|grab|fetch|pull"
     r"|clone|restart|reboot|kill|scale|provision|spin|tear|seed|load|parse|dump|diff|list|count"
     r"|estimate|fill|revert|sync|upload|download|attach|paste|copy|resize|polish|tweak|tidy"
-    r"|simplify|optimi[sz]e|speed|reduce|increase|lower|convert|deduplicate|dedupe|reformat"
+    r"|simplify|optimi[sz]e|speed|reduce|increase|lower|deduplicate|dedupe|reformat"
     r"|regenerate|recreate|rebuild|retrain|train|evaluate|score|rank|tune|measure|time|trace"
     r"|print|echo|cat|tail|grep|open|edit|modify|adjust|align|center|style|color|colour)\b"
     # any verb done to what was just said: "Clear it.", "Bump them."
@@ -1523,8 +1524,8 @@ NOTED_THEN = LazyPattern(
 # ("Anyway, …", "Then …", "ok so …"), a need or a question of the moment ("I need the jump to
 # feel snappier", "help me …", "why are my citations …"), or a task in another language.
 MOVES_ON = LazyPattern(
-    r"^(?:(?:anyway|anyhow|then|so|now|ok|okay|alright|also|btw|but|and|next|meanwhile|first"
-    r"|just|please|pls)\b[,:\s]*)+\w"
+    rf"^(?:(?:{TURN_WORDS}|anyhow|then|so|also|but|and|meanwhile|first|just|please|pls)"
+    r"\b[,:\s]*)+\w"
     r"|^(?:i\s+need|i\s+want|i'?d\s+like|help\s+me|let\s+me|let'?s|can\s+you|could\s+you"
     r"|would\s+you|why|how|what|where|which|who|is\s+there|are\s+there|do\s+you|did\s+you)\b"
     rf"|{other.TASK}",
