@@ -118,7 +118,6 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().rstrip(".").lower()
 
 
-@pytest.mark.parametrize("path", sorted(CORPORA.glob("*.json")), ids=lambda p: p.stem)
 def _read(corpus: dict) -> tuple[list[tuple[str, list[str]]], list[tuple[str, list[str]]]]:
     """The requests of ``corpus`` not captured as the one fact asked for, and the ordinary
     prompts captured, each with what was captured."""
@@ -131,6 +130,7 @@ def _read(corpus: dict) -> tuple[list[tuple[str, list[str]]], list[tuple[str, li
     return missed, false
 
 
+@pytest.mark.parametrize("path", sorted(CORPORA.glob("*.json")), ids=lambda p: p.stem)
 def test_a_corpus_written_apart_from_the_rules(path: Path) -> None:
     corpus = json.loads(path.read_text(encoding="utf-8"))
     missed, false = _read(corpus)
