@@ -149,7 +149,9 @@ from fleetmem.core.capture_patterns import (
     RAM_CHOICE,
     REFERENCE,
     RELATIVE,
+    REMARK_BACK,
     RULE_ADDS,
+    RULE_MARK,
     RULE_REMARK,
     RULE_STEP,
     RUNTIME_SPEC,
@@ -170,10 +172,12 @@ from fleetmem.core.capture_patterns import (
     STEP_OPENING,
     STORE_IN_MEMORY,
     TAG_QUESTION,
+    TASK_CLAUSE,
     TASK_HINT,
     TASK_NOW,
     TASK_VERB,
     TENTATIVE,
+    THAT_INSIDE,
     THIS_SCOPE,
     THIS_TASK,
     THIS_WORK,
@@ -261,11 +265,13 @@ def _for_the_work_in_hand(fact: str, used: tuple[str, ...]) -> bool:
         NOW_ONLY.search(f"{asked} {fact}")
         or STEP_NOW.search(fact)
         or IN_RAM_FOR.search(" ".join(used))
+        or (TASK_CLAUSE.search(fact) and not RULE_MARK.search(said))
     ):
         return True
     if WHILE_YOU.search(cue) and not (_outlives(said) or LASTING.search(cue)):
         return True  # "While you're refactoring, remember …" (not "… keep in mind permanently")
-    return bool(WORK_IN_HAND.search(said)) and not _outlives(said)
+    # (not words inside a quotation: "… is always 'does this change what citizens see?'")
+    return bool(WORK_IN_HAND.search(QUOTED.sub(" ", said))) and not _outlives(said)
 
 
 def _before(fact: str, used: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -339,7 +345,7 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
             used = (before, sentence)
         elif (
             before
-            and POINTS_BACK.match(plain)
+            and (POINTS_BACK.match(plain) or REMARK_BACK.match(plain))
             and (not _question(plain) or ASKS.search(plain))
             and not _noted_then_done(plain)
         ):
@@ -877,6 +883,11 @@ def _opened_ahead(sentence: str) -> str | None:
         or (BARE_KEEP.match(opening) and _statement(rest))
         or (keep.re is ANY_DASH.compiled and not THIS_TASK.match(opening))
     ):
+        inside = THAT_INSIDE.match(opening)
+        if inside is not None and _statement(inside.group("fact")):
+            # "It should stay in your memory that we support the browsers of the policy: …":
+            # the colon is the fact's own
+            return _kept(f"{inside.group('fact')}: {rest}")
         return _kept(rest)
     return None
 
@@ -1045,11 +1056,17 @@ def _points_forward(sentence: str) -> bool:
     sessions." """
     if POINTS_FORWARD.match(sentence):
         return True
-    opening = sentence.rstrip().rstrip(".:!")
+    opening = sentence.rstrip().rstrip(".:!?")
+    # (asked: "Wil je dit onthouden voor volgende gesprekken? X", "Could you keep this for
+    # future sessions? X")
+    asked = _question(sentence) and bool(
+        ASKS.match(sentence) or capture_languages.ASKS.match(sentence)
+    )
     return (
-        sentence.rstrip().endswith((".", ":"))
+        # ("## Context for you (keep this for every future session)", a heading)
+        (sentence.rstrip().endswith((".", ":", ")")) or asked)
         and len(opening.split()) <= 20
-        and FOR_SESSIONS.search(opening) is not None
+        and bool(FOR_SESSIONS.search(opening) or capture_languages.SESSIONS_WORDS.search(opening))
         and _asks_to_keep(opening)
     )
 
@@ -1209,7 +1226,9 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         if depth == 0 and TRIGGER.match(body):
             # "Team rule, please remember it: X" / "In future sessions, remember that X".
             return _asked(body, depth + 1)
-        return None if ASKED_MARK.search(body) else _kept(body)
+        # (a question quoted inside the fact asks nothing: "… is always 'does this change
+        # what citizens see?'")
+        return None if ASKED_MARK.search(QUOTED.sub("", body)) else _kept(body)
     sep = match.group("sep").strip().rstrip("!")
     if match.group("named"):
         body = f"{match.group('named')}: {body}"  # "remember where the seeds are: db/seeds"
@@ -1217,7 +1236,7 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         return None  # "that" was the fact before it: "X — remember that for when it breaks"
     if sep in ("that", "") and (opened or after) and OPENING_BACK_TAIL.match(body):
         return None  # "i'm on WSL2, remember that for paths": see ENDS_POINTING_BACK
-    if ASKED_MARK.search(body.rstrip().rstrip("?")):
+    if ASKED_MARK.search(QUOTED.sub("", body).rstrip().rstrip("?")):
         return None  # "remember the last command you ran? run it again"
     lasting = bool(
         match.group("later")

@@ -53,7 +53,7 @@ VERBS = (
     r"|nicht\s+vergessen|denk(?:e)?\s+(?:bitte\s+)?(?:in\s+zukunft\s+)?(?:daran|dran)"
     r"|behalte?\s+(?:das|dies|bitte)?\s*im\s+(?:kopf|hinterkopf|ged[äa]chtnis)"
     r"|notier(?:e)?\s+dir(?:\s+(?:das|dies))?|bitte\s+merken|schreib\s+dir\s+(?:das\s+)?auf"
-    r"|speicher(?:e)?\s+dir(?:\s+das)?\s+ab|pr[äa]g\s+dir(?:\s+das)?\s+ein|kannst\s+du\s+dir\s+merken"
+    r"|speicher(?:e)?\s+dir(?:\s+das)?\s+ab|pr[äa]g\s+dir(?:\s+das)?\s+ein|kannst\s+du\s+dir\s+(?:(?:das|dies|bitte|mal|dauerhaft|f[üu]r\s+immer)\s+){0,3}merken"
     # French
     r"|retiens(?:\s+(?:[çc]a|bien|cela))?|souviens-toi|rappelle-toi|n['\u2019]oublie\s+(?:pas|jamais)"
     r"|garde[sz]?(?:-le)?\s+(?:[çc]a\s+|cela\s+|bien\s+)?en\s+(?:t[êe]te|m[ée]moire)"
@@ -67,7 +67,7 @@ VERBS = (
     r"|onthou(?:d|den)?|vergeet\s+(?:het\s+)?niet|niet\s+vergeten|denk\s+eraan|houd\s+in\s+gedachten"
     r"|hou(?:d)?\s+er\s+(?:\w+\s+){0,4}rekening\s+mee|noteer|sla\s+(?:dit|dat)\s+op"
     r"|prent\s+(?:dit|dat)\s+in\s+je\s+geheugen|zet\s+(?:dit\s+|dat\s+)?in\s+je\s+geheugen"
-    r"|knoop\s+(?:dit|dat)\s+in\s+je\s+oren|graag\s+onthouden|kun\s+je\s+(?:\w+\s+){0,2}onthouden"
+    r"|knoop\s+(?:dit|dat)\s+in\s+je\s+oren|graag\s+onthouden|(?:kun|wil)\s+je\s+(?:\w+\s+){0,2}onthouden"
     # Polish
     r"|zapami[eę]?n?taj|pami[eę]taj|nie\s+zapomnij|nie\s+zapominaj|miej\s+na\s+uwadze|zanotuj"
     r"|zapisz\s+sobie|wbij\s+sobie\s+do\s+g[łl]owy|zakoduj\s+sobie|zachowaj\s+to\s+w\s+pami[eę]ci"
@@ -85,7 +85,8 @@ HINT = (
     r"|ap[uú]nt|ahora\s+en|adelante|m[aá]s\s+adelante|otras\s+veces|partir\s+de|grav[ae]"
     r"|vergessen|zapomn|guard|denk|behalt|retenir|gedachten|uwadze|sempre|siempre|immer|toujours"
     r"|pr[oó]xim|prochaine|prossim|volgende|nast[eę]pn|frente|d[ée]sormais|dor[ée]navant|voortaan"
-    r"|k[üu]nftig|segna|dauerhaft|altijd|zawsze"
+    r"|k[üu]nftig|segna|dauerhaft|altijd|zawsze|diante|alle\s+mal|por\s+todas|pour\s+toutes"
+    r"|per\s+tutte"
 )
 # How long, in the same languages: "para siempre", "pra próxima", "für die Zukunft", …
 LATER = (
@@ -110,7 +111,8 @@ LATER = (
     r"|d['\u2019]ora\s+in\s+(?:poi|avanti)|da\s+(?:ora|adesso)\s+in\s+(?:poi|avanti)|in\s+futuro"
     r"|voor\s+altijd|voortaan|vanaf\s+nu|voor\s+de\s+volgende\s+(?:keer|keren|sessies)|in\s+het\s+vervolg"
     r"|(?:voor|in)\s+de\s+toekomst|voor\s+latere\s+sessies|ook\s+niet\s+in\s+de\s+volgende\s+sessies"
-    r"|na\s+zawsze|raz\s+na\s+zawsze|na\s+przysz[łl]o[śs][ćc]|od\s+teraz|nast[eę]pnym\s+razem"
+    r"|ein\s+f[üu]r\s+alle\s+mal|de\s+una\s+vez\s+por\s+todas|de\s+uma\s+vez\s+por\s+todas"
+    r"|voor\s+eens\s+en\s+altijd|na\s+zawsze|raz\s+na\s+zawsze|na\s+przysz[łl]o[śs][ćc]|od\s+teraz|nast[eę]pnym\s+razem"
     r"|na\s+(?:nast[eę]pne|kolejne|przysz[łl]e)\s+(?:sesje|razy|rozmowy)"
 )
 # "For future sessions" in those languages: on its own, an opening asks to keep what follows.
@@ -120,7 +122,7 @@ SESSIONS = (
     r"|(?:nas|p(?:a)?r[ao]s?\s+as)\s+pr[oó]ximas\s+(?:sess[õo]es|conversas)"
     r"|pour\s+(?:toutes\s+)?les\s+(?:prochaines|futures)\s+(?:sessions|conversations)"
     r"|per\s+le\s+(?:prossime|future)\s+(?:sessioni|conversazioni)"
-    r"|voor\s+(?:de\s+volgende|latere|toekomstige)\s+(?:sessies|gesprekken)"
+    r"|voor\s+(?:de\s+)?(?:volgende|latere|toekomstige)\s+(?:sessies|gesprekken)"
     r"|na\s+(?:nast[eę]pne|kolejne|przysz[łl]e)\s+(?:sesje|rozmowy)"
 )
 # Adverbs between the verb and what it keeps: "acuérdate siempre de que", "merk dir mal".
@@ -166,6 +168,9 @@ NOT_LASTING = (
     r"|(?<!\bda\s)adesso|(?<!\bde\s)agora|(?<!\bde\s)(?<!\bdesde\s)ahora(?!\s+en\s)"
     r"|(?<!\bab\s)jetzt|(?<!\bde\s)maintenant|(?<!\bvanaf\s)nu|(?<!\bod\s)teraz"
     r"|jednorazow\w*"
+    # "Merk dir kurz die ID …", "… die brauchen wir gleich für den Test" (soon; not "gleich
+    # behandelt", equally)
+    r"|(?<=\bdir\s)kurz|gleich\s+(?:auch|noch|danach|mal|f[üu]r\s+den|im\s+n[äa]chsten)"
     # the work in hand: "in diesem PR", "la demo es en media hora", "solo el arreglo rápido"
     r"|(?:in|en|neste|nesse|dans|in|w)\s+(?:diesem|este|esta|cette|ce|questa|questo|deze|dit|tym)\s+"
     r"(?:pr|branch|ticket|commit|task|tarea|tarefa|t[âa]che|aufgabe|compito|taak|zadaniu)"
@@ -178,6 +183,7 @@ NOT_LASTING = (
 # Words before the request: "Olha,", "Por cierto,", "Übrigens", "Mi raccomando", …
 LEAD = (
     r"(?:(?:ok(?:ay)?|e|y|und|et|oh|ah|olha|mira|hey|ei|bueno|bom|pues|dann|alors|allora|also"
+    r"|se\s+liga|escuta|ouve|[ée]coute|h[öo]r\s+zu|senti|luister|s[łl]uchaj"
     r"|mi\s+raccomando|importante|wichtig|ojo|attenzione|uwaga|let\s+op|achtung|aten[çc][ãa]o"
     r"|cuidado|che|oye|ecco|tiens|bon|na\s+ja|nou"
     r"|btw|a\s+prop[óo]sito|por\s+cierto|[üu]brigens|au\s+fait|comunque|trouwens|ali[áa]s"
@@ -211,7 +217,7 @@ BACK_WORDS = LazyPattern(BACK, re.IGNORECASE)
 # A request asked as a question: "Kannst du dir merken, dass …?", "¿Puedes recordar …?"
 ASKS = LazyPattern(
     r"^\W*(?:kannst\s+du|k[öo]nntest\s+du|puedes|podr[ií]as|podes|pode|peux-tu|pourrais-tu"
-    r"|puoi|potresti|kun\s+je|zou\s+je|mo[żz]esz|oye,?\s+[¿]?puedes)\b",
+    r"|puoi|potresti|kun\s+je|zou\s+je|wil\s+je|mo[żz]esz|oye,?\s+[¿]?puedes)\b",
     re.IGNORECASE,
 )
 # The piece of work in hand named in another language: "in questo file", "bij deze refactor",

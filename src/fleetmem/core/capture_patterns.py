@@ -16,6 +16,7 @@ from fleetmem.core.lazy_pattern import LazyPattern
 # brain" (KEEP_STRONG and YOUR_MIND).
 IN_YOUR_MIND = (
     r"(?:in|into|on|onto)\s+(?:your|ur)\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|brain|head)"
+    r"|to\s+what\s+you\s+(?:remember|know)\s+about\s+(?:me|us)"  # "add this to what you remember …"
 )
 # A remark that what was said is a rule: "… -- that's a standing rule" (RULE_REMARK and
 # STANDING_PLACE).
@@ -491,6 +492,17 @@ RULE_WORDS = (
 )
 BACK_END = rf"{RULE_WORDS}(?:{BACK})\s*\)?\s*[.!?]*[\s{SYMBOLS}]*$"
 POINTS_BACK = LazyPattern(rf"^{BACK_END}", re.IGNORECASE)
+# A remark on what was just said, then the request pointing back at it: "This will come up
+# again and again, so please remember it for future sessions." (the remark is not the fact).
+REMARK_BACK = LazyPattern(
+    r"^(?:this|it|that)(?:'s|\s+(?:is|will|keeps|comes|matters|has|was|happens|bites|breaks))\b"
+    r"[^,.;:?!\u2013\u2014]{0,40}?\b(?:again|important|crucial|critical|key|matters?|often"
+    r"|recurring|repeatedly|all\s+the\s+time|every\s+time|comes?\s+up|coming\s+up|bites?|bit"
+    r"|bitten|burned|burnt|style|decision|rule|convention|preference|policy|keeper|principle"
+    r"|standard|point|habit)\b[^,.;:?!\u2013\u2014]{0,20}"
+    rf"[,;]?\s+(?:so\s+|and\s+)?{BACK_END}",
+    re.IGNORECASE,
+)
 ENDS_POINTING_BACK = LazyPattern(
     rf"^(?P<fact>.+?)(?:\s*(?:[,;.(]|\s[-\u2013\u2014])\s*{BACK_END}"
     rf"|\s+(?=(?:please\s+|pls\s+)?(?:remember|note|keep|save)\s+(?:that|this|it)\b){BACK_END}"
@@ -593,21 +605,30 @@ KEEP_AHEAD_END = LazyPattern(
 )
 # A dash only after an opening that starts by asking: "Keep this in the back of your mind
 # for future tasks — X" (not "If I remember correctly, X — check that").
+# The "that" inside an opening before a colon: "It should stay in your memory that we support
+# the browsers in the browser policy: …" (what follows "that" is the fact, colon and all).
+THAT_INSIDE = LazyPattern(
+    r"^(?P<ask>.*?\b(?:memory|mind|head|brain|notes|remember|know)\s+that)\s+(?P<fact>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
 KEEP_DASH = LazyPattern(
     r"^(?P<open>(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?"
     r"(?:keep|remember|hold|store|save|file|note|bookmark|stash)\b"
-    rf"[^:\n\u2013\u2014]{{0,100}}?)\s(?:[-\u2013\u2014]|{ARROW})\s+(?P<rest>\S.*)$",
+    # ("Remember—every outbound call …": a long dash needs no spaces)
+    rf"[^:\n\u2013\u2014]{{0,100}}?)(?:\s(?:[-\u2013\u2014]|{ARROW})\s+|[\u2013\u2014](?![^\u2013\u2014]*[\u2013\u2014]))(?P<rest>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 # "If I remember correctly", "do you remember", "I can't remember": someone remembering.
 NOT_KEEP = LazyPattern(
-    r"\b(?:i|if\s+i|we|do\s+you|did\s+you|(?<!\bso\s)(?<!\bsure\s)you|can'?t|don'?t|cannot"
+    r"\b(?:i|if\s+i|we|do\s+you|did\s+you|(?<!\bso\s)(?<!\bsure\s)(?<!\bwhat\s)you|can'?t|don'?t|cannot"
     r"|never|(?<!\byou'll\s)(?<!\byou\s)(?:want|need|have|trying|try|tried|hard|how|easy)\s+to)"
     r"\s+remember\b"
     r"|\bremember\s+what\s+(?:i|we|you)\s+(?:said|told|mentioned|discussed|asked|wrote)\b"
     r"|\bno\s+need\s+to\s+(?:keep|remember|save|store|note)\b"
     r"|\b(?:don'?t|do\s+not)\s+want\s+you\s+to\s+(?:remember|keep|save|store)\b"
     r"|\bnot\s+for\s+(?:your|ur|the)\s+(?:memory|notes)\b"  # "Not for your memory, just context:"
+    # "make sure this stays out of any long-term notes"
+    r"|\bout\s+of\s+(?:any\s+|your\s+|ur\s+|the\s+)?(?:long[-\s]term\s+)?(?:notes|memory|memories)\b"
     # "I'm not asking you to remember this", "Not sure if this is worth remembering", "don't
     # bother remembering this", "Temporary workaround, NOT a permanent thing:"
     r"|\bnot\s+asking\s+you\s+to\s+(?:remember|keep|save|store|note)"
@@ -1023,9 +1044,11 @@ THIS_WORK = LazyPattern(
 # "Save this: the deep link scheme is acme://" keeps a statement; "Save this: {json}" is a
 # file to write, so the wording after it must read as a statement.
 BARE_KEEP = LazyPattern(
-    r"^(?:(?:ok(?:ay)?|so|and|also|btw|please|pls)[,\s]+)*(?:(?:save|store|keep|note|log|record"
-    r"|stash)\s+(?:this|that|it)"
-    r"(?:\s+one)?(?:\s+for\s+(?:me|us|later))?|(?:save|store|stash|record|persist|keep))"
+    r"^(?:(?:ok(?:ay)?|so|and|also|btw|please|pls|hey|oh|right)[,\s]+)*(?:(?:save|store|keep|note|log|record"
+    r"|stash|persist)\s+(?:this|that|it)"
+    r"(?:\s+one)?(?:\s+for\s+(?:me|us|later))?|(?:save|store|stash|record|persist|keep)"
+    # "bake this in:", "lock that in:"
+    r"|(?:bake|burn|lock|etch|hammer|drill)\s+(?:this|that|it)(?:\s+one)?\s+in)"
     r"(?:,?\s+(?:please|pls))?$",
     re.IGNORECASE,
 )
@@ -1404,11 +1427,16 @@ NOW_ONLY = LazyPattern(
     r"|\bi(?:'?m|\s+am)\s+(?:about\s+to\s+|going\s+to\s+)?(?:pasting|attaching|sharing|sending"
     r"|uploading|paste|attach|share|send|upload)\b"
     r"|\bi(?:'ll|\s+will)\s+be\s+(?:pasting|attaching|sharing|sending|uploading)\b"
+    # "I'll paste the second half in the next message", "the JSON you just gave me"
+    r"|\bi(?:'ll|\s+will)\s+(?:paste|attach|upload)\s+(?:the|it|them|this|that|an?|some|more|rest)\b"
+    r"|\b(?:in|with)\s+(?:the|my)\s+next\s+(?:message|prompt|reply)\b"
+    r"|\byou\s+just\s+(?:gave|wrote|sent|showed|generated|made|produced|suggested|proposed"
+    r"|returned|printed|posted|pasted)\b"
     # "the quiz you're about to give me", "this is a code review, not a rewrite", "this is for
     # the demo on Tuesday"
     r"|\byou(?:'re|\s+are)\s+about\s+to\b"
     r"|\bthis\s+is\s+(?:only\s+|just\s+)?an?\s+(?:code\s+review|review|spike|hotfix|quick\s+fix"
-    r"|one-off|poc|draft|dry\s+run)\b"
+    r"|one-off|poc|draft|dry\s+run|demo)\b"
     r"|\bthis\s+is\s+(?:only\s+|just\s+)?for\s+(?:the|a|my|our)\s+(?:demo|presentation|meeting|call"
     r"|workshop|talk|interview|pitch)\b"
     # "for the next step", "memorize… nah, just write it", "the demo is in 20 minutes", "in
@@ -1442,6 +1470,25 @@ NOW_ONLY = LazyPattern(
     r"|\bis\s+due\s+(?:(?:today|tonight|tomorrow)\b|(?:(?:this|next|by|on)\s+)?(?:mon|tues|wednes"
     r"|thurs|fri|satur|sun)day\b)"
     rf"|{other.THIS_TIME}|{other.NEXT_QUESTIONS}",
+    re.IGNORECASE,
+)
+# A last clause that sets a piece of work now: "the pointer could be null here, add a check",
+# "…, list them all so I can send them to Lotte" (capture._for_the_work_in_hand reads it only
+# where nothing in the request makes a rule of it: see RULE_MARK).
+TASK_CLAUSE = LazyPattern(
+    r"[,;]\s*(?:then\s+)?(?:please\s+|pls\s+)?(?:add|list|fix|write|implement|rewrite|rename"
+    r"|remove|delete|update|create|generate|send|refactor)\s+(?:a|an|the|them|it|this|that|those"
+    r"|these|me)\b[^,;.]*[.!]*$",
+    re.IGNORECASE,
+)
+# Words that make a rule of a request's last clause: a condition, a time to come, every case,
+# a standing name ("…, if you need them, add them by hand", "note (permanent): …, write the
+# downgrade too", "…, write the test plan yourself", "don't add `# type: ignore` comments, fix
+# the types instead").
+RULE_MARK = LazyPattern(
+    r"\b(?:when|whenever|if|unless|every|each|always|never|from\s+now|going\s+forward|future"
+    r"|next\s+time|permanent\w*|habit|rule|standing|norm|yourself|too|also|instead"
+    r"|(?:don'?t|do\s+not)(?!\s+forget)|no)\b",
     re.IGNORECASE,
 )
 # Asked while the work is being done: "As you write the module, keep in mind …" (a cue).
