@@ -75,6 +75,7 @@ from fleetmem.core.capture_patterns import (
     DO_IT_NOW,
     DO_THAT_NOW,
     EDIT_NOW,
+    ELSEWHERE,
     EMOJI_OPENING,
     ENDS_POINTING_BACK,
     EVERY_ONLY,
@@ -102,6 +103,7 @@ from fleetmem.core.capture_patterns import (
     INNER_START,
     INNER_SYMBOLS,
     ITALIC,
+    ITS_POLICY,
     KEEP_AHEAD_END,
     KEEP_DASH,
     KEEP_OPENING,
@@ -131,8 +133,10 @@ from fleetmem.core.capture_patterns import (
     NOTED_THEN,
     NOW_ONLY,
     NOW_WORDS,
+    ONE_FOR_LATER,
     OPENING,
     OPENING_BACK_TAIL,
+    OR_ASKS,
     OUTLIVES,
     PAREN_KEEP,
     PASTE_ASK,
@@ -178,6 +182,7 @@ from fleetmem.core.capture_patterns import (
     TASK_VERB,
     TENTATIVE,
     THAT_INSIDE,
+    THE_THING,
     THIS_SCOPE,
     THIS_TASK,
     THIS_WORK,
@@ -193,6 +198,7 @@ from fleetmem.core.capture_patterns import (
     WHEN_READY,
     WHENEVER,
     WHILE_YOU,
+    WITHOUT_IT,
     WORK_IN_HAND,
     WRITING_TASK,
     YOUR_MIND,
@@ -265,7 +271,7 @@ def _for_the_work_in_hand(fact: str, used: tuple[str, ...]) -> bool:
         NOW_ONLY.search(f"{asked} {fact}")
         or STEP_NOW.search(fact)
         or IN_RAM_FOR.search(" ".join(used))
-        or (TASK_CLAUSE.search(fact) and not RULE_MARK.search(said))
+        or (TASK_CLAUSE.search(fact) and not (RULE_MARK.search(said) or _outlives(said)))
     ):
         return True
     if WHILE_YOU.search(cue) and not (_outlives(said) or LASTING.search(cue)):
@@ -392,7 +398,17 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
                     earlier, before = before, sentence
                     history.append(sentence)
                     continue
-        ahead = body is None and _points_forward(plain)
+        # (a pointer with nothing before it points ahead: "Commit this to memory please. Our
+        # CI image is …", "memorize this one. The maintenance VLAN is 4001 …")
+        ahead = body is None and (
+            _points_forward(plain)
+            or (
+                not history
+                and len(plain.split()) <= 6
+                and POINTS_BACK.match(plain) is not None
+                and not _question(plain)
+            )
+        )
         prose = prose or bool(PROSE_TASK.match(plain))
         if body is not None and last and found and PRONOUN.search(body) and _standing(plain):
             # "Remember that I hate the word 'simply'. Never write it.": one fact
@@ -878,6 +894,8 @@ def _opened_ahead(sentence: str) -> str | None:
     if keep is None or ASKED_MARK.search(sentence):
         return None
     opening, rest = keep.group("open"), keep.group("rest")
+    if DO_THAT_NOW.match(PLEASE.sub("", rest)):
+        return None  # "next time the consumer starts, it should resume … — add that logic"
     if (
         _asks_to_keep(opening)
         or (BARE_KEEP.match(opening) and _statement(rest))
@@ -1124,8 +1142,10 @@ def _asks_to_keep(opening: str) -> bool:
         return True  # "write this on your brain: …" is not a writing task
     if opening.count("`") % 2:
         return False  # "The config has `remember_last_project: true`": a colon inside code
-    if WRITING_TASK.match(opening) or BUILD_TASK.match(opening):
-        return False  # "Add a long-term memory table for the assistant feature: …"
+    if WRITING_TASK.match(opening) or BUILD_TASK.match(opening) or ELSEWHERE.search(opening):
+        # "Add a long-term memory table for the assistant feature: …", "log this to the audit
+        # table as a permanent record: …"
+        return False
     if any(THIS_TASK.match(part) for part in re.split(r",\s*", opening)[1:]):
         return False  # "Remember, this is just a spike - no tests needed."
     # "To be clear for future sessions: …", "Außerdem, für alle künftigen Sessions:"
@@ -1255,6 +1275,8 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         first = body.split(",")[0]
         if not (asked and (sep in (":", "that") or _statement(first)) and said):
             return None
+        if OR_ASKS.search(body):
+            return None  # "Can you remember things between our chats or do I need to …?"
         body = body.rstrip().rstrip("?")
     if match.group("mind") is not None and not lasting:
         # "note that…", "be aware…": about this task unless told to last; "keep in mind
@@ -1285,6 +1307,17 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         # "remember X" with neither "that" nor a colon: X must state something lasting,
         # not ask ("how…"), name a thing for this task ("the changelog"), or be a step.
         if NOT_A_FACT.match(body):
+            return None
+        first = body.split(",")[0]
+        if (
+            not lasting
+            and FORGETS.search(sentence[: match.start("plain")])
+            and THE_THING.match(first)
+            and not _statement(first)
+            and WITHOUT_IT.search(body)
+        ):
+            # "don't forget the migration for the new column, the deploy will fail without it":
+            # what this change is missing
             return None
         if TO.match(body):
             if not lasting:
@@ -1363,6 +1396,8 @@ def _tidy(body: str) -> str | None:
     body = LATER_OPENING.sub("", body)  # "remember this going forward: X" keeps X
     body = I_MEAN.sub("", body)  # "remember, and I mean long-term: X" keeps X
     body = PLEASE.sub("", body)  # "going forward, please always run…" keeps "always run…"
+    body = ITS_POLICY.sub("", body.lstrip(":;, "))  # "remember, it's policy: X" keeps X
+    body = ONE_FOR_LATER.sub("", body)  # "don't forget this one in the future: X" keeps X
     if body.lower().startswith("that "):
         body = body[5:].lstrip()
     if len(body.split()) < MIN_WORDS or len(body) > MAX_CHARS:

@@ -168,6 +168,11 @@ NOT_LASTING = (
     r"|(?<!\bda\s)adesso|(?<!\bde\s)agora|(?<!\bde\s)(?<!\bdesde\s)ahora(?!\s+en\s)"
     r"|(?<!\bab\s)jetzt|(?<!\bde\s)maintenant|(?<!\bvanaf\s)nu|(?<!\bod\s)teraz"
     r"|jednorazow\w*"
+    # "pour ce playbook seulement", "solo para este script", "nur für diese Datei"
+    r"|(?:pour|para|per|f[üu]r|voor)\s+(?:ce|cet|cette|este|esta|esse|essa|questo|questa|diese[nsm]?"
+    r"|deze|dit)\s+[\w-]+\s+(?:seulement|uniquement|solamente|somente|apenas|soltanto|solo|nur|alleen)"
+    r"|(?:seulement|uniquement|s[óo]lo|s[óo]|apenas|somente|solamente|soltanto|nur|alleen)\s+(?:pour|para"
+    r"|pra|per|f[üu]r|voor)\s+(?:ce|cet|cette|este|esta|esse|essa|questo|questa|diese[nsm]?|deze|dit)"
     # "Merk dir kurz die ID …", "… die brauchen wir gleich für den Test" (soon; not "gleich
     # behandelt", equally)
     r"|(?<=\bdir\s)kurz|gleich\s+(?:auch|noch|danach|mal|f[üu]r\s+den|im\s+n[äa]chsten)"
@@ -192,7 +197,7 @@ LEAD = (
 # The commonest shape, read whole: the imperative, how long, a "that" or a colon, the fact.
 ASK = LazyPattern(
     rf"^{LEAD}(?:{VERBS})(?P<adverbs>(?:,?\s+(?:{ALWAYS}|{LATER}|{PLEASE}))*)"
-    r"(?P<sep>,?\s+(?:de\s+)?(?:(?:que|q|dass|che|dat|że)\b|qu['\u2019])\s*|\s*[:\-\u2013\u2014]\s*|,\s+|\s+)"
+    r"(?P<sep>,?\s+(?:de\s+)?(?:(?:que|q|dass|che|dat|że|ze)\b|qu['\u2019])\s*|\s*[:\-\u2013\u2014]\s*|,\s+|\s+)"
     r"(?P<fact>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
@@ -236,7 +241,7 @@ WORK_IN_HAND = (
     r"|\b(?:en\s+)?(?:este|esta|ese|esa)\s+(?:archivo|fichero|m[ée]todo|clase|funci[óo]n|script"
     r"|consulta|migraci[óo]n|cambio|ticket|pr|commit|refactor|tarea|ejercicio|respuesta|sesi[óo]n"
     r"|experimento|chat|conversaci[óo]n)\b"
-    r"|\b(?:neste|nesta|nesse|nessa)\s+(?:arquivo|m[ée]todo|classe|fun[çc][ãa]o|script|consulta"
+    r"|\b(?:neste|nesta|nesse|nessa)\s+(?:arquivo|ficheiro|playbook|m[ée]todo|classe|fun[çc][ãa]o|script|consulta"
     r"|migra[çc][ãa]o|mudan[çc]a|ticket|pr|commit|refactor|tarefa|exerc[íi]cio|resposta|sess[ãa]o"
     r"|experimento|chat|conversa)\b"
     r"|\b(?:dans\s+|pour\s+)?(?:ce|cet|cette)\s+(?:fichier|m[ée]thode|classe|fonction|script"

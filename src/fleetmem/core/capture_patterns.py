@@ -415,7 +415,7 @@ BACK = (
     r"(?:\s+about\s+[^.!?:]{1,40}?)?"
     r"|treat\s+(?:that|this|it)\s+as\s+(?:a\s+)?(?:permanent\s+|standing\s+|hard\s+|general\s+)?"
     r"(?:rule|fact|convention|policy)"
-    r"|(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind"
+    r"|(?:keep|bear|have)\s+(?:that|this|it)\s+in\s+mind"
     # "Our convention is snake_case. Stick to it." "… Please follow that from now on."
     r"|(?:stick|keep)\s+(?:to|with)\s+(?:that|this|it)|follow\s+(?:that|this|it)"
     r"|make\s+sure\s+of\s+(?:that|this)|(?:that'?s\s+)?good\s+to\s+(?:remember|know)"
@@ -504,7 +504,7 @@ REMARK_BACK = LazyPattern(
     re.IGNORECASE,
 )
 ENDS_POINTING_BACK = LazyPattern(
-    rf"^(?P<fact>.+?)(?:\s*(?:[,;.(]|\s[-\u2013\u2014])\s*{BACK_END}"
+    rf"^(?P<fact>.+?)(?:\s*(?:[,;.(]|!+|\s[-\u2013\u2014])\s*{BACK_END}"
     rf"|\s+(?=(?:please\s+|pls\s+)?(?:remember|note|keep|save)\s+(?:that|this|it)\b){BACK_END}"
     # "… our staging URL is https://staging.acmeapp.dev and I'd like you to remember it."
     r"|\s+(?=and\s+(?:i'?d\s+like|i\s+want)\s+you\s+to\s+(?:remember|keep|note)\s+(?:that|this|it)\b)"
@@ -570,7 +570,7 @@ LOG_LINE = LazyPattern(
 # Courtesy at the end of a request, not part of the fact: ", thanks!", " thx".
 COURTESY = LazyPattern(
     r"[\s,;.!-]*\b(?:thanks(?:\s+a\s+lot)?|thank\s+you|thx|ty|cheers|please|pls"
-    r"|(?<!\bmy\s)(?<!\byour\s)(?<!\bthe\s)(?<!\ban\s)ok(?:ay)?)\b"
+    r"|(?<!\bmy\s)(?<!\byour\s)(?<!\bthe\s)(?<!\ban\s)(?<!'s\s)(?<!\u2019s\s)ok(?:ay)?)\b"
     r"[\s.!]*$",
     re.IGNORECASE,
 )
@@ -625,7 +625,7 @@ NOT_KEEP = LazyPattern(
     r"\s+remember\b"
     r"|\bremember\s+what\s+(?:i|we|you)\s+(?:said|told|mentioned|discussed|asked|wrote)\b"
     r"|\bno\s+need\s+to\s+(?:keep|remember|save|store|note)\b"
-    r"|\b(?:don'?t|do\s+not)\s+want\s+you\s+to\s+(?:remember|keep|save|store)\b"
+    r"|\b(?:don'?t|do\s+not)\s+(?:want|need)\s+you\s+to\s+(?:remember|keep|save|store)\b"
     r"|\bnot\s+for\s+(?:your|ur|the)\s+(?:memory|notes)\b"  # "Not for your memory, just context:"
     # "make sure this stays out of any long-term notes"
     r"|\bout\s+of\s+(?:any\s+|your\s+|ur\s+|the\s+)?(?:long[-\s]term\s+)?(?:notes|memory|memories)\b"
@@ -669,7 +669,10 @@ KEEP_STRONG = LazyPattern(
     r"|(?:should|must|needs?\s+to|has\s+to)\s+(?:stick|persist)"
     r"|(?:want|need|like)\s+(?:this|it|that)\s+(?:to\s+be\s+)?(?:permanent|remembered|kept|retained"
     r"|to\s+stick|to\s+persist)"
-    r"|keep\s+(?:\w+\s+)?around|keep\s+in\s+(?:(?:your|ur)\s+)?memory|keep\s+(?:this|it|that)\s+stored"
+    r"|keep\s+(?:\w+\s+){0,2}around|keep\s+in\s+(?:(?:your|ur)\s+)?memory|keep\s+(?:this|it|that)\s+stored"
+    # "Don't lose this one:", "So that I don't have to say it again next week:"
+    r"|(?:don'?t|do\s+not|never)\s+lose\s+(?:this|that|it)\b"
+    r"|(?:don'?t|won'?t|never)\s+have\s+to\s+(?:say|repeat|tell|explain)\s+(?:it|this|that|myself|you)"
     r"|(?:for|to|in|into)\s+(?:your|ur)\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|memories|records)"
     r"|for\s+the\s+memory|future[-\s](?:you|me|self)"
     # "keep telling you until it sticks:", "the thing you need to internalize:", "general rule
@@ -721,6 +724,7 @@ KEPT_NOUN = LazyPattern(
     r"|(?:your|ur)\s+(?:long[-\s]term\s+|permanent\s+|lasting\s+)?(?:context|records)"
     r"|(?:long[-\s]term|permanent|project|team|shared)\s+memory|preferences?|facts?"
     r"|conventions?|lessons?|knowledge|on\s+file|rules?\s+of\s+the\s+house|instructions?|guidance"
+    r"|principles?|guidelines?"
     r"|context"
     r"|(?:permanent|standing|lasting|persistent)\s+(?:rules?|notes?))\b",
     re.IGNORECASE,
@@ -1044,7 +1048,8 @@ THIS_WORK = LazyPattern(
 # "Save this: the deep link scheme is acme://" keeps a statement; "Save this: {json}" is a
 # file to write, so the wording after it must read as a statement.
 BARE_KEEP = LazyPattern(
-    r"^(?:(?:ok(?:ay)?|so|and|also|btw|please|pls|hey|oh|right)[,\s]+)*(?:(?:save|store|keep|note|log|record"
+    r"^(?:(?:ok(?:ay)?|so|and|also|btw|please|pls|hey|oh|right|you\s+can|feel\s+free\s+to"
+    r"|go\s+ahead\s+and)[,\s]+)*(?:(?:save|store|keep|note|log|record"
     r"|stash|persist)\s+(?:this|that|it)"
     r"(?:\s+one)?(?:\s+for\s+(?:me|us|later))?|(?:save|store|stash|record|persist|keep)"
     # "bake this in:", "lock that in:"
@@ -1430,6 +1435,12 @@ NOW_ONLY = LazyPattern(
     # "I'll paste the second half in the next message", "the JSON you just gave me"
     r"|\bi(?:'ll|\s+will)\s+(?:paste|attach|upload)\s+(?:the|it|them|this|that|an?|some|more|rest)\b"
     r"|\b(?:in|with)\s+(?:the|my)\s+next\s+(?:message|prompt|reply)\b"
+    # "I'm asking about staging, not prod", "I mistyped", "lol that's for me", "I'm going to
+    # demo this at 3pm", "this is a test. Generate …", "the test below is flaky"
+    r"|\bi(?:'m|\s+am)\s+(?:asking|talking)\s+about\b|\bi\s+(?:mistyped|misspelled|made\s+a\s+typo)\b"
+    r"|\bthat'?s\s+(?:for\s+me|a\s+note\s+to\s+(?:my)?self|not\s+for\s+you)\b"
+    r"|\bdemo(?:ing)?\s+(?:this|it)\b"
+    r"|\bthis\s+is\s+(?:only\s+|just\s+)?a\s+test\s*[.!]"
     r"|\byou\s+just\s+(?:gave|wrote|sent|showed|generated|made|produced|suggested|proposed"
     r"|returned|printed|posted|pasted)\b"
     # "the quiz you're about to give me", "this is a code review, not a rewrite", "this is for
@@ -1443,7 +1454,7 @@ NOW_ONLY = LazyPattern(
     # the last patch", "you left it out", "let's remember this moment"
     r"|\bfor\s+the\s+next\s+(?:step|question|answer|message|prompt|part)\b"
     r"|\b(?:remember|memori[sz]e|note|save|keep|store)\b[^.?!\n]{0,40}?[.\u2026?!\u2014-]+\s*"
-    r"(?:nah|jk|lol\s+no|just\s+kidding)\b|\bscratch\s+that\b"
+    r"(?:nah|jk|lol\s+no|just\s+kidding|(?:no,?\s+)?i'?m\s+kidding)\b|\bscratch\s+that\b"
     r"|\bis\s+in\s+(?:\d+|a\s+few|an?)\s*(?:min|mins|minutes?|hours?|hrs?)\b"
     r"|\bin\s+(?:the|your)\s+(?:last|previous)\s+(?:patch|change|diff|commit|answer|reply|response"
     r"|version|attempt|snippet)\b|\byou\s+left\s+(?:it|that|them)\s+out\b"
@@ -1491,6 +1502,41 @@ RULE_MARK = LazyPattern(
     r"|(?:don'?t|do\s+not)(?!\s+forget)|no)\b",
     re.IGNORECASE,
 )
+# Keeping somewhere else than the agent's memory: "log this to the audit table as a permanent
+# record:", "save this output somewhere so I can diff it later:".
+ELSEWHERE = LazyPattern(
+    r"\b(?:to|in|into)\s+(?:the|a|an|our|my)\s+(?:[\w-]+\s+)?(?:table|db|database|file|log|bucket"
+    r"|queue|topic|sheet|spreadsheet|index|wiki|ticket|channel)\b"
+    r"|\b(?:output|result|response|diff|logs?|dump)s?\s+somewhere\b",
+    re.IGNORECASE,
+)
+# A question with a second choice asks about the memory, not to keep: "Can you remember
+# things between our chats or do I need to paste context every time?"
+OR_ASKS = LazyPattern(
+    r"\bor\s+(?:do|does|should|will|would|can|must|is|are|am)\s+(?:i|we|you|it|u)\b", re.IGNORECASE
+)
+# A definite thing, not a statement, before a comma: "don't forget the migration for the new
+# column, the deploy will fail without it" names what this change is missing.
+THE_THING = LazyPattern(r"^(?:the|this|that|these|those|your|my|a|an)\s", re.IGNORECASE)
+# What happens now without it: "…, the deploy will fail without it", "…, or the load fails",
+# "…, this is a network device".
+WITHOUT_IT = LazyPattern(
+    r",\s*(?:or\s+(?:else\s+)?(?:the|it|we|you)\b|(?:the|it|we)\b[^,.]*\bwithout\s+(?:it|them|that"
+    r"|this)\b|this\s+is\s+an?\b)",
+    re.IGNORECASE,
+)
+# "don't forget this one in the future: X" keeps X.
+ONE_FOR_LATER = LazyPattern(
+    r"^(?:this\s+|that\s+)?one\s+(?:(?:in\s+the\s+)?future|for\s+(?:later|good|next\s+time"
+    r"|the\s+future)|forever|going\s+forward)\s*:\s*",
+    re.IGNORECASE,
+)
+# "remember, it's policy: X" keeps X.
+ITS_POLICY = LazyPattern(
+    r"^(?:it'?s|this\s+is|that'?s)\s+(?:a\s+|the\s+|our\s+)?(?:policy|rule|law|standard"
+    r"|convention|requirement)\s*:\s*",
+    re.IGNORECASE,
+)
 # Asked while the work is being done: "As you write the module, keep in mind …" (a cue).
 WHILE_YOU = LazyPattern(
     r"\b(?:as|while)\s+you\s+\w+\s+(?:the|this|that|these)\b"
@@ -1512,6 +1558,10 @@ STEP_NOW = LazyPattern(
     r"|cover)\b(?:[^,.;]*\bfor)?\s+(?:that|it|this)\s*[.!]*$"
     # something to find out: "remember— I mean memory: how do I graph RSS …"
     r"|^(?:how|why)\s+(?:do|does|did|can|could|should|to|is|are)\b"
+    # what this prompt holds, in the fact's first sentence: "the test below is flaky on CI only"
+    r"|^[^.!?]*\bthe\s+(?:[\w-]+\s+){0,2}(?:tests?|logs?|errors?|traces?|output|code|snippet|diff|file|config"
+    r"|table|query|alerts?|list|message|json|yaml|data|function|class|example|screenshot)"
+    r"\s+(?:below|above)\b"
     rf"|{other.STEP}",
     re.IGNORECASE,
 )
