@@ -45,6 +45,8 @@ import re
 
 from fleetmem.core import capture_languages, capture_learned
 from fleetmem.core.capture_patterns import (
+    ADVERB_THAT,
+    ALL_BACK,
     ALWAYS_NEVER,
     ANY_DASH,
     ASKED_MARK,
@@ -172,6 +174,7 @@ from fleetmem.core.capture_patterns import (
     STANDING_VERB,
     STATE_NOW,
     STATED,
+    STATES_OPENING,
     STEP_NOW,
     STEP_OPENING,
     STORE_IN_MEMORY,
@@ -371,7 +374,7 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 if whole is not None:
                     found[-1] = (whole, (*found[-1][1], before, sentence))
             elif not last and not _question(before) and not POINTS_BACK.match(_plain(before)):
-                span = _back_span(history, taken)
+                span = _back_span(history, taken, whole=bool(ALL_BACK.search(plain)))
                 body = _kept(" ".join(_plain(s) for s in span)) if span else None
                 used = (*span, sentence)
         else:
@@ -441,19 +444,23 @@ def _noted_then_done(sentence: str) -> bool:
 BACK_SPAN = 4
 
 
-def _back_span(history: list[str], taken: set[str]) -> tuple[str, ...]:
+def _back_span(history: list[str], taken: set[str], *, whole: bool = False) -> tuple[str, ...]:
     """The sentences a request pointing back keeps: the last of ``history``, and the ones
     before it while the first so far only goes on from another ("It has to stay runtime-
     agnostic.", "Ever.", "Just run them.") or says nothing of its own ("Not make, not npm
-    scripts.", "Top-level public functions only."); none a question, a request, or part of a
-    fact kept before."""
+    scripts.", "Top-level public functions only."), or, when the request points at ``whole``
+    of it ("remember all this"), while they state something; none a question, a request, or
+    part of a fact kept before."""
     if not history or history[-1] in taken:
         return ()
     span = [history[-1]]
     at = len(history) - 1
     while at > 0 and len(span) < BACK_SPAN:
         first = _plain(span[0])
-        if not (
+        if whole:
+            if not _said(_plain(history[at - 1])):
+                break  # "Long one, sorry."
+        elif not (
             GOES_ON.match(first)
             or not _said(first)
             or len(first.split()) < MIN_WORDS
@@ -1043,7 +1050,10 @@ def _declares(sentence: str) -> bool:
     later.")."""
     clauses = [c for c in CLAUSE_OPENS.split(sentence) if c]
     if any(
-        DIRECTIVE.match(c) or TASK_NOW.match(c) or MOVES_ON.match(c) or ASKS_FOR_WORK.match(c)
+        (DIRECTIVE.match(c) and not STATES_OPENING.match(c))
+        or TASK_NOW.match(c)
+        or MOVES_ON.match(c)
+        or ASKS_FOR_WORK.match(c)
         for c in clauses
     ):
         return False  # "Ticket is PPRT-2231, upgrade the Swashbuckle package."
@@ -1391,13 +1401,14 @@ def _tidy(body: str) -> str | None:
     body = body.lstrip(":;, ")  # "Remember pls: X" leaves the colon after "pls"
     body = COURTESY.sub("", body).strip()  # "…, thanks!"
     body = RULE_REMARK.sub("", body).strip()  # "… -- that's a standing rule."
-    if body.endswith(")") and body.count(")") > body.count("("):
-        body = body[:-1].strip()  # "(btw remember that X.)"
+    if body.rstrip(".").endswith(")") and body.count(")") > body.count("("):
+        body = body.rstrip(".")[:-1].strip()  # "(btw remember that X.)", "(and, for later, X)."
     body = LATER_OPENING.sub("", body)  # "remember this going forward: X" keeps X
     body = I_MEAN.sub("", body)  # "remember, and I mean long-term: X" keeps X
     body = PLEASE.sub("", body)  # "going forward, please always run…" keeps "always run…"
     body = ITS_POLICY.sub("", body.lstrip(":;, "))  # "remember, it's policy: X" keeps X
     body = ONE_FOR_LATER.sub("", body)  # "don't forget this one in the future: X" keeps X
+    body = ADVERB_THAT.sub("", body)  # "remember, generally, that X" keeps X
     if body.lower().startswith("that "):
         body = body[5:].lstrip()
     if len(body.split()) < MIN_WORDS or len(body) > MAX_CHARS:

@@ -383,7 +383,15 @@ TRAILING_SYMBOLS = LazyPattern(rf"[\s{SYMBOLS}]+$")
 # Where a second request may start inside one sentence: "ok cool. from now on please…".
 INNER_START = LazyPattern(
     r"[.!?;]\s+|\s(?:and|but|also|oh\s+and|plus|so)\s+(?=(?:please\s+|pls\s+|also\s+|kindly\s+)?"
-    r"(?:remember|don'?t\s+forget|never\s+forget|keep\s+in\s+mind|bear\s+in\s+mind)\b)",
+    r"(?:remember|don'?t\s+forget|never\s+forget|keep\s+in\s+mind|bear\s+in\s+mind)\b)"
+    # "before you start the refactor — remember, generally, that …"
+    r"|\s[\u2013\u2014]\s+(?=(?:please\s+|pls\s+)?(?:remember|don'?t\s+forget|never\s+forget"
+    r"|keep\s+in\s+mind|bear\s+in\s+mind)\b"
+    # (not a pointer back at what the dash follows: "X — please remember that in future
+    # sessions")
+    r"(?!\s+(?:that|this|it)\b(?!\s+(?:the|we|our|you|i|an?|my|they|it|there|all|every|no)\b)))"
+    # "Write a test for ParseASN (and, for future reference, Velmar's line numbers start at 10)"
+    r"|\(\s*(?:(?:and|also|oh|btw),?\s+)?(?=for\s+(?:future|later)\s+(?:ref(?:erence)?|sessions)\b)",
     re.IGNORECASE,
 )
 # A request that points back at what was just said: "…, please remember that." /
@@ -400,6 +408,9 @@ BACK = (
     r"|(?!\s*(?:[,:]|\s[-\u2013\u2014])))"
     r"|remember\s+the\s+(?:new\s+|updated\s+)?(?:convention|rule|fact|lesson|preference)"
     r"|update\s+(?:your|ur)\s+(?:memory|notes)"
+    # "Please remember all this about the label service for future sessions."
+    rf"|(?:{REMEMBER}|memori[sz]e|keep|note|save|store)\s+all\s+(?:of\s+)?(?:this|that)"
+    rf"|(?:{REMEMBER}|memori[sz]e)\s+everything\s+(?:above|i\s+(?:just\s+)?(?:said|wrote|told\s+you))"
     r"|(?:don'?t\s+forget|never\s+forget|note|noting|save|store|keep|record|retain"
     r"|hold\s+on(?:\s+to|to)|file)"
     r"(?!\s+(?:that|this|it)\s+(?:as|to|in|into)\s+(?:a\s+|an\s+|the\s+)?(?:[\w-]+\s+){0,2}?"
@@ -1038,7 +1049,8 @@ BACK_TAIL = LazyPattern(
 # What names the work in hand, not something lasting: "the second one uses tabs", "the file
 # you're editing is imported by the worker" (unless told to last: "whenever you're editing…").
 THIS_WORK = LazyPattern(
-    r"\bthe\s+(?:first|second|third|last|other)\s+(?:one|file|test|function|place|case|step)s?\b|\bboth\s+(?:files|functions|places)\b"
+    r"\bthe\s+(?:first|second|third|last|other)\s+(?:one|file|test|function|place|case|step)s?\b"
+    r"(?!\s+to\s+(?:look|check|start|go))|\bboth\s+(?:files|functions|places)\b"
     r"|\b(?:you(?:'re|\s+are)|you'?ve\s+been)\s+(?:editing|changing|touching|fixing|writing|adding"
     r"|refactoring|reviewing|looking\s+at)\b|\byou\s+just\s+(?:wrote|added|changed|edited|made)\b"
     r"|\b(?:i|you)\s+(?:just\s+)?(?:pasted|attached|shared|uploaded|sent)\b"
@@ -1524,6 +1536,23 @@ WITHOUT_IT = LazyPattern(
     r",\s*(?:or\s+(?:else\s+)?(?:the|it|we|you)\b|(?:the|it|we)\b[^,.]*\bwithout\s+(?:it|them|that"
     r"|this)\b|this\s+is\s+an?\b)",
     re.IGNORECASE,
+)
+# A clause that opens with its subject or a condition states something rather than asking for
+# it: "We never write items back.", "If you see UPS in old code it's dead." (capture._declares).
+# (not the person on their own asking: "I keep having to look it up.", "We'll need it a lot.",
+# "I'll push.")
+STATES_OPENING = LazyPattern(
+    r"^(?:we|we're|our|all|every|each|no|nothing|nobody|everyone|if|unless)\b"
+    r"(?!'|\s+(?:will|would|had|need|keep|got|should|must|have\s+to)\b)",
+    re.IGNORECASE,
+)
+# A pointer back at several sentences: "remember all this", "remember everything above".
+ALL_BACK = LazyPattern(
+    r"\ball\s+(?:of\s+)?(?:this|that)\b|\beverything\s+(?:above|i\s)", re.IGNORECASE
+)
+# "remember, generally, that X" keeps X.
+ADVERB_THAT = LazyPattern(
+    r"^(?:generally|in\s+general|as\s+a\s+rule|always|also),?\s+that\s+", re.IGNORECASE
 )
 # "don't forget this one in the future: X" keeps X.
 ONE_FOR_LATER = LazyPattern(
