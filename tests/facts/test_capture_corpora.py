@@ -95,6 +95,9 @@ HELD = {
     # what they read after it, less one request.
     "ay": 0.956,  # 240 of 250 after round 24, 0.60 % false
     "az": 0.944,  # 237 of 250 after round 24, 0.80 % false
+    # Round 25: ba and bb (round 24's held-out pair) and bc and bd (measured on arrival) were
+    # tuned on and read at the targets after it (98.8 %, 100 %, 98.8 %, 98.8 % captured; 0.40 %,
+    # 0.40 %, 0.40 %, 0.00 % false), so they are held at the targets themselves.
 }
 #: and their false captures where they arrived above the target: ai's eight are the rules'
 #: (1.21 % on arrival)
@@ -141,9 +144,9 @@ def test_a_corpus_written_apart_from_the_rules(path: Path) -> None:
 
 
 #: Corpora kept out of tuning and training (tests/data/capture_held_out/README.md), at what
-#: they read after round 24, less one request, and their false captures then.
+#: they read after round 25, less one request, and their false captures then.
 HELD_OUT = Path(__file__).resolve().parents[1] / "data" / "capture_held_out"
-HELD_OUT_FLOORS = {"ba": (0.956, 0.0100), "bb": (0.972, 0.0120)}
+HELD_OUT_FLOORS = {"be": (0.920, 0.0200), "bf": (0.964, 0.0160)}
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_FLOORS))

@@ -1330,6 +1330,7 @@ HINT = LazyPattern(
     r"|as\s+of|across|between|so\s+you|thing\s+to|add\s+(?:this|to)|clear|have\s+it"
     r"|\bin\s+(?:this|our|the)\s+(?:repo|project|codebase|solution|org|team|monorepo|workspace)"
     r"|internali[sz]|\bdefault\b|\bpoint\s+(?:on|forward)|\bpin\s+(?:this|that|it)\b"
+    r"|\b(?:lose|bake)\s+(?:this|that|it)\b"
     rf"|{other.HINT}",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -1453,6 +1454,7 @@ NOW_ONLY = LazyPattern(
     r"|\bthat'?s\s+(?:for\s+me|a\s+note\s+to\s+(?:my)?self|not\s+for\s+you)\b"
     r"|\bdemo(?:ing)?\s+(?:this|it)\b"
     r"|\bthis\s+is\s+(?:only\s+|just\s+)?a\s+test\s*[.!]"
+    r"|\bnot\s+(?:making|setting|creating|adding)\s+(?:a|any|it\s+a)\s+(?:rule|preference|policy)\b"
     r"|\byou\s+just\s+(?:gave|wrote|sent|showed|generated|made|produced|suggested|proposed"
     r"|returned|printed|posted|pasted)\b"
     # "the quiz you're about to give me", "this is a code review, not a rewrite", "this is for
