@@ -1306,3 +1306,92 @@ def test_a_lesson_the_person_asks_to_keep_is_still_kept(rng: random.Random) -> N
     fact = _fresh_fact(rng)
     assert captured_facts(f"Lesson learned, please remember it: {fact}.") == [f"{fact}."]
     assert captured_facts(f"Remember for next session: {fact}, and the next step is the docs.")
+
+
+# Round 25's near misses, from the false captures of ba, bb, bc and bd, each a general cause,
+# with fresh words.
+ROUND_25_NOT_KEPT = [
+    "remember the pointer could be null in {word}, add a check",
+    "Don't forget we still have the {word} placeholders in the form, list them all for me.",
+    "Don't forget the comma in the JSON you just gave me, it doesn't parse.",
+    "Keep in mind that I'll paste the rest of the {word} log in the next message.",
+    "Remember, this is a demo for the {word} team tomorrow, so make the happy path work.",
+    "Merk dir kurz die ID {word}-{n}, die brauchen wir gleich für den Test.",
+    "Can you remember things between our chats or do I need to paste {word} every time?",
+    "Don't forget the migration for the {word} column, the deploy will fail without it",
+    "log this to the {word} table as a permanent record: user, action, quantity",
+    "save this output somewhere so I can diff it later: `{word} --dump > before.txt`",
+    "Remember: I'm asking about staging, not prod. Why is {word} returning 503?",
+    "remember, it's {word}-{n} not {word}-{m}, I mistyped. check that one",
+    "don't forget your {word} handover is at 06:00 — lol that's for me. anyway, fix the alert",
+    "Keep this in mind: the test below is flaky on CI only. Why?\n```\nFAIL {word}\n```",
+    "I don't need you to remember this, just fix it: the ACL on {word} has the wrong mask",
+    "memorize this list of commands? no I'm kidding, just turn it into a playbook:\nshow {word}",
+    "garde en tête, pour ce playbook seulement, que les hôtes de {word} sont en maintenance",
+    "Make the change permanent in the config — currently {word} is only set via env var.",
+    "next time the {word} consumer starts, it should resume from the stored offset — add that logic",
+    "Can you make sure this stays out of any long-term notes? It's an NDA thing. Help with {word}.",
+    "Would it be a bad idea to never use {word} at all? Asking for a discussion, not making a rule.",
+]
+# Round 25's requests, from the misses of the same corpora: (shape, what is kept).
+ROUND_25_KEPT = [
+    ("Remember—every outbound call goes through {fact}.", "every outbound call goes through"),
+    ("It should stay in your memory that we support {word}: {fact}.", "we support {word}: {fact}"),
+    ("Wil je dit onthouden voor volgende gesprekken? {Fact}.", "{Fact}"),
+    (
+        "Remember for later: review item #1 is always 'does this change {word}?' If yes, ask {fact}.",
+        "review item #1 is always 'does this change {word}?'",
+    ),
+    ("Se liga, de agora em diante: {fact}", "{fact}"),
+    ("Kannst du dir dauerhaft merken, dass {fact}?", "{fact}"),
+    ("hey, persist this one: {fact}", "{fact}"),
+    ("Ein für alle Mal: {fact}.", "{fact}"),
+    ("bake this in: {fact}", "{fact}"),
+    ("Could you add this to what you remember about me: {fact}.", "{fact}"),
+    (
+        "## Context for you (keep this for every future session)\n\n{fact}.\n\n## Task\nFix {word}.",
+        "{fact}",
+    ),
+    (
+        "Outcome: {fact}. This will come up again and again, so please remember it for future "
+        "sessions. Can you find where {word} is rendered?",
+        "{fact}",
+    ),
+    ("Commit this to memory please. {Fact}.", "{Fact}"),
+    ("So that I don't have to say it again next week: {fact}", "{fact}"),
+    ("Don't lose this one: {fact}. It matters for every tool we write.", "{fact}"),
+    ("{fact}!! write that in your long-term memory", "{fact}"),
+    ("{fact} — please have that in mind in our future sessions", "{fact}"),
+    ("zapamietaj ze {fact}", "{fact}"),
+    ("you can save this one: {fact}", "{fact}"),
+    ("keep this one around: {fact}", "{fact}"),
+    ("A principle for every alert we write from now on: {fact}", "{fact}"),
+    ("Write a test for {word} (and, for future reference, {fact}).", "{fact}"),
+    ("before you start the refactor — remember, generally, that {fact}", "{fact}"),
+    ("Remember that {fact}. We never write {word} items back.", "{fact}. We never write"),
+    (
+        "Long one, sorry. We moved {word} off the old box. {Fact}. The old box is dead. Please "
+        "remember all this about {word} for future sessions.",
+        "We moved {word} off the old box",
+    ),
+    (
+        "Remember this going forward pls: {fact} and needs the lead's ok",
+        "{fact} and needs the lead's ok",
+    ),
+]
+
+
+@pytest.mark.parametrize("shape", ROUND_25_NOT_KEPT)
+def test_near_misses_of_round_25_are_not_kept(shape: str, rng: random.Random) -> None:
+    n, m = rng.randrange(100, 999), rng.randrange(100, 999)
+    prompt = shape.format(word=_fresh_word(rng), n=n, m=m)
+    assert captured_facts(prompt) == [], prompt
+
+
+@pytest.mark.parametrize(("shape", "kept"), ROUND_25_KEPT)
+def test_requests_of_round_25_are_kept(shape: str, kept: str, rng: random.Random) -> None:
+    fact, word = _fresh_fact(rng), _fresh_word(rng)
+    # ("Fact" opens a sentence: a full stop before a lower-case word does not end one)
+    names = {"fact": fact, "Fact": fact[0].upper() + fact[1:], "word": word}
+    got = captured_facts(shape.format(**names))
+    assert len(got) == 1 and kept.format(**names) in got[0], (shape, got)

@@ -119,6 +119,7 @@ from fleetmem.core.capture_patterns import (
     LATER_SPEC,
     LEAD_WORDS,
     LOG_LINE,
+    MADE_PERMANENT,
     LONG_STATEMENT,
     LOOSE_VERB,
     LOWER_END,
@@ -1061,9 +1062,11 @@ def _declares(sentence: str) -> bool:
         return False  # "The build should push both tags.": what this change is to do
     # A remark on the keeping itself ("Useful for later.", "Lasting rule.", "Applies to all
     # future reviews.") is what asked, not more of the fact.
+    # ("We never write items back." opens with its subject: more of the fact)
     return not (
         len(sentence.split()) <= 8
         and (_outlives(sentence) or HOW_LONG.search(sentence) or LASTING.search(sentence))
+        and not STATES_OPENING.match(sentence)
     )
 
 
@@ -1105,8 +1108,14 @@ def _keeps_ahead(opening: str) -> bool:
     ask to keep without being an instruction themselves ("preference to remember ->",
     "Quick one for your memory bank -", not "remember to run the tests - they are flaky")."""
     opening = QUOTED.sub("", opening)  # "Write a test for `RememberMeService` — it should …"
-    if capture_languages.NOT_LASTING_WORDS.search(opening) or WRITING_TASK.match(opening):
-        return False  # "Denk dran, die Demo ist in einer Stunde –": this task's
+    if (
+        capture_languages.NOT_LASTING_WORDS.search(opening)
+        or WRITING_TASK.match(opening)
+        or MADE_PERMANENT.search(opening)
+    ):
+        # "Denk dran, die Demo ist in einer Stunde –": this task's; "Make the change permanent
+        # in the config —": a change to make
+        return False
     if FOR_SESSIONS.search(opening):
         return True
     if (

@@ -477,7 +477,7 @@ BACK = (
     rf"(?:\s+(?:{FOR_LATER}|next\s+time|this\s+time|instead|too|as\s+well|from\s+now|again|always"
     r"|(?:every|each)\s+time\b[^.!?:,]{0,40}"
     r"|in\s+general|generally|later"
-    r"|about\s+(?:me|us|(?:our|the|this|my|your)\s+[^.!?:]{1,60}?)"
+    r"|about\s+(?:me|us|(?:our|the|this|my|your)\s+[^.!?:]{1,60}?|[\w-]+(?:\s+[\w-]+)?)"
     r"|for\s+(?:me|us|later"
     r"|(?:all\s+|any\s+)?(?:future|next)\s+(?:(?!that\b)[\w\s/-]){1,40}?"
     r"|(?:every|each|all|any)\s+(?:(?!that\b)[^.!?:]){1,60}?))){0,2}"
@@ -1514,6 +1514,13 @@ RULE_MARK = LazyPattern(
     r"\b(?:when|whenever|if|unless|every|each|always|never|from\s+now|going\s+forward|future"
     r"|next\s+time|permanent\w*|habit|rule|standing|norm|yourself|too|also|instead"
     r"|(?:don'?t|do\s+not)(?!\s+forget)|no)\b",
+    re.IGNORECASE,
+)
+# An opening that makes a setting last, a change to make: "Make the change permanent in the
+# config —" (not "make it permanent in your memory").
+MADE_PERMANENT = LazyPattern(
+    r"\b(?:make|set|keep)\s+(?:it|this|that|the\s+[\w-]+(?:\s+[\w-]+)?)\s+(?:permanent|persistent)"
+    r"\s+(?:in|on|via|through|by)\b(?!\s+(?:your|ur)\b)",
     re.IGNORECASE,
 )
 # Keeping somewhere else than the agent's memory: "log this to the audit table as a permanent
