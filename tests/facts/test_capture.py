@@ -1329,9 +1329,9 @@ ROUND_25_NOT_KEPT = [
     "memorize this list of commands? no I'm kidding, just turn it into a playbook:\nshow {word}",
     "garde en tête, pour ce playbook seulement, que les hôtes de {word} sont en maintenance",
     "Make the change permanent in the config — currently {word} is only set via env var.",
-    "next time the {word} consumer starts, it should resume from the stored offset — add that logic",
+    "next time the {word} consumer starts, it should resume from the offset — add that logic",
     "Can you make sure this stays out of any long-term notes? It's an NDA thing. Help with {word}.",
-    "Would it be a bad idea to never use {word} at all? Asking for a discussion, not making a rule.",
+    "Would it be bad to never use {word} at all? Asking for a discussion, not making a rule.",
 ]
 # Round 25's requests, from the misses of the same corpora: (shape, what is kept).
 ROUND_25_KEPT = [
@@ -1339,8 +1339,8 @@ ROUND_25_KEPT = [
     ("It should stay in your memory that we support {word}: {fact}.", "we support {word}: {fact}"),
     ("Wil je dit onthouden voor volgende gesprekken? {Fact}.", "{Fact}"),
     (
-        "Remember for later: review item #1 is always 'does this change {word}?' If yes, ask {fact}.",
-        "review item #1 is always 'does this change {word}?'",
+        "Remember for later: item #1 is always 'does this change {word}?' If yes, ask {fact}.",
+        "item #1 is always 'does this change {word}?'",
     ),
     ("Se liga, de agora em diante: {fact}", "{fact}"),
     ("Kannst du dir dauerhaft merken, dass {fact}?", "{fact}"),
@@ -1349,7 +1349,7 @@ ROUND_25_KEPT = [
     ("bake this in: {fact}", "{fact}"),
     ("Could you add this to what you remember about me: {fact}.", "{fact}"),
     (
-        "## Context for you (keep this for every future session)\n\n{fact}.\n\n## Task\nFix {word}.",
+        "## Context for you (keep this for every future session)\n\n{fact}.\n\n## Task\nFix it.",
         "{fact}",
     ),
     (
