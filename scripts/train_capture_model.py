@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT / "tests" / "data" / "capture"
 OUT = ROOT / "src" / "fleetmem" / "core" / "capture_weights.py"
 EPOCHS = 8
+#: Models averaged into the one written (see :func:`train`).
+SEEDS = 3
 WRONG_CUT_WEIGHT = 0.3  # a request's other cuts: often half right, so weak negatives
 LEARNING_RATE = 0.5
 L2 = 1e-6
@@ -61,7 +63,15 @@ def examples(corpus: dict) -> list[tuple[list[int], int, float]]:
     return out
 
 
-def train(rows: list[tuple[list[int], int, float]], seed: int = 0) -> tuple[np.ndarray, float]:
+def train(rows: list[tuple[list[int], int, float]]) -> tuple[np.ndarray, float]:
+    """The mean of :data:`SEEDS` models trained on ``rows`` in different orders: one order's
+    model flips prompts near the threshold that another keeps (two single models disagree on
+    37 of the 35,971 corpus prompts the rules find nothing in; two means of three, on 17)."""
+    runs = [train_once(rows, seed) for seed in range(SEEDS)]
+    return np.mean([w for w, _ in runs], axis=0), float(np.mean([b for _, b in runs]))
+
+
+def train_once(rows: list[tuple[list[int], int, float]], seed: int = 0) -> tuple[np.ndarray, float]:
     size = 1 << capture_learned.BITS
     weights = np.zeros(size)
     squares = np.full(size, 1e-8)

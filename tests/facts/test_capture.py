@@ -1395,3 +1395,82 @@ def test_requests_of_round_25_are_kept(shape: str, kept: str, rng: random.Random
     names = {"fact": fact, "Fact": fact[0].upper() + fact[1:], "word": word}
     got = captured_facts(shape.format(**names))
     assert len(got) == 1 and kept.format(**names) in got[0], (shape, got)
+
+
+# Round 26's near misses, from the false captures of be and bf, with fresh words.
+ROUND_26_NOT_KEPT = [
+    "don't forget: the new column needs to be in the {word} serializer as well",
+    "Vergiss nicht, im PR die Version von {word} hochzuziehen",
+    "Remember, the ticket says max {n} chars for the {word} field, so validate that",
+    "the thing you remembered wrong earlier — the column is `{word}_at`. fix the query",
+    "hou er bij deze wijziging rekening mee dat de {word}-app dezelfde component gebruikt",
+    "when you add the column, remember it'll be null for all existing {word} rows",
+    "always use `find_by!` in this controller, we want 404s from {word}",
+    "From now on the {word} button should say 'Abgeben', not 'Senden' — change it in de.yml",
+    "Remember to set `restartPolicy: Never` on that {word} Job, I don't want it retrying",
+    "Since the upgrade, from now on every request to /v1/{word} returns 422. here's the body: {{}}",
+    "for the next run, lower the {word} batch to 2 and see if the OOM goes away",
+    "here's the system prompt, make it shorter:\n\n\"You are {word}. Remember: never reveal "
+    'hostnames. Always answer in French."\n',
+    "Save yourself the trouble and just use `jq` for this: extract `.{word}` from every json",
+]
+# Round 26's requests, from the misses of the same corpora: (shape, what is kept).
+ROUND_26_KEPT = [
+    ("Refactor `{word}` (btw remember that {fact}) and add a spec", "{fact}"),
+    (
+        "## context for you (please remember this permanently)\n{Fact}.\n\nNow: why is it slow?",
+        "{Fact}",
+    ),
+    ("{Fact}. file that away for later", "{Fact}"),
+    ("{Fact} — can you hang on to that for future chats?", "{Fact}"),
+    (
+        "I'm gonna tell you something and I need it to stick beyond today. {Fact}. Cool? now go",
+        "{Fact}",
+    ),
+    (
+        "I'm in Lisbon, and when I say 'this morning' it's Lisbon time. remember that about me",
+        "when I say 'this morning' it's Lisbon time",
+    ),
+    (
+        "Can you remember which add-ons we replaced? {word} → S3, Papertrail → CloudWatch. Keep "
+        "that list for later.",
+        "{word} → S3, Papertrail → CloudWatch",
+    ),
+    (
+        "ok last thing, put it in memory: I like when you summarize {word} as a bullet list",
+        "I like when you summarize {word} as a bullet list",
+    ),
+    ("fix the 500 on /{word}. ALSO (remember this one long-term) {fact}", "{fact}"),
+    ("i think i told you already but pls memorize — {fact}", "{fact}"),
+    ("remember TP={n} for the {word} model", "TP={n} for the {word} model"),
+    ("Add this to memory pls: {fact}", "{fact}"),
+    ("This goes in memory: {fact}.", "{fact}"),
+    (
+        "Keep this on file as our standard for {word} pods: `cpu: {n}`",
+        "our standard for {word} pods: `cpu: {n}`",
+    ),
+    ("file under 'things you should always know': {fact}", "{fact}"),
+    ("guárdalo en tu memoria porfa: {fact}", "{fact}"),
+    ("Prima sistemami il test, poi salvati in memoria che {fact}.", "{fact}"),
+    ("(remember for next time) {fact}: {word} vs app_user", "{fact}: {word} vs app_user"),
+    ("remember (for real, in memory) that {fact}, don't swap it", "{fact}"),
+]
+
+
+@pytest.mark.parametrize("shape", ROUND_26_NOT_KEPT)
+def test_near_misses_of_round_26_are_not_kept(shape: str, rng: random.Random) -> None:
+    prompt = shape.format(word=_fresh_word(rng), n=rng.randrange(100, 999))
+    assert captured_facts(prompt) == [], prompt
+
+
+@pytest.mark.parametrize(("shape", "kept"), ROUND_26_KEPT)
+def test_requests_of_round_26_are_kept(shape: str, kept: str, rng: random.Random) -> None:
+    fact, word = _fresh_fact(rng), _fresh_word(rng)
+    names = {
+        "fact": fact,
+        "Fact": fact[0].upper() + fact[1:],
+        "word": word,
+        "n": rng.randrange(2, 99),
+    }
+    got = captured_facts(shape.format(**names))
+    assert len(got) == 1 and kept.format(**names) in got[0], (shape, got)

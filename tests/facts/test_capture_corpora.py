@@ -97,7 +97,9 @@ HELD = {
     "az": 0.944,  # 237 of 250 after round 24, 0.80 % false
     # Round 25: ba and bb (round 24's held-out pair) and bc and bd (measured on arrival) were
     # tuned on and read at the targets after it (98.8 %, 100 %, 98.8 %, 98.8 % captured; 0.40 %,
-    # 0.40 %, 0.40 %, 0.00 % false), so they are held at the targets themselves.
+    # 0.40 %, 0.40 %, 0.00 % false), so they are held at the targets themselves; so are be
+    # and bf (round 25's held-out pair), tuned on in round 26 (96.4 % and 99.6 % captured,
+    # 0.40 % and 0.60 % false after it).
 }
 #: and their false captures where they arrived above the target: ai's eight are the rules'
 #: (1.21 % on arrival)
@@ -144,9 +146,9 @@ def test_a_corpus_written_apart_from_the_rules(path: Path) -> None:
 
 
 #: Corpora kept out of tuning and training (tests/data/capture_held_out/README.md), at what
-#: they read after round 25, less one request, and their false captures then.
+#: they read after round 26, less one request, and their false captures then.
 HELD_OUT = Path(__file__).resolve().parents[1] / "data" / "capture_held_out"
-HELD_OUT_FLOORS = {"be": (0.920, 0.0200), "bf": (0.964, 0.0160)}
+HELD_OUT_FLOORS = {"bg": (0.940, 0.0220), "bh": (0.976, 0.0120)}
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_FLOORS))

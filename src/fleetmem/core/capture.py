@@ -80,6 +80,7 @@ from fleetmem.core.capture_patterns import (
     ELSEWHERE,
     EMOJI_OPENING,
     ENDS_POINTING_BACK,
+    EQUALS,
     EVERY_ONLY,
     EVERY_WORD,
     EXPLICIT_KEEP,
@@ -104,6 +105,7 @@ from fleetmem.core.capture_patterns import (
     INDENTED,
     INNER_START,
     INNER_SYMBOLS,
+    IT_WILL,
     ITALIC,
     ITS_POLICY,
     KEEP_AHEAD_END,
@@ -144,6 +146,7 @@ from fleetmem.core.capture_patterns import (
     PAREN_KEEP,
     PASTE_ASK,
     PASTE_INTRO,
+    PERSONAL,
     PLEASE,
     POINTS_BACK,
     POINTS_FORWARD,
@@ -327,7 +330,7 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         plain = _plain(sentence)
         body: str | None = None
         used: tuple[str, ...] = (sentence,)
-        opens, closes = len(QUOTE_OPENS.findall(sentence)), len(QUOTE_CLOSES.findall(sentence))
+        opens, closes = _quote_marks(sentence)
         if quoted:
             quoted = closes <= opens
             continue
@@ -431,6 +434,20 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(found)
 
 
+def _quote_marks(sentence: str) -> tuple[int, int]:
+    """How many quotations ``sentence`` opens and closes. A straight double quote counts as
+    both, except an unpaired one, which opens when it starts a word ('"You are Halcyon
+    Assistant.' opens a quotation that the next sentences are inside)."""
+    opens, closes = len(QUOTE_OPENS.findall(sentence)), len(QUOTE_CLOSES.findall(sentence))
+    if sentence.count('"') % 2:
+        at = sentence.rfind('"')
+        if at == 0 or sentence[at - 1] in " \t\n([:":
+            closes -= 1
+        else:
+            opens -= 1
+    return opens, closes
+
+
 def _noted_then_done(sentence: str) -> bool:
     """Whether ``sentence`` notes what came before as a step of the task: "Note it, fix it,
     move on." (not "Note that, and never do it again.")."""
@@ -509,9 +526,10 @@ def best_cut(
         return None
     # "Going forward, refunds should be batched nightly. Write the cron job." (or "Update
     # the signup flow."): a change to make, specified, not a rule for the agent
+    # (also in a clause: "From now on the button should say 'Abgeben' — change it in de.yml")
     builds = any(
         WRITING_TASK.match(p) or BUILD_TASK.match(p) or EDIT_NOW.match(p)
-        for p in (PLEASE.sub("", p) for p in plain)
+        for p in (PLEASE.sub("", c) for p in plain for c in CLAUSE_OPENS.split(p) if c)
     )
     best: tuple[float, str, tuple[str, ...]] | None = None
     for cut in capture_learned.cuts(sentences):
@@ -851,6 +869,8 @@ def _request(sentence: str) -> str | None:
         if _said(rest.strip()) and not _question(rest):
             return _kept(rest)
     back = ENDS_POINTING_BACK.match(sentence)
+    if back is not None and IT_WILL.search(sentence, back.end("fact")):
+        back = None  # "when you add the column, remember it'll be null": "it" opens a statement
     if back is None and not _question(sentence):
         return _standing(sentence)
     if back is None or (_question(sentence) and not ASKS.search(sentence)):
@@ -1097,7 +1117,14 @@ def _points_forward(sentence: str) -> bool:
         # ("## Context for you (keep this for every future session)", a heading)
         (sentence.rstrip().endswith((".", ":", ")")) or asked)
         and len(opening.split()) <= 20
-        and bool(FOR_SESSIONS.search(opening) or capture_languages.SESSIONS_WORDS.search(opening))
+        # ("… and I need it to stick beyond today.", "## Context (please remember this
+        # permanently)")
+        and bool(
+            FOR_SESSIONS.search(opening)
+            or capture_languages.SESSIONS_WORDS.search(opening)
+            or OUTLIVES.search(opening)
+            or (sentence.rstrip().endswith(")") and HOW_LONG_STRONG.search(opening))
+        )
         and _asks_to_keep(opening)
     )
 
@@ -1277,14 +1304,7 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         return None  # "i'm on WSL2, remember that for paths": see ENDS_POINTING_BACK
     if ASKED_MARK.search(QUOTED.sub("", body).rstrip().rstrip("?")):
         return None  # "remember the last command you ran? run it again"
-    lasting = bool(
-        match.group("later")
-        or match.group("lead_later")
-        or LASTING.search(opened)  # "Next time you work in this repo, keep in mind that X"
-        or match.group("always")
-        or match.group("never")  # "never forget to X" is for every time
-        or LASTING.search(body)
-    )
+    lasting = _lasts(match, opened, body)
     if _question(sentence):
         # Only a request shaped as a question counts: "can you remember that X uses Y?",
         # never "do you remember…" or "can you remember which flag…".
@@ -1316,6 +1336,8 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         or match.group("long")
         or (sep and (match.group("this") or match.group("saving")))
         or sep == "that"  # "please keep in memory that the client wants CSV"
+        # "put it in memory: I like when you summarize …" (a person, not a data structure)
+        or (sep == ":" and PERSONAL.match(body))
     ):
         # "store it in memory: a dict is enough" is about RAM; "save this to memory: …",
         # "add to memory: …" and "keep this in your memory" are not.
@@ -1339,7 +1361,8 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
             # what this change is missing
             return None
         if TO.match(body):
-            if not lasting:
+            # (how long, said outside code: not "set `restartPolicy: Never` on that Job")
+            if not _lasts(match, opened, QUOTED.sub(" ", body)):
                 return None
             body = TO.sub("", body)
         elif not (
@@ -1347,6 +1370,8 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
             or lasting
             # "remember ask before deleting any file", "remember no jQuery, anywhere"
             or (DIRECTIVE.match(body) and EVERY_WORD.search(body))
+            # "remember TP=8 for the 70B", "remember ntp servers = 10.0.0.123 and 10.0.1.123"
+            or EQUALS.match(body)
             or (match.group("verb_remember") and LONG_STATEMENT.match(RELATIVE.split(body)[0]))
             # "memorize where X is: Y" names a thing and what it is; "memorize the output
             # of f()" is caching.
@@ -1356,6 +1381,18 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
             # it belongs to a clause that only describes a thing.
             return None
     return _kept(body)
+
+
+def _lasts(match: re.Match[str], opened: str, body: str) -> bool:
+    """Whether a request's own words say it lasts: its time words, or ``body``'s."""
+    return bool(
+        match.group("later")
+        or match.group("lead_later")
+        or LASTING.search(opened)  # "Next time you work in this repo, keep in mind that X"
+        or match.group("always")
+        or match.group("never")  # "never forget to X" is for every time
+        or LASTING.search(body)
+    )
 
 
 def _kept(body: str) -> str | None:
@@ -1372,9 +1409,10 @@ def _kept(body: str) -> str | None:
     # 'a 13" laptop', is not one)
     if body.count('"') % 2 and re.sub(r'(?<=\d)"(?=\s+\w)', "", body).count('"') % 2:
         return None
-    if THIS_SCOPE.search(body) or THIS_TASK.match(body):
+    if THIS_SCOPE.search(QUOTED.sub(" ", body)) or THIS_TASK.match(body):
         # "… right now", "… in this PR", "just so you know, this branch is based on an old
-        # main": this task's, whatever words ask to keep it
+        # main": this task's, whatever words ask to keep it (not "when I say 'this morning'
+        # it's Lisbon time": quoted words)
         return None
     return _tidy(body)
 
@@ -1401,6 +1439,12 @@ def _question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?")
 
 
+#: At most this many words before a closing parenthesis are the request's own ("(remember for
+#: next time) X"); more are the fact, in a parenthesis the request opened.
+PAREN_WORDS = 5
+THAT = re.compile(r"^that\s+", re.IGNORECASE)
+
+
 def _tidy(body: str) -> str | None:
     # "… has to work with a gamepad too. anyway, add the level select screen": the fact ends
     # where a sentence typed in lower case turns back to the task
@@ -1410,8 +1454,19 @@ def _tidy(body: str) -> str | None:
     body = body.lstrip(":;, ")  # "Remember pls: X" leaves the colon after "pls"
     body = COURTESY.sub("", body).strip()  # "…, thanks!"
     body = RULE_REMARK.sub("", body).strip()  # "… -- that's a standing rule."
-    if body.rstrip(".").endswith(")") and body.count(")") > body.count("("):
-        body = body.rstrip(".")[:-1].strip()  # "(btw remember that X.)", "(and, for later, X)."
+    depth = 0
+    for at, char in enumerate(body):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            if len(body[:at].split()) <= PAREN_WORDS and body[at + 1 :].strip(" .!"):
+                # "(remember for next time) X", "remember (for real, in memory) that X": the
+                # parenthesis held the request's own words, the fact follows it
+                body = THAT.sub("", body[at + 1 :].strip())
+            else:
+                # "(btw remember that X.)", "(and, for later, X).", "(btw remember that X)
+                # and add a spec": the parenthesis the request was in closes
+                body = body[:at].strip()
+            break
     body = LATER_OPENING.sub("", body)  # "remember this going forward: X" keeps X
     body = I_MEAN.sub("", body)  # "remember, and I mean long-term: X" keeps X
     body = PLEASE.sub("", body)  # "going forward, please always run…" keeps "always run…"

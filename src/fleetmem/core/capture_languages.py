@@ -25,6 +25,7 @@ VERBS = (
     r"|no\s+(?:te\s+)?olvides(?:\s+de)?|que\s+no\s+se\s+te\s+olvide|nunca\s+(?:te\s+)?olvides(?:\s+de)?"
     r"|ten(?:lo|ga)?\s+(?:en\s+cuenta|presente)|qu[eé]date\s+con\s+esto"
     r"|ap[uú]nta(?:te|lo)?(?:\s+(?:esto|eso))?|gu[aá]rda(?:te)?\s+(?:esto|eso)(?:\s+en\s+(?:la\s+|tu\s+)?memoria)?"
+    r"|gu[aá]rda(?:lo|la)\s+en\s+(?:la\s+|tu\s+)?memoria"
     r"|an[oó]ta(?:te|lo)?(?:\s+(?:esto|eso))?|memor[ií]za(?:lo)?(?:\s+(?:esto|eso))?"
     r"|graba(?:\s+(?:esto|eso))?\s+en\s+tu\s+memoria|(?:puedes|podr[ií]as)\s+recordar"
     # the Río de la Plata's and Mexico's: "acordate de eso", "anotá", "guardá esto",
@@ -61,7 +62,7 @@ VERBS = (
     r"|prends\s+note|il\s+faut\s+que\s+tu\s+te\s+souviennes(?:\s+de\s+[çc]a)?"
     # Italian
     r"|ricorda(?:ti|telo)?|non\s+dimenticar(?:e|ti)|non\s+scordar(?:ti|e)|tieni(?:lo)?\s+(?:a\s+mente|presente)"
-    r"|memorizza(?:lo)?|segna(?:ti|telo)|annota(?:ti)?|salvati(?:\s+questa\s+info|\s+questo)?"
+    r"|memorizza(?:lo)?|segna(?:ti|telo)|annota(?:ti)?|salvati(?:\s+questa\s+info|\s+questo)?(?:\s+in\s+memoria)?"
     r"|voglio\s+che\s+ti\s+ricordi"
     # Dutch
     r"|onthou(?:d|den)?|vergeet\s+(?:het\s+)?niet|niet\s+vergeten|denk\s+eraan|houd\s+in\s+gedachten"
@@ -168,6 +169,9 @@ NOT_LASTING = (
     r"|(?<!\bda\s)adesso|(?<!\bde\s)agora|(?<!\bde\s)(?<!\bdesde\s)ahora(?!\s+en\s)"
     r"|(?<!\bab\s)jetzt|(?<!\bde\s)maintenant|(?<!\bvanaf\s)nu|(?<!\bod\s)teraz"
     r"|jednorazow\w*"
+    # "im PR", "bij deze wijziging", "bei dieser Änderung"
+    r"|im\s+pr|bij\s+deze\s+(?:wijziging|pr|taak|refactor|commit|fix|migratie)"
+    r"|bei\s+(?:dieser|diesem)\s+(?:[äa]nderung|pr|aufgabe|refactoring|commit|fix|migration)"
     # "pour ce playbook seulement", "solo para este script", "nur für diese Datei"
     r"|(?:pour|para|per|f[üu]r|voor)\s+(?:ce|cet|cette|este|esta|esse|essa|questo|questa|diese[nsm]?"
     r"|deze|dit)\s+[\w-]+\s+(?:seulement|uniquement|solamente|somente|apenas|soltanto|solo|nur|alleen)"
@@ -211,7 +215,8 @@ LATER_RULE = LazyPattern(
 # Where a request starts inside a sentence, after the task: "…, et retiens pour la suite que …",
 # "… e ricordati per il futuro che …", "… i zapamiętaj na przyszłość, że …".
 INNER = LazyPattern(
-    r"(?:,|\s(?:e|y|und|et|en|i|ed|oraz))\s+(?:(?:por\s+cierto|j[áa]\s+agora|au\s+fait|[üu]brigens"
+    r"(?:,|\s(?:e|y|und|et|en|i|ed|oraz))\s+(?:(?:poi|dopo|luego|despu[ée]s|dann|danach|ensuite"
+    r"|puis|depois|daarna|potem)\s+)?(?:(?:por\s+cierto|j[áa]\s+agora|au\s+fait|[üu]brigens"
     rf"|trouwens|tamb[ée]m|aussi|auch),?\s+)?(?=(?:{VERBS})\b)",
     re.IGNORECASE,
 )
@@ -275,7 +280,8 @@ STEP = (
     r"^(?![^.]*\b(?:dass|wir|ich|(?<!bevor\s)(?<!wenn\s)(?<!nachdem\s)(?<!sobald\s)du|er|man|ihr"
     r"|um)\b)[^.]*(?:\bzu\s+\w+(?:en|ern|eln)\b"
     # a separable verb takes it inside: "die Änderungen im Changelog einzutragen"
-    r"|\b(?:an|auf|aus|ein|mit|nach|vor|zu|ab|um|weg|zur[üu]ck|hin|her|fest|frei|dar|bei|los)zu\w+en\b)"
+    r"|\b(?:an|auf|aus|ein|mit|nach|vor|zu|ab|um|weg|zur[üu]ck|hin|her|fest|frei|dar|bei|los|hoch"
+    r"|runter|rein|raus|weiter|zusammen|durch|hinzu|dazu)zu\w+en\b)"
 )
 # A task asked in another language, by its imperative: "Scrivi una migrazione Flyway …",
 # "Añade un test …", "Schreib mir …", "Ajoute …", "Voeg … toe", "Dodaj …", "Adicione …".

@@ -390,8 +390,10 @@ INNER_START = LazyPattern(
     # (not a pointer back at what the dash follows: "X — please remember that in future
     # sessions")
     r"(?!\s+(?:that|this|it)\b(?!\s+(?:the|we|our|you|i|an?|my|they|it|there|all|every|no)\b)))"
-    # "Write a test for ParseASN (and, for future reference, Velmar's line numbers start at 10)"
-    r"|\(\s*(?:(?:and|also|oh|btw),?\s+)?(?=for\s+(?:future|later)\s+(?:ref(?:erence)?|sessions)\b)",
+    # "Write a test for ParseASN (and, for future reference, Velmar's line numbers start at 10)",
+    # "Refactor it (btw remember that report cards must show the logo) and add a spec"
+    r"|\(\s*(?:(?:and|also|oh|btw),?\s+)?(?=for\s+(?:future|later)\s+(?:ref(?:erence)?|sessions)\b"
+    r"|(?:please\s+)?(?:remember|don'?t\s+forget|never\s+forget)\s+that\b)",
     re.IGNORECASE,
 )
 # A request that points back at what was just said: "…, please remember that." /
@@ -403,7 +405,7 @@ BACK = (
     r"|i'?d\s+(?:appreciate\s+it|love\s+it|like\s+it)\s+if\s+you\s+|make\s+sure\s+(?:you\s+)?"
     r"|i'?d\s+like\s+you\s+to\s+|(?:that'?s\s+)?important,?\s+"
     r"|i\s+want\s+you\s+to\s+|actually\s+)*"
-    rf"(?:(?:(?:{REMEMBER}|memori[sz]e)(?:\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?"
+    rf"(?:(?:(?:{REMEMBER}|memori[sz]e)(?:\s+(?:that|this|it)(?!['\u2019]\w)(?:\s+(?:one|lesson|fact|rule))?"
     # a bare "remember" followed by a colon or a dash asks ahead: "And remember — X"
     r"|(?!\s*(?:[,:]|\s[-\u2013\u2014])))"
     r"|remember\s+the\s+(?:new\s+|updated\s+)?(?:convention|rule|fact|lesson|preference)"
@@ -449,6 +451,11 @@ BACK = (
     r"|(?:that'?s|this\s+is|it'?s)\s+(?:a|an|the|our)\s+(?:hard|strict|firm|permanent|standing|house"
     r"|team|general|golden|lasting)\s+(?:rule|requirement|policy|convention)"
     r"|keep\s+(?:that|this)\s+(?:fact\s+)?around"
+    # "can you hang on to that for future chats?", "Keep that list for later.", "file that
+    # away for later"
+    r"|hang\s+on\s*to\s+(?:that|this|it)|file\s+(?:that|this|it)\s+away"
+    r"|(?:keep|save|store|note)\s+(?:that|this|these|those)\s+(?:list|mapping|table|info|numbers?"
+    r"|names?|details?)"
     r"|(?:keep|save|store|note)\s+(?:this|that)\s+(?:info|information|detail)"
     # "Don't lose that.", "log that one in your memory", "keep that in ur brain pls", "stick
     # that in your long-term memory", "Keep that noted permanently.", "this is the one to remember"
@@ -611,7 +618,8 @@ EMOJI_OPENING = LazyPattern(
 # An opening before a dash that ends by asking to keep what follows: "you'll want to remember
 # this —", "and this is one to keep -".
 KEEP_AHEAD_END = LazyPattern(
-    r"(?:\b(?:remember|memori[sz]e|keep)\s+(?:this|that|it)(?:\s+one)?|\bone\s+to\s+keep)\s*$",
+    r"(?:\b(?:remember|memori[sz]e|keep)\s+(?:this|that|it)(?:\s+one)?|\bone\s+to\s+keep"
+    r"|\b(?:pls|please|plz)\s+(?:remember|memori[sz]e))\s*$",
     re.IGNORECASE,
 )
 # A dash only after an opening that starts by asking: "Keep this in the back of your mind
@@ -619,7 +627,10 @@ KEEP_AHEAD_END = LazyPattern(
 # The "that" inside an opening before a colon: "It should stay in your memory that we support
 # the browsers in the browser policy: …" (what follows "that" is the fact, colon and all).
 THAT_INSIDE = LazyPattern(
-    r"^(?P<ask>.*?\b(?:memory|mind|head|brain|notes|remember|know)\s+that)\s+(?P<fact>\S.*)$",
+    r"^(?P<ask>.*?\b(?:memory|mind|head|brain|notes|remember|know)\s+that"
+    # "Keep this on file as our standard for 1-GPU serving pods: …"
+    r"|.*?\b(?:keep|save|store|note|file|remember)\s+(?:this|it|that)(?:\s+on\s+file)?\s+as"
+    r"(?=\s+(?:our|the|my)\s))\s+(?P<fact>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 KEEP_DASH = LazyPattern(
@@ -638,6 +649,8 @@ NOT_KEEP = LazyPattern(
     r"|\bno\s+need\s+to\s+(?:keep|remember|save|store|note)\b"
     r"|\b(?:don'?t|do\s+not)\s+(?:want|need)\s+you\s+to\s+(?:remember|keep|save|store)\b"
     r"|\bnot\s+for\s+(?:your|ur|the)\s+(?:memory|notes)\b"  # "Not for your memory, just context:"
+    # "Save yourself the trouble and just use `jq`"
+    r"|\bsave\s+yourself\s+(?:the|some|a\s+lot\s+of)\s+(?:trouble|time|effort|hassle|work)\b"
     # "make sure this stays out of any long-term notes"
     r"|\bout\s+of\s+(?:any\s+|your\s+|ur\s+|the\s+)?(?:long[-\s]term\s+)?(?:notes|memory|memories)\b"
     # "I'm not asking you to remember this", "Not sure if this is worth remembering", "don't
@@ -681,6 +694,10 @@ KEEP_STRONG = LazyPattern(
     r"|(?:want|need|like)\s+(?:this|it|that)\s+(?:to\s+be\s+)?(?:permanent|remembered|kept|retained"
     r"|to\s+stick|to\s+persist)"
     r"|keep\s+(?:\w+\s+){0,2}around|keep\s+in\s+(?:(?:your|ur)\s+)?memory|keep\s+(?:this|it|that)\s+stored"
+    # "file under 'things Claude should always know':", "This goes in memory:", "Add this to
+    # memory pls:"
+    r"|file\s+(?:this\s+|it\s+)?under\b|(?:this|that|it)\s+goes\s+(?:in|into)\s+(?:your\s+)?memory"
+    r"|(?:add|put|save|write|commit|stick)\s+(?:this|that|it)\s+(?:to|in|into)\s+(?:your\s+)?memory\b"
     # "Don't lose this one:", "So that I don't have to say it again next week:"
     r"|(?:don'?t|do\s+not|never)\s+lose\s+(?:this|that|it)\b"
     r"|(?:don'?t|won'?t|never)\s+have\s+to\s+(?:say|repeat|tell|explain)\s+(?:it|this|that|myself|you)"
@@ -763,7 +780,8 @@ LEAD_WORDS = LazyPattern(r"^\s*(?:(?:btw|also|oh|and|so|ok(?:ay)?|fyi)\b[,\s]*)+
 # A request in parentheses beside its fact: "btw (remember this one) I never want `any`".
 PAREN_KEEP = LazyPattern(
     r"\s*\((?:(?:please\s+)?(?:remember|save|store|keep|note|pin)\s+(?:this|that|it)(?:\s+one)?"
-    r"(?:\s+for\s+(?:later|future\s+sessions|next\s+time))?(?:,?\s+please)?"
+    r"(?:\s+for\s+(?:later|future\s+sessions|next\s+time)|\s+(?:long[-\s]term|permanently|for\s+good"
+    r"|forever))?(?:,?\s+please)?"
     r"|for\s+(?:future|later)\s+ref(?:erence)?)\)\s*",
     re.IGNORECASE,
 )
@@ -1304,7 +1322,8 @@ RUNTIME_SPEC = LazyPattern(
     r"|stay|fail|return|respond|retry|reject|accept"
     r"|allow|block|expire|log|send|show|display|render|emit|cache|dedupe|drop|delete|archive"
     r"|notify|sort|paginate|round|trim|truncate|stored|dropped|deleted|numbered|sorted|cached"
-    r"|logged|rejected|retried|hidden|shown|displayed|sent|redirect|redirected|get|receive)\b",
+    r"|logged|rejected|retried|hidden|shown|displayed|sent|redirect|redirected|get|receive"
+    r"|say|read|appear|look|open|link|point|wrap|align|contain)\b",
     re.IGNORECASE,
 )
 # A prompt of one line that opens with "# " and states a fact: Claude Code's memory shortcut
@@ -1418,7 +1437,8 @@ WORK_IN_HAND = LazyPattern(
     r"|query|migration|refactor(?:ing)?|pr|change|fix|run|calculation|cell|loop|snippet|diff"
     r"|patch|commit|ticket|demo|tests?|doc|document|task|session|conversation|chat|answer|reply"
     r"|response|question|exercise|experiment|program|validator|handler|case|incident|alert"
-    r"|investigation|hunt|outage|widget|screen|layout)\b|\bthis\s+feature\b"
+    r"|investigation|hunt|outage|widget|screen|layout|controller|component|view|endpoint|route"
+    r"|serializer|column|field|form|button|page|template|job|worker)\b|\bthis\s+feature\b"
     r"|\bin\s+your\s+(?:next\s+)?(?:answer|reply|response)\s*,"  # "In your answer, remember …"
     r"|\bthese\s+(?:numbers|results|figures|timings)\b"  # what was pasted
     rf"|{other.WORK_IN_HAND}",
@@ -1455,6 +1475,8 @@ NOW_ONLY = LazyPattern(
     r"|\bdemo(?:ing)?\s+(?:this|it)\b"
     r"|\bthis\s+is\s+(?:only\s+|just\s+)?a\s+test\s*[.!]"
     r"|\bnot\s+(?:making|setting|creating|adding)\s+(?:a|any|it\s+a)\s+(?:rule|preference|policy)\b"
+    # "the thing you remembered wrong earlier", "lower the batch and see if the OOM goes away"
+    r"|\byou\s+remembered\s+(?:\w+\s+)?wrong\b|\b(?:and|to)\s+see\s+(?:if|whether)\b"
     r"|\byou\s+just\s+(?:gave|wrote|sent|showed|generated|made|produced|suggested|proposed"
     r"|returned|printed|posted|pasted)\b"
     # "the quiz you're about to give me", "this is a code review, not a rewrite", "this is for
@@ -1561,7 +1583,9 @@ ALL_BACK = LazyPattern(
 )
 # "remember, generally, that X" keeps X.
 ADVERB_THAT = LazyPattern(
-    r"^(?:generally|in\s+general|as\s+a\s+rule|always|also),?\s+that\s+", re.IGNORECASE
+    r"^(?:generally|in\s+general|as\s+a\s+rule|always|also|long[-\s]term|permanently|forever"
+    r"|for\s+good|across\s+sessions),?\s+that\s+",
+    re.IGNORECASE,
 )
 # "don't forget this one in the future: X" keeps X.
 ONE_FOR_LATER = LazyPattern(
@@ -1569,6 +1593,12 @@ ONE_FOR_LATER = LazyPattern(
     r"|the\s+future)|forever|going\s+forward)\s*:\s*",
     re.IGNORECASE,
 )
+# A definition by an equals sign: "TP=8 for the 70B", "ntp servers = 10.0.0.123 and …".
+EQUALS = LazyPattern(r"^[\w][\w .-]{0,40}?\s*=\s*[\w`'\"]", re.IGNORECASE)
+# What a person says of themselves or their team: "I like when you summarize …", "we …".
+PERSONAL = LazyPattern(r"^(?:i|i'm|i've|we|we're|my|our)\b", re.IGNORECASE)
+# "remember it'll be null for existing rows": "it" opens a statement, it points at nothing.
+IT_WILL = LazyPattern(r"\b(?:remember|note|keep)\s+it['\u2019](?:ll|s|d)\b", re.IGNORECASE)
 # "remember, it's policy: X" keeps X.
 ITS_POLICY = LazyPattern(
     r"^(?:it'?s|this\s+is|that'?s)\s+(?:a\s+|the\s+|our\s+)?(?:policy|rule|law|standard"
@@ -1593,7 +1623,10 @@ STEP_NOW = LazyPattern(
     # (the pronoun is what the step is for, not part of a rule: "…, add a down() that actually
     # reverses it" is one)
     r"|^(?:żeby|zeby|aby)\b|[,;]\s*(?:so\s+)?(?:please\s+)?(?:handle|add|account\s+for|deal\s+with"
-    r"|cover)\b(?:[^,.;]*\bfor)?\s+(?:that|it|this)\s*[.!]*$"
+    r"|cover|validate|check|enforce|test|fix|implement|guard\s+against)\b(?:[^,.;]*\bfor)?\s+"
+    r"(?:that|it|this)\s*[.!]*$"
+    # a paste it introduces: "… returns 422. here's the body: {…}"
+    r"|\bhere(?:'s|\s+is|\s+are)\s+(?:the|my|a|an)\b"
     # something to find out: "remember— I mean memory: how do I graph RSS …"
     r"|^(?:how|why)\s+(?:do|does|did|can|could|should|to|is|are)\b"
     # what this prompt holds, in the fact's first sentence: "the test below is flaky on CI only"
