@@ -213,8 +213,8 @@ def test_a_request_only_the_learned_reading_hears_is_captured_by_the_hook(
     session = Session(world)
     session.hook("SessionStart", session.payload("session_start"))
     asks = (
-        "Could you tuck this away for future chats? {}",
-        "Please file this under things you should just know: {}",
+        "Hold this thought for the long haul: {}",
+        "Treat this as known from here on out: {}",
     )
     for count, ask in enumerate(asks, 1):
         team = rng.choice(["mobile", "payments", "growth", "platform"])
