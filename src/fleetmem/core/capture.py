@@ -78,6 +78,7 @@ from fleetmem.core.capture_patterns import (
     DO_THAT_NOW,
     EDIT_NOW,
     ELSEWHERE,
+    ELSEWHERE_FIRST,
     EMOJI_OPENING,
     ENDS_POINTING_BACK,
     EQUALS,
@@ -114,6 +115,7 @@ from fleetmem.core.capture_patterns import (
     KEEP_STRONG,
     KEEPISH,
     KEPT_NOUN,
+    KIND_LABEL,
     LABEL_ONLY,
     LASTING,
     LATER_ANYWHERE,
@@ -130,6 +132,7 @@ from fleetmem.core.capture_patterns import (
     MOVES_ON,
     MUST,
     NEVER_AGAIN,
+    NEXT_TIME_WHEN,
     NOT_A_FACT,
     NOT_BEFORE_BACK,
     NOT_KEEP,
@@ -157,6 +160,7 @@ from fleetmem.core.capture_patterns import (
     QUOTE_OPENS,
     QUOTED,
     RAM_CHOICE,
+    RECALLED,
     REFERENCE,
     RELATIVE,
     REMARK_BACK,
@@ -387,15 +391,7 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 body is None
                 and last
                 and found
-                and (
-                    _continues(plain)
-                    or (
-                        at == len(sentences) - 1
-                        and (_labelled(found[-1]) or _declares(plain))
-                        and _ends_rule(plain)
-                        and "\n" not in _gap(prompt, found[-1][1][-1], sentence)
-                    )
-                )
+                and (_continues(plain) or _goes_on_to_the_end(prompt, sentences, at, found[-1]))
             ):
                 # "Remember that the Android minSdk is 24. Anything that needs a newer API
                 # must be guarded.": the rule goes on in the next sentence
@@ -407,8 +403,9 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
                     continue
         # (a pointer with nothing before it points ahead: "Commit this to memory please. Our
         # CI image is …", "memorize this one. The maintenance VLAN is 4001 …")
+        # ("Just remember this going forward ok? X": a tag question asks nothing)
         ahead = body is None and (
-            _points_forward(plain)
+            _points_forward(TAG_QUESTION.sub(".", plain))
             or (
                 not history
                 and len(plain.split()) <= 6
@@ -432,6 +429,30 @@ def _ruled(prompt: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         if len(found) == MAX_CAPTURES:
             break
     return tuple(found)
+
+
+#: At most this many sentences after a fact, to the prompt's end, go on with it.
+GOES_ON_SENTENCES = 3
+
+
+def _goes_on_to_the_end(
+    prompt: str, sentences: list[str], at: int, item: tuple[str, tuple[str, ...]]
+) -> bool:
+    """Whether the sentences from ``at`` to the prompt's end (a few, on the fact's line)
+    all say more of the fact ``item``: after a label ("For good: X. Y."), or each stating
+    rather than asking ("Our alarm flood threshold is 10 per operator. Above that, the
+    dashboard goes amber. Above 3x that it goes red."), none turning to the task."""
+    if len(sentences) - at > GOES_ON_SENTENCES:
+        return False
+    labelled, previous = _labelled(item), item[1][-1]
+    for sentence in sentences[at:]:
+        plain = _plain(sentence)
+        if not ((labelled or _declares(plain)) and _ends_rule(plain)):
+            return False
+        if "\n" in _gap(prompt, previous, sentence):
+            return False
+        previous = sentence
+    return True
 
 
 def _quote_marks(sentence: str) -> tuple[int, int]:
@@ -1314,8 +1335,10 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         first = body.split(",")[0]
         if not (asked and (sep in (":", "that") or _statement(first)) and said):
             return None
-        if OR_ASKS.search(body):
-            return None  # "Can you remember things between our chats or do I need to …?"
+        if OR_ASKS.search(body) or RECALLED.match(body):
+            # "Can you remember things between our chats or do I need to …?", "can you
+            # remember the exact error we had before the rollback?"
+            return None
         body = body.rstrip().rstrip("?")
     if match.group("mind") is not None and not lasting:
         # "note that…", "be aware…": about this task unless told to last; "keep in mind
@@ -1344,6 +1367,9 @@ def _asked(sentence: str, depth: int = 0, *, after: bool = False) -> str | None:
         return None
     if sep in ("", "that") and re.match(r"and\b", body, re.IGNORECASE):
         return None  # "keep that in mind going forward and redo the diff": the task after it
+    if match.group("later") and sep == "" and NEXT_TIME_WHEN.match(body):
+        # "Keep this in mind next time you write docs for the other team: X": the when
+        body = NEXT_TIME_WHEN.sub("", body)
     if sep == "":
         # "remember X" with neither "that" nor a colon: X must state something lasting,
         # not ask ("how…"), name a thing for this task ("the changelog"), or be a step.
@@ -1399,8 +1425,8 @@ def _kept(body: str) -> str | None:
     """The wording to store, unless it names something to find out or to do now rather than
     a fact."""
     body = body.strip()
-    if TO_FIND_OUT.match(body) or DO_IT_NOW.search(body):
-        return None
+    if TO_FIND_OUT.match(body) or DO_IT_NOW.search(body) or ELSEWHERE_FIRST.match(body):
+        return None  # (… or "note this in the postmortem doc: …": written there, not kept)
     if re.match(r"(?:or|but)\b", body, re.IGNORECASE):
         return None  # "will you remember this next time, or do I need to …?": a second clause
     if THIS_WORK.search(body) and not LASTING.search(body):
@@ -1473,6 +1499,7 @@ def _tidy(body: str) -> str | None:
     body = ITS_POLICY.sub("", body.lstrip(":;, "))  # "remember, it's policy: X" keeps X
     body = ONE_FOR_LATER.sub("", body)  # "don't forget this one in the future: X" keeps X
     body = ADVERB_THAT.sub("", body)  # "remember, generally, that X" keeps X
+    body = KIND_LABEL.sub("", body)  # "Remember my preference for all future sessions: X"
     if body.lower().startswith("that "):
         body = body[5:].lstrip()
     if len(body.split()) < MIN_WORDS or len(body) > MAX_CHARS:

@@ -71,7 +71,7 @@ VERBS = (
     r"|knoop\s+(?:dit|dat)\s+in\s+je\s+oren|graag\s+onthouden|(?:kun|wil)\s+je\s+(?:\w+\s+){0,2}onthouden"
     # Polish
     r"|zapami[eę]?n?taj|pami[eę]taj|nie\s+zapomnij|nie\s+zapominaj|miej\s+na\s+uwadze|zanotuj"
-    r"|zapisz\s+sobie|wbij\s+sobie\s+do\s+g[łl]owy|zakoduj\s+sobie|zachowaj\s+to\s+w\s+pami[eę]ci"
+    r"|zapisz\s+sobie|wrzu[ćc]\s+sobie\s+do\s+pami[eę]ci|wbij\s+sobie\s+do\s+g[łl]owy|zakoduj\s+sobie|zachowaj\s+to\s+w\s+pami[eę]ci"
 )
 # Word stems without which none of the patterns here can match (the rules' word gate).
 HINT = (
@@ -87,7 +87,7 @@ HINT = (
     r"|vergessen|zapomn|guard|denk|behalt|retenir|gedachten|uwadze|sempre|siempre|immer|toujours"
     r"|pr[oó]xim|prochaine|prossim|volgende|nast[eę]pn|frente|d[ée]sormais|dor[ée]navant|voortaan"
     r"|k[üu]nftig|segna|dauerhaft|altijd|zawsze|diante|alle\s+mal|por\s+todas|pour\s+toutes"
-    r"|per\s+tutte"
+    r"|per\s+tutte|ged[äa]chtnis|wrzu"
 )
 # How long, in the same languages: "para siempre", "pra próxima", "für die Zukunft", …
 LATER = (
@@ -118,6 +118,7 @@ LATER = (
 )
 # "For future sessions" in those languages: on its own, an opening asks to keep what follows.
 SESSIONS = (
+    r"f[üu]rs\s+ged[äa]chtnis|f[üu]r\s+dein(?:\s+langzeit)?\s*ged[äa]chtnis|"
     r"f[üu]r\s+alle\s+(?:weiteren|k[üu]nftigen|zuk[üu]nftigen|n[äa]chsten)\s+(?:sitzungen|sessions|chats)"
     r"|(?:para|en)\s+(?:las\s+)?(?:pr[oó]ximas|futuras)\s+(?:sesiones|conversaciones)"
     r"|(?:nas|p(?:a)?r[ao]s?\s+as)\s+pr[oó]ximas\s+(?:sess[õo]es|conversas)"

@@ -15,7 +15,8 @@ from fleetmem.core.lazy_pattern import LazyPattern
 # Where a thing is kept in the agent's head: "burn this into your memory", "write this on your
 # brain" (KEEP_STRONG and YOUR_MIND).
 IN_YOUR_MIND = (
-    r"(?:in|into|on|onto)\s+(?:your|ur)\s+(?:long[-\s]term\s+)?(?:memory\s+bank|memory|brain|head)"
+    r"(?:in|into|on|onto|to)\s+(?:your|ur)\s+(?:long[-\s]term\s+|persistent\s+|permanent\s+)?"
+    r"(?:memory\s+bank|memory|brain|head)"
     r"|to\s+what\s+you\s+(?:remember|know)\s+about\s+(?:me|us)"  # "add this to what you remember …"
 )
 # A remark that what was said is a rule: "… -- that's a standing rule" (RULE_REMARK and
@@ -548,7 +549,7 @@ THIS_SCOPE = LazyPattern(
     r"|refactor|rewrite|cleanup|spike|fix|patch)\b"
     # ("dont forget the semicolons this time", not "please remember it this time: …")
     r"|(?<!\bit\s)(?<!\bme\s)(?<!\breal\s)(?<!\bthat\s)(?<!\bthis\s)(?<!\bgood\s)(?<!\bstick\s)"
-    r"(?<!\bseriously\s)(?<!\bserious\s)(?<!\bam\s)\bthis\s+time\b"
+    r"(?<!\bseriously\s)(?<!\bserious\s)(?<!\bam\s)(?<!\bproperly\s)(?<!\bright\s)\bthis\s+time\b"
     r"(?!\s+(?:of|around|zone)\b)|\b(?:as|while)\s+you\s+\w+\s+(?:this|it)\b"
     r"|\bstill\s+need\s+to\b|\bbefore\s+we'?re\s+done\b"
     r"|\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:task|session|pr|conversation|chat|day)\b"
@@ -698,6 +699,7 @@ KEEP_STRONG = LazyPattern(
     # memory pls:"
     r"|file\s+(?:this\s+|it\s+)?under\b|(?:this|that|it)\s+goes\s+(?:in|into)\s+(?:your\s+)?memory"
     r"|(?:add|put|save|write|commit|stick)\s+(?:this|that|it)\s+(?:to|in|into)\s+(?:your\s+)?memory\b"
+    r"|lodge\s+(?:this|that|it)\b"  # "Lodge this somewhere permanent:"
     # "Don't lose this one:", "So that I don't have to say it again next week:"
     r"|(?:don'?t|do\s+not|never)\s+lose\s+(?:this|that|it)\b"
     r"|(?:don'?t|won'?t|never)\s+have\s+to\s+(?:say|repeat|tell|explain)\s+(?:it|this|that|myself|you)"
@@ -779,8 +781,10 @@ I_MEAN = LazyPattern(
 LEAD_WORDS = LazyPattern(r"^\s*(?:(?:btw|also|oh|and|so|ok(?:ay)?|fyi)\b[,\s]*)+", re.IGNORECASE)
 # A request in parentheses beside its fact: "btw (remember this one) I never want `any`".
 PAREN_KEEP = LazyPattern(
-    r"\s*\((?:(?:please\s+)?(?:remember|save|store|keep|note|pin)\s+(?:this|that|it)(?:\s+one)?"
-    r"(?:\s+for\s+(?:later|future\s+sessions|next\s+time)|\s+(?:long[-\s]term|permanently|for\s+good"
+    r"\s*\((?:(?:(?:and|also|oh|btw),?\s+)?(?:please\s+)?(?:remember|save|store|keep|note|pin)\s+"
+    r"(?:this|that|it)(?:\s+one)?"
+    r"(?:\s+for\s+(?:later|(?:all\s+)?(?:future|next|later)\s+(?:sessions?|chats?)|next\s+time)"
+    r"|\s+(?:long[-\s]term|permanently|for\s+good"
     r"|forever))?(?:,?\s+please)?"
     r"|for\s+(?:future|later)\s+ref(?:erence)?)\)\s*",
     re.IGNORECASE,
@@ -1386,7 +1390,7 @@ IN_RAM_FOR = LazyPattern(
 # memory —" (not "store it in memory: a dict is enough", which keeps data in RAM).
 STORE_IN_MEMORY = LazyPattern(
     r"^(?:please\s+|pls\s+)?(?:store|save|keep|put|add|write|commit|file|log)\s+(?:this\s+|that\s+)?"
-    r"(?:in|into|to)\s+memory\s*(?:[:\u2013\u2014-]|$)",
+    r"(?:in|into|to)\s+memory(?:\s+(?:pls|please|plz))?\s*(?:[:\u2013\u2014-]|$)",
     re.IGNORECASE,
 )
 # What a program keeps in RAM: "Store in memory: a dict keyed by id is fine here."
@@ -1512,7 +1516,10 @@ NOW_ONLY = LazyPattern(
     r"|\bpoco\s+fa\b|\bzojuist\b|\bprzed\s+chwil[ąa]\b|\bvorhin\b|\bgerade\s+eben\b"
     r"|\ba\s+(?:few\s+minutes|while)\s+ago\b"
     r"|\b(?:just|only|tylko|solo|s[óo]lo|nur|seulement|alleen|apenas)\s+(?:a\s+|un\s+|une\s+|uno\s+"
-    r"|een\s+|um\s+|ein\s+)?prototyp"
+    r"|een\s+|um\s+|ein\s+)?(?:prototyp|poc\b|spike\b)"
+    # "we're only changing the staging config here", "the PR also needs the migration script"
+    r"|\b(?:we'?re|we\s+are|i'?m|i\s+am)\s+only\s+\w+ing\b"
+    r"|\bthe\s+(?:pr|mr|diff|patch|branch)\s+(?:also\s+|still\s+)?(?:needs|is\s+missing|lacks)\b"
     r"|\bnever\s*mind\b|\bthe\s+reviewer\s+is\b"
     r"|\bis\s+due\s+(?:(?:today|tonight|tomorrow)\b|(?:(?:this|next|by|on)\s+)?(?:mon|tues|wednes"
     r"|thurs|fri|satur|sun)day\b)"
@@ -1549,7 +1556,8 @@ MADE_PERMANENT = LazyPattern(
 # record:", "save this output somewhere so I can diff it later:".
 ELSEWHERE = LazyPattern(
     r"\b(?:to|in|into)\s+(?:the|a|an|our|my)\s+(?:[\w-]+\s+)?(?:table|db|database|file|log|bucket"
-    r"|queue|topic|sheet|spreadsheet|index|wiki|ticket|channel)\b"
+    r"|queue|topic|sheet|spreadsheet|index|wiki|ticket|channel|doc|document|runbook|postmortem"
+    r"|changelog|readme)\b"
     r"|\b(?:output|result|response|diff|logs?|dump)s?\s+somewhere\b",
     re.IGNORECASE,
 )
@@ -1580,6 +1588,29 @@ STATES_OPENING = LazyPattern(
 # A pointer back at several sentences: "remember all this", "remember everything above".
 ALL_BACK = LazyPattern(
     r"\ball\s+(?:of\s+)?(?:this|that)\b|\beverything\s+(?:above|i\s)", re.IGNORECASE
+)
+# "Remember my preference for all future sessions: X" keeps X.
+# (not one that names what it is about: "my preference for logs in production: X" keeps it)
+KIND_LABEL = LazyPattern(
+    r"^(?:my|our|the|a|this)\s+(?:(?:standing|house|team)\s+)?(?:preference|rule|convention|policy"
+    r"|principle)s?(?:\s+for\s+(?:all\s+|the\s+)?(?:future|later|next|upcoming|coming)\s+"
+    r"(?:sessions?|chats?|conversations?|times?))?\s*:\s+(?=\S)",
+    re.IGNORECASE,
+)
+# "Keep this in mind next time you write docs for the other team: X" keeps X.
+NEXT_TIME_WHEN = LazyPattern(r"^(?:you|we|i)\s+[^:]{3,80}:\s+(?=\S)", re.IGNORECASE)
+# A thing recalled from before, asked about: "can you remember the exact error we had before
+# the rollback?"
+RECALLED = LazyPattern(
+    r"^(?:the|that|those|what)\s+(?:[\w-]+\s+){0,3}(?:that\s+)?(?:we|you|i)\s+(?:had|used|saw|gave"
+    r"|wrote|ran|sent|did|made|tried|got|discussed|mentioned|picked|chose)\b",
+    re.IGNORECASE,
+)
+# Where the fact is to be written, said first: "note this in the postmortem doc: …".
+ELSEWHERE_FIRST = LazyPattern(
+    r"^(?:to|in|into)\s+(?:the|a|an|our|my)\s+(?:[\w-]+\s+){0,2}?(?:doc|document|runbook|postmortem"
+    r"|changelog|readme|wiki|ticket|file|table|sheet|spreadsheet)\b[^:]{0,30}:",
+    re.IGNORECASE,
 )
 # "remember, generally, that X" keeps X.
 ADVERB_THAT = LazyPattern(
