@@ -1474,3 +1474,56 @@ def test_requests_of_round_26_are_kept(shape: str, kept: str, rng: random.Random
     }
     got = captured_facts(shape.format(**names))
     assert len(got) == 1 and kept.format(**names) in got[0], (shape, got)
+
+
+# Round 27's near misses, from the false captures of bg and bh, with fresh words.
+ROUND_27_NOT_KEPT = [
+    "don't forget we need this merged before Thursday's {word} review",
+    "Make me a cheat sheet for {word} codes, save it as `docs/{word}.md`.",
+    "Don't forget the trailing newline in the {word} CSV, the importer needs it.",
+    "Make sure you remember the flags I gave you earlier when you rerun the {word} export.",
+    "Remember, the {word} sim is on 5020 — you used 502 in the last command.",
+    "Don't forget the `--commit` flag, otherwise {word} does a dry run and writes nothing.",
+    "As you go through the logs, bear in mind the clock at {word} is an hour off.",
+    "Tieni presente, mentre riscrivi la funzione {word}, che viene chiamata dal vecchio bridge.",
+    "don't forget: the PR also needs the {word} migration script, not just the code",
+    "can you remember the exact error we had before the {word} rollback? I need it",
+    "Remember we're only changing the {word} staging config here, don't touch prod files",
+    "note this in the postmortem doc: root cause was the missing {word} tag",
+    "pamiętaj że {word} to tylko PoC, nie musi być ładne",
+]
+# Round 27's requests, from the misses of the same corpora: (shape, what is kept).
+ROUND_27_KEPT = [
+    ("Lodge this somewhere permanent: {fact}.", "{fact}"),
+    ("store in memory pls: {fact}", "{fact}"),
+    ("Please add this to your persistent memory about the project: {fact}.", "{fact}"),
+    ("btw (and remember this for next sessions) {fact}", "{fact}"),
+    ("wrzuć sobie do pamięci: {fact}", "{fact}"),
+    ("Noch eins fürs Gedächtnis: {fact}", "{fact}"),
+    ("Just remember this going forward ok? {Fact}.", "{Fact}"),
+    ("I think I said this before but remember it properly this time: {fact}", "{fact}"),
+    (
+        "For every future session: {fact}. We have {n} VMs and a change board. It won't change.",
+        "{fact}. We have {n} VMs and a change board. It won't change",
+    ),
+    ("Keep this in mind next time you write docs for the {word} team: {fact}.", "{fact}"),
+]
+
+
+@pytest.mark.parametrize("shape", ROUND_27_NOT_KEPT)
+def test_near_misses_of_round_27_are_not_kept(shape: str, rng: random.Random) -> None:
+    prompt = shape.format(word=_fresh_word(rng))
+    assert captured_facts(prompt) == [], prompt
+
+
+@pytest.mark.parametrize(("shape", "kept"), ROUND_27_KEPT)
+def test_requests_of_round_27_are_kept(shape: str, kept: str, rng: random.Random) -> None:
+    fact, word = _fresh_fact(rng), _fresh_word(rng)
+    names = {
+        "fact": fact,
+        "Fact": fact[0].upper() + fact[1:],
+        "word": word,
+        "n": rng.randrange(2, 9),
+    }
+    got = captured_facts(shape.format(**names))
+    assert len(got) == 1 and kept.format(**names) in got[0], (shape, got)

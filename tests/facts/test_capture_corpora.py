@@ -99,7 +99,8 @@ HELD = {
     # tuned on and read at the targets after it (98.8 %, 100 %, 98.8 %, 98.8 % captured; 0.40 %,
     # 0.40 %, 0.40 %, 0.00 % false), so they are held at the targets themselves; so are be
     # and bf (round 25's held-out pair), tuned on in round 26 (96.4 % and 99.6 % captured,
-    # 0.40 % and 0.60 % false after it).
+    # 0.40 % and 0.60 % false after it), and bg and bh (round 26's held-out pair), tuned on in
+    # round 27 (96.4 % and 99.6 % captured, 0.60 % and 0.20 % false after it).
 }
 #: and their false captures where they arrived above the target: ai's eight are the rules'
 #: (1.21 % on arrival)
@@ -146,15 +147,10 @@ def test_a_corpus_written_apart_from_the_rules(path: Path) -> None:
 
 
 #: Corpora kept out of tuning and training (tests/data/capture_held_out/README.md), at what
-#: they read after round 26 (bi and bj: on arrival, written after it), less one request, and
-#: their false captures then.
+#: they read on arrival (written after round 26; 93.2 % / 1.40 % and 96.0 % / 2.20 % after
+#: round 27), less one request, and their false captures then.
 HELD_OUT = Path(__file__).resolve().parents[1] / "data" / "capture_held_out"
-HELD_OUT_FLOORS = {
-    "bg": (0.940, 0.0220),
-    "bh": (0.976, 0.0120),
-    "bi": (0.924, 0.0140),
-    "bj": (0.956, 0.0220),
-}
+HELD_OUT_FLOORS = {"bi": (0.924, 0.0140), "bj": (0.956, 0.0220)}
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_FLOORS))

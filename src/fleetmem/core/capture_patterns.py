@@ -417,7 +417,9 @@ BACK = (
     r"|(?:don'?t\s+forget|never\s+forget|note|noting|save|store|keep|record|retain"
     r"|hold\s+on(?:\s+to|to)|file)"
     r"(?!\s+(?:that|this|it)\s+(?:as|to|in|into)\s+(?:a\s+|an\s+|the\s+)?(?:[\w-]+\s+){0,2}?"
-    r"(?:csv|json|ya?ml|txt|png|pdf|file|seed|fixture|table|folder|dir|directory)s?\b)"
+    r"(?:csv|json|ya?ml|txt|png|pdf|file|seed|fixture|table|folder|dir|directory)s?\b"
+    # "…, save it as `docs/modbus_cheatsheet.md`": a file to write
+    r"|\s+(?:that|this|it)\s+(?:as|to|in|into)\s+`?[\w./-]+\.[a-z]{1,5}\b)"
     r"\s+(?:that|this|it)(?:\s+(?:one|lesson|fact|rule))?)"
     r"(?:\s+(?:in|to|into)\s+(?:your\s+|ur\s+|the\s+)?(?:long[-\s]term\s+)?(?:memory|notes|mind|head)"
     r"|\s+(?:somewhere(?:\s+(?:safe|permanent))?|here|down))?"
@@ -997,6 +999,7 @@ POINTS_FORWARD = LazyPattern(
     rf"^{LEAD}(?:{REMEMBER}\s*!+\s*$"  # "Remember! The legacy_ tables are read-only."
     rf"|(?:(?:can|could|will|would)\s+you\s+(?:please\s+)?)?{REMEMBER}\s+"
     r"(?:this|something|a\s+thing|one\s+thing)(?:\s+for\s+(?:me|us|later))?"
+    r"(?:\s+(?:going\s+forward|from\s+now\s+on|for\s+good|for\s+next\s+time|for\s+the\s+future))?"
     r"(?:\s+about\s+[^?.:]{1,60})?"
     r"|(?:can|could|may)\s+i\s+ask\s+you\s+to\s+remember\s+(?:a|an|one|something)(?:\s+[\w-]+){0,3}"
     r"|(?:can|could)\s+(?:this|that|it)\s+be\s+(?:saved|stored|remembered|kept)"
@@ -1478,6 +1481,9 @@ NOW_ONLY = LazyPattern(
     r"|\bthat'?s\s+(?:for\s+me|a\s+note\s+to\s+(?:my)?self|not\s+for\s+you)\b"
     r"|\bdemo(?:ing)?\s+(?:this|it)\b"
     r"|\bthis\s+is\s+(?:only\s+|just\s+)?a\s+test\s*[.!]"
+    # "the flags I gave you earlier", "we need this merged before Thursday's CAB"
+    r"|\bi\s+(?:gave|sent|showed|pasted)\s+you\s+(?:earlier|just\s+now|above)\b"
+    r"|\bbefore\s+(?:(?:this|next)\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day(?:['\u2019]s)?\b"
     r"|\bnot\s+(?:making|setting|creating|adding)\s+(?:a|any|it\s+a)\s+(?:rule|preference|policy)\b"
     # "the thing you remembered wrong earlier", "lower the batch and see if the OOM goes away"
     r"|\byou\s+remembered\s+(?:\w+\s+)?wrong\b|\b(?:and|to)\s+see\s+(?:if|whether)\b"
@@ -1497,6 +1503,7 @@ NOW_ONLY = LazyPattern(
     r"(?:nah|jk|lol\s+no|just\s+kidding|(?:no,?\s+)?i'?m\s+kidding)\b|\bscratch\s+that\b"
     r"|\bis\s+in\s+(?:\d+|a\s+few|an?)\s*(?:min|mins|minutes?|hours?|hrs?)\b"
     r"|\bin\s+(?:the|your)\s+(?:last|previous)\s+(?:patch|change|diff|commit|answer|reply|response"
+    r"|command|run|query|step"
     r"|version|attempt|snippet)\b|\byou\s+left\s+(?:it|that|them)\s+out\b"
     r"|\bremember\s+this\s+(?:moment|day)\b"
     # the person keeps it: "I'll keep it in mind for next time, thanks.", "lesson learned, I'll …"
@@ -1573,7 +1580,7 @@ THE_THING = LazyPattern(r"^(?:the|this|that|these|those|your|my|a|an)\s", re.IGN
 # "…, this is a network device".
 WITHOUT_IT = LazyPattern(
     r",\s*(?:or\s+(?:else\s+)?(?:the|it|we|you)\b|(?:the|it|we)\b[^,.]*\bwithout\s+(?:it|them|that"
-    r"|this)\b|this\s+is\s+an?\b)",
+    r"|this)\b|this\s+is\s+an?\b|otherwise\b|(?:the|it)\b[^,.]*\bneeds\s+(?:it|them|that)\b)",
     re.IGNORECASE,
 )
 # A clause that opens with its subject or a condition states something rather than asking for
@@ -1638,7 +1645,7 @@ ITS_POLICY = LazyPattern(
 )
 # Asked while the work is being done: "As you write the module, keep in mind …" (a cue).
 WHILE_YOU = LazyPattern(
-    r"\b(?:as|while)\s+you\s+\w+\s+(?:the|this|that|these)\b"
+    r"\b(?:as|while)\s+you\s+\w+(?:\s+(?:through|over|into|at|on|up))?\s+(?:the|this|that|these)\b"
     r"|\b(?:as|while)\s+you(?:'re|\s+are)\s+\w+ing\b",  # "While you're refactoring, remember …"
     re.IGNORECASE,
 )
