@@ -1381,22 +1381,6 @@ ROUND_25_KEPT = [
 ]
 
 
-@pytest.mark.parametrize("shape", ROUND_25_NOT_KEPT)
-def test_near_misses_of_round_25_are_not_kept(shape: str, rng: random.Random) -> None:
-    n, m = rng.randrange(100, 999), rng.randrange(100, 999)
-    prompt = shape.format(word=_fresh_word(rng), n=n, m=m)
-    assert captured_facts(prompt) == [], prompt
-
-
-@pytest.mark.parametrize(("shape", "kept"), ROUND_25_KEPT)
-def test_requests_of_round_25_are_kept(shape: str, kept: str, rng: random.Random) -> None:
-    fact, word = _fresh_fact(rng), _fresh_word(rng)
-    # ("Fact" opens a sentence: a full stop before a lower-case word does not end one)
-    names = {"fact": fact, "Fact": fact[0].upper() + fact[1:], "word": word}
-    got = captured_facts(shape.format(**names))
-    assert len(got) == 1 and kept.format(**names) in got[0], (shape, got)
-
-
 # Round 26's near misses, from the false captures of be and bf, with fresh words.
 ROUND_26_NOT_KEPT = [
     "don't forget: the new column needs to be in the {word} serializer as well",
@@ -1457,25 +1441,6 @@ ROUND_26_KEPT = [
 ]
 
 
-@pytest.mark.parametrize("shape", ROUND_26_NOT_KEPT)
-def test_near_misses_of_round_26_are_not_kept(shape: str, rng: random.Random) -> None:
-    prompt = shape.format(word=_fresh_word(rng), n=rng.randrange(100, 999))
-    assert captured_facts(prompt) == [], prompt
-
-
-@pytest.mark.parametrize(("shape", "kept"), ROUND_26_KEPT)
-def test_requests_of_round_26_are_kept(shape: str, kept: str, rng: random.Random) -> None:
-    fact, word = _fresh_fact(rng), _fresh_word(rng)
-    names = {
-        "fact": fact,
-        "Fact": fact[0].upper() + fact[1:],
-        "word": word,
-        "n": rng.randrange(2, 99),
-    }
-    got = captured_facts(shape.format(**names))
-    assert len(got) == 1 and kept.format(**names) in got[0], (shape, got)
-
-
 # Round 27's near misses, from the false captures of bg and bh, with fresh words.
 ROUND_27_NOT_KEPT = [
     "don't forget we need this merged before Thursday's {word} review",
@@ -1510,15 +1475,17 @@ ROUND_27_KEPT = [
 ]
 
 
-@pytest.mark.parametrize("shape", ROUND_27_NOT_KEPT)
-def test_near_misses_of_round_27_are_not_kept(shape: str, rng: random.Random) -> None:
-    prompt = shape.format(word=_fresh_word(rng))
+@pytest.mark.parametrize("shape", ROUND_25_NOT_KEPT + ROUND_26_NOT_KEPT + ROUND_27_NOT_KEPT)
+def test_near_misses_of_rounds_25_to_27_are_not_kept(shape: str, rng: random.Random) -> None:
+    n, m = rng.randrange(100, 999), rng.randrange(100, 999)
+    prompt = shape.format(word=_fresh_word(rng), n=n, m=m)
     assert captured_facts(prompt) == [], prompt
 
 
-@pytest.mark.parametrize(("shape", "kept"), ROUND_27_KEPT)
-def test_requests_of_round_27_are_kept(shape: str, kept: str, rng: random.Random) -> None:
+@pytest.mark.parametrize(("shape", "kept"), ROUND_25_KEPT + ROUND_26_KEPT + ROUND_27_KEPT)
+def test_requests_of_rounds_25_to_27_are_kept(shape: str, kept: str, rng: random.Random) -> None:
     fact, word = _fresh_fact(rng), _fresh_word(rng)
+    # ("Fact" opens a sentence: a full stop before a lower-case word does not end one)
     names = {
         "fact": fact,
         "Fact": fact[0].upper() + fact[1:],
