@@ -1468,7 +1468,6 @@ def _question(sentence: str) -> bool:
 #: At most this many words before a closing parenthesis are the request's own ("(remember for
 #: next time) X"); more are the fact, in a parenthesis the request opened.
 PAREN_WORDS = 5
-THAT = re.compile(r"^that\s+", re.IGNORECASE)
 
 
 def _tidy(body: str) -> str | None:
@@ -1487,7 +1486,7 @@ def _tidy(body: str) -> str | None:
             if len(body[:at].split()) <= PAREN_WORDS and body[at + 1 :].strip(" .!"):
                 # "(remember for next time) X", "remember (for real, in memory) that X": the
                 # parenthesis held the request's own words, the fact follows it
-                body = THAT.sub("", body[at + 1 :].strip())
+                body = body[at + 1 :].strip()  # (its "that" goes below)
             else:
                 # "(btw remember that X.)", "(and, for later, X).", "(btw remember that X)
                 # and add a spec": the parenthesis the request was in closes

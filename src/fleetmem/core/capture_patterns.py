@@ -1561,10 +1561,13 @@ MADE_PERMANENT = LazyPattern(
 )
 # Keeping somewhere else than the agent's memory: "log this to the audit table as a permanent
 # record:", "save this output somewhere so I can diff it later:".
+# (WRITTEN_IN: what a person writes in; ELSEWHERE also names where a program stores)
+WRITTEN_IN = (
+    r"doc|document|runbook|postmortem|changelog|readme|wiki|ticket|file|table|sheet|spreadsheet"
+)
 ELSEWHERE = LazyPattern(
-    r"\b(?:to|in|into)\s+(?:the|a|an|our|my)\s+(?:[\w-]+\s+)?(?:table|db|database|file|log|bucket"
-    r"|queue|topic|sheet|spreadsheet|index|wiki|ticket|channel|doc|document|runbook|postmortem"
-    r"|changelog|readme)\b"
+    r"\b(?:to|in|into)\s+(?:the|a|an|our|my)\s+(?:[\w-]+\s+)?(?:db|database|log|bucket|queue|topic"
+    rf"|index|channel|{WRITTEN_IN})\b"
     r"|\b(?:output|result|response|diff|logs?|dump)s?\s+somewhere\b",
     re.IGNORECASE,
 )
@@ -1615,8 +1618,7 @@ RECALLED = LazyPattern(
 )
 # Where the fact is to be written, said first: "note this in the postmortem doc: …".
 ELSEWHERE_FIRST = LazyPattern(
-    r"^(?:to|in|into)\s+(?:the|a|an|our|my)\s+(?:[\w-]+\s+){0,2}?(?:doc|document|runbook|postmortem"
-    r"|changelog|readme|wiki|ticket|file|table|sheet|spreadsheet)\b[^:]{0,30}:",
+    rf"^(?:to|in|into)\s+(?:the|a|an|our|my)\s+(?:[\w-]+\s+){{0,2}}?(?:{WRITTEN_IN})\b[^:]{{0,30}}:",
     re.IGNORECASE,
 )
 # "remember, generally, that X" keeps X.
